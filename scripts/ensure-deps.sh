@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh machine, and nothing when it is already there:
+# the pinned CLIs (npm ci), and as root the Debian packages for pg_cron, pgTAP, pg_prove and
+# pg_virtualenv. Safe to run every time.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if [ ! -x node_modules/.bin/deno ] || [ ! -x node_modules/.bin/supabase ] ||
+  [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+fi
+
+major=$(psql --version 2>/dev/null | sed -E 's/.* ([0-9]+)\..*/\1/')
+major=${major:-15}
+need=()
+[ -e "/usr/share/postgresql/$major/extension/pg_cron.control" ] || need+=("postgresql-$major-cron")
+[ -e "/usr/share/postgresql/$major/extension/pgtap.control" ] || need+=("postgresql-$major-pgtap")
+command -v pg_prove >/dev/null || need+=(libtap-parser-sourcehandler-pgtap-perl)
+command -v pg_virtualenv >/dev/null || need+=(postgresql-common)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "ensure-deps: missing ${need[*]}; run as root: apt-get update && apt-get install -y ${need[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi

@@ -1,0 +1,125 @@
+-- Supabase's platform objects, for a plain PostgreSQL that lacks them. This is NOT a migration: on a
+-- real Supabase database (hosted or `supabase start`) every object below already exists and each
+-- statement leaves it untouched. Definitions follow supabase/postgres' init scripts and GoTrue's
+-- schema so migrations behave the same here as there.
+\set ON_ERROR_STOP on
+
+-- Roles --------------------------------------------------------------------------------------------
+do $$
+begin
+  if not exists (select 1 from pg_roles where rolname = 'anon') then
+    create role anon nologin noinherit;
+  end if;
+  if not exists (select 1 from pg_roles where rolname = 'authenticated') then
+    create role authenticated nologin noinherit;
+  end if;
+  if not exists (select 1 from pg_roles where rolname = 'service_role') then
+    create role service_role nologin noinherit bypassrls;
+  end if;
+  if not exists (select 1 from pg_roles where rolname = 'authenticator') then
+    create role authenticator login noinherit;
+  end if;
+  if not exists (select 1 from pg_roles where rolname = 'supabase_auth_admin') then
+    create role supabase_auth_admin login noinherit createrole;
+  end if;
+end
+$$;
+
+grant anon, authenticated, service_role to authenticator;
+
+-- Schemas ------------------------------------------------------------------------------------------
+create schema if not exists extensions;
+create schema if not exists auth authorization supabase_auth_admin;
+
+grant usage on schema public to postgres, anon, authenticated, service_role;
+grant usage on schema extensions to postgres, anon, authenticated, service_role;
+grant usage on schema auth to anon, authenticated, service_role;
+grant all on schema auth to supabase_auth_admin;
+
+-- Supabase's default privileges on public: every role may use what is created there; row-level
+-- security is what keeps tenants apart.
+alter default privileges in schema public grant all on tables to postgres, anon, authenticated, service_role;
+alter default privileges in schema public grant all on functions to postgres, anon, authenticated, service_role;
+alter default privileges in schema public grant all on sequences to postgres, anon, authenticated, service_role;
+
+create extension if not exists pgcrypto with schema extensions;
+create extension if not exists "uuid-ossp" with schema extensions;
+
+-- auth.users (the columns GoTrue keeps; the project only ever references id and email) --------------
+create table if not exists auth.users (
+  instance_id uuid,
+  id uuid not null primary key,
+  aud varchar(255),
+  role varchar(255),
+  email varchar(255),
+  encrypted_password varchar(255),
+  email_confirmed_at timestamptz,
+  invited_at timestamptz,
+  confirmation_token varchar(255),
+  confirmation_sent_at timestamptz,
+  recovery_token varchar(255),
+  recovery_sent_at timestamptz,
+  email_change_token_new varchar(255),
+  email_change varchar(255),
+  email_change_sent_at timestamptz,
+  last_sign_in_at timestamptz,
+  raw_app_meta_data jsonb,
+  raw_user_meta_data jsonb,
+  is_super_admin boolean,
+  created_at timestamptz default now(),
+  updated_at timestamptz default now(),
+  phone text unique default null,
+  phone_confirmed_at timestamptz,
+  banned_until timestamptz,
+  is_sso_user boolean not null default false,
+  deleted_at timestamptz,
+  is_anonymous boolean not null default false
+);
+alter table auth.users owner to supabase_auth_admin;
+
+-- auth.uid() / auth.role() / auth.email() / auth.jwt(): read the claims PostgREST puts in
+-- `request.jwt.claims` (and the legacy per-claim settings), exactly as Supabase defines them.
+do $$
+begin
+  if to_regprocedure('auth.uid()') is null then
+    execute $f$
+      create function auth.uid() returns uuid language sql stable as $b$
+        select coalesce(
+          nullif(current_setting('request.jwt.claim.sub', true), ''),
+          (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub')
+        )::uuid
+      $b$ $f$;
+  end if;
+  if to_regprocedure('auth.role()') is null then
+    execute $f$
+      create function auth.role() returns text language sql stable as $b$
+        select coalesce(
+          nullif(current_setting('request.jwt.claim.role', true), ''),
+          (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'role')
+        )::text
+      $b$ $f$;
+  end if;
+  if to_regprocedure('auth.email()') is null then
+    execute $f$
+      create function auth.email() returns text language sql stable as $b$
+        select coalesce(
+          nullif(current_setting('request.jwt.claim.email', true), ''),
+          (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'email')
+        )::text
+      $b$ $f$;
+  end if;
+  if to_regprocedure('auth.jwt()') is null then
+    execute $f$
+      create function auth.jwt() returns jsonb language sql stable as $b$
+        select coalesce(
+          nullif(current_setting('request.jwt.claim', true), ''),
+          nullif(current_setting('request.jwt.claims', true), '')
+        )::jsonb
+      $b$ $f$;
+  end if;
+end
+$$;
+
+grant execute on function auth.uid(), auth.role(), auth.email(), auth.jwt()
+  to anon, authenticated, service_role, supabase_auth_admin;
+grant select on auth.users to service_role;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs inside pg_virtualenv (PGHOST/PGPORT/PGUSER/PGPASSWORD point at the throwaway cluster).
+# Usage: test-in-cluster.sh RESULTS_DIR N_SQL SQL_TARGETS... DENO_TARGETS...
+set -uo pipefail
+results=$1
+nsql=$2
+shift 2
+sql_targets=("${@:1:$nsql}")
+deno_targets=("${@:$((nsql + 1))}")
+record() { echo "$1 $2 $3" >>"$results/counts"; }
+
+export TEST_DATABASE_URL="postgresql://postgres:${PGPASSWORD}@127.0.0.1:${PGPORT}/postgres"
+if ! bash scripts/db-bootstrap.sh "$TEST_DATABASE_URL"; then
+  record bootstrap 0 1
+  exit 1
+fi
+record bootstrap 1 0
+
+if [ ${#sql_targets[@]} -gt 0 ] && ls "${sql_targets[@]}" >/dev/null 2>&1; then
+  echo "== pgTAP"
+  PGOPTIONS='-c search_path=public,extensions' pg_prove --verbose --ext .sql -r -d postgres "${sql_targets[@]}" \
+    >"$results/pgtap.out" 2>&1
+  prove_rc=$?
+  grep -E '^(not ok|#.*[Ff]ail|.*\.\. ?(ok|Failed|Dubious))|^Result' "$results/pgtap.out" || true
+  ok=$(grep -cE '^\s*ok [0-9]' "$results/pgtap.out")
+  notok=$(grep -cE '^\s*not ok [0-9]' "$results/pgtap.out")
+  # A file that dies before its plan completes counts as a failure even without a `not ok` line.
+  if [ "$prove_rc" != 0 ] && [ "$notok" = 0 ]; then notok=1; sed -n '1,60p' "$results/pgtap.out"; fi
+  record pgtap "$ok" "$notok"
+fi
+
+if [ ${#deno_targets[@]} -gt 0 ]; then
+  echo "== deno test"
+  NO_COLOR=1 deno test --allow-all --no-check=remote "${deno_targets[@]}" 2>&1 | tee "$results/deno.out"
+  deno_rc=${PIPESTATUS[0]}
+  # Deno's closing line: "ok | 12 passed (3 steps) | 0 failed (1s)"
+  line=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$results/deno.out" | tail -n 1)
+  p=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) passed.*/\1/p')
+  f=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) failed.*/\1/p')
+  p=${p:-0}
+  f=${f:-0}
+  if [ "$deno_rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+  record deno-test "$p" "$f"
+fi

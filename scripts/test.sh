@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Every test, on a fresh database: formatting, lint and type checks, then the pgTAP suite and the Deno
+# tests against a throwaway PostgreSQL cluster (pg_cron preloaded, database `postgres` as on Supabase)
+# that exists only for this run. Ends with one line: `N passed, N failed`.
+#
+#   scripts/test.sh                       everything
+#   scripts/test.sh --no-static           skip fmt/lint/check
+#   scripts/test.sh tests/foo_test.ts     only these Deno tests (and no pgTAP unless .sql files are named)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export PATH="$root/node_modules/.bin:$PATH"
+
+static=1
+deno_targets=()
+sql_targets=()
+for arg in "$@"; do
+  case "$arg" in
+    --no-static) static=0 ;;
+    *.sql) sql_targets+=("$arg") ;;
+    *) deno_targets+=("$arg") ;;
+  esac
+done
+if [ $# -eq 0 ] || { [ ${#deno_targets[@]} -eq 0 ] && [ ${#sql_targets[@]} -eq 0 ]; }; then
+  deno_targets=(tests/)
+  sql_targets=(supabase/tests/)
+fi
+
+bash scripts/ensure-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+record() { echo "$1 $2 $3" >>"$results/counts"; } # suite passed failed
+
+if [ "$static" = 1 ]; then
+  for step in "fmt --check" "lint" "check supabase/functions scripts tests"; do
+    echo "== deno $step"
+    # shellcheck disable=SC2086
+    if deno $step; then record "deno-${step%% *}" 1 0; else record "deno-${step%% *}" 0 1; fi
+  done
+fi
+
+major=$(psql --version | sed -E 's/.* ([0-9]+)\..*/\1/')
+# -t: a cluster in a fresh temporary directory, removed at the end whatever happens.
+pg_virtualenv -t -v "$major" \
+  -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
+  -o max_connections=300 -o fsync=off -o synchronous_commit=off \
+  bash scripts/test-in-cluster.sh "$results" "${#sql_targets[@]}" "${sql_targets[@]}" "${deno_targets[@]}"
+cluster_rc=$?
+if [ "$cluster_rc" != 0 ] && ! grep -q '^bootstrap ' "$results/counts" 2>/dev/null; then
+  record cluster 0 1
+fi
+
+echo
+echo "== summary"
+passed=0
+failed=0
+while read -r suite p f; do
+  printf '  %-14s %5s passed %5s failed\n' "$suite" "$p" "$f"
+  passed=$((passed + p))
+  failed=$((failed + f))
+done <"$results/counts"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]

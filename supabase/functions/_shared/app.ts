@@ -1,0 +1,33 @@
+// The skeleton every function app is built on: its base path (the function name, as Supabase routes
+// it), JSON errors mapped in one place, a JSON 404, and a health route that checks the database.
+import { Hono } from "hono";
+import type { Config } from "./config.ts";
+import { createSql, type Sql } from "./db.ts";
+import { errorResponse, notFound, serviceUnavailable } from "./errors.ts";
+import { loadConfig } from "./config.ts";
+
+export interface AppDeps {
+  sql: Sql;
+  config: Config;
+}
+
+export function newApp(name: string, deps: AppDeps): Hono {
+  const app = new Hono().basePath(`/${name}`);
+  app.onError((err, c) => errorResponse(c, err));
+  app.notFound((c) => errorResponse(c, notFound("not_found", "No such route")));
+  app.get("/health", async (c) => {
+    try {
+      await deps.sql`select 1`;
+    } catch {
+      throw serviceUnavailable("Database unavailable");
+    }
+    return c.json({ status: "ok", function: name });
+  });
+  return app;
+}
+
+/** Dependencies of a deployed function: configuration from the environment and one pool. */
+export function runtimeDeps(): AppDeps {
+  const config = loadConfig();
+  return { config, sql: createSql(config.dbUrl, { max: config.dbPoolMax }) };
+}

@@ -1,0 +1,46 @@
+// Environment configuration, validated once at start-up. Secrets are read here and passed inward as
+// values; nothing else reads Deno.env, so tests and the dev server can hand in their own.
+import { z } from "zod";
+
+const LOCAL_DB_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
+
+const EnvSchema = z.object({
+  SUPABASE_DB_URL: z.string().min(1).default(LOCAL_DB_URL),
+  SUPABASE_URL: z.string().url().optional(),
+  SUPABASE_JWKS: z.string().optional(),
+  JWT_SECRET: z.string().optional(),
+  WEBHOOK_DISPATCH_SECRET: z.string().optional(),
+  /** "true" lets outbound webhooks target loopback/private addresses and plain http (local dev, tests). */
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
+  DB_POOL_MAX: z.coerce.number().int().positive().default(10),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  dbUrl: string;
+  supabaseUrl?: string;
+  jwks?: string;
+  jwtSecret?: string;
+  dispatchSecret?: string;
+  allowPrivateTargets: boolean;
+  dbPoolMax: number;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((i) => i.path.join(".")).join(", ");
+    throw new Error(`Invalid environment configuration: ${fields}`);
+  }
+  const e = parsed.data;
+  return {
+    dbUrl: e.SUPABASE_DB_URL,
+    supabaseUrl: e.SUPABASE_URL,
+    jwks: e.SUPABASE_JWKS || undefined,
+    jwtSecret: e.JWT_SECRET || undefined,
+    dispatchSecret: e.WEBHOOK_DISPATCH_SECRET || undefined,
+    allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
+    dbPoolMax: e.DB_POOL_MAX,
+  };
+}

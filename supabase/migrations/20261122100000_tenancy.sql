@@ -1,0 +1,179 @@
+-- Tenancy: organizations, who belongs to them, and the helpers every row-level security policy uses.
+--
+-- The JWT says which organization a user acts for (`organization_id`, put there by the access-token
+-- hook). The claim alone is never trusted for access: every policy also requires a live `profiles` row
+-- for (auth.uid(), that organization), so a member removed from an organization loses access at once,
+-- not when the token expires.
+
+create schema if not exists private;
+revoke all on schema private from public;
+grant usage on schema private to authenticated, service_role, supabase_auth_admin;
+
+-- Organizations and memberships ---------------------------------------------------------------------
+create table public.organizations (
+  id uuid primary key default gen_random_uuid(),
+  name text not null check (length(trim(name)) > 0),
+  created_at timestamptz not null default now()
+);
+
+create table public.profiles (
+  id uuid primary key default gen_random_uuid(),
+  user_id uuid not null references auth.users (id) on delete cascade,
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  role text not null default 'staff' check (role in ('admin', 'staff')),
+  display_name text,
+  created_at timestamptz not null default now(),
+  unique (user_id, organization_id)
+);
+-- (user_id, organization_id) is served by the unique index; listing an organization's people needs this.
+create index profiles_organization_id_idx on public.profiles (organization_id);
+
+-- Per-organization settings. webhook_secret keys the checkout provider's signatures: admins only.
+create table public.organization_settings (
+  organization_id uuid primary key references public.organizations (id) on delete cascade,
+  webhook_secret text,
+  updated_at timestamptz not null default now()
+);
+
+-- The organization a user last chose; the hook uses it while the user is still a member there.
+create table public.user_active_organization (
+  user_id uuid primary key references auth.users (id) on delete cascade,
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  updated_at timestamptz not null default now()
+);
+
+-- Platform-wide flags. Nobody but the server writes these (no write policy exists for any user role),
+-- and they are never taken from user_metadata, which users can edit themselves.
+create table public.platform_user_flags (
+  user_id uuid primary key references auth.users (id) on delete cascade,
+  is_platform_admin boolean not null default false,
+  is_superadmin boolean not null default false,
+  updated_at timestamptz not null default now()
+);
+
+-- Policy helpers --------------------------------------------------------------------------------------
+-- In a schema PostgREST does not expose. security definer so that a policy on `profiles` can consult
+-- `profiles` without recursing into its own policy. Policies call them as `(select private.fn())` so
+-- Postgres evaluates them once per statement (an initPlan), not once per row.
+
+-- The organization claimed in the JWT, or null.
+create function private.claimed_organization_id() returns uuid
+language sql stable
+set search_path = ''
+as $$
+  select case
+    when (auth.jwt() ->> 'organization_id') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+    then (auth.jwt() ->> 'organization_id')::uuid
+  end
+$$;
+
+-- The claimed organization if the caller is still a member of it, else null: the tenant of every row
+-- a user may touch.
+create function private.active_organization_id() returns uuid
+language sql stable security definer
+set search_path = ''
+as $$
+  select p.organization_id
+  from public.profiles p
+  where p.user_id = auth.uid()
+    and p.organization_id = private.claimed_organization_id()
+$$;
+
+-- The caller's live role in the active organization, or null.
+create function private.active_role() returns text
+language sql stable security definer
+set search_path = ''
+as $$
+  select p.role
+  from public.profiles p
+  where p.user_id = auth.uid()
+    and p.organization_id = private.claimed_organization_id()
+$$;
+
+-- The active organization if the caller is an admin there, else null.
+create function private.admin_organization_id() returns uuid
+language sql stable security definer
+set search_path = ''
+as $$
+  select p.organization_id
+  from public.profiles p
+  where p.user_id = auth.uid()
+    and p.organization_id = private.claimed_organization_id()
+    and p.role = 'admin'
+$$;
+
+-- Every organization the caller belongs to (for the organization switcher).
+create function private.member_organization_ids() returns setof uuid
+language sql stable security definer
+set search_path = ''
+as $$
+  select p.organization_id from public.profiles p where p.user_id = auth.uid()
+$$;
+
+-- Membership check for an arbitrary organization (used by set_active_organization and functions).
+create function private.is_member(org uuid) returns boolean
+language sql stable security definer
+set search_path = ''
+as $$
+  select exists (
+    select 1 from public.profiles p where p.user_id = auth.uid() and p.organization_id = org
+  )
+$$;
+
+revoke all on all functions in schema private from public;
+grant execute on all functions in schema private to authenticated, service_role;
+
+-- Row-level security ----------------------------------------------------------------------------------
+alter table public.organizations enable row level security;
+alter table public.profiles enable row level security;
+alter table public.organization_settings enable row level security;
+alter table public.user_active_organization enable row level security;
+alter table public.platform_user_flags enable row level security;
+
+-- organizations: members see the organizations they belong to; admins rename their active one.
+-- Creating organizations is a server-side (service role) operation.
+create policy organizations_select on public.organizations
+  for select to authenticated
+  using (id in (select private.member_organization_ids()));
+create policy organizations_update on public.organizations
+  for update to authenticated
+  using (id = (select private.admin_organization_id()))
+  with check (id = (select private.admin_organization_id()));
+
+-- profiles: a user sees their own memberships everywhere, and the people of their active organization.
+-- Admins manage the people of their active organization.
+create policy profiles_select on public.profiles
+  for select to authenticated
+  using (user_id = (select auth.uid()) or organization_id = (select private.active_organization_id()));
+create policy profiles_insert on public.profiles
+  for insert to authenticated
+  with check (organization_id = (select private.admin_organization_id()));
+create policy profiles_update on public.profiles
+  for update to authenticated
+  using (organization_id = (select private.admin_organization_id()))
+  with check (organization_id = (select private.admin_organization_id()));
+create policy profiles_delete on public.profiles
+  for delete to authenticated
+  using (organization_id = (select private.admin_organization_id()));
+
+-- organization_settings: admins of the active organization only (the row holds webhook_secret).
+create policy organization_settings_admin on public.organization_settings
+  for all to authenticated
+  using (organization_id = (select private.admin_organization_id()))
+  with check (organization_id = (select private.admin_organization_id()));
+
+-- user_active_organization: readable by its user; written only through set_active_organization().
+create policy user_active_organization_select on public.user_active_organization
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+
+-- platform_user_flags: a user may read their own flags; nobody may write them.
+create policy platform_user_flags_select on public.platform_user_flags
+  for select to authenticated
+  using (user_id = (select auth.uid()));
+
+-- Anonymous callers get nothing from these tables, not even through a forgotten policy.
+revoke all on public.organizations, public.profiles, public.organization_settings,
+  public.user_active_organization, public.platform_user_flags from anon;
+revoke insert, update, delete on public.user_active_organization, public.platform_user_flags
+  from authenticated;

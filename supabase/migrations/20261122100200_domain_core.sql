@@ -1,0 +1,171 @@
+-- The church domain records that the integration layer reads and writes: members, donations (one-off
+-- and recurring), attendance and workflows. Every row belongs to one organization; every table is
+-- under the tenancy policies at the end of this file.
+
+-- Members ---------------------------------------------------------------------------------------------
+create table public.members (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  first_name text not null default '',
+  last_name text not null default '',
+  email text,
+  primary_phone text,
+  -- Digits only, no leading '+': what inbound WhatsApp sender numbers are matched against. Derived by
+  -- the database so no writer can let it drift from primary_phone.
+  primary_phone_normalized text generated always as (
+    nullif(regexp_replace(coalesce(primary_phone, ''), '[^0-9]', '', 'g'), '')
+  ) stored,
+  status text not null default 'active' check (status in ('visitor', 'active', 'inactive', 'lost')),
+  source text not null default 'manual' check (source in ('manual', 'bulk', 'visitor_form', 'import', 'api')),
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  -- Target of the composite foreign keys below, which keep every reference inside one organization.
+  unique (organization_id, id)
+);
+create index members_organization_id_idx on public.members (organization_id, created_at);
+create index members_phone_idx on public.members (organization_id, primary_phone_normalized)
+  where primary_phone_normalized is not null;
+
+-- Recurring donations (subscriptions at the checkout provider) ------------------------------------------
+create table public.recurring_donations (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  member_id uuid,
+  gateway_subscription_id text not null,
+  status text not null default 'pending',
+  amount_minor bigint check (amount_minor is null or amount_minor >= 0),
+  currency text check (currency is null or currency ~ '^[A-Z]{3}$'),
+  interval text,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  unique (organization_id, gateway_subscription_id),
+  unique (organization_id, id),
+  foreign key (organization_id, member_id) references public.members (organization_id, id)
+    on delete set null (member_id)
+);
+create index recurring_donations_member_idx on public.recurring_donations (member_id);
+
+-- Donations (manual entries, online one-off payments and recurring charges) ------------------------------
+create table public.donations (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  member_id uuid,
+  recurring_donation_id uuid,
+  amount_minor bigint not null check (amount_minor > 0),
+  currency text not null check (currency ~ '^[A-Z]{3}$'),
+  source text not null default 'manual' check (source in ('manual', 'online', 'recurring')),
+  gateway_payment_id text,
+  donated_at timestamptz not null default now(),
+  created_at timestamptz not null default now(),
+  -- A provider payment is recorded once per organization, whatever retries or replays bring.
+  unique (organization_id, gateway_payment_id),
+  foreign key (organization_id, member_id) references public.members (organization_id, id)
+    on delete set null (member_id),
+  foreign key (organization_id, recurring_donation_id)
+    references public.recurring_donations (organization_id, id) on delete set null (recurring_donation_id)
+);
+create index donations_organization_idx on public.donations (organization_id, donated_at);
+create index donations_member_idx on public.donations (member_id);
+create index donations_recurring_idx on public.donations (recurring_donation_id);
+
+-- Attendance ---------------------------------------------------------------------------------------------
+create table public.attendance (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  member_id uuid not null,
+  service_date date not null default current_date,
+  service_name text,
+  created_at timestamptz not null default now(),
+  foreign key (organization_id, member_id) references public.members (organization_id, id) on delete cascade
+);
+create index attendance_organization_idx on public.attendance (organization_id, service_date);
+create index attendance_member_idx on public.attendance (member_id);
+
+-- Workflows ----------------------------------------------------------------------------------------------
+create table public.workflows (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  name text not null,
+  created_at timestamptz not null default now(),
+  unique (organization_id, id)
+);
+create index workflows_organization_idx on public.workflows (organization_id);
+
+create table public.workflow_runs (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  workflow_id uuid not null,
+  member_id uuid,
+  -- 'completed' and 'failed' are the finished states.
+  status text not null default 'running' check (status in ('running', 'completed', 'failed', 'cancelled')),
+  started_at timestamptz not null default now(),
+  finished_at timestamptz,
+  foreign key (organization_id, workflow_id) references public.workflows (organization_id, id) on delete cascade,
+  foreign key (organization_id, member_id) references public.members (organization_id, id)
+    on delete set null (member_id)
+);
+create index workflow_runs_organization_idx on public.workflow_runs (organization_id, started_at);
+create index workflow_runs_workflow_idx on public.workflow_runs (workflow_id);
+
+-- A row's organization never changes: moving a row between tenants would leak it.
+create function private.forbid_organization_change() returns trigger
+language plpgsql as $$
+begin
+  if new.organization_id is distinct from old.organization_id then
+    raise exception 'organization_id cannot change' using errcode = '42501';
+  end if;
+  return new;
+end;
+$$;
+
+create function private.touch_updated_at() returns trigger
+language plpgsql as $$
+begin
+  new.updated_at := now();
+  return new;
+end;
+$$;
+
+do $$
+declare t text;
+begin
+  foreach t in array array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']
+  loop
+    execute format(
+      'create trigger %I before update of organization_id on public.%I
+         for each row execute function private.forbid_organization_change()', t || '_fixed_org', t);
+  end loop;
+  foreach t in array array['members', 'recurring_donations']
+  loop
+    execute format(
+      'create trigger %I before update on public.%I
+         for each row execute function private.touch_updated_at()', t || '_touch', t);
+  end loop;
+end
+$$;
+
+-- Row-level security: members of the active organization read and write its rows. Deleting people and
+-- money records is for admins.
+do $$
+declare t text;
+begin
+  foreach t in array array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']
+  loop
+    execute format('alter table public.%I enable row level security', t);
+    execute format('revoke all on public.%I from anon', t);
+    execute format(
+      'create policy %I on public.%I for select to authenticated
+         using (organization_id = (select private.active_organization_id()))', t || '_select', t);
+    execute format(
+      'create policy %I on public.%I for insert to authenticated
+         with check (organization_id = (select private.active_organization_id()))', t || '_insert', t);
+    execute format(
+      'create policy %I on public.%I for update to authenticated
+         using (organization_id = (select private.active_organization_id()))
+         with check (organization_id = (select private.active_organization_id()))', t || '_update', t);
+    execute format(
+      'create policy %I on public.%I for delete to authenticated
+         using (organization_id = (select private.admin_organization_id()))', t || '_delete', t);
+  end loop;
+end
+$$;

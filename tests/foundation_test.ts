@@ -1,0 +1,171 @@
+// The local stack itself: the dev server mounts every function as deployed, health checks reach the
+// database, the raw-body reader and signature check behave, the bootstrap fails in one clear line.
+import { assert, assertEquals, assertMatch, assertRejects } from "./helpers/assert.ts";
+import { closeSql, testDbUrl } from "./helpers/db.ts";
+import { serve } from "./helpers/server.ts";
+import { createSql } from "../supabase/functions/_shared/db.ts";
+import { loadConfig } from "../supabase/functions/_shared/config.ts";
+import { loadFunctions, router } from "../scripts/dev.ts";
+import { parseJson, readRawBody } from "../supabase/functions/_shared/body.ts";
+import { AppError } from "../supabase/functions/_shared/errors.ts";
+import { hmacSha256Hex, verifyHexSignature } from "../supabase/functions/_shared/hmac.ts";
+
+const root = new URL("../", import.meta.url).pathname;
+
+Deno.test("dev router serves every function at /functions/v1/<name> with a live database", async () => {
+  const deps = {
+    config: loadConfig({ SUPABASE_DB_URL: testDbUrl() }),
+    sql: createSql(testDbUrl(), { max: 2 }),
+  };
+  const apps = await loadFunctions(deps);
+  assert(apps.size >= 1, "at least one function is served");
+  const server = await serve(router(apps));
+  try {
+    for (const name of apps.keys()) {
+      const res = await fetch(`${server.url}/functions/v1/${name}/health`);
+      assertEquals(res.status, 200, name);
+      assertEquals(await res.json(), { status: "ok", function: name });
+    }
+    const missing = await fetch(`${server.url}/functions/v1/no-such-function/x`);
+    assertEquals(missing.status, 404);
+    assertEquals((await missing.json()).error.code, "function_not_found");
+    const name = [...apps.keys()][0]!;
+    const noRoute = await fetch(`${server.url}/functions/v1/${name}/no/such/route`);
+    assertEquals(noRoute.status, 404);
+    assertEquals((await noRoute.json()).error.code, "not_found");
+  } finally {
+    await server.close();
+    await deps.sql.end();
+  }
+});
+
+Deno.test("health answers 503 with a JSON error when the database is down", async () => {
+  const deadUrl = "postgresql://postgres@127.0.0.1:1/postgres";
+  const deps = { config: loadConfig({ SUPABASE_DB_URL: deadUrl }), sql: createSql(deadUrl, { max: 1 }) };
+  const apps = await loadFunctions(deps);
+  const server = await serve(router(apps));
+  try {
+    const name = [...apps.keys()][0]!;
+    const res = await fetch(`${server.url}/functions/v1/${name}/health`);
+    assertEquals(res.status, 503);
+    assertEquals((await res.json()).error.code, "service_unavailable");
+  } finally {
+    await server.close();
+    await deps.sql.end();
+  }
+});
+
+Deno.test("the dev server starts on its own, serves, and shuts down cleanly on SIGINT", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "scripts/dev.ts"],
+    cwd: root,
+    env: { SUPABASE_DB_URL: testDbUrl(), PORT: "0" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  let base: string | undefined;
+  while (!base) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += value;
+    base = out.match(/serving (http:\/\/127\.0\.0\.1:\d+\/functions\/v1\/[a-z-]+)/)?.[1];
+  }
+  assert(base, `dev server printed its URL: ${out}`);
+  const res = await fetch(`${base}/health`);
+  assertEquals(res.status, 200);
+  await res.body?.cancel();
+  child.kill("SIGINT");
+  const status = await child.status;
+  reader.releaseLock();
+  await child.stdout.cancel().catch(() => {});
+  await child.stderr.cancel();
+  assertEquals(status.code, 0, "exits 0 after SIGINT");
+});
+
+Deno.test("readRawBody returns the exact bytes and refuses a body past the limit while streaming", async () => {
+  const bytes = new Uint8Array([0x7b, 0x7d, 0xff, 0x00]);
+  assertEquals(await readRawBody(new Request("http://x", { method: "POST", body: bytes })), bytes);
+
+  let pulled = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled++;
+      controller.enqueue(new Uint8Array(64 * 1024));
+    },
+  });
+  const err = await assertRejects(() =>
+    readRawBody(
+      new Request("http://x", { method: "POST", body: endless, duplex: "half" } as RequestInit),
+      1024 * 1024,
+    )
+  );
+  assert(err instanceof AppError && err.status === 413);
+  assert(pulled <= 20, `stopped reading soon after the limit (pulled ${pulled} chunks)`);
+
+  const declared = new Request("http://x", {
+    method: "POST",
+    body: "x",
+    headers: { "content-length": String(2 * 1024 * 1024) },
+  });
+  const err2 = await assertRejects(() => readRawBody(declared));
+  assert(err2 instanceof AppError && err2.status === 413);
+});
+
+Deno.test("parseJson rejects invalid UTF-8 and invalid JSON as 400", () => {
+  for (const raw of [new Uint8Array([0xff, 0xfe]), new TextEncoder().encode("{nope")]) {
+    try {
+      parseJson(raw);
+      throw new Error("accepted");
+    } catch (e) {
+      assert(e instanceof AppError && e.status === 400 && e.code === "invalid_json");
+    }
+  }
+  assertEquals(parseJson(new TextEncoder().encode('{"a":1}')), { a: 1 });
+});
+
+Deno.test("verifyHexSignature: exact HMAC over the raw bytes, constant-time, tolerant only of case and prefix", async () => {
+  const body = new TextEncoder().encode('{"event":"charged"}');
+  const sig = await hmacSha256Hex("s3cret", body);
+  assertMatch(sig, /^[0-9a-f]{64}$/);
+  assert(await verifyHexSignature("s3cret", body, sig));
+  assert(await verifyHexSignature("s3cret", body, sig.toUpperCase()));
+  assert(await verifyHexSignature("s3cret", body, `sha256=${sig}`));
+  assert(!(await verifyHexSignature("other", body, sig)), "another secret");
+  assert(!(await verifyHexSignature("s3cret", body, sig.slice(0, 62))), "truncated");
+  assert(!(await verifyHexSignature("s3cret", body, "")), "empty");
+  assert(!(await verifyHexSignature("s3cret", body, null)), "missing");
+  assert(!(await verifyHexSignature("s3cret", body, sig.replace(/.$/, "g"))), "not hex");
+  const spaced = new TextEncoder().encode('{"event": "charged"}');
+  assert(!(await verifyHexSignature("s3cret", spaced, sig)), "re-encoded body does not verify");
+});
+
+Deno.test("db-bootstrap ends with one clear line for an unreachable database", async () => {
+  const out = await new Deno.Command("bash", {
+    args: ["scripts/db-bootstrap.sh", "postgresql://postgres:hunter2@127.0.0.1:1/postgres"],
+    cwd: root,
+  }).output();
+  assertEquals(out.code, 1);
+  const stderr = new TextDecoder().decode(out.stderr).trim();
+  assertEquals(stderr.split("\n").length, 1, stderr);
+  assertMatch(
+    stderr,
+    /^db-bootstrap: cannot connect to postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/postgres/,
+  );
+  assert(!stderr.includes("hunter2"), "password is not printed");
+});
+
+Deno.test("db-bootstrap refuses a database without pg_cron preloaded, saying what to run", async () => {
+  // The test cluster's template database stands in for "a database pg_cron does not run in".
+  const url = testDbUrl().replace(/\/postgres$/, "/template1");
+  const out = await new Deno.Command("bash", { args: ["scripts/db-bootstrap.sh", url], cwd: root }).output();
+  assertEquals(out.code, 1);
+  const stderr = new TextDecoder().decode(out.stderr).trim();
+  assertEquals(stderr.split("\n").length, 1, stderr);
+  assertMatch(stderr, /pg_cron runs only in database 'postgres'/);
+});
+
+Deno.test("cleanup", async () => {
+  await closeSql();
+});
