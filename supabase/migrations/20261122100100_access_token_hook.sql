@@ -10,11 +10,16 @@ language plpgsql stable
 set search_path = ''
 as $$
 declare
-  claims jsonb := coalesce(event -> 'claims', '{}'::jsonb);
+  claims jsonb := event -> 'claims';
   uid uuid;
   org uuid;
-  flags record;
+  platform_admin boolean;
+  superadmin boolean;
 begin
+  if claims is null or jsonb_typeof(claims) <> 'object' then
+    claims := '{}'::jsonb;
+  end if;
+
   begin
     uid := (event ->> 'user_id')::uuid;
   exception when others then
@@ -31,7 +36,7 @@ begin
     order by (a.user_id is not null) desc, p.created_at, p.organization_id
     limit 1;
 
-    select f.is_platform_admin, f.is_superadmin into flags
+    select f.is_platform_admin, f.is_superadmin into platform_admin, superadmin
     from public.platform_user_flags f
     where f.user_id = uid;
   end if;
@@ -41,8 +46,8 @@ begin
   else
     claims := claims - 'organization_id';
   end if;
-  claims := jsonb_set(claims, '{is_platform_admin}', to_jsonb(coalesce(flags.is_platform_admin, false)));
-  claims := jsonb_set(claims, '{is_superadmin}', to_jsonb(coalesce(flags.is_superadmin, false)));
+  claims := jsonb_set(claims, '{is_platform_admin}', to_jsonb(coalesce(platform_admin, false)));
+  claims := jsonb_set(claims, '{is_superadmin}', to_jsonb(coalesce(superadmin, false)));
 
   return jsonb_build_object('claims', claims);
 end;

@@ -1,0 +1,230 @@
+-- Cross-tenant attack matrix. Every table in `public` that belongs to an organization is probed by:
+--   * an admin of organization A aiming at organization B's rows,
+--   * a staff member of A aiming at B,
+--   * a user of A whose token claims B (a forged or stale organization claim), aiming at B,
+--   * a member removed from A whose still-valid token claims A, aiming at A,
+--   * an anonymous caller, aiming at A.
+-- Each probe tries select, update, delete and insert; none may see or change anything. An admin of A
+-- aiming at A is the control: it must see A's rows, so the matrix is never vacuous. A tenant table
+-- added without seed rows here fails the "seeded" check, so new tables cannot slip past the matrix.
+begin;
+select no_plan();
+
+create schema tenancy_probe;
+grant usage on schema tenancy_probe to authenticated, anon;
+
+-- Tenant tables and the column that names the tenant.
+create view tenancy_probe.tenant_tables as
+  select c.relname::text as tbl,
+         case when c.relname = 'organizations' then 'id' else 'organization_id' end as org_col
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+  where n.nspname = 'public' and c.relkind = 'r'
+    and (c.relname = 'organizations' or exists (
+      select 1 from pg_attribute a
+      where a.attrelid = c.oid and a.attname = 'organization_id' and not a.attisdropped));
+grant select on tenancy_probe.tenant_tables to authenticated, anon;
+
+create table tenancy_probe.results (actor text, tbl text, probe text, got text);
+grant insert on tenancy_probe.results to authenticated, anon;
+
+-- One template row per (table, organization), captured as the superuser, so that a probe can try to
+-- insert a copy of another tenant's row without being able to read it.
+create table tenancy_probe.templates (tbl text, org uuid, row_json jsonb);
+grant select on tenancy_probe.templates to authenticated, anon;
+
+-- People -----------------------------------------------------------------------------------------------
+insert into auth.users (id, email) values
+  ('a2000000-0000-4000-8000-000000000001', 'admin-a@example.org'),
+  ('a2000000-0000-4000-8000-000000000002', 'staff-a@example.org'),
+  ('a2000000-0000-4000-8000-000000000003', 'removed-a@example.org'),
+  ('b2000000-0000-4000-8000-000000000001', 'admin-b@example.org');
+insert into public.organizations (id, name) values
+  ('a1000000-0000-4000-8000-000000000000', 'Church A'),
+  ('b1000000-0000-4000-8000-000000000000', 'Church B');
+insert into public.profiles (user_id, organization_id, role) values
+  ('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000', 'admin'),
+  ('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000', 'staff'),
+  ('b2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000', 'admin');
+insert into public.user_active_organization values
+  ('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000'),
+  ('b2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000');
+insert into public.platform_user_flags (user_id) values ('b2000000-0000-4000-8000-000000000001');
+
+-- Seed: rows in every tenant table for one organization. Extend this when a migration adds a table.
+create function tenancy_probe.seed(org uuid) returns void language plpgsql as $$
+declare
+  member uuid;
+  sub uuid;
+  wf uuid;
+begin
+  insert into public.organization_settings (organization_id, webhook_secret) values (org, 'whsec_' || org);
+  insert into public.members (organization_id, first_name, last_name, email, primary_phone)
+    values (org, 'Ada', 'Lovelace', 'ada@example.org', '+44 (20) 7946-0000') returning id into member;
+  insert into public.recurring_donations (organization_id, member_id, gateway_subscription_id, amount_minor, currency)
+    values (org, member, 'sub_' || org, 5000, 'GBP') returning id into sub;
+  insert into public.donations (organization_id, member_id, recurring_donation_id, amount_minor, currency, source, gateway_payment_id)
+    values (org, member, sub, 5000, 'GBP', 'recurring', 'pay_' || org);
+  insert into public.attendance (organization_id, member_id) values (org, member);
+  insert into public.workflows (organization_id, name) values (org, 'Welcome') returning id into wf;
+  insert into public.workflow_runs (organization_id, workflow_id, member_id) values (org, wf, member);
+end;
+$$;
+select tenancy_probe.seed('a1000000-0000-4000-8000-000000000000');
+select tenancy_probe.seed('b1000000-0000-4000-8000-000000000000');
+
+do $$
+declare t record;
+begin
+  for t in select * from tenancy_probe.tenant_tables loop
+    execute format(
+      'insert into tenancy_probe.templates select %L, %I, to_jsonb(x) from public.%I x',
+      t.tbl, t.org_col, t.tbl);
+  end loop;
+end;
+$$;
+
+-- Every tenant table is covered by the seed, in both organizations.
+select ok(
+  (select count(distinct org) from tenancy_probe.templates m where m.tbl = t.tbl) = 2,
+  format('matrix seeds %s in both organizations', t.tbl))
+from tenancy_probe.tenant_tables t order by t.tbl;
+
+-- The probe: runs as whatever role and claims are current, records what each attempt achieved.
+create function tenancy_probe.probe(actor text, target uuid) returns void language plpgsql as $$
+declare
+  t record;
+  n bigint;
+  cols text;
+  template jsonb;
+begin
+  for t in select * from tenancy_probe.tenant_tables loop
+    begin
+      execute format('select count(*) from public.%I where %I = $1', t.tbl, t.org_col) into n using target;
+      insert into tenancy_probe.results values (actor, t.tbl, 'select', n::text);
+    exception when others then
+      insert into tenancy_probe.results values (actor, t.tbl, 'select', sqlstate);
+    end;
+    begin
+      execute format('update public.%I set %I = %I where %I = $1', t.tbl, t.org_col, t.org_col, t.org_col) using target;
+      get diagnostics n = row_count;
+      insert into tenancy_probe.results values (actor, t.tbl, 'update', n::text);
+    exception when others then
+      insert into tenancy_probe.results values (actor, t.tbl, 'update', sqlstate);
+    end;
+    begin
+      execute format('delete from public.%I where %I = $1', t.tbl, t.org_col) using target;
+      get diagnostics n = row_count;
+      insert into tenancy_probe.results values (actor, t.tbl, 'delete', n::text);
+    exception when others then
+      insert into tenancy_probe.results values (actor, t.tbl, 'delete', sqlstate);
+    end;
+    begin
+      select string_agg(quote_ident(a.attname), ', ') into cols
+      from pg_attribute a
+      where a.attrelid = format('public.%I', t.tbl)::regclass and a.attnum > 0 and not a.attisdropped
+        and a.attgenerated = '' and a.attidentity = '';
+      select m.row_json || case when m.row_json ? 'id' and t.tbl <> 'organizations'
+                                then jsonb_build_object('id', gen_random_uuid()) else '{}' end
+        into template
+      from tenancy_probe.templates m where m.tbl = t.tbl and m.org = target limit 1;
+      execute format('insert into public.%I (%s) select %s from jsonb_populate_record(null::public.%I, $1)',
+        t.tbl, cols, cols, t.tbl) using template;
+      insert into tenancy_probe.results values (actor, t.tbl, 'insert', 'inserted');
+    exception when others then
+      insert into tenancy_probe.results values (actor, t.tbl, 'insert', sqlstate);
+    end;
+  end loop;
+end;
+$$;
+grant execute on function tenancy_probe.probe(text, uuid) to authenticated, anon;
+
+-- Attackers ---------------------------------------------------------------------------------------------
+set local role authenticated;
+select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tenancy_probe.probe('admin of A -> B', 'b1000000-0000-4000-8000-000000000000');
+select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000002","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tenancy_probe.probe('staff of A -> B', 'b1000000-0000-4000-8000-000000000000');
+select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"b1000000-0000-4000-8000-000000000000"}', true);
+select tenancy_probe.probe('admin of A claiming B -> B', 'b1000000-0000-4000-8000-000000000000');
+select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000003","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tenancy_probe.probe('removed member of A -> A', 'a1000000-0000-4000-8000-000000000000');
+reset role;
+set local role anon;
+select set_config('request.jwt.claims', '{"role":"anon"}', true);
+select tenancy_probe.probe('anon -> A', 'a1000000-0000-4000-8000-000000000000');
+reset role;
+
+-- Control: the admin of A acting on A succeeds in reading every table (run after the attacks, which
+-- must not have disturbed A's rows either).
+set local role authenticated;
+select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+do $$
+declare t record; n bigint;
+begin
+  for t in select * from tenancy_probe.tenant_tables loop
+    execute format('select count(*) from public.%I where %I = $1', t.tbl, t.org_col) into n
+      using 'a1000000-0000-4000-8000-000000000000'::uuid;
+    insert into tenancy_probe.results values ('control: admin of A -> A', t.tbl, 'select', n::text);
+  end loop;
+end;
+$$;
+reset role;
+
+select ok(r.got in ('0', '42501'), format('%s: %s %s sees/changes nothing (got %s)', r.actor, r.probe, r.tbl, r.got))
+from tenancy_probe.results r
+where r.actor not like 'control%' and r.probe <> 'insert'
+order by r.actor, r.tbl, r.probe;
+
+select is(r.got, '42501', format('%s: insert into %s is refused', r.actor, r.tbl))
+from tenancy_probe.results r
+where r.actor not like 'control%' and r.probe = 'insert'
+order by r.actor, r.tbl;
+
+select ok(r.got::int >= 1, format('%s: sees its own %s rows (%s)', r.actor, r.tbl, r.got))
+from tenancy_probe.results r
+where r.actor like 'control%'
+order by r.tbl;
+
+-- Nothing of B changed through any of it.
+select is(
+  (select count(*)::int from tenancy_probe.templates m where m.org = 'b1000000-0000-4000-8000-000000000000'),
+  (select count(*)::int from tenancy_probe.tenant_tables),
+  'one template per tenant table for B');
+
+-- Role-specific rules inside one organization ----------------------------------------------------------
+set local role authenticated;
+select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000002","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select is((select count(*)::int from public.organization_settings), 0, 'staff cannot read webhook_secret');
+with u as (update public.organization_settings set webhook_secret = 'mine' returning 1)
+  select is(count(*)::int, 0, 'staff cannot change webhook_secret') from u;
+with d as (delete from public.members returning 1)
+  select is(count(*)::int, 0, 'staff cannot delete members') from d;
+select throws_ok($$ insert into public.profiles (user_id, organization_id, role)
+  values ('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000', 'admin') $$,
+  '42501', null, 'staff cannot add profiles (or promote themselves)');
+with u as (update public.profiles set role = 'admin' where user_id = (select auth.uid()) returning 1)
+  select is(count(*)::int, 0, 'staff cannot promote themselves') from u;
+select ok((select count(*) from public.members) >= 1, 'staff reads members of A');
+
+select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select is((select webhook_secret from public.organization_settings), 'whsec_a1000000-0000-4000-8000-000000000000',
+  'the admin of A reads A''s webhook_secret');
+select is((select count(*)::int from public.user_active_organization where user_id <> (select auth.uid())), 0,
+  'another user''s remembered organization is invisible');
+select is((select count(*)::int from public.platform_user_flags), 0, 'another user''s platform flags are invisible');
+select is((select count(*)::int from public.profiles where organization_id = 'b1000000-0000-4000-8000-000000000000'), 0,
+  'profiles of B are invisible');
+select throws_ok($$ update public.members set organization_id = 'b1000000-0000-4000-8000-000000000000' $$,
+  '42501', null, 'a row cannot be moved to another organization');
+select lives_ok($$ insert into public.donations (organization_id, member_id, amount_minor, currency)
+  select 'a1000000-0000-4000-8000-000000000000', m.id, 100, 'GBP' from public.members m limit 1 $$,
+  'control: a donation for A''s own member is accepted');
+-- A's donation may not point at B's member even when the writer knows B's member id.
+select throws_ok(format($$ insert into public.donations (organization_id, member_id, amount_minor, currency)
+  values ('a1000000-0000-4000-8000-000000000000', %L, 100, 'GBP') $$,
+  (select (row_json ->> 'id') from tenancy_probe.templates where tbl = 'members' and org = 'b1000000-0000-4000-8000-000000000000')),
+  '23503', null, 'a reference to another organization''s member is refused');
+reset role;
+
+select * from finish();
+rollback;
