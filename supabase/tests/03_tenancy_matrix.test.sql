@@ -67,6 +67,8 @@ begin
   insert into public.attendance (organization_id, member_id) values (org, member);
   insert into public.workflows (organization_id, name) values (org, 'Welcome') returning id into wf;
   insert into public.workflow_runs (organization_id, workflow_id, member_id) values (org, wf, member);
+  insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash)
+    values (org, 'Zapier', 'orgkey_abcdefg', encode(sha256(convert_to(org::text, 'utf8')), 'hex'));
 end;
 $$;
 select tenancy_probe.seed('a1000000-0000-4000-8000-000000000000');

@@ -1,7 +1,30 @@
-// Configuration API for the settings area and automation platforms.
+// Configuration API for the settings area (Settings > Integrations > Webhooks, Webhook Logs) and for
+// automation platforms. Every route is declared once (routes/*.ts); routing and the OpenAPI document
+// both come from those declarations.
 import type { Hono } from "hono";
 import { type AppDeps, newApp } from "../_shared/app.ts";
+import { createTokenVerifier } from "../_shared/auth.ts";
+import { type ActorEnv, authenticate } from "./actor.ts";
+import { openApiDocument } from "./openapi.ts";
+import type { Route } from "./route.ts";
+import { apiKeyRoutes } from "./routes/api_keys.ts";
+
+export const API_VERSION = "1.0.0";
+
+export function routes(deps: AppDeps): Route[] {
+  return [...apiKeyRoutes(deps)];
+}
 
 export function createApp(deps: AppDeps): Hono {
-  return newApp("webhooks", deps);
+  const app = newApp("webhooks", deps) as unknown as Hono<ActorEnv>;
+  const all = routes(deps);
+  const document = openApiDocument(all.map((r) => r.spec), { version: API_VERSION });
+  app.get("/openapi.json", (c) => c.json(document));
+
+  const auth = authenticate(deps.sql, createTokenVerifier(deps.config));
+  for (const r of all) {
+    const handlers = r.spec.access === "public" ? [r.handler] : [auth, r.handler];
+    app.on(r.spec.method.toUpperCase(), r.spec.path, ...(handlers as [typeof auth]));
+  }
+  return app as unknown as Hono;
 }

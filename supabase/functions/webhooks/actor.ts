@@ -1,0 +1,86 @@
+// Who is calling the configuration API: a person (Supabase JWT, RLS applies with their claims) or an
+// organization API key (automation platforms). Either way the request ends up with claims that
+// `withClaims` turns into an `authenticated` transaction, so row-level security decides what it sees.
+import type { Context, MiddlewareHandler } from "hono";
+import { bearerToken, type TokenVerifier, type UserClaims } from "../_shared/auth.ts";
+import { type JwtClaims, type Sql, type Tx, withClaims } from "../_shared/db.ts";
+import { AppError, forbidden, unauthorized } from "../_shared/errors.ts";
+import { toHex } from "../_shared/hmac.ts";
+
+export const API_KEY_PREFIX = "orgkey_";
+
+export type Actor =
+  | { kind: "user"; claims: UserClaims; userId: string }
+  | { kind: "api_key"; claims: JwtClaims; apiKeyId: string; organizationId: string };
+
+export type ActorEnv = { Variables: { actor: Actor } };
+
+export async function hashApiKey(key: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))));
+}
+
+/** A fresh key: the prefix and 32 random bytes, base64url. */
+export function generateApiKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return API_KEY_PREFIX +
+    btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function presentedCredential(req: Request): string {
+  const apiKey = req.headers.get("x-api-key");
+  if (apiKey) return apiKey.trim();
+  return bearerToken(req);
+}
+
+export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler<ActorEnv> {
+  return async (c, next) => {
+    const credential = presentedCredential(c.req.raw);
+    if (credential.startsWith(API_KEY_PREFIX)) {
+      const hash = await hashApiKey(credential);
+      const [key] = await sql<{ api_key_id: string; organization_id: string }[]>`
+        select api_key_id, organization_id from private.authenticate_api_key(${hash})`;
+      if (!key) throw unauthorized("invalid_api_key", "API key is not valid or has been revoked");
+      c.set("actor", {
+        kind: "api_key",
+        apiKeyId: key.api_key_id,
+        organizationId: key.organization_id,
+        claims: { role: "authenticated", api_key_id: key.api_key_id, organization_id: key.organization_id },
+      });
+    } else {
+      const claims = await verify(credential);
+      c.set("actor", { kind: "user", claims, userId: claims.sub });
+    }
+    await next();
+  };
+}
+
+/**
+ * Runs `fn` as the caller, after checking that the caller may configure webhooks for its active
+ * organization: an admin there (live membership) or a live API key of it. Staff and removed members
+ * get 403; what belongs to other organizations is simply invisible (404 further in).
+ */
+export async function asAdmin<T>(
+  sql: Sql,
+  c: Context<ActorEnv>,
+  fn: (tx: Tx, ctx: { organizationId: string; actor: Actor }) => Promise<T>,
+): Promise<T> {
+  const actor = c.get("actor");
+  return await withClaims(sql, actor.claims, async (tx) => {
+    const [row] = await tx<{ org: string | null }[]>`
+      select coalesce(private.admin_organization_id(), private.api_key_organization_id()) as org`;
+    if (!row?.org) {
+      if (actor.kind === "user" && !actor.claims.organization_id) {
+        throw forbidden("no_active_organization", "Your token names no organization; pick one and refresh");
+      }
+      throw forbidden("admin_required", "Only administrators of the organization can manage webhooks");
+    }
+    return await fn(tx, { organizationId: row.org, actor });
+  });
+}
+
+/** Users only: API keys cannot manage API keys. */
+export function requireUserActor(c: Context<ActorEnv>): Extract<Actor, { kind: "user" }> {
+  const actor = c.get("actor");
+  if (actor.kind !== "user") throw new AppError(403, "user_required", "API keys cannot manage API keys");
+  return actor;
+}

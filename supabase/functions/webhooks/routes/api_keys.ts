@@ -1,0 +1,93 @@
+// Organization API keys: admins create (the key is shown once), list and revoke them.
+import { z } from "zod";
+import { notFound } from "../../_shared/errors.ts";
+import { asAdmin, generateApiKey, hashApiKey, requireUserActor } from "../actor.ts";
+import { jsonBody, param } from "../validate.ts";
+import { route, type RouteFactory } from "../route.ts";
+
+const ApiKey = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  key_prefix: z.string().describe("The first characters of the key, to tell keys apart"),
+  created_by: z.uuid().nullable(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
+const CreatedApiKey = ApiKey.extend({
+  key: z.string().describe("The key itself. Shown only in this response."),
+});
+const CreateApiKey = z.object({ name: z.string().trim().min(1).max(100) }).strict();
+
+type ApiKeyRow = z.infer<typeof ApiKey>;
+const id = { id: z.uuid() };
+
+export const apiKeyRoutes: RouteFactory = ({ sql }) => [
+  route(
+    {
+      method: "get",
+      path: "/api-keys",
+      summary: "List the organization's API keys (never the keys themselves)",
+      tag: "API keys",
+      access: "user",
+      responses: { 200: { description: "Keys, newest first", schema: z.object({ data: z.array(ApiKey) }) } },
+    },
+    async (c) => {
+      requireUserActor(c);
+      const data = await asAdmin(sql, c, (tx) =>
+        tx<ApiKeyRow[]>`
+          select id, name, key_prefix, created_by, created_at, last_used_at, revoked_at
+          from public.organization_api_keys order by created_at desc, id`);
+      return c.json({ data });
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/api-keys",
+      summary: "Create an API key for automation platforms; the key is returned once",
+      tag: "API keys",
+      access: "user",
+      body: CreateApiKey,
+      responses: { 201: { description: "The new key, with the key itself", schema: CreatedApiKey } },
+    },
+    async (c) => {
+      const actor = requireUserActor(c);
+      const input = await jsonBody(c, CreateApiKey);
+      const key = generateApiKey();
+      const hash = await hashApiKey(key);
+      const row = await asAdmin(sql, c, async (tx, { organizationId }) => {
+        const [r] = await tx<ApiKeyRow[]>`
+          insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash, created_by)
+          values (${organizationId}, ${input.name}, ${key.slice(0, 14)}, ${hash}, ${actor.userId})
+          returning id, name, key_prefix, created_by, created_at, last_used_at, revoked_at`;
+        return r!;
+      });
+      return c.json({ ...row, key }, 201);
+    },
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/api-keys/:id",
+      summary: "Revoke an API key; requests made with it fail from now on",
+      tag: "API keys",
+      access: "user",
+      params: id,
+      responses: { 200: { description: "The revoked key", schema: ApiKey } },
+    },
+    async (c) => {
+      requireUserActor(c);
+      const keyId = param(c, "id", z.uuid());
+      const row = await asAdmin(sql, c, async (tx) => {
+        const [r] = await tx<ApiKeyRow[]>`
+          update public.organization_api_keys set revoked_at = coalesce(revoked_at, now())
+          where id = ${keyId}
+          returning id, name, key_prefix, created_by, created_at, last_used_at, revoked_at`;
+        return r;
+      });
+      if (!row) throw notFound("not_found", "No such API key");
+      return c.json(row);
+    },
+  ),
+];
