@@ -68,5 +68,5 @@ if (import.meta.main) {
   Deno.addSignalListener("SIGINT", shutdown);
   Deno.addSignalListener("SIGTERM", shutdown);
   await server.finished;
-  await deps.sql.end({ timeout: 5 });
+  await Promise.all([deps.sql.end({ timeout: 5 }), deps.userSql?.end({ timeout: 5 })]);
 }

@@ -169,3 +169,51 @@ Deno.test("db-bootstrap refuses a database without pg_cron preloaded, saying wha
 Deno.test("cleanup", async () => {
   await closeSql();
 });
+
+Deno.test("the user pool starts every session without privileges; withClaims grants exactly the claims' access", async () => {
+  const { createUserSql, withClaims } = await import("../supabase/functions/_shared/db.ts");
+  const userSql = createUserSql(testDbUrl(), { max: 1 });
+  try {
+    const outside = await assertRejects(() => userSql`select count(*) from public.organizations`);
+    assertEquals((outside as { code?: string }).code, "42501", "outside a transaction: permission denied");
+    const [who] = await withClaims(
+      userSql,
+      { sub: crypto.randomUUID(), role: "authenticated" },
+      (tx) => tx<{ current_user: string }[]>`select current_user`,
+    );
+    assertEquals(who!.current_user, "authenticated");
+    const [after] = await userSql<{ current_user: string }[]>`select current_user`;
+    assertEquals(after!.current_user, "anon", "the role reverts when the transaction ends");
+  } finally {
+    await userSql.end();
+  }
+});
+
+Deno.test("a backend killed mid-transaction rejects that request as 503 and the process lives on", async () => {
+  const { createUserSql, withClaims } = await import("../supabase/functions/_shared/db.ts");
+  const { toAppError } = await import("../supabase/functions/_shared/errors.ts");
+  const userSql = createUserSql(testDbUrl(), { max: 1 });
+  const admin = createSql(testDbUrl(), { max: 1 });
+  try {
+    let pid: number | undefined;
+    const request = withClaims(userSql, { sub: crypto.randomUUID(), role: "authenticated" }, async (tx) => {
+      const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      pid = row!.pid;
+      await tx`select pg_sleep(5)`;
+    });
+    while (pid === undefined) await new Promise((r) => setTimeout(r, 20));
+    await admin`select pg_terminate_backend(${pid})`;
+    const err = await assertRejects(() => request);
+    assertEquals(toAppError(err).status, 503);
+    // The driver's stray write from its timer fires after the rejection; give it the chance to.
+    await new Promise((r) => setTimeout(r, 200));
+    const [again] = await withClaims(
+      userSql,
+      { sub: crypto.randomUUID(), role: "authenticated" },
+      (tx) => tx<{ ok: number }[]>`select 1 as ok`,
+    );
+    assertEquals(again!.ok, 1, "the pool reconnects and serves the next request");
+  } finally {
+    await Promise.all([userSql.end({ timeout: 1 }), admin.end()]);
+  }
+});

@@ -6,17 +6,18 @@ import { closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
 import { serveFunction } from "./helpers/server.ts";
 import { testConfig, tokenFor } from "./helpers/tokens.ts";
 import { createApp } from "../supabase/functions/webhooks/app.ts";
-import { createSql } from "../supabase/functions/_shared/db.ts";
+import { createSql, createUserSql } from "../supabase/functions/_shared/db.ts";
 
 async function start() {
   const config = await testConfig();
   const appSql = createSql(config.dbUrl, { max: 4 });
-  const server = await serveFunction("webhooks", createApp({ config, sql: appSql }));
+  const userSql = createUserSql(config.dbUrl, { max: 4 });
+  const server = await serveFunction("webhooks", createApp({ config, sql: appSql, userSql }));
   return {
     base: server.base,
     close: async () => {
       await server.close();
-      await appSql.end();
+      await Promise.all([appSql.end(), userSql.end()]);
     },
   };
 }

@@ -2,12 +2,15 @@
 // it), JSON errors mapped in one place, a JSON 404, and a health route that checks the database.
 import { Hono } from "hono";
 import type { Config } from "./config.ts";
-import { createSql, type Sql } from "./db.ts";
+import { createSql, createUserSql, type Sql } from "./db.ts";
 import { errorResponse, notFound, serviceUnavailable } from "./errors.ts";
 import { loadConfig } from "./config.ts";
 
 export interface AppDeps {
+  /** Server-side pool (the function's own database role). */
   sql: Sql;
+  /** Pool for queries made on behalf of a user or API key (see createUserSql); defaults to `sql`. */
+  userSql?: Sql;
   config: Config;
 }
 
@@ -29,5 +32,9 @@ export function newApp(name: string, deps: AppDeps): Hono {
 /** Dependencies of a deployed function: configuration from the environment and one pool. */
 export function runtimeDeps(): AppDeps {
   const config = loadConfig();
-  return { config, sql: createSql(config.dbUrl, { max: config.dbPoolMax }) };
+  return {
+    config,
+    sql: createSql(config.dbUrl, { max: config.dbPoolMax }),
+    userSql: createUserSql(config.dbUrl, { max: config.dbPoolMax }),
+  };
 }

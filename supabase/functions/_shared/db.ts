@@ -1,25 +1,107 @@
-// One postgres.js pool per process, and the one way user-facing code touches data: inside a
-// transaction that has become the `authenticated` role with the verified JWT claims, so row-level
-// security decides exactly as it does for PostgREST.
+// One postgres.js pool per process for server-side work, one for user requests, and the one way
+// user-facing code touches data: inside a transaction that has become the `authenticated` role with the
+// verified JWT claims, so row-level security decides exactly as it does for PostgREST.
 import postgres from "postgres";
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
 
-export function createSql(url: string, options: { max?: number } = {}): Sql {
-  return postgres(url, {
-    max: options.max ?? 10,
-    idle_timeout: 30,
-    connect_timeout: 5,
-    // Our SQL never depends on notices; keeping them out of the logs keeps payloads out too.
-    onnotice: () => {},
-    connection: { application_name: "church-integration" },
+let guardInstalled = false;
+const pools = new Set<{ markBroken(): void }>();
+
+/** Every pool of the process starts afresh on its next use (after a database restart, say). */
+export function resetPools(): void {
+  for (const pool of pools) pool.markBroken();
+}
+
+/**
+ * postgres.js 3.4.9 writes to a dead socket from its own timer when a connection's backend dies during
+ * a transaction or on a reserved connection (porsager/postgres#1208): an uncaught TypeError that would
+ * end the whole process, and that leaves the connection wedged (every later query on it times out).
+ * The query that was running has already been rejected properly (CONNECTION_CLOSED, which becomes a
+ * 503). So: swallow exactly that error, loudly, and replace the pools, whose next use opens fresh
+ * connections. Anything else still crashes as before.
+ */
+function installDriverCrashGuard() {
+  if (guardInstalled) return;
+  guardInstalled = true;
+  globalThis.addEventListener("error", (event) => {
+    const err = event.error as Error | undefined;
+    if (err instanceof TypeError && /nextWrite|postgres\/[\d.]+\/src\/connection\.js/.test(err.stack ?? "")) {
+      event.preventDefault();
+      console.error(JSON.stringify({ level: "error", code: "db_connection_lost", error: err.message }));
+      resetPools();
+    }
   });
+}
+
+export interface PoolOptions {
+  max?: number;
+  /**
+   * The role every session of the pool starts as. User-facing pools start as `anon`, which has no
+   * privileges on our tables, and switch to `authenticated` only inside `withClaims`' transaction.
+   */
+  role?: string;
+}
+
+export function createSql(url: string, options: PoolOptions = {}): Sql {
+  installDriverCrashGuard();
+  const open = () =>
+    postgres(url, {
+      max: options.max ?? 10,
+      idle_timeout: 30,
+      connect_timeout: 5,
+      // Our SQL never depends on notices; keeping them out of the logs keeps payloads out too.
+      onnotice: () => {},
+      connection: {
+        application_name: "church-integration",
+        ...(options.role ? { role: options.role } : {}),
+      } as Record<string, string>,
+    });
+  let current = open();
+  let broken = false;
+  const healthy = () => {
+    if (broken) {
+      broken = false;
+      const old = current;
+      current = open();
+      // Queries still running on the old pool's good connections get a few seconds to finish.
+      old.end({ timeout: 5 }).catch(() => {});
+    }
+    return current;
+  };
+  const entry = { markBroken: () => (broken = true) };
+  pools.add(entry);
+  // The pool callers hold is a stand-in that always forwards to the current postgres.js pool.
+  return new Proxy(function () {} as unknown as Sql, {
+    apply: (_target, _this, args) => (healthy() as unknown as (...a: unknown[]) => unknown)(...args),
+    get: (_target, prop) => {
+      const pool = healthy();
+      if (prop === "end") {
+        return (opts?: { timeout?: number }) => {
+          pools.delete(entry);
+          return pool.end(opts);
+        };
+      }
+      const value = (pool as unknown as Record<PropertyKey, unknown>)[prop];
+      return typeof value === "function" ? value.bind(pool) : value;
+    },
+  });
+}
+
+/**
+ * The pool for user requests. Its sessions start as `anon`: when a connection dies inside a transaction,
+ * postgres.js can run that transaction's next query on a fresh connection, outside the transaction
+ * (porsager/postgres PR #1155). Such a query then runs with no privileges and no claims, instead of as
+ * the database owner, so a database restart can never show one organization's rows to another.
+ */
+export function createUserSql(url: string, options: { max?: number } = {}): Sql {
+  return createSql(url, { ...options, role: "anon" });
 }
 
 export type JwtClaims = Record<string, unknown> & { sub?: string; role?: string };
 
-/** Runs `fn` in one transaction as `authenticated` (or the token's role) with the given claims. */
+/** Runs `fn` in one transaction as `authenticated` (or `anon` for an anon token) with the given claims. */
 export function withClaims<T>(sql: Sql, claims: JwtClaims, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const role = claims.role === "anon" ? "anon" : "authenticated";
   return sql.begin(async (tx) => {

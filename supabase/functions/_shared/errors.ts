@@ -2,6 +2,7 @@
 // caller. They are mapped to HTTP in exactly one place (`errorResponse`).
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { resetPools } from "./db.ts";
 
 export class AppError extends Error {
   constructor(
@@ -56,7 +57,11 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (isDatabaseUnavailable(err)) return serviceUnavailable();
+  if (isDatabaseUnavailable(err)) {
+    // A connection that failed this way may be wedged inside the driver: start the pools afresh.
+    resetPools();
+    return serviceUnavailable();
+  }
   return new AppError(500, "internal_error", "Internal error");
 }
 

@@ -2,6 +2,7 @@
 // organization API key (automation platforms). Either way the request ends up with claims that
 // `withClaims` turns into an `authenticated` transaction, so row-level security decides what it sees.
 import type { Context, MiddlewareHandler } from "hono";
+import type { AppDeps } from "../_shared/app.ts";
 import { bearerToken, type TokenVerifier, type UserClaims } from "../_shared/auth.ts";
 import { type JwtClaims, type Sql, type Tx, withClaims } from "../_shared/db.ts";
 import { AppError, forbidden, unauthorized } from "../_shared/errors.ts";
@@ -60,12 +61,12 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
  * get 403; what belongs to other organizations is simply invisible (404 further in).
  */
 export async function asAdmin<T>(
-  sql: Sql,
+  deps: AppDeps,
   c: Context<ActorEnv>,
   fn: (tx: Tx, ctx: { organizationId: string; actor: Actor }) => Promise<T>,
 ): Promise<T> {
   const actor = c.get("actor");
-  return await withClaims(sql, actor.claims, async (tx) => {
+  return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
     const [row] = await tx<{ org: string | null }[]>`
       select coalesce(private.admin_organization_id(), private.api_key_organization_id()) as org`;
     if (!row?.org) {

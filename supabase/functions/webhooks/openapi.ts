@@ -10,8 +10,11 @@ export interface RouteSpec {
   path: string;
   summary: string;
   tag: string;
-  /** Who may call it: admins of the organization (or its API keys), or signed-in users only. */
-  access: "admin" | "user" | "public";
+  /**
+   * Who may call it: admins of the organization or its API keys ("admin"), any signed-in caller or API
+   * key ("authenticated"), signed-in users only ("user"), or anyone ("public").
+   */
+  access: "admin" | "authenticated" | "user" | "public";
   params?: Record<string, z.ZodType>;
   query?: z.ZodObject;
   body?: z.ZodType;

@@ -22,7 +22,7 @@ const CreateApiKey = z.object({ name: z.string().trim().min(1).max(100) }).stric
 type ApiKeyRow = z.infer<typeof ApiKey>;
 const id = { id: z.uuid() };
 
-export const apiKeyRoutes: RouteFactory = ({ sql }) => [
+export const apiKeyRoutes: RouteFactory = (deps) => [
   route(
     {
       method: "get",
@@ -34,7 +34,7 @@ export const apiKeyRoutes: RouteFactory = ({ sql }) => [
     },
     async (c) => {
       requireUserActor(c);
-      const data = await asAdmin(sql, c, (tx) =>
+      const data = await asAdmin(deps, c, (tx) =>
         tx<ApiKeyRow[]>`
           select id, name, key_prefix, created_by, created_at, last_used_at, revoked_at
           from public.organization_api_keys order by created_at desc, id`);
@@ -56,7 +56,7 @@ export const apiKeyRoutes: RouteFactory = ({ sql }) => [
       const input = await jsonBody(c, CreateApiKey);
       const key = generateApiKey();
       const hash = await hashApiKey(key);
-      const row = await asAdmin(sql, c, async (tx, { organizationId }) => {
+      const row = await asAdmin(deps, c, async (tx, { organizationId }) => {
         const [r] = await tx<ApiKeyRow[]>`
           insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash, created_by)
           values (${organizationId}, ${input.name}, ${key.slice(0, 14)}, ${hash}, ${actor.userId})
@@ -79,7 +79,7 @@ export const apiKeyRoutes: RouteFactory = ({ sql }) => [
     async (c) => {
       requireUserActor(c);
       const keyId = param(c, "id", z.uuid());
-      const row = await asAdmin(sql, c, async (tx) => {
+      const row = await asAdmin(deps, c, async (tx) => {
         const [r] = await tx<ApiKeyRow[]>`
           update public.organization_api_keys set revoked_at = coalesce(revoked_at, now())
           where id = ${keyId}
