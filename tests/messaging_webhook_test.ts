@@ -32,7 +32,7 @@ async function withServer(fn: (s: Server) => Promise<void>, dbUrl = testDbUrl())
     await fn(server);
   } finally {
     await server.close();
-    await deps.sql.end({ timeout: 5 });
+    await deps.sql.end({ timeout: 1 });
   }
 }
 
