@@ -302,6 +302,25 @@ Deno.test("non-text messages keep their type and payload; system messages need n
   });
 });
 
+Deno.test("text PostgreSQL cannot hold (NUL, unpaired surrogates) is stored with U+FFFD instead", async () => {
+  const account = await newAccount();
+  const phone = newPhone();
+  // Written by hand: JSON.stringify would not produce the escapes exactly as a gateway may send them.
+  const raw = JSON.stringify(webhookBody([change(account, {
+    contacts: [contact(phone, "NAME")],
+    messages: [textMessage(phone, "BODY")],
+  })])).replace("NAME", "Nul\\u0000Name").replace("BODY", "a\\u0000b\\ud800c");
+  await withServer(async ({ base }) => {
+    const res = await signedPost(base, raw, account.appSecret);
+    assertEquals(res.status, 200);
+    await res.body?.cancel();
+    const [message] = await messagesOf(account.organizationId);
+    assertEquals(message!.text, "a\uFFFDb\uFFFDc");
+    assertEquals((message!.content as { body: string }).body, "a\uFFFDb\uFFFDc");
+    assertEquals((await threadsOf(account.organizationId))[0]!.contact_name, "Nul\uFFFDName");
+  });
+});
+
 Deno.test("senders known only by a business-scoped user id get their own thread, adopted once the phone shows", async () => {
   const account = await newAccount();
   const userId = `US.${Date.now()}${Math.floor(Math.random() * 1e6)}`;

@@ -99,7 +99,7 @@ export interface ParsedWebhook {
 
 /** Validates the body's shape (400 with the offending paths otherwise) and flattens it. */
 export function parseWebhook(body: unknown): ParsedWebhook {
-  const parsed = WebhookBody.safeParse(body);
+  const parsed = WebhookBody.safeParse(storableStrings(body));
   if (!parsed.success) {
     const paths = [...new Set(parsed.error.issues.map((i) => i.path.join(".") || "(body)"))].slice(0, 10);
     throw badRequest("invalid_payload", "Body is not a WhatsApp Cloud API webhook", { paths });
@@ -208,4 +208,21 @@ function textOf(type: string, typed: unknown): string | null {
     default:
       return null;
   }
+}
+
+/**
+ * PostgreSQL text and jsonb cannot hold NUL characters or unpaired UTF-16 surrogates, which JSON can
+ * carry. A user's message containing one must still be stored (refusing it would make the gateway
+ * retry it forever), so such characters become U+FFFD in keys and values alike. The signature is
+ * checked over the untouched raw bytes.
+ */
+export function storableStrings(value: unknown): unknown {
+  if (typeof value === "string") return value.toWellFormed().replaceAll("\u0000", "\uFFFD");
+  if (Array.isArray(value)) return value.map(storableStrings);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [storableStrings(k) as string, storableStrings(v)]),
+    );
+  }
+  return value;
 }
