@@ -198,6 +198,31 @@ Deno.test("concurrent first messages from a new number end in one thread", async
     const messages = await messagesOf(account.organizationId);
     assertEquals(messages.length, 12);
     assert(messages.every((m) => m.conversation_id === threads[0]!.id), "all in the one thread");
+
+    // The same for a sender known only by a business-scoped user id.
+    const userId = `BR.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    const byId = Array.from({ length: 8 }, (_, i) =>
+      webhookBody([change(account, {
+        contacts: [{ profile: { name: "Anon" }, user_id: userId }],
+        messages: [{
+          id: newMessageId(),
+          from_user_id: userId,
+          timestamp: unixNow(),
+          type: "text",
+          text: { body: `u${i}` },
+        }],
+      })]));
+    const byIdResponses = await Promise.all(byId.map((b) => signedPost(base, b, account.appSecret)));
+    for (const r of byIdResponses) {
+      assertEquals(r.status, 200);
+      await r.body?.cancel();
+    }
+    const idThreads = (await threadsOf(account.organizationId)).filter((t) => t.contact_user_id === userId);
+    assertEquals(idThreads.length, 1);
+    assertEquals(
+      (await messagesOf(account.organizationId)).filter((m) => m.conversation_id === idThreads[0]!.id).length,
+      8,
+    );
   });
 });
 

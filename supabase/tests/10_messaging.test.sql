@@ -2,7 +2,7 @@
 -- secrets nobody but the server reads, composite keys that keep references inside one organization,
 -- one thread per contact, forward-only receipts and receipts that arrive before their message.
 begin;
-select plan(24);
+select plan(25);
 
 -- Two organizations, each with an admin and a staff member, an account, a member and a thread.
 insert into auth.users (id, email) values
@@ -61,6 +61,9 @@ select throws_ok(
   $$insert into public.whatsapp_message_receipts (organization_id, provider_message_id, status, occurred_at)
     values ('0a000000-0000-4000-8000-000000000000', 'wamid.X', 'read', now())$$,
   '42501', null, 'receipts are written by the server only');
+select throws_ok(
+  $$select private.whatsapp_apply_webhook('[]'::jsonb, '[]'::jsonb)$$,
+  '42501', null, 'users cannot call the server''s apply function');
 select lives_ok(
   $$update public.whatsapp_conversations set member_id = null, member_match = 'manual'$$,
   'staff may relink a thread of their organization');
