@@ -609,6 +609,45 @@ Deno.test("malformed JSON and wrong shapes are 400; a body over 1 MiB is 413", a
   });
 });
 
+Deno.test("changes of other webhook fields are acknowledged without storing anything", async () => {
+  const account = await newAccount();
+  const phone = newPhone();
+  await withServer(async ({ base }) => {
+    const body = {
+      object: "whatsapp_business_account",
+      entry: [{
+        id: "102290129340398",
+        changes: [
+          {
+            field: "message_template_status_update",
+            value: {
+              event: "APPROVED",
+              message_template_id: 1234,
+              message_template_name: "welcome",
+              messages: 7,
+            },
+          },
+          change(account, { messages: [textMessage(phone, "alongside a template update")] }),
+        ],
+      }],
+    };
+    const res = await signedPost(base, body, account.appSecret);
+    assertEquals(res.status, 200);
+    assertEquals((await res.json()).messages, { stored: 1, duplicates: 0 });
+    const only = await signedPost(
+      base,
+      { ...body, entry: [{ id: "1", changes: [body.entry[0]!.changes[0]] }] },
+      null,
+      {
+        "x-hub-signature-256": "sha256=00",
+      },
+    );
+    assertEquals(only.status, 200);
+    assertEquals(await only.json(), { status: "ignored" });
+    assertEquals(await countAll(account.organizationId), { threads: 1, messages: 1, receipts: 0 });
+  });
+});
+
 Deno.test("database unreachable: 503 so the gateway retries", async () => {
   const account = await newAccount();
   await withServer(async ({ base }) => {

@@ -50,7 +50,9 @@ const Value = z.looseObject({
   statuses: z.array(Status).optional(),
 });
 
-const Change = z.looseObject({ field: z.string().optional(), value: Value });
+// Only `messages` changes are validated in depth: other fields the app may be subscribed to (account,
+// template or quality updates) have shapes of their own and are acknowledged without being stored.
+const Change = z.looseObject({ field: z.string().optional(), value: z.looseObject({}) });
 
 export const WebhookBody = z.looseObject({
   object: z.literal("whatsapp_business_account"),
@@ -93,8 +95,8 @@ export interface ParsedWebhook {
   receipts: Receipt[];
   /** Every phone-number id the body routes to: each one's account must have signed it. */
   phoneNumberIds: string[];
-  /** Changes that carry no phone-number id (account or template updates): nothing to store. */
-  unroutedChanges: number;
+  /** Changes that are not `messages` or carry no phone-number id: nothing to store. */
+  otherChanges: number;
 }
 
 /** Validates the body's shape (400 with the offending paths otherwise) and flattens it. */
@@ -104,14 +106,24 @@ export function parseWebhook(body: unknown): ParsedWebhook {
     const paths = [...new Set(parsed.error.issues.map((i) => i.path.join(".") || "(body)"))].slice(0, 10);
     throw badRequest("invalid_payload", "Body is not a WhatsApp Cloud API webhook", { paths });
   }
-  const out: ParsedWebhook = { messages: [], receipts: [], phoneNumberIds: [], unroutedChanges: 0 };
+  const out: ParsedWebhook = { messages: [], receipts: [], phoneNumberIds: [], otherChanges: 0 };
   const ids = new Set<string>();
-  for (const entry of parsed.data.entry) {
-    for (const change of entry.changes) {
-      const value = change.value;
+  for (const [i, entry] of parsed.data.entry.entries()) {
+    for (const [j, change] of entry.changes.entries()) {
+      if (change.field !== undefined && change.field !== "messages") {
+        out.otherChanges++;
+        continue;
+      }
+      const checked = Value.safeParse(change.value);
+      if (!checked.success) {
+        const paths = [...new Set(checked.error.issues.map((x) => x.path.join(".")))].slice(0, 10)
+          .map((p) => `entry.${i}.changes.${j}.value${p ? `.${p}` : ""}`);
+        throw badRequest("invalid_payload", "Body is not a WhatsApp Cloud API webhook", { paths });
+      }
+      const value = checked.data;
       const phoneNumberId = value.metadata?.phone_number_id;
       if (!phoneNumberId) {
-        out.unroutedChanges++;
+        out.otherChanges++;
         continue;
       }
       if (!value.messages?.length && !value.statuses?.length) continue;
