@@ -560,6 +560,25 @@ Deno.test("an unknown phone_number_id is answered 200, logged, and nothing is st
     const [row] = await sql()<{ n: number }[]>`
       select count(*)::int n from public.whatsapp_messages where sender_phone = ${phone}`;
     assertEquals(row!.n, 0);
+
+    // Mixed with a known account's change: the known part is applied, the unknown part skipped.
+    console.warn = () => {};
+    try {
+      const mixed = await signedPost(
+        base,
+        webhookBody([
+          change(ghost, { messages: [textMessage(phone, "lost?")] }),
+          change(account, { messages: [textMessage(phone, "kept")] }),
+        ]),
+        account.appSecret,
+      );
+      assertEquals(mixed.status, 200);
+      const json = await mixed.json();
+      assertEquals([json.messages.stored, json.skipped_phone_number_ids], [1, 1]);
+    } finally {
+      console.warn = original;
+    }
+    assertEquals((await messagesOf(account.organizationId)).map((m) => m.text), ["kept"]);
   });
 });
 
