@@ -170,7 +170,7 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-await prepareOutbound((N + WARMUP) * 1 + CONCURRENCY * N);
+await prepareOutbound(N + WARMUP);
 const results: { name: string; median: number; p95: number }[] = [];
 // Interleaved rounds: every scenario runs once per round, so drift of the shared machine hits all alike.
 const samples = new Map<string, number[]>(scenarios.map((s) => [s.name, []]));
