@@ -41,13 +41,19 @@ if [ "$static" = 1 ]; then
 fi
 
 major=$(psql --version | sed -E 's/.* ([0-9]+)\..*/\1/')
-# -t: a cluster in a fresh temporary directory, removed at the end whatever happens.
-pg_virtualenv -t -v "$major" \
-  -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
-  -o max_connections=300 -o fsync=off -o synchronous_commit=off \
-  bash scripts/test-in-cluster.sh "$results" "${#sql_targets[@]}" "${sql_targets[@]}" "${deno_targets[@]}"
-cluster_rc=$?
-if [ "$cluster_rc" != 0 ] && ! grep -q '^bootstrap ' "$results/counts" 2>/dev/null; then
+# -t: a cluster in a fresh temporary directory, removed at the end whatever happens. Creating one can
+# fail when another run grabs the same free port at the same moment: try again, up to three times.
+for attempt in 1 2 3; do
+  pg_virtualenv -t -v "$major" \
+    -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
+    -o max_connections=300 -o fsync=off -o synchronous_commit=off \
+    bash scripts/test-in-cluster.sh "$results" "${#sql_targets[@]}" "${sql_targets[@]}" "${deno_targets[@]}"
+  cluster_rc=$?
+  grep -q '^bootstrap ' "$results/counts" 2>/dev/null && break
+  echo "test: could not start a throwaway PostgreSQL cluster (attempt $attempt, exit $cluster_rc)" >&2
+  sleep $((attempt * 2))
+done
+if ! grep -q '^bootstrap ' "$results/counts" 2>/dev/null; then
   record cluster 0 1
 fi
 

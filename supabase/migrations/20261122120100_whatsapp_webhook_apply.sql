@@ -1,0 +1,193 @@
+-- Applying one verified WhatsApp webhook: threads, messages and receipts in ONE statement.
+--
+-- The messaging-webhook function validates and flattens the body, then calls
+-- private.whatsapp_apply_webhook once. A single statement is atomic on the server by itself: if the
+-- connection dies halfway, PostgreSQL rolls everything back, and no client-side ROLLBACK is needed on
+-- a connection that is already gone (postgres.js 3.4.9 can crash the process or run later queries
+-- outside the transaction in that case: porsager/postgres#1208, #1216). The gateway then retries the
+-- whole body, which applies cleanly because every write is idempotent.
+
+-- The thread of one contact, created at most once, refreshed on every message. Returns its id.
+--
+-- Contacts with a phone: upsert on (organization_id, contact_phone), the unique key, so concurrent
+-- first messages meet in one row. A thread created earlier for the same person by user id alone is
+-- adopted (given the phone) rather than duplicated.
+--
+-- Member matching: members of the organization whose primary_phone, normalized by the database (digits
+-- only), equals the contact's phone. Exactly one: linked ('matched'). Several (a family sharing a
+-- phone): none is linked ('ambiguous'), so a message is never shown as another person's. A linked
+-- thread keeps its member; an unlinked one is matched again on every message, so members added later
+-- are picked up.
+--
+-- Contacts without a phone (only a business-scoped user id): the thread that already carries the id,
+-- else the phone-less thread keyed by (organization_id, contact_user_id).
+create function private.whatsapp_upsert_thread(
+  org uuid, phone text, user_id text, name text, last_at timestamptz
+) returns uuid
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  thread uuid;
+  candidates uuid[];
+begin
+  if phone is not null then
+    if user_id is not null then
+      update public.whatsapp_conversations c set contact_phone = phone
+      where c.organization_id = org and c.contact_user_id = whatsapp_upsert_thread.user_id
+        and c.contact_phone is null
+        and not exists (
+          select 1 from public.whatsapp_conversations o
+          where o.organization_id = org and o.contact_phone = phone);
+    end if;
+    select array(
+      select m.id from public.members m
+      where m.organization_id = org and m.primary_phone_normalized = phone
+      order by m.created_at, m.id
+      limit 2) into candidates;
+    insert into public.whatsapp_conversations as c
+      (organization_id, contact_phone, contact_user_id, contact_name, member_id, member_match, last_message_at)
+    values (
+      org, phone, whatsapp_upsert_thread.user_id, name,
+      case when cardinality(candidates) = 1 then candidates[1] end,
+      case cardinality(candidates) when 0 then 'none' when 1 then 'matched' else 'ambiguous' end,
+      last_at)
+    on conflict (organization_id, contact_phone) do update set
+      contact_user_id = coalesce(excluded.contact_user_id, c.contact_user_id),
+      contact_name = coalesce(excluded.contact_name, c.contact_name),
+      member_id = coalesce(c.member_id, excluded.member_id),
+      member_match = case when c.member_id is not null then c.member_match else excluded.member_match end,
+      last_message_at = greatest(c.last_message_at, excluded.last_message_at)
+    returning c.id into thread;
+    return thread;
+  end if;
+
+  select c.id into thread
+  from public.whatsapp_conversations c
+  where c.organization_id = org and c.contact_user_id = whatsapp_upsert_thread.user_id
+    and c.contact_phone is not null
+  order by c.last_message_at desc nulls last, c.created_at
+  limit 1;
+  if thread is not null then
+    update public.whatsapp_conversations c set
+      contact_name = coalesce(name, c.contact_name),
+      last_message_at = greatest(c.last_message_at, last_at)
+    where c.id = thread;
+    return thread;
+  end if;
+
+  insert into public.whatsapp_conversations as c
+    (organization_id, contact_user_id, contact_name, member_match, last_message_at)
+  values (org, whatsapp_upsert_thread.user_id, name, 'none', last_at)
+  on conflict (organization_id, contact_user_id) where contact_phone is null do update set
+    contact_name = coalesce(excluded.contact_name, c.contact_name),
+    last_message_at = greatest(c.last_message_at, excluded.last_message_at)
+  returning c.id into thread;
+  return thread;
+end;
+$$;
+
+-- Applies inbound messages and delivery receipts (JSON arrays, shapes below) and returns what happened:
+--   {"messages": {"stored", "duplicates"}, "receipts": {"applied", "waiting", "duplicates"}}
+-- messages[]: organization_id, account_id, provider_message_id, phone, user_id, name, sent_at, type,
+--             text, content, raw
+-- receipts[]: organization_id, provider_message_id, status, occurred_at, recipient_phone,
+--             recipient_user_id, errors, raw
+-- Everything is taken in a fixed order (threads by contact, messages and receipts by message id) so
+-- that two requests touching the same rows lock them in the same order.
+create function private.whatsapp_apply_webhook(messages jsonb, receipts jsonb) returns jsonb
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  t record;
+  m record;
+  r record;
+  threads jsonb := '{}';
+  n int;
+  stored int := 0;
+  duplicate_messages int := 0;
+  applied int := 0;
+  waiting int := 0;
+  duplicate_receipts int := 0;
+begin
+  for t in
+    select x.organization_id, x.phone, x.user_id,
+           (array_agg(x.name order by x.sent_at desc) filter (where x.name is not null))[1] as name,
+           max(x.sent_at) as last_at
+    from jsonb_to_recordset(messages) as x(organization_id uuid, phone text, user_id text, name text,
+                                           sent_at timestamptz)
+    group by x.organization_id, x.phone, x.user_id
+    order by x.organization_id, x.phone, x.user_id
+  loop
+    threads := threads || jsonb_build_object(
+      concat_ws('|', t.organization_id, coalesce(t.phone, ''), coalesce(t.user_id, '')),
+      private.whatsapp_upsert_thread(t.organization_id, t.phone, t.user_id, t.name, t.last_at));
+  end loop;
+
+  for m in
+    select x.*
+    from jsonb_to_recordset(messages) as x(organization_id uuid, account_id uuid, provider_message_id text,
+                                           phone text, user_id text, sent_at timestamptz, type text,
+                                           text text, content jsonb, raw jsonb)
+    order by x.organization_id, x.provider_message_id
+  loop
+    insert into public.whatsapp_messages
+      (organization_id, conversation_id, account_id, provider_message_id, direction, type, text, content,
+       status, sender_phone, sender_user_id, sent_at, raw)
+    values (
+      m.organization_id,
+      (threads ->> concat_ws('|', m.organization_id, coalesce(m.phone, ''), coalesce(m.user_id, '')))::uuid,
+      m.account_id, m.provider_message_id, 'inbound', m.type, m.text, m.content, 'received', m.phone,
+      m.user_id, m.sent_at, m.raw)
+    on conflict (organization_id, provider_message_id) do nothing;
+    get diagnostics n = row_count;
+    if n > 0 then stored := stored + 1; else duplicate_messages := duplicate_messages + 1; end if;
+  end loop;
+
+  -- Receipts: recorded once each; the message moves forward only (private.whatsapp_status_rank), and
+  -- takes the error of a failure that it actually moved to. A receipt whose message is not stored yet
+  -- waits in whatsapp_message_receipts for the message's insert trigger.
+  for r in
+    select x.*
+    from jsonb_to_recordset(receipts) as x(organization_id uuid, provider_message_id text, status text,
+                                           occurred_at timestamptz, recipient_phone text,
+                                           recipient_user_id text, errors jsonb, raw jsonb)
+    order by x.organization_id, x.provider_message_id, x.status
+  loop
+    perform private.lock_whatsapp_message(r.organization_id, r.provider_message_id);
+    insert into public.whatsapp_message_receipts
+      (organization_id, provider_message_id, status, occurred_at, recipient_phone, recipient_user_id, errors, raw)
+    values (r.organization_id, r.provider_message_id, r.status, r.occurred_at, r.recipient_phone,
+            r.recipient_user_id, r.errors, r.raw)
+    on conflict (organization_id, provider_message_id, status) do nothing;
+    get diagnostics n = row_count;
+    if n = 0 then
+      duplicate_receipts := duplicate_receipts + 1;
+      continue;
+    end if;
+    update public.whatsapp_messages w set
+      status = r.status,
+      status_updated_at = r.occurred_at,
+      error = case when r.status = 'failed' then r.errors else w.error end
+    where w.organization_id = r.organization_id and w.provider_message_id = r.provider_message_id
+      and private.whatsapp_status_rank(r.status) > coalesce(private.whatsapp_status_rank(w.status), -1);
+    if exists (
+      select 1 from public.whatsapp_messages w
+      where w.organization_id = r.organization_id and w.provider_message_id = r.provider_message_id
+    ) then
+      applied := applied + 1;
+    else
+      waiting := waiting + 1;
+    end if;
+  end loop;
+
+  return jsonb_build_object(
+    'messages', jsonb_build_object('stored', stored, 'duplicates', duplicate_messages),
+    'receipts', jsonb_build_object('applied', applied, 'waiting', waiting, 'duplicates', duplicate_receipts));
+end;
+$$;
+
+-- The server only: these write across organizations.
+revoke all on function private.whatsapp_upsert_thread(uuid, text, text, text, timestamptz),
+  private.whatsapp_apply_webhook(jsonb, jsonb) from public;
