@@ -271,7 +271,13 @@ begin
     where organization_id = p_organization_id and gateway_payment_id = payment_id
       and recurring_donation_id is null;
   end if;
-  perform private.settle_donation_refunds(p_organization_id, payment_id);
+  -- Only a payment with refunds waiting (or already attached) needs its refund arithmetic redone.
+  if exists (
+    select 1 from public.donation_refunds r
+    where r.organization_id = p_organization_id and r.gateway_payment_id = payment_id
+  ) then
+    perform private.settle_donation_refunds(p_organization_id, payment_id);
+  end if;
   return inserted;
 end;
 $$;

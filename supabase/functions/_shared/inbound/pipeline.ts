@@ -5,7 +5,7 @@
 import type { Sql } from "../db.ts";
 import { readRawBody } from "../body.ts";
 import { AppError, badRequest, isDatabaseUnavailable, notFound, unauthorized } from "../errors.ts";
-import { verifyHexSignature } from "../hmac.ts";
+import { verifyHexSignatureSync } from "../hmac.ts";
 import {
   applyLogged,
   type ApplyResult,
@@ -43,17 +43,25 @@ export async function handleInbound(
   req: Request,
   organizationSegment?: string,
 ): Promise<InboundResponse> {
-  const raw = await readRawBody(req, INBOUND_BODY_LIMIT);
+  const raw = await readBody(req);
   // An organization id that is not even a UUID is just another unknown organization.
   if (organizationSegment !== undefined && !UUID.test(organizationSegment)) throw notFound();
 
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(raw);
+  let text: string;
   let body: unknown;
   let parseError: AppError | undefined;
   try {
-    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
   } catch {
-    parseError = badRequest("invalid_json", "Body is not valid JSON");
+    text = new TextDecoder("utf-8").decode(raw);
+    parseError = badRequest("invalid_json", "Body is not valid UTF-8");
+  }
+  if (!parseError) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      parseError = badRequest("invalid_json", "Body is not valid JSON");
+    }
   }
   const hints: RoutingHints = parseError ? {} : safeHints(spec, body);
   const entry: LogEntry = {
@@ -88,7 +96,7 @@ export async function handleInbound(
   const signature = spec.signatureHeaders.map((h) => req.headers.get(h)).find((v) => v !== null);
   let organizationId: string | undefined;
   for (const target of targets) {
-    if (await verifyHexSignature(target.secret, raw, signature)) {
+    if (verifyHexSignatureSync(target.secret, raw, signature)) {
       organizationId = target.organization_id;
       break;
     }
@@ -126,6 +134,19 @@ export async function handleInbound(
   }
   const result = await applyAndRecord(sql, logged.id, change);
   return toResponse(logged.id, result);
+}
+
+/**
+ * The raw body, read once. With a declared Content-Length within the limit the HTTP layer already
+ * guarantees the size, so the body is taken in one piece; otherwise (chunked, or too large) the
+ * streaming reader enforces the limit as it goes.
+ */
+function readBody(req: Request): Promise<Uint8Array> {
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  if (Number.isInteger(declared) && declared >= 0 && declared <= INBOUND_BODY_LIMIT && req.body) {
+    return req.arrayBuffer().then((b) => new Uint8Array(b));
+  }
+  return readRawBody(req, INBOUND_BODY_LIMIT);
 }
 
 /** Applies a logged change once; a failure is recorded on the log row and rethrown (-> 5xx). */
