@@ -184,6 +184,37 @@ Deno.test("a refund before its payment is kept and settled when the payment arri
   assertEquals((await donationsOf(t.organizationId))[0]!.refunded_minor, "3000");
 });
 
+Deno.test("a payment and its refund applied at the same moment still settle", async () => {
+  const t = await paymentTenant();
+  const org = t.organizationId;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  // The payment's transaction stays open while the refund is applied; without serialising the two on
+  // the payment id, neither would see the other's row and the refund would never be counted.
+  const payment = sql().begin(async (tx) => {
+    await tx`select private.apply_payment_event(${org}::uuid,
+      ${tx.json({ payment: { id: "pay_race", amount_minor: 1000, currency: "INR" } })})`;
+    await sleep(400);
+  });
+  const refundApplied = (async () => {
+    await sleep(100);
+    await sql()`select private.apply_refund_event(${org}::uuid, ${
+      sql().json({
+        refund: {
+          id: "rfnd_race",
+          payment_id: "pay_race",
+          amount_minor: 400,
+          currency: "INR",
+          status: "processed",
+          occurred_at: at(1),
+        },
+      })
+    })`;
+  })();
+  await Promise.all([payment, refundApplied]);
+  const [d] = await donationsOf(org);
+  assertEquals([d!.refunded_minor, d!.refund_status], ["400", "partial"]);
+});
+
 Deno.test("recurring-payment notifications record the donation once, linked to its recurring donation", async () => {
   const t = await paymentTenant();
   const sub = await createSubscription(t.organizationId, { status: "active" });

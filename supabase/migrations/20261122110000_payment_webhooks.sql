@@ -193,6 +193,17 @@ as $$
 $$;
 
 -- Refund arithmetic ---------------------------------------------------------------------------------------
+-- A payment and its refund may be applied at the same moment by two deliveries. Under read committed
+-- neither would see the other's uncommitted row, and the refund would stay unattached. Both paths take
+-- this lock on (organization, payment id) first, so the second waits and then sees the first.
+create function private.lock_gateway_payment(p_organization_id uuid, p_payment_id text)
+returns void
+language sql
+set search_path = ''
+as $$
+  select pg_advisory_xact_lock(hashtextextended(p_organization_id::text || '/' || p_payment_id, 7304))
+$$;
+
 -- Attaches the refunds of a payment to its donation and derives the refunded amount and state from them.
 create function private.settle_donation_refunds(p_organization_id uuid, p_payment_id text)
 returns void
@@ -253,6 +264,7 @@ declare
   inserted boolean;
   payment_id text := p_payment ->> 'id';
 begin
+  perform private.lock_gateway_payment(p_organization_id, payment_id);
   insert into public.donations as d (
     organization_id, member_id, recurring_donation_id, amount_minor, currency, source,
     gateway_payment_id, donated_at
@@ -350,6 +362,7 @@ declare
   row_status text;
   has_donation boolean;
 begin
+  perform private.lock_gateway_payment(p_organization_id, r ->> 'payment_id');
   insert into public.donation_refunds as x (
     organization_id, gateway_refund_id, gateway_payment_id, amount_minor, currency, status, last_event_at
   ) values (
@@ -463,6 +476,7 @@ $$;
 -- Server-side only: these read secrets and write money rows. Postgres grants EXECUTE to PUBLIC by
 -- default, and `authenticated` has USAGE on schema private, so take it back explicitly.
 revoke all on function private.inbound_webhook_targets(text, uuid, text, text) from public, anon, authenticated;
+revoke all on function private.lock_gateway_payment(uuid, text) from public, anon, authenticated;
 revoke all on function private.settle_donation_refunds(uuid, text) from public, anon, authenticated;
 revoke all on function private.record_gateway_payment(uuid, uuid, uuid, jsonb) from public, anon, authenticated;
 revoke all on function private.apply_subscription_event(uuid, jsonb) from public, anon, authenticated;
