@@ -37,6 +37,11 @@ try {
     console.log(JSON.stringify(o));
   }
   console.log(`${outcomes.length} replayed, ${failed} failed`);
+} catch (err) {
+  // One line, no stack: the usual cause is an unreachable database or a wrong SUPABASE_DB_URL.
+  const e = err as { code?: string; message?: string };
+  console.error(`replay-payment-webhooks: ${e?.code ? `${e.code}: ` : ""}${e?.message ?? String(err)}`);
+  failed++;
 } finally {
   await sql.end({ timeout: 5 });
 }

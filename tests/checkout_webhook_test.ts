@@ -386,6 +386,44 @@ Deno.test("unknown subscription: logged as unmatched with 202, replayable once t
   assertEquals(await replayLogged(sql(), paymentWebhookSpecs, logged!.id, other.organizationId), null);
 });
 
+Deno.test("the replay script re-runs an organization's unmatched and failed deliveries", async () => {
+  const t = await paymentTenant();
+  const gatewayId = `sub_script_${crypto.randomUUID().slice(0, 8)}`;
+  const res = await deliver(`${server.base}/${t.organizationId}`, {
+    event: "paused",
+    subscription_id: gatewayId,
+    occurred_at: at(0),
+  }, { secret: t.secret, key: key() });
+  assertEquals(res.status, 202);
+  const sub = await createSubscription(t.organizationId, { id: gatewayId, status: "active" });
+  const run = (args: string[]) =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-net",
+        "--allow-env",
+        "--allow-read",
+        "scripts/replay-payment-webhooks.ts",
+        ...args,
+      ],
+      cwd: new URL("../", import.meta.url).pathname,
+      env: { SUPABASE_DB_URL: testDbUrl() },
+    }).output();
+  const out = await run(["--organization", t.organizationId]);
+  const stdout = new TextDecoder().decode(out.stdout);
+  assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+  assertMatch(stdout, /"status":"processed"/);
+  assertMatch(stdout, /1 replayed, 0 failed/);
+  assertEquals((await subscriptionRow(sub.id)).status, "paused");
+  // Nothing left to replay; a malformed id is a usage error.
+  assertMatch(
+    new TextDecoder().decode((await run(["--organization", t.organizationId])).stdout),
+    /0 replayed/,
+  );
+  const bad = await run(["--log-id", "not-a-uuid"]);
+  assertEquals(bad.code, 2);
+});
+
 Deno.test("duplicate delivery: 200, applied once", async () => {
   const t = await paymentTenant();
   const sub = await createSubscription(t.organizationId, { status: "active" });
