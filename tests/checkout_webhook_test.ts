@@ -206,6 +206,11 @@ Deno.test("wrong or missing signature: 401, logged unverified, nothing applied",
     false,
   ]]);
   assertEquals(log[1]!.error, "signature missing");
+  // A big forged body is kept only as a 64 KiB excerpt.
+  const big = { ...body, pad: "x".repeat(200 * 1024) };
+  assertEquals((await deliver(url, big, { secret: "forged", key: key() })).status, 401);
+  const [bigRow] = (await logRows(t.organizationId)).slice(-1);
+  assertEquals([bigRow!.payload, bigRow!.raw_body?.length], [null, 64 * 1024]);
   // The forged deliveries did not take the key: the genuine one with it is applied.
   const genuine = await deliver(url, body, { secret: t.secret, key: k });
   assertEquals([genuine.status, genuine.json.status], [200, "processed"]);
@@ -356,6 +361,19 @@ Deno.test("malformed JSON and unknown events: 400, logged as rejected", async ()
   const [orphan] = await sql()<{ organization_id: string | null; status: string }[]>`
     select organization_id, status from public.donation_payment_webhook_log where raw_body = ${marker}`;
   assertEquals(orphan, { organization_id: null, status: "rejected" });
+});
+
+Deno.test("a body jsonb cannot hold (\\u0000) is applied and kept as text", async () => {
+  const t = await paymentTenant();
+  const sub = await createSubscription(t.organizationId);
+  const raw = `{"event":"paused","subscription_id":"${sub.gatewayId}","occurred_at":"${
+    at(0)
+  }","note":"a\\u0000b"}`;
+  const res = await deliver(`${server.base}/${t.organizationId}`, raw, { secret: t.secret, key: key() });
+  assertEquals([res.status, res.json.status], [200, "processed"]);
+  const [log] = await logRows(t.organizationId);
+  assertEquals([log!.payload, log!.raw_body], [null, raw]);
+  assertEquals((await subscriptionRow(sub.id)).status, "paused");
 });
 
 Deno.test("unknown subscription: logged as unmatched with 202, replayable once the row exists", async () => {

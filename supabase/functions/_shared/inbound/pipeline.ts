@@ -19,6 +19,7 @@ import type { Change, ProviderSpec, RoutingHints } from "./types.ts";
 
 export const INBOUND_BODY_LIMIT = 1024 * 1024;
 const MAX_KEY_LENGTH = 200;
+const UNVERIFIED_BODY_KEPT = 64 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface InboundResponse {
@@ -47,22 +48,7 @@ export async function handleInbound(
   // An organization id that is not even a UUID is just another unknown organization.
   if (organizationSegment !== undefined && !UUID.test(organizationSegment)) throw notFound();
 
-  let text: string;
-  let body: unknown;
-  let parseError: AppError | undefined;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
-  } catch {
-    text = new TextDecoder("utf-8").decode(raw);
-    parseError = badRequest("invalid_json", "Body is not valid UTF-8");
-  }
-  if (!parseError) {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      parseError = badRequest("invalid_json", "Body is not valid JSON");
-    }
-  }
+  const { text, body, parseError } = decode(raw);
   const hints: RoutingHints = parseError ? {} : safeHints(spec, body);
   const entry: LogEntry = {
     organizationId: null,
@@ -79,34 +65,19 @@ export async function handleInbound(
   const claimedOrganization = organizationSegment ?? hints.organizationId;
   if (parseError && !claimedOrganization) {
     // No way to tell whose it is, so no way to check its signature: keep it for operators, refuse it.
-    await logUnapplied(sql, entry, "rejected", parseError.message);
+    await logUnapplied(sql, capped(entry), "rejected", parseError.message);
     throw parseError;
   }
 
-  const targets = await findTargets(
+  const organizationId = await verifiedOrganization(
     sql,
-    spec.provider,
+    spec,
+    req.headers,
+    raw,
     claimedOrganization,
-    hints.subscriptionId,
-    hints.paymentId,
+    hints,
+    entry,
   );
-  // Same answer for "no such organization", "no secret configured" and "no such subscription".
-  if (targets.length === 0) throw notFound();
-
-  const signature = spec.signatureHeaders.map((h) => req.headers.get(h)).find((v) => v !== null);
-  let organizationId: string | undefined;
-  for (const target of targets) {
-    if (verifyHexSignatureSync(target.secret, raw, signature)) {
-      organizationId = target.organization_id;
-      break;
-    }
-  }
-  if (!organizationId) {
-    entry.organizationId = targets.length === 1 ? targets[0]!.organization_id : null;
-    entry.signatureValid = false;
-    await logUnapplied(sql, entry, "unverified", signature ? "signature mismatch" : "signature missing");
-    throw unauthorized("invalid_signature", "Signature missing or invalid");
-  }
   entry.organizationId = organizationId;
   entry.signatureValid = true;
 
@@ -128,12 +99,75 @@ export async function handleInbound(
     throw err;
   }
 
-  const logged = await logVerified(sql, entry as LogEntry & { organizationId: string });
+  const logged = await logVerified(sql, { ...entry, organizationId });
   if (logged.status === "processed") {
     return { status: 200, body: { status: "duplicate", log_id: logged.id } };
   }
   const result = await applyAndRecord(sql, logged.id, change);
   return toResponse(logged.id, result);
+}
+
+/**
+ * The organization whose secret signed these bytes. No candidate at all is a 404 (the same answer for
+ * "no such organization", "no secret configured" and "nothing routes this payload"); candidates whose
+ * secrets all fail are a 401, logged as unverified.
+ */
+async function verifiedOrganization(
+  sql: Sql,
+  spec: ProviderSpec,
+  headers: Headers,
+  raw: Uint8Array,
+  claimedOrganization: string | undefined,
+  hints: RoutingHints,
+  entry: LogEntry,
+): Promise<string> {
+  const targets = await findTargets(
+    sql,
+    spec.provider,
+    claimedOrganization,
+    hints.subscriptionId,
+    hints.paymentId,
+  );
+  if (targets.length === 0) throw notFound();
+  const signature = spec.signatureHeaders.map((h) => headers.get(h)).find((v) => v !== null);
+  for (const target of targets) {
+    if (verifyHexSignatureSync(target.secret, raw, signature)) return target.organization_id;
+  }
+  const unverified = {
+    ...capped(entry),
+    organizationId: targets.length === 1 ? targets[0]!.organization_id : null,
+    signatureValid: false,
+  };
+  await logUnapplied(sql, unverified, "unverified", signature ? "signature mismatch" : "signature missing");
+  throw unauthorized("invalid_signature", "Signature missing or invalid");
+}
+
+/**
+ * Bodies nobody vouched for (unverified, or not attributable to an organization) are kept for
+ * debugging only and can never be replayed, so only their first 64 KiB are stored: unauthenticated
+ * callers cannot fill the log with megabytes.
+ */
+function capped(entry: LogEntry): LogEntry {
+  const text = entry.payloadText ?? entry.rawBody ?? "";
+  if (text.length <= UNVERIFIED_BODY_KEPT) return entry;
+  return { ...entry, payloadText: null, rawBody: text.slice(0, UNVERIFIED_BODY_KEPT) };
+}
+
+function decode(raw: Uint8Array): { text: string; body?: unknown; parseError?: AppError } {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+  } catch {
+    return {
+      text: new TextDecoder("utf-8").decode(raw),
+      parseError: badRequest("invalid_json", "Body is not valid UTF-8"),
+    };
+  }
+  try {
+    return { text, body: JSON.parse(text) };
+  } catch {
+    return { text, parseError: badRequest("invalid_json", "Body is not valid JSON") };
+  }
 }
 
 /**
