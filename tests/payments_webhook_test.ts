@@ -125,6 +125,16 @@ Deno.test("partial and multiple refunds against one donation, each counted once"
   [d] = await donationsOf(t.organizationId);
   assertEquals(d!.refunded_minor, "3000");
 
+  // Razorpay's speed_changed after processing changes nothing.
+  const speed = await deliver(url, razorpayRefund("refund.speed_changed", "rfnd_a", "pay_r1", 3000), {
+    secret: t.secret,
+    header: "x-razorpay-signature",
+    headers: { "x-razorpay-event-id": key() },
+  });
+  assertEquals(speed.status, 200);
+  [d] = await donationsOf(t.organizationId);
+  assertEquals(d!.refunded_minor, "3000");
+
   // A failed refund never counts; a second processed refund completes it.
   await send(refund("refund.failed", "rfnd_b", "pay_r1", 1000, 3));
   await send(razorpayRefund("refund.processed", "rfnd_c", "pay_r1", 7000), key());

@@ -24,9 +24,14 @@ import {
 
 type RefundStatus = "pending" | "processed" | "failed";
 
-/** Refund events (same names in both shapes): created -> pending, then processed or failed. */
+/**
+ * Refund events (same names in both shapes): created -> pending, then processed or failed. Razorpay's
+ * speed_changed only says the refund is still under way: it records the refund as pending if it is new
+ * and never moves a finished one.
+ */
 export const REFUND_EVENTS: Record<string, RefundStatus> = {
   "refund.created": "pending",
+  "refund.speed_changed": "pending",
   "refund.processed": "processed",
   "refund.failed": "failed",
 };
