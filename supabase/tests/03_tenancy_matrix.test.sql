@@ -71,6 +71,12 @@ begin
   insert into public.workflow_runs (organization_id, workflow_id, member_id) values (org, wf, member);
   insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash)
     values (org, 'Zapier', 'orgkey_abcdefg', encode(sha256(convert_to(org::text, 'utf8')), 'hex'));
+  -- Payment webhooks
+  insert into public.donation_refunds (organization_id, donation_id, gateway_refund_id, gateway_payment_id, amount_minor, currency, status)
+    select org, d.id, 'rfnd_' || org, d.gateway_payment_id, 100, 'GBP', 'processed'
+    from public.donations d where d.organization_id = org limit 1;
+  insert into public.donation_payment_webhook_log (organization_id, provider, event, idempotency_key, payload, signature_valid, status)
+    values (org, 'checkout', 'charged', 'idem-' || org, '{"event":"charged"}', true, 'processed');
   -- WhatsApp
   insert into public.messaging_accounts (organization_id, phone_number_id, display_phone_number)
     values (org, 'pn_' || left(org::text, 8), '+44 20 7946 0000') returning id into account;

@@ -1,5 +1,5 @@
 // HMAC-SHA256 signing and constant-time verification over raw bytes.
-import { timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 
 const encoder = new TextEncoder();
 const keyCache = new Map<string, Promise<CryptoKey>>();
@@ -68,5 +68,23 @@ export async function verifyHexSignature(
   const given = fromHex(value);
   if (!given || given.byteLength !== 32) return false;
   const expected = await hmacSha256(secret, rawBody);
+  return bytesEqual(expected, given);
+}
+
+/**
+ * Synchronous twin of verifyHexSignature (node:crypto): the same rules, without an async hop through
+ * Web Crypto, for receivers that verify every request on a hot path.
+ */
+export function verifyHexSignatureSync(
+  secret: string,
+  rawBody: Uint8Array,
+  header: string | null | undefined,
+): boolean {
+  if (!header || !secret) return false;
+  let value = header.trim();
+  if (value.toLowerCase().startsWith("sha256=")) value = value.slice(7);
+  const given = fromHex(value);
+  if (!given || given.byteLength !== 32) return false;
+  const expected = new Uint8Array(createHmac("sha256", secret).update(rawBody).digest());
   return bytesEqual(expected, given);
 }

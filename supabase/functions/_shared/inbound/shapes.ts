@@ -1,0 +1,92 @@
+// Validation pieces both payment receivers use: Razorpay's event envelope and entities, the neutral
+// payment shape, and the one way a schema failure becomes a 400.
+import { z } from "zod";
+import { badRequest } from "../errors.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Parses with a zod schema; a mismatch is the sender's error (400) naming the offending fields. */
+export function parseOr400<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const fields = parsed.error.issues.slice(0, 5).map((i) => i.path.join(".") || "(body)").join(", ");
+    throw badRequest("invalid_payload", `Payload does not match the expected shape: ${fields}`);
+  }
+  return parsed.data;
+}
+
+export function unknownEvent(event: unknown): never {
+  throw badRequest("unknown_event", `Unknown event: ${String(event).slice(0, 60)}`);
+}
+
+export const providerId = z.string().min(1).max(100);
+export const amountMinor = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+export const currency = z.string().regex(/^[A-Za-z]{3}$/).transform((c) => c.toUpperCase());
+export const isoTime = z.iso.datetime({ offset: true });
+export const unixSeconds = z.number().int().positive();
+export const organizationId = z.string().regex(UUID).optional();
+
+export const toIso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+/** The neutral payment object: `{id, amount_minor, currency, paid_at?}`. */
+export const NeutralPayment = z.object({
+  id: providerId,
+  amount_minor: amountMinor,
+  currency,
+  paid_at: isoTime.optional(),
+});
+
+// Razorpay --------------------------------------------------------------------------------------------
+// Every Razorpay webhook is `{entity: "event", event, contains, payload: {<name>: {entity}}, created_at}`.
+// `notes` is an object, or an empty array when there are none.
+const Notes = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).nullish();
+
+export function isRazorpayEnvelope(body: unknown): boolean {
+  const b = body as { event?: unknown; payload?: unknown } | null;
+  return typeof b === "object" && b !== null && typeof b.event === "string" && b.event.includes(".") &&
+    typeof b.payload === "object" && b.payload !== null;
+}
+
+export function note(notes: unknown, key: string): string | undefined {
+  if (typeof notes !== "object" || notes === null || Array.isArray(notes)) return undefined;
+  const value = (notes as Record<string, unknown>)[key];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+export const RazorpayPayment = z.object({
+  id: providerId,
+  amount: amountMinor,
+  currency,
+  created_at: unixSeconds.optional(),
+  notes: Notes,
+});
+
+export const RazorpaySubscription = z.object({
+  id: providerId,
+  notes: Notes,
+});
+
+export const RazorpayRefund = z.object({
+  id: providerId,
+  payment_id: providerId,
+  amount: amountMinor,
+  currency,
+  created_at: unixSeconds.optional(),
+  notes: Notes,
+});
+
+export const envelope = <S extends z.ZodRawShape>(payload: S) =>
+  z.object({ event: z.string(), payload: z.object(payload), created_at: unixSeconds });
+
+export const entityOf = <T extends z.ZodType>(entity: T) => z.object({ entity });
+
+/** Reads `payload.<name>.entity` of a Razorpay envelope without validating anything else. */
+export function razorpayEntity(body: unknown, name: string): Record<string, unknown> | undefined {
+  const e = (body as { payload?: Record<string, { entity?: unknown }> } | null)?.payload?.[name]?.entity;
+  return typeof e === "object" && e !== null ? e as Record<string, unknown> : undefined;
+}
+
+export function stringField(obj: Record<string, unknown> | undefined, key: string): string | undefined {
+  const v = obj?.[key];
+  return typeof v === "string" && v !== "" ? v : undefined;
+}

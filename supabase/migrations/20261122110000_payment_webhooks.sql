@@ -1,0 +1,486 @@
+-- Inbound payment webhooks: what the checkout (subscription) provider and the card-payment provider tell
+-- us about money, kept so that nothing is lost, nothing is applied twice, and a failed write can be
+-- replayed.
+--
+-- Reading order: the state the domain tables gain (subscription states, refunds), the log every inbound
+-- payload lands in before anything is applied, then the functions that apply one logged event. The
+-- Edge Functions (checkout-webhook, payments-webhook) verify signatures and normalize the providers'
+-- shapes; everything that changes money rows happens in one statement here, so a payload is either
+-- applied completely and its log row marked processed, or not at all.
+
+-- Subscriptions ---------------------------------------------------------------------------------------
+-- Stored states of a recurring donation and how provider events map onto them (README has the table):
+--   pending        created at the provider, not yet authorized by the donor
+--   authenticated  mandate authorized, first charge not yet taken
+--   active         charging normally
+--   past_due       a charge failed; the provider is retrying
+--   paused         paused by donor or church
+--   halted         the provider stopped retrying after repeated failures
+--   cancelled      ended early (terminal)
+--   completed      all planned charges taken (terminal)
+alter table public.recurring_donations
+  add constraint recurring_donations_status_check check (
+    status in ('pending', 'authenticated', 'active', 'past_due', 'paused', 'halted', 'cancelled', 'completed')
+  ),
+  -- When the provider says the newest applied event happened: an older event arriving late never moves
+  -- the subscription back.
+  add column last_event_at timestamptz,
+  -- Consecutive failed charges; a successful charge resets it.
+  add column failure_count integer not null default 0 check (failure_count >= 0),
+  add column last_charged_at timestamptz;
+
+-- Webhook routing without an organization in the URL finds the organization by the provider's ids.
+create index recurring_donations_gateway_subscription_idx
+  on public.recurring_donations (gateway_subscription_id);
+create index donations_gateway_payment_idx on public.donations (gateway_payment_id)
+  where gateway_payment_id is not null;
+
+-- Refunds ---------------------------------------------------------------------------------------------
+-- A donation knows how much of it went back. The amount is derived from donation_refunds (sum of the
+-- processed ones), never incremented, so applying the same refund twice cannot count it twice.
+alter table public.donations
+  add column refunded_minor bigint not null default 0,
+  add column refund_status text not null default 'none',
+  add constraint donations_refunded_minor_check check (refunded_minor >= 0 and refunded_minor <= amount_minor),
+  add constraint donations_refund_status_check check (refund_status in ('none', 'partial', 'refunded')),
+  -- Target of the composite reference from donation_refunds, keeping refunds inside one organization.
+  add constraint donations_organization_id_id_key unique (organization_id, id);
+
+-- One row per provider refund. A refund may arrive before the payment it refunds (webhooks are not
+-- ordered): it is kept with donation_id null and attached when the payment is recorded.
+create table public.donation_refunds (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  donation_id uuid,
+  gateway_refund_id text not null,
+  gateway_payment_id text not null,
+  amount_minor bigint not null check (amount_minor > 0),
+  currency text not null check (currency ~ '^[A-Z]{3}$'),
+  -- pending -> processed | failed; the two outcomes are final.
+  status text not null check (status in ('pending', 'processed', 'failed')),
+  last_event_at timestamptz,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  unique (organization_id, gateway_refund_id),
+  -- A deleted donation leaves its refunds waiting, to be attached again if the payment is re-recorded.
+  foreign key (organization_id, donation_id) references public.donations (organization_id, id)
+    on delete set null (donation_id)
+);
+create index donation_refunds_payment_idx on public.donation_refunds (organization_id, gateway_payment_id);
+create index donation_refunds_donation_idx on public.donation_refunds (donation_id);
+create index donation_refunds_gateway_payment_idx on public.donation_refunds (gateway_payment_id);
+
+create trigger donation_refunds_fixed_org before update of organization_id on public.donation_refunds
+  for each row execute function private.forbid_organization_change();
+create trigger donation_refunds_touch before update on public.donation_refunds
+  for each row execute function private.touch_updated_at();
+
+-- Members of the organization read refunds; only the server writes them (no write policy).
+alter table public.donation_refunds enable row level security;
+revoke all on public.donation_refunds from anon;
+revoke insert, update, delete on public.donation_refunds from authenticated;
+grant select on public.donation_refunds to authenticated;
+create policy donation_refunds_select on public.donation_refunds
+  for select to authenticated
+  using (organization_id = (select private.active_organization_id()));
+
+-- The card-payment provider's secret ---------------------------------------------------------------------
+-- Same HMAC scheme as the checkout provider. Providers such as Razorpay give every webhook URL its own
+-- secret, so an organization may set one for payments-webhook; when it is null, webhook_secret is used.
+-- Admin-only like webhook_secret (organization_settings_admin is the table's only user policy).
+alter table public.organization_settings add column payments_webhook_secret text;
+
+-- The inbound log -----------------------------------------------------------------------------------------
+-- Every inbound payload that reached a known organization, or that could not be parsed, is written here
+-- in its own transaction before anything is applied. A valid-signature delivery claims its idempotency
+-- key (the Idempotency-Key header, or x-razorpay-event-id); unverified deliveries never claim a key, so
+-- a forged request cannot block the genuine one. (Unknown organizations are answered 404 and not logged:
+-- there is no tenant to show them to.)
+create table public.donation_payment_webhook_log (
+  id uuid primary key default gen_random_uuid(),
+  -- null when the organization could not be determined (e.g. a body that is not JSON, with no
+  -- organization in the URL)
+  organization_id uuid references public.organizations (id) on delete cascade,
+  provider text not null check (provider in ('checkout', 'payments')),
+  event text,
+  idempotency_key text,
+  -- The full body as JSON; raw_body keeps the text only when it is not JSON that jsonb can hold.
+  payload jsonb,
+  raw_body text,
+  -- The headers that matter for debugging (signature, idempotency, event id, content type, user agent).
+  headers jsonb not null default '{}'::jsonb,
+  -- true: verified with the organization's secret; false: wrong or missing signature; null: not checked.
+  signature_valid boolean,
+  -- received   stored, not applied yet (or an apply was interrupted)
+  -- processed  applied (or found to be stale/already applied): never applied again
+  -- unmatched  verified, but the subscription/payment it names does not exist (yet): replayable
+  -- failed     applying raised an error (in `error`): replayable, and a provider retry applies again
+  -- rejected   verified or unverifiable, but malformed or an unknown event: answered 400
+  -- unverified wrong or missing signature: answered 401, never applied
+  status text not null default 'received'
+    check (status in ('received', 'processed', 'unmatched', 'failed', 'rejected', 'unverified')),
+  error text,
+  result jsonb,
+  -- deliveries: how often the provider sent it; attempts: how often we tried to apply it.
+  deliveries integer not null default 1,
+  attempts integer not null default 0,
+  received_at timestamptz not null default now(),
+  last_received_at timestamptz not null default now(),
+  processed_at timestamptz,
+  updated_at timestamptz not null default now(),
+  check (payload is not null or raw_body is not null)
+);
+
+-- The idempotency guard: one verified, well-formed row per (organization, provider, key). Rejected rows
+-- stay out of it so that a corrected retry under the same key is still applied.
+create unique index donation_payment_webhook_log_idempotency_idx
+  on public.donation_payment_webhook_log (organization_id, provider, idempotency_key)
+  where signature_valid and status <> 'rejected';
+-- Webhook Logs lists an organization's newest rows; replay picks its failed and unmatched ones.
+create index donation_payment_webhook_log_org_idx
+  on public.donation_payment_webhook_log (organization_id, received_at desc);
+create index donation_payment_webhook_log_replayable_idx
+  on public.donation_payment_webhook_log (organization_id, received_at)
+  where status in ('failed', 'unmatched');
+
+create trigger donation_payment_webhook_log_fixed_org
+  before update of organization_id on public.donation_payment_webhook_log
+  for each row execute function private.forbid_organization_change();
+
+-- Payloads carry donors' names, e-mails and card details: organization admins only, read only.
+alter table public.donation_payment_webhook_log enable row level security;
+revoke all on public.donation_payment_webhook_log from anon;
+revoke insert, update, delete, truncate on public.donation_payment_webhook_log from authenticated;
+grant select on public.donation_payment_webhook_log to authenticated;
+create policy donation_payment_webhook_log_admin_select on public.donation_payment_webhook_log
+  for select to authenticated
+  using (organization_id = (select private.admin_organization_id()));
+
+-- Routing: which organizations could have sent this, with the secret to check it -------------------------
+-- The organization in the URL wins; otherwise one named in the payload; otherwise the organizations that
+-- know the subscription or payment id. Several candidates are possible (ids are unique per organization
+-- only): the caller keeps the one whose secret verifies the signature.
+create function private.inbound_webhook_targets(
+  p_provider text,
+  p_organization_id uuid,
+  p_subscription_id text,
+  p_payment_id text
+) returns table (organization_id uuid, secret text)
+language sql stable
+set search_path = ''
+as $$
+  with candidates as (
+    select p_organization_id as id where p_organization_id is not null
+    union
+    select rd.organization_id from public.recurring_donations rd
+    where p_organization_id is null and rd.gateway_subscription_id = p_subscription_id
+    union
+    select d.organization_id from public.donations d
+    where p_organization_id is null and d.gateway_payment_id = p_payment_id
+    union
+    select r.organization_id from public.donation_refunds r
+    where p_organization_id is null and r.gateway_payment_id = p_payment_id
+  )
+  select s.organization_id, t.secret
+  from candidates c
+  join public.organization_settings s on s.organization_id = c.id
+  cross join lateral (
+    select case when p_provider = 'payments' then coalesce(nullif(s.payments_webhook_secret, ''), s.webhook_secret)
+                else s.webhook_secret end as secret
+  ) t
+  where t.secret is not null and t.secret <> ''
+  limit 8
+$$;
+
+-- Refund arithmetic ---------------------------------------------------------------------------------------
+-- A payment and its refund may be applied at the same moment by two deliveries. Under read committed
+-- neither would see the other's uncommitted row, and the refund would stay unattached. Both paths take
+-- this lock on (organization, payment id) first, so the second waits and then sees the first.
+create function private.lock_gateway_payment(p_organization_id uuid, p_payment_id text)
+returns void
+language sql
+set search_path = ''
+as $$
+  select pg_advisory_xact_lock(hashtextextended(p_organization_id::text || '/' || p_payment_id, 7304))
+$$;
+
+-- Attaches the refunds of a payment to its donation and derives the refunded amount and state from them.
+create function private.settle_donation_refunds(p_organization_id uuid, p_payment_id text)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  d public.donations%rowtype;
+  total bigint;
+begin
+  select * into d from public.donations
+  where organization_id = p_organization_id and gateway_payment_id = p_payment_id
+  for update;
+  if not found then
+    return;
+  end if;
+  if exists (
+    select 1 from public.donation_refunds r
+    where r.organization_id = p_organization_id and r.gateway_payment_id = p_payment_id
+      and r.currency <> d.currency
+  ) then
+    raise exception 'refund currency differs from donation currency % for payment %', d.currency, p_payment_id
+      using errcode = '22023';
+  end if;
+  update public.donation_refunds r set donation_id = d.id
+  where r.organization_id = p_organization_id and r.gateway_payment_id = p_payment_id
+    and r.donation_id is null;
+  select coalesce(sum(r.amount_minor), 0) into total
+  from public.donation_refunds r
+  where r.organization_id = p_organization_id and r.gateway_payment_id = p_payment_id
+    and r.status = 'processed';
+  if total > d.amount_minor then
+    raise exception 'refunds (%) exceed the donation (%) for payment %', total, d.amount_minor, p_payment_id
+      using errcode = '22023';
+  end if;
+  update public.donations
+  set refunded_minor = total,
+      refund_status = case when total = 0 then 'none' when total < d.amount_minor then 'partial' else 'refunded' end
+  where id = d.id
+    and (refunded_minor, refund_status) is distinct from
+        (total, case when total = 0 then 'none' when total < d.amount_minor then 'partial' else 'refunded' end);
+end;
+$$;
+
+-- Records a provider payment as a donation exactly once (unique per organization and payment id), links
+-- it to its recurring donation when known, and settles refunds that arrived before it. Returns whether
+-- the donation was new.
+create function private.record_gateway_payment(
+  p_organization_id uuid,
+  p_recurring_donation_id uuid,
+  p_member_id uuid,
+  p_payment jsonb
+) returns boolean
+language plpgsql
+set search_path = ''
+as $$
+declare
+  inserted boolean;
+  payment_id text := p_payment ->> 'id';
+begin
+  perform private.lock_gateway_payment(p_organization_id, payment_id);
+  insert into public.donations as d (
+    organization_id, member_id, recurring_donation_id, amount_minor, currency, source,
+    gateway_payment_id, donated_at
+  ) values (
+    p_organization_id, p_member_id, p_recurring_donation_id, (p_payment ->> 'amount_minor')::bigint,
+    p_payment ->> 'currency', case when p_recurring_donation_id is null then 'online' else 'recurring' end,
+    payment_id, coalesce((p_payment ->> 'paid_at')::timestamptz, now())
+  )
+  on conflict (organization_id, gateway_payment_id) do nothing;
+  inserted := found;
+  if not inserted and p_recurring_donation_id is not null then
+    -- Known already as a one-off card payment: the subscription charge says it is recurring.
+    update public.donations
+    set recurring_donation_id = p_recurring_donation_id, source = 'recurring',
+        member_id = coalesce(member_id, p_member_id)
+    where organization_id = p_organization_id and gateway_payment_id = payment_id
+      and recurring_donation_id is null;
+  end if;
+  -- Only a payment with refunds waiting (or already attached) needs its refund arithmetic redone.
+  if exists (
+    select 1 from public.donation_refunds r
+    where r.organization_id = p_organization_id and r.gateway_payment_id = payment_id
+  ) then
+    perform private.settle_donation_refunds(p_organization_id, payment_id);
+  end if;
+  return inserted;
+end;
+$$;
+
+-- Applying one event ---------------------------------------------------------------------------------------
+-- A subscription event. p_change: {subscription_id, status, occurred_at, payment_failed, payment?}.
+-- Rules: cancelled and completed are final; an event older than the newest applied one changes no state;
+-- pending/authenticated are only reachable from pending/authenticated (a late "created" never undoes
+-- "active", even when both carry the same second). A charge records its donation whatever the order.
+create function private.apply_subscription_event(p_organization_id uuid, p_change jsonb)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  rd public.recurring_donations%rowtype;
+  target text := p_change ->> 'status';
+  occurred timestamptz := (p_change ->> 'occurred_at')::timestamptz;
+  failed boolean := coalesce((p_change ->> 'payment_failed')::boolean, false);
+  payment jsonb := p_change -> 'payment';
+  moves boolean;
+  donation_created boolean;
+begin
+  select * into rd from public.recurring_donations
+  where organization_id = p_organization_id and gateway_subscription_id = p_change ->> 'subscription_id'
+  for update;
+  if not found then
+    return jsonb_build_object('outcome', 'unmatched');
+  end if;
+
+  moves := rd.status not in ('cancelled', 'completed')
+    and (rd.last_event_at is null or occurred >= rd.last_event_at)
+    and (target not in ('pending', 'authenticated')
+         or (rd.status = 'pending') or (rd.status = 'authenticated' and target = 'authenticated'));
+
+  if moves then
+    update public.recurring_donations
+    set status = target,
+        last_event_at = greatest(coalesce(last_event_at, occurred), occurred),
+        failure_count = case when failed then failure_count + 1
+                             when payment is not null then 0 else failure_count end,
+        last_charged_at = case when payment is not null
+                               then greatest(coalesce(last_charged_at, occurred), occurred)
+                               else last_charged_at end
+    where id = rd.id;
+  end if;
+
+  if payment is not null then
+    donation_created := private.record_gateway_payment(p_organization_id, rd.id, rd.member_id, payment);
+  end if;
+
+  return jsonb_build_object(
+    'outcome', case when moves then 'applied' else 'stale' end,
+    'recurring_donation_id', rd.id,
+    'status', case when moves then target else rd.status end,
+    'donation_created', donation_created
+  );
+end;
+$$;
+
+-- A refund event. p_change: {refund: {id, payment_id, amount_minor, currency, status, occurred_at}}.
+-- The refund row moves pending -> processed | failed only; the donation's refunded amount is re-derived.
+create function private.apply_refund_event(p_organization_id uuid, p_change jsonb)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  r jsonb := p_change -> 'refund';
+  row_status text;
+  has_donation boolean;
+begin
+  perform private.lock_gateway_payment(p_organization_id, r ->> 'payment_id');
+  insert into public.donation_refunds as x (
+    organization_id, gateway_refund_id, gateway_payment_id, amount_minor, currency, status, last_event_at
+  ) values (
+    p_organization_id, r ->> 'id', r ->> 'payment_id', (r ->> 'amount_minor')::bigint, r ->> 'currency',
+    r ->> 'status', (r ->> 'occurred_at')::timestamptz
+  )
+  on conflict (organization_id, gateway_refund_id) do update
+  set status = excluded.status,
+      amount_minor = excluded.amount_minor,
+      last_event_at = excluded.last_event_at
+  where x.status = 'pending' and excluded.status <> 'pending'
+  returning x.status into row_status;
+  if row_status is null then
+    select status into row_status from public.donation_refunds
+    where organization_id = p_organization_id and gateway_refund_id = r ->> 'id';
+  end if;
+
+  perform private.settle_donation_refunds(p_organization_id, r ->> 'payment_id');
+  select exists (
+    select 1 from public.donations
+    where organization_id = p_organization_id and gateway_payment_id = r ->> 'payment_id'
+  ) into has_donation;
+
+  return jsonb_build_object(
+    'outcome', 'applied',
+    'refund_status', row_status,
+    -- false: the payment is not known yet; the refund waits and is settled when the payment arrives.
+    'donation_known', has_donation
+  );
+end;
+$$;
+
+-- A captured card payment. p_change: {payment: {id, amount_minor, currency, paid_at}, subscription_id?}.
+-- With a subscription id it is a recurring-payment notification: linked to that recurring donation, and
+-- unmatched (replayable) while the recurring donation does not exist.
+create function private.apply_payment_event(p_organization_id uuid, p_change jsonb)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  rd public.recurring_donations%rowtype;
+  created boolean;
+begin
+  if p_change ->> 'subscription_id' is not null then
+    select * into rd from public.recurring_donations
+    where organization_id = p_organization_id and gateway_subscription_id = p_change ->> 'subscription_id';
+    if not found then
+      return jsonb_build_object('outcome', 'unmatched');
+    end if;
+  end if;
+  created := private.record_gateway_payment(p_organization_id, rd.id, rd.member_id, p_change -> 'payment');
+  return jsonb_build_object('outcome', 'applied', 'donation_created', created, 'recurring_donation_id', rd.id);
+end;
+$$;
+
+-- Applies one logged delivery, at most once: the log row is locked, a processed row is left alone
+-- (a duplicate), otherwise the change is applied and the row marked in the same statement. If applying
+-- raises, nothing of it stays and the caller records the failure with mark_payment_webhook_failed.
+create function private.process_payment_webhook(p_log_id uuid, p_change jsonb)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  log public.donation_payment_webhook_log%rowtype;
+  applied jsonb;
+begin
+  select * into log from public.donation_payment_webhook_log where id = p_log_id for update;
+  if not found then
+    raise exception 'no webhook log row %', p_log_id using errcode = 'P0002';
+  end if;
+  if log.status = 'processed' then
+    return jsonb_build_object('outcome', 'duplicate');
+  end if;
+  if log.organization_id is null or log.signature_valid is not true then
+    raise exception 'webhook log row % is not a verified delivery', p_log_id using errcode = '22023';
+  end if;
+
+  applied := case p_change ->> 'kind'
+    when 'subscription' then private.apply_subscription_event(log.organization_id, p_change)
+    when 'refund' then private.apply_refund_event(log.organization_id, p_change)
+    when 'payment' then private.apply_payment_event(log.organization_id, p_change)
+  end;
+  if applied is null then
+    raise exception 'unknown change kind %', p_change ->> 'kind' using errcode = '22023';
+  end if;
+
+  update public.donation_payment_webhook_log
+  set status = case when applied ->> 'outcome' = 'unmatched' then 'unmatched' else 'processed' end,
+      result = applied,
+      error = null,
+      attempts = attempts + 1,
+      processed_at = case when applied ->> 'outcome' = 'unmatched' then null else now() end,
+      updated_at = now()
+  where id = p_log_id;
+  return applied;
+end;
+$$;
+
+create function private.mark_payment_webhook_failed(p_log_id uuid, p_error text)
+returns void
+language sql
+set search_path = ''
+as $$
+  update public.donation_payment_webhook_log
+  set status = 'failed', error = left(p_error, 2000), attempts = attempts + 1, updated_at = now()
+  where id = p_log_id and status <> 'processed'
+$$;
+
+-- Server-side only: these read secrets and write money rows. Postgres grants EXECUTE to PUBLIC by
+-- default, and `authenticated` has USAGE on schema private, so take it back explicitly.
+revoke all on function private.inbound_webhook_targets(text, uuid, text, text) from public, anon, authenticated;
+revoke all on function private.lock_gateway_payment(uuid, text) from public, anon, authenticated;
+revoke all on function private.settle_donation_refunds(uuid, text) from public, anon, authenticated;
+revoke all on function private.record_gateway_payment(uuid, uuid, uuid, jsonb) from public, anon, authenticated;
+revoke all on function private.apply_subscription_event(uuid, jsonb) from public, anon, authenticated;
+revoke all on function private.apply_refund_event(uuid, jsonb) from public, anon, authenticated;
+revoke all on function private.apply_payment_event(uuid, jsonb) from public, anon, authenticated;
+revoke all on function private.process_payment_webhook(uuid, jsonb) from public, anon, authenticated;
+revoke all on function private.mark_payment_webhook_failed(uuid, text) from public, anon, authenticated;

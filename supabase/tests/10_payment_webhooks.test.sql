@@ -1,0 +1,86 @@
+-- Payment webhook schema: the subscription states, refund arithmetic and the log's tenancy, checked in
+-- the database itself (the HTTP behaviour is in tests/*_webhook_test.ts).
+begin;
+select plan(14);
+
+-- Two organizations, each with an admin and a staff member.
+insert into auth.users (id, email, aud, role) values
+  ('00000000-0000-4000-8000-00000000000a', 'admin-a@example.org', 'authenticated', 'authenticated'),
+  ('00000000-0000-4000-8000-00000000000b', 'staff-a@example.org', 'authenticated', 'authenticated'),
+  ('00000000-0000-4000-8000-00000000000c', 'admin-b@example.org', 'authenticated', 'authenticated');
+insert into public.organizations (id, name) values
+  ('00000000-0000-4000-8000-0000000000a1', 'Church A'),
+  ('00000000-0000-4000-8000-0000000000b1', 'Church B');
+insert into public.profiles (user_id, organization_id, role) values
+  ('00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-0000000000a1', 'admin'),
+  ('00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-0000000000a1', 'staff'),
+  ('00000000-0000-4000-8000-00000000000c', '00000000-0000-4000-8000-0000000000b1', 'admin');
+insert into public.organization_settings (organization_id, webhook_secret) values
+  ('00000000-0000-4000-8000-0000000000a1', 'secret-a'),
+  ('00000000-0000-4000-8000-0000000000b1', 'secret-b');
+insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k1', '{"event":"created"}', true, 'processed');
+
+select throws_ok(
+  $$insert into public.recurring_donations (organization_id, gateway_subscription_id, status)
+    values ('00000000-0000-4000-8000-0000000000a1', 'sub_x', 'exploded')$$,
+  '23514', null, 'recurring_donations.status only takes the designed states');
+
+select throws_ok(
+  $$insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+    values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k1', '{}', true, 'received')$$,
+  '23505', null, 'one verified delivery per organization, provider and key');
+select lives_ok(
+  $$insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+    values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k1', '{}', false, 'unverified')$$,
+  'an unverified delivery does not occupy the key');
+select lives_ok(
+  $$insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+    values ('00000000-0000-4000-8000-0000000000a1', 'payments', 'k1', '{}', true, 'received')$$,
+  'keys are per provider');
+
+-- Refund arithmetic: processed refunds add up, a pending one does not count, overshooting fails.
+insert into public.donations (id, organization_id, amount_minor, currency, gateway_payment_id)
+values ('00000000-0000-4000-8000-0000000000d1', '00000000-0000-4000-8000-0000000000a1', 1000, 'INR', 'pay_1');
+select private.apply_refund_event('00000000-0000-4000-8000-0000000000a1',
+  '{"refund":{"id":"r1","payment_id":"pay_1","amount_minor":300,"currency":"INR","status":"processed","occurred_at":"2026-11-22T10:00:00Z"}}');
+select private.apply_refund_event('00000000-0000-4000-8000-0000000000a1',
+  '{"refund":{"id":"r2","payment_id":"pay_1","amount_minor":200,"currency":"INR","status":"pending","occurred_at":"2026-11-22T10:00:00Z"}}');
+select private.apply_refund_event('00000000-0000-4000-8000-0000000000a1',
+  '{"refund":{"id":"r1","payment_id":"pay_1","amount_minor":300,"currency":"INR","status":"processed","occurred_at":"2026-11-22T10:00:00Z"}}');
+select is(
+  (select (refunded_minor, refund_status)::text from public.donations where id = '00000000-0000-4000-8000-0000000000d1'),
+  '(300,partial)', 'a repeated refund counts once and a pending one not at all');
+select private.apply_refund_event('00000000-0000-4000-8000-0000000000a1',
+  '{"refund":{"id":"r2","payment_id":"pay_1","amount_minor":700,"currency":"INR","status":"processed","occurred_at":"2026-11-22T10:01:00Z"}}');
+select is(
+  (select (refunded_minor, refund_status)::text from public.donations where id = '00000000-0000-4000-8000-0000000000d1'),
+  '(1000,refunded)', 'pending -> processed completes the refund');
+select throws_ok(
+  $$select private.apply_refund_event('00000000-0000-4000-8000-0000000000a1',
+    '{"refund":{"id":"r3","payment_id":"pay_1","amount_minor":1,"currency":"INR","status":"processed","occurred_at":"2026-11-22T10:02:00Z"}}')$$,
+  '22023', null, 'refunds beyond the donation are refused');
+
+-- Tenancy of the log: organization admins only; staff, other organizations and anon see nothing.
+set local role authenticated;
+select set_config('request.jwt.claims',
+  '{"sub":"00000000-0000-4000-8000-00000000000a","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
+select is((select count(*)::int from public.donation_payment_webhook_log), 3, 'the admin of A sees A''s log');
+select throws_ok($$delete from public.donation_payment_webhook_log$$, '42501', null, 'nobody but the server writes the log');
+select throws_ok(
+  $$select * from private.inbound_webhook_targets('checkout', '00000000-0000-4000-8000-0000000000a1', null, null)$$,
+  '42501', null, 'users cannot call the secret lookup');
+select set_config('request.jwt.claims',
+  '{"sub":"00000000-0000-4000-8000-00000000000b","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
+select is((select count(*)::int from public.donation_payment_webhook_log), 0, 'staff of A see nothing');
+select is((select count(*)::int from public.donation_refunds), 2, 'staff of A see A''s refunds');
+select set_config('request.jwt.claims',
+  '{"sub":"00000000-0000-4000-8000-00000000000c","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
+select is((select count(*)::int from public.donation_payment_webhook_log), 0, 'the admin of B claiming A sees nothing');
+reset role;
+set local role anon;
+select throws_ok($$select count(*) from public.donation_payment_webhook_log$$, '42501', null, 'anon has no access');
+reset role;
+
+select * from finish();
+rollback;
