@@ -8,11 +8,12 @@ import { type ActorEnv, authenticate } from "./actor.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { Route } from "./route.ts";
 import { apiKeyRoutes } from "./routes/api_keys.ts";
+import { inboundLogRoutes } from "./routes/inbound_log.ts";
 
 export const API_VERSION = "1.0.0";
 
 export function routes(deps: AppDeps): Route[] {
-  return [...apiKeyRoutes(deps)];
+  return [...apiKeyRoutes(deps), ...inboundLogRoutes(deps)];
 }
 
 export function createApp(deps: AppDeps): Hono {
