@@ -2,6 +2,7 @@
 // http://127.0.0.1:54321/functions/v1/<name>, each mounted from its app module exactly as its index.ts
 // deploys it. Run through scripts/dev.sh, which prepares the database first.
 import { type AppDeps, runtimeDeps } from "../supabase/functions/_shared/app.ts";
+import { devJwtSecret } from "./dev-secret.ts";
 
 type Fetch = (req: Request) => Response | Promise<Response>;
 interface FunctionApp {
@@ -44,6 +45,10 @@ export function router(apps: Map<string, Fetch>): Fetch {
 }
 
 if (import.meta.main) {
+  // Supabase Auth does not run locally: tokens from `npm run dev:token` are signed with this secret.
+  if (!Deno.env.get("JWT_SECRET") && !Deno.env.get("SUPABASE_JWKS")) {
+    Deno.env.set("JWT_SECRET", await devJwtSecret());
+  }
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);
   const port = Number(Deno.env.get("PORT") ?? 54321);
