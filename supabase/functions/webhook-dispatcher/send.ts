@@ -1,0 +1,140 @@
+// One HTTP attempt of one delivery, reduced to an outcome the database understands. Never throws.
+//
+// - success is a 2xx status within the timeout (10 s by default); 3xx is a failure (redirects are not
+//   followed: a redirect could point anywhere, including at our own network);
+// - 410 Gone is "stop sending": the endpoint gets disabled;
+// - Retry-After (seconds or an HTTP date) on a failure is passed on; the database decides within the
+//   24-hour window;
+// - at most RESPONSE_READ_LIMIT bytes of the response are read (the first 1 KiB is kept), whatever the
+//   receiver sends, then the body is cancelled: memory stays flat against a huge or endless response.
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const EXCERPT_BYTES = 1024;
+/** Small bodies are read to the end so the connection can be reused; larger ones are cut off. */
+const RESPONSE_READ_LIMIT = 16 * 1024;
+
+export type Outcome = "delivered" | "failed" | "gone";
+
+export interface AttemptResult {
+  outcome: Outcome;
+  attempted_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+  retry_after_seconds: number | null;
+}
+
+export interface SendRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: Uint8Array;
+  timeoutMs: number;
+}
+
+/** Parses Retry-After: delta-seconds or an HTTP date; null when absent or unusable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
+  if (!value) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Math.min(Number(v), 7 * 86400);
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, Math.min(Math.ceil((at - now) / 1000), 7 * 86400));
+}
+
+function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `timeout: no response within ${timeoutMs} ms`;
+  if (err instanceof Error) {
+    // The name plus a short message: enough for Webhook Logs, no request data.
+    const msg = err.message.replace(/\s+/g, " ").slice(0, 300);
+    return `connection error: ${err.name}: ${msg}`;
+  }
+  return "connection error";
+}
+
+/** Reads up to RESPONSE_READ_LIMIT bytes, keeping the first EXCERPT_BYTES; cancels the rest. */
+async function readExcerpt(body: ReadableStream<Uint8Array> | null): Promise<string | null> {
+  if (!body) return null;
+  const reader = body.getReader();
+  const kept = new Uint8Array(EXCERPT_BYTES);
+  let keptLen = 0;
+  let total = 0;
+  try {
+    while (total < RESPONSE_READ_LIMIT) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (keptLen < EXCERPT_BYTES) {
+        const take = value.subarray(0, EXCERPT_BYTES - keptLen);
+        kept.set(take, keptLen);
+        keptLen += take.byteLength;
+      }
+    }
+    if (total >= RESPONSE_READ_LIMIT) await reader.cancel().catch(() => {});
+  } catch {
+    // A body cut short (timeout, reset) still leaves what arrived as the excerpt.
+    await reader.cancel().catch(() => {});
+  } finally {
+    reader.releaseLock();
+  }
+  if (keptLen === 0) return null;
+  // Postgres text cannot hold NUL; invalid UTF-8 becomes U+FFFD.
+  return new TextDecoder().decode(kept.subarray(0, keptLen)).replaceAll("\u0000", "");
+}
+
+export async function sendOnce(req: SendRequest, fetchFn: typeof fetch = fetch): Promise<AttemptResult> {
+  const started = Date.now();
+  const attempted_at = new Date(started).toISOString();
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, req.timeoutMs);
+  const base = { attempted_at, response_status: null, response_excerpt: null, retry_after_seconds: null };
+  try {
+    const res = await fetchFn(req.url, {
+      method: "POST",
+      headers: req.headers,
+      body: req.body as BodyInit,
+      redirect: "manual",
+      signal: controller.signal,
+    });
+    const status = res.status;
+    const excerpt = await readExcerpt(res.body);
+    const duration_ms = Date.now() - started;
+    if (status >= 200 && status < 300) {
+      return {
+        ...base,
+        outcome: "delivered",
+        duration_ms,
+        response_status: status,
+        error: null,
+        response_excerpt: excerpt,
+      };
+    }
+    const error = status >= 300 && status < 400
+      ? `redirect ${status} not followed${
+        res.headers.get("location") ? " (location: " + res.headers.get("location")!.slice(0, 200) + ")" : ""
+      }`
+      : `HTTP ${status}`;
+    return {
+      ...base,
+      outcome: status === 410 ? "gone" : "failed",
+      duration_ms,
+      response_status: status,
+      error,
+      response_excerpt: excerpt,
+      retry_after_seconds: parseRetryAfter(res.headers.get("retry-after")),
+    };
+  } catch (err) {
+    return {
+      ...base,
+      outcome: "failed",
+      duration_ms: Date.now() - started,
+      error: describe(err, timedOut, req.timeoutMs),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
