@@ -2,7 +2,7 @@
 -- endpoints, events, deliveries and attempts; staff, other organizations and anon read nothing, and
 -- nobody but the server writes the history), the outbox triggers, housekeeping, and the pg_cron jobs.
 begin;
-select plan(33);
+select plan(34);
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
 insert into auth.users (id, email) values
