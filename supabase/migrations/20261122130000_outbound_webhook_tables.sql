@@ -93,20 +93,18 @@ create table public.webhook_deliveries (
     references public.webhook_endpoints (organization_id, id) on delete cascade,
   check ((status in ('pending', 'retrying')) = (next_attempt_at is not null))
 );
--- The dispatcher's claim: due work in time order. Partial, so it holds only open deliveries and stays
--- small however many millions of finished ones accumulate.
+-- Every state change rewrites the row with a new next_attempt_at, so no update is HOT and each one
+-- inserts into every index of this table: keep them few. Four serve everything:
+--   primary key; (event_id, endpoint_id) unique, also the event foreign key's index and the way from an
+--   organization's events (webhook_events_organization_idx) to their deliveries in Webhook Logs;
+--   the endpoint's history; and the dispatcher's claim:
+create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at);
+-- Due work in time order. Partial, so it holds only open deliveries and stays small however many
+-- millions of finished ones accumulate. Housekeeping uses it too: an expired lease is a due row (a
+-- claim sets next_attempt_at = leased_until), and a retrying row past its window is due (retries are
+-- never scheduled past the window's end).
 create index webhook_deliveries_due_idx on public.webhook_deliveries (next_attempt_at)
   where status in ('pending', 'retrying');
--- Housekeeping: retrying deliveries whose 24-hour window may have closed.
-create index webhook_deliveries_window_idx on public.webhook_deliveries (first_attempt_at)
-  where status = 'retrying';
--- Housekeeping: leases that may have run out (only rows being sent carry one).
-create index webhook_deliveries_lease_idx on public.webhook_deliveries (leased_until)
-  where leased_until is not null;
--- Webhook Logs per endpoint, "recover failed since", and the fail-on-disable trigger.
-create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at);
--- Webhook Logs per organization, newest first.
-create index webhook_deliveries_organization_idx on public.webhook_deliveries (organization_id, created_at desc);
 
 -- Attempts -------------------------------------------------------------------------------------------
 create table public.webhook_delivery_attempts (
@@ -123,10 +121,9 @@ create table public.webhook_delivery_attempts (
   response_excerpt text,
   created_at timestamptz not null default now()
 );
+-- Attempts are read per delivery (the policy's organization_id filter rides along).
 create index webhook_delivery_attempts_delivery_idx
   on public.webhook_delivery_attempts (delivery_id, attempted_at);
-create index webhook_delivery_attempts_organization_idx
-  on public.webhook_delivery_attempts (organization_id, attempted_at desc);
 
 -- Endpoint bookkeeping ---------------------------------------------------------------------------------
 -- Enabling clears why it was disabled; disabling records when and why (an admin, or a 410 Gone).

@@ -53,6 +53,9 @@ returns table (
 language sql volatile security definer
 set search_path = ''
 as $$
+  -- Pick without locking (a plain index scan of the due index), then lock exactly the chosen rows,
+  -- skipping any another dispatcher holds. Locking is a write per row: lock only what is taken.
+  -- Under READ COMMITTED the lock re-checks the conditions on the row's latest version.
   with candidate as materialized (
     select d.id, d.endpoint_id, d.next_attempt_at
     from public.webhook_deliveries d
@@ -61,7 +64,6 @@ as $$
       and coalesce((in_flight ->> d.endpoint_id::text)::integer, 0) < per_endpoint
     order by d.next_attempt_at
     limit max_rows * 4
-    for update skip locked
   ), chosen as (
     select r.id
     from (
@@ -72,6 +74,13 @@ as $$
     where r.rn <= per_endpoint - coalesce((in_flight ->> r.endpoint_id::text)::integer, 0)
     order by r.next_attempt_at
     limit max_rows
+  ), locked as (
+    select d.id
+    from public.webhook_deliveries d
+    where d.id in (select id from chosen)
+      and d.status in ('pending', 'retrying')
+      and d.next_attempt_at <= now()
+    for update skip locked
   ), claim as (
     select gen_random_uuid() as token
   )
@@ -79,8 +88,8 @@ as $$
      set next_attempt_at = now() + make_interval(secs => lease_seconds),
          leased_until = now() + make_interval(secs => lease_seconds),
          lease_token = claim.token
-    from chosen, claim, public.webhook_endpoints e, public.webhook_events ev
-   where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
+    from locked, claim, public.webhook_endpoints e, public.webhook_events ev
+   where d.id = locked.id and e.id = d.endpoint_id and ev.id = d.event_id
   returning d.id, claim.token, d.endpoint_id, d.event_id, ev.type, e.url, e.secret,
             case when e.previous_secret_expires_at > now() then e.previous_secret end,
             d.attempt_count + 1, ev.payload::text
@@ -176,7 +185,7 @@ declare
 begin
   update public.webhook_deliveries
      set leased_until = null, lease_token = null
-   where status in ('pending', 'retrying') and leased_until < now();
+   where status in ('pending', 'retrying') and next_attempt_at <= now() and leased_until < now();
   get diagnostics expired = row_count;
 
   update public.webhook_deliveries
@@ -186,6 +195,7 @@ begin
          lease_token = null,
          last_error = coalesce(last_error || '; ', '') || 'retry window of 24 h closed'
    where status = 'retrying'
+     and next_attempt_at <= now()
      and first_attempt_at + private.webhook_retry_window() <= now()
      and (leased_until is null or leased_until < now());
   get diagnostics failed = row_count;

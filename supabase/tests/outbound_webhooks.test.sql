@@ -110,7 +110,9 @@ update public.webhook_deliveries
    set leased_until = now() - interval '1 minute', lease_token = gen_random_uuid(),
        next_attempt_at = now() - interval '1 minute'
  where organization_id = 'b0000000-0000-4000-8000-0000000000bb';
-update public.webhook_deliveries set first_attempt_at = now() - interval '25 hours'
+-- The clock moved 25 hours on: A's retrying deliveries are due and past their window.
+update public.webhook_deliveries
+   set first_attempt_at = now() - interval '25 hours', next_attempt_at = now() - interval '1 hour'
  where organization_id = 'a0000000-0000-4000-8000-0000000000aa' and status = 'retrying';
 select is(private.webhook_housekeeping(), '{"expired_leases": 1, "permanently_failed": 2}'::jsonb,
   'housekeeping expires leases and closes 24-hour windows');

@@ -220,7 +220,7 @@ export class DeliveryEngine {
       };
     }
     const body = encoder.encode(row.body);
-    const headers = await signedHeaders({
+    const headers = signedHeaders({
       eventId: row.event_id,
       eventType: row.event_type,
       secret: row.secret,

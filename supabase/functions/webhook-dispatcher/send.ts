@@ -53,8 +53,18 @@ function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
 }
 
 /** Reads up to RESPONSE_READ_LIMIT bytes, keeping the first EXCERPT_BYTES; cancels the rest. */
-async function readExcerpt(body: ReadableStream<Uint8Array> | null): Promise<string | null> {
+async function readExcerpt(res: Response): Promise<string | null> {
+  const body = res.body;
   if (!body) return null;
+  // A declared small length bounds the body (HTTP framing), so it can be read in one go.
+  const declared = Number(res.headers.get("content-length") ?? NaN);
+  if (declared >= 0 && declared <= RESPONSE_READ_LIMIT) {
+    try {
+      return decodeExcerpt(new Uint8Array(await res.arrayBuffer()).subarray(0, EXCERPT_BYTES));
+    } catch {
+      return null;
+    }
+  }
   const reader = body.getReader();
   const kept = new Uint8Array(EXCERPT_BYTES);
   let keptLen = 0;
@@ -77,9 +87,13 @@ async function readExcerpt(body: ReadableStream<Uint8Array> | null): Promise<str
   } finally {
     reader.releaseLock();
   }
-  if (keptLen === 0) return null;
+  return decodeExcerpt(kept.subarray(0, keptLen));
+}
+
+function decodeExcerpt(bytes: Uint8Array): string | null {
+  if (bytes.byteLength === 0) return null;
   // Postgres text cannot hold NUL; invalid UTF-8 becomes U+FFFD.
-  return new TextDecoder().decode(kept.subarray(0, keptLen)).replaceAll("\u0000", "");
+  return new TextDecoder().decode(bytes).replaceAll("\u0000", "");
 }
 
 export async function sendOnce(req: SendRequest, fetchFn: typeof fetch = fetch): Promise<AttemptResult> {
@@ -101,7 +115,7 @@ export async function sendOnce(req: SendRequest, fetchFn: typeof fetch = fetch):
       signal: controller.signal,
     });
     const status = res.status;
-    const excerpt = await readExcerpt(res.body);
+    const excerpt = await readExcerpt(res);
     const duration_ms = Date.now() - started;
     if (status >= 200 && status < 300) {
       return {
