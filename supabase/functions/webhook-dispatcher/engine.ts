@@ -12,7 +12,8 @@
 //   from one dispatcher; the rest of the `maxInFlight` slots keep serving everyone else.
 import type { Sql } from "../_shared/db.ts";
 import { checkTargetUrl, type TargetVerdict } from "../_shared/webhook_targets.ts";
-import { type AttemptResult, DEFAULT_TIMEOUT_MS, sendOnce } from "./send.ts";
+import { Http1Client } from "./http1.ts";
+import { type AttemptResult, DEFAULT_TIMEOUT_MS, sendHttp1, sendOnce } from "./send.ts";
 import { signedHeaders } from "./signing.ts";
 
 export interface EngineOptions {
@@ -31,6 +32,11 @@ export interface EngineOptions {
   /** Results are written when this many are waiting, or after `flushDelayMs`. */
   flushBatch?: number;
   flushDelayMs?: number;
+  /**
+   * "http1" (default): our HTTP/1.1 client, connecting to the exact address the target check approved.
+   * "fetch": the runtime's fetch (resolves the name again itself). Passing `fetch` implies "fetch".
+   */
+  transport?: "http1" | "fetch";
   fetch?: typeof fetch;
   resolve?: (host: string) => Promise<string[]>;
   log?: (event: Record<string, unknown>) => void;
@@ -91,6 +97,7 @@ export class DeliveryEngine {
   private saturated = new Set<string>();
   private readonly targetCache = new Map<string, { verdict: TargetVerdict; until: number }>();
   private stats: RunStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
+  private readonly http = new Http1Client();
 
   constructor(private readonly sql: Sql, private readonly opts: EngineOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -161,6 +168,7 @@ export class DeliveryEngine {
       while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
       await this.flush();
       await this.flushing;
+      this.http.close();
     }
     return { ...this.stats };
   }
@@ -228,7 +236,11 @@ export class DeliveryEngine {
       body,
       timestamp: Math.floor(Date.now() / 1000),
     });
-    return await sendOnce({ url: row.url, headers, body, timeoutMs: this.timeoutMs }, this.opts.fetch);
+    const request = { url: row.url, headers, body, timeoutMs: this.timeoutMs };
+    if (this.opts.transport === "fetch" || this.opts.fetch) return await sendOnce(request, this.opts.fetch);
+    // Connect to the address that was checked (prefer IPv4), not to whatever DNS says next.
+    const address = verdict.addresses.find((a) => !a.includes(":")) ?? verdict.addresses[0];
+    return await sendHttp1(this.http, { ...request, address });
   }
 
   /**

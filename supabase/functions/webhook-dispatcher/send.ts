@@ -8,6 +8,8 @@
 // - at most RESPONSE_READ_LIMIT bytes of the response are read (the first 1 KiB is kept), whatever the
 //   receiver sends, then the body is cancelled: memory stays flat against a huge or endless response.
 
+import type { Http1Client } from "./http1.ts";
+
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const EXCERPT_BYTES = 1024;
 /** Small bodies are read to the end so the connection can be reused; larger ones are cut off. */
@@ -96,59 +98,106 @@ function decodeExcerpt(bytes: Uint8Array): string | null {
   return new TextDecoder().decode(bytes).replaceAll("\u0000", "");
 }
 
-export async function sendOnce(req: SendRequest, fetchFn: typeof fetch = fetch): Promise<AttemptResult> {
-  const started = Date.now();
-  const attempted_at = new Date(started).toISOString();
+function classify(
+  base: { attempted_at: string; started: number },
+  status: number,
+  header: (name: string) => string | null | undefined,
+  excerpt: string | null,
+): AttemptResult {
+  const common = {
+    attempted_at: base.attempted_at,
+    duration_ms: Date.now() - base.started,
+    response_status: status,
+    response_excerpt: excerpt,
+  };
+  if (status >= 200 && status < 300) {
+    return { ...common, outcome: "delivered", error: null, retry_after_seconds: null };
+  }
+  const location = header("location");
+  const error = status >= 300 && status < 400
+    ? `redirect ${status} not followed${location ? ` (location: ${location.slice(0, 200)})` : ""}`
+    : `HTTP ${status}`;
+  return {
+    ...common,
+    outcome: status === 410 ? "gone" : "failed",
+    error,
+    retry_after_seconds: parseRetryAfter(header("retry-after") ?? null),
+  };
+}
+
+function failure(base: { attempted_at: string; started: number }, error: string): AttemptResult {
+  return {
+    outcome: "failed",
+    attempted_at: base.attempted_at,
+    duration_ms: Date.now() - base.started,
+    response_status: null,
+    error,
+    response_excerpt: null,
+    retry_after_seconds: null,
+  };
+}
+
+/** Runs `fn` with an AbortSignal that fires after `timeoutMs`; reports whether it fired. */
+async function withTimeout<T>(
+  timeoutMs: number,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<{ value?: T; error?: unknown; timedOut: boolean }> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    controller.abort();
-  }, req.timeoutMs);
-  const base = { attempted_at, response_status: null, response_excerpt: null, retry_after_seconds: null };
+    controller.abort(new Error("timeout"));
+  }, timeoutMs);
   try {
+    return { value: await fn(controller.signal), timedOut };
+  } catch (error) {
+    return { error, timedOut };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One attempt over fetch (used when WEBHOOKS_TRANSPORT=fetch). */
+export async function sendOnce(req: SendRequest, fetchFn: typeof fetch = fetch): Promise<AttemptResult> {
+  const started = Date.now();
+  const base = { attempted_at: new Date(started).toISOString(), started };
+  let result: AttemptResult | undefined;
+  const run = await withTimeout(req.timeoutMs, async (signal) => {
     const res = await fetchFn(req.url, {
       method: "POST",
       headers: req.headers,
       body: req.body as BodyInit,
       redirect: "manual",
-      signal: controller.signal,
+      signal,
     });
-    const status = res.status;
-    const excerpt = await readExcerpt(res);
-    const duration_ms = Date.now() - started;
-    if (status >= 200 && status < 300) {
-      return {
-        ...base,
-        outcome: "delivered",
-        duration_ms,
-        response_status: status,
-        error: null,
-        response_excerpt: excerpt,
-      };
-    }
-    const error = status >= 300 && status < 400
-      ? `redirect ${status} not followed${
-        res.headers.get("location") ? " (location: " + res.headers.get("location")!.slice(0, 200) + ")" : ""
-      }`
-      : `HTTP ${status}`;
-    return {
-      ...base,
-      outcome: status === 410 ? "gone" : "failed",
-      duration_ms,
-      response_status: status,
-      error,
-      response_excerpt: excerpt,
-      retry_after_seconds: parseRetryAfter(res.headers.get("retry-after")),
-    };
-  } catch (err) {
-    return {
-      ...base,
-      outcome: "failed",
-      duration_ms: Date.now() - started,
-      error: describe(err, timedOut, req.timeoutMs),
-    };
-  } finally {
-    clearTimeout(timer);
+    // Status and headers arrived in time: that decides the outcome; the excerpt is best effort.
+    result = classify(base, res.status, (n) => res.headers.get(n), null);
+    result.response_excerpt = await readExcerpt(res);
+  });
+  if (result) return result;
+  return failure(base, describe(run.error, run.timedOut, req.timeoutMs));
+}
+
+/** One attempt over the pinned HTTP/1.1 client (the default). */
+export async function sendHttp1(
+  client: Http1Client,
+  req: SendRequest & { address?: string },
+): Promise<AttemptResult> {
+  const started = Date.now();
+  const base = { attempted_at: new Date(started).toISOString(), started };
+  const run = await withTimeout(req.timeoutMs, (signal) =>
+    client.post({
+      url: new URL(req.url),
+      address: req.address,
+      headers: req.headers,
+      body: req.body,
+      signal,
+      readLimit: RESPONSE_READ_LIMIT,
+      excerptBytes: EXCERPT_BYTES,
+    }));
+  if (run.value) {
+    const res = run.value;
+    return classify(base, res.status, (n) => res.headers.get(n), decodeExcerpt(res.excerpt));
   }
+  return failure(base, describe(run.error, run.timedOut, req.timeoutMs));
 }
