@@ -53,9 +53,10 @@ returns table (
 language sql volatile security definer
 set search_path = ''
 as $$
-  -- Pick without locking (a plain index scan of the due index), then lock exactly the chosen rows,
-  -- skipping any another dispatcher holds. Locking is a write per row: lock only what is taken.
-  -- Under READ COMMITTED the lock re-checks the conditions on the row's latest version.
+  -- Candidates are locked as they are scanned, skipping rows another dispatcher holds, so concurrent
+  -- claims take different rows instead of colliding on the same few. FOR NO KEY UPDATE: the claim
+  -- changes no key, and this mode does not block the foreign-key checks of attempt inserts. Scanning
+  -- twice the batch leaves room for the per-endpoint cap without locking much that is not taken.
   with candidate as materialized (
     select d.id, d.endpoint_id, d.next_attempt_at
     from public.webhook_deliveries d
@@ -63,7 +64,8 @@ as $$
       and d.next_attempt_at <= now()
       and coalesce((in_flight ->> d.endpoint_id::text)::integer, 0) < per_endpoint
     order by d.next_attempt_at
-    limit max_rows * 4
+    limit max_rows * 2
+    for no key update skip locked
   ), chosen as (
     select r.id
     from (
@@ -74,13 +76,6 @@ as $$
     where r.rn <= per_endpoint - coalesce((in_flight ->> r.endpoint_id::text)::integer, 0)
     order by r.next_attempt_at
     limit max_rows
-  ), locked as (
-    select d.id
-    from public.webhook_deliveries d
-    where d.id in (select id from chosen)
-      and d.status in ('pending', 'retrying')
-      and d.next_attempt_at <= now()
-    for update skip locked
   ), claim as (
     select gen_random_uuid() as token
   )
@@ -88,8 +83,8 @@ as $$
      set next_attempt_at = now() + make_interval(secs => lease_seconds),
          leased_until = now() + make_interval(secs => lease_seconds),
          lease_token = claim.token
-    from locked, claim, public.webhook_endpoints e, public.webhook_events ev
-   where d.id = locked.id and e.id = d.endpoint_id and ev.id = d.event_id
+    from chosen, claim, public.webhook_endpoints e, public.webhook_events ev
+   where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
   returning d.id, claim.token, d.endpoint_id, d.event_id, ev.type, e.url, e.secret,
             case when e.previous_secret_expires_at > now() then e.previous_secret end,
             d.attempt_count + 1, ev.payload::text
