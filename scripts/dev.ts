@@ -68,7 +68,7 @@ if (import.meta.main) {
   );
   const dispatcher = Deno.env.get("WEBHOOKS_DEV_DISPATCH") === "false" ? undefined : startLocalDispatcher(
     deps.sql,
-    { allowPrivateTargets: deps.config.allowPrivateTargets },
+    { allowPrivateTargets: deps.config.allowPrivateTargets, transport: deps.config.webhooksTransport },
   );
   if (dispatcher) console.log("delivering outbound webhooks locally (on NOTIFY and every 500 ms)");
   const shutdown = () => {

@@ -197,6 +197,20 @@ Deno.test("webhook-dispatcher: bearer secret checked, bounded run, reports what 
     assert(Date.now() - started < 15000, "answered within its budget");
     await receiver.waitFor(1);
     assertEquals((await deliveriesOf(ep.id))[0]!.status, "delivered");
+
+    // An invocation stops claiming at max_deliveries (2 s of CPU per hosted request); the next one
+    // picks up the rest.
+    await sql()`insert into public.attendance (organization_id, member_id)
+                select ${tenant.organizationId}, ${m!.id} from generate_series(1, 3)`;
+    const capped = await post(
+      fn.base,
+      { authorization: `Bearer ${secret}` },
+      '{"stop_when_idle": true, "max_deliveries": 2}',
+    );
+    assertEquals((await capped.json()).claimed, 2);
+    const rest = await post(fn.base, { authorization: `Bearer ${secret}` }, '{"stop_when_idle": true}');
+    assertEquals((await rest.json()).claimed, 1);
+    await receiver.waitFor(4);
   } finally {
     await retireEndpoints(ep.id);
     await Promise.all([fn.close(), unconfigured.close(), receiver.close()]);

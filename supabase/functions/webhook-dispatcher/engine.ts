@@ -50,6 +50,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** While idle, look for due work (retries, expired leases) this often even without a wake-up. */
   pollMs?: number;
+  /** Claim at most this many in this run (an Edge Function invocation has 2 s of CPU time). */
+  maxDeliveries?: number;
 }
 
 export interface RunStats {
@@ -122,8 +124,10 @@ export class DeliveryEngine {
   async run(options: RunOptions = {}): Promise<RunStats> {
     this.stats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
     const pollMs = options.pollMs ?? 1000;
+    const max = options.maxDeliveries ?? Infinity;
     const stopping = () =>
-      options.signal?.aborted || (options.deadline !== undefined && Date.now() >= options.deadline);
+      options.signal?.aborted || (options.deadline !== undefined && Date.now() >= options.deadline) ||
+      this.stats.claimed >= max;
     const onAbort = () => this.wakeUp?.();
     options.signal?.addEventListener("abort", onAbort);
     let mayHaveWork = true;
@@ -134,7 +138,7 @@ export class DeliveryEngine {
     try {
       while (!stopping()) {
         this.woken = false;
-        const free = this.maxInFlight - this.inFlightTotal;
+        const free = Math.min(this.maxInFlight - this.inFlightTotal, max - this.stats.claimed);
         if (mayHaveWork && (free >= minClaim || (free > 0 && this.inFlightTotal === 0))) {
           let rows: Claimed[];
           try {
