@@ -197,6 +197,16 @@ export class DeliveryEngine {
     this.inFlight.set(row.endpoint_id, (this.inFlight.get(row.endpoint_id) ?? 0) + 1);
     this.inFlightTotal++;
     const p: Promise<void> = this.attempt(row)
+      // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
+      .catch((err): AttemptResult => ({
+        outcome: "failed",
+        attempted_at: new Date().toISOString(),
+        duration_ms: 0,
+        response_status: null,
+        error: `internal error: ${errorText(err)}`.slice(0, 300),
+        response_excerpt: null,
+        retry_after_seconds: null,
+      }))
       .then((result) =>
         this.record({
           ...result,
