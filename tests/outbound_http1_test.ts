@@ -133,6 +133,31 @@ Deno.test("a receiver that closes its kept-alive connection gets a fresh one, no
   }
 });
 
+Deno.test("a 2xx whose body stalls past the timeout still counts; a stalled head does not", async () => {
+  const stalledBody = rawServer("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npart");
+  const stalledHead = rawServer("HTTP/1.1 200 O");
+  const client = new Http1Client();
+  try {
+    const send = (port: number) =>
+      sendHttp1(client, {
+        url: `http://127.0.0.1:${port}/hook`,
+        headers: {},
+        body: encoder.encode("{}"),
+        timeoutMs: 300,
+      });
+    const body = await send(stalledBody.port);
+    assertEquals(body.outcome, "delivered");
+    assertEquals(body.response_status, 200);
+    const head = await send(stalledHead.port);
+    assertEquals(head.outcome, "failed");
+    assertEquals(head.error, "timeout: no response within 300 ms");
+  } finally {
+    client.close();
+    stalledBody.close();
+    stalledHead.close();
+  }
+});
+
 Deno.test("a huge or endless response is read only up to the limit, and the delivery still counts", async () => {
   const tenant = await createTenant();
   let pulled = 0;

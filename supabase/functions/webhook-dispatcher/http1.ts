@@ -34,6 +34,8 @@ export interface Http1Request {
   /** Bytes of the response body read at most (the rest is not read; the connection is closed). */
   readLimit: number;
   excerptBytes: number;
+  /** Called as soon as the final response head is parsed, before the body is read. */
+  onHead?: (status: number, headers: Map<string, string>) => void;
 }
 
 interface Connection {
@@ -259,6 +261,7 @@ async function exchange(
     }
     if (status >= 200 || status === 101) break;
   }
+  req.onHead?.(status, headers);
 
   const excerpt = new Uint8Array(req.excerptBytes);
   let kept = 0;

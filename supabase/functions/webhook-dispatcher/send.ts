@@ -185,8 +185,10 @@ export async function sendHttp1(
 ): Promise<AttemptResult> {
   const started = Date.now();
   const base = { attempted_at: new Date(started).toISOString(), started };
+  let head: { status: number; headers: Map<string, string> } | undefined;
   const run = await withTimeout(req.timeoutMs, (signal) =>
     client.post({
+      onHead: (status, headers) => (head = { status, headers }),
       url: new URL(req.url),
       address: req.address,
       headers: req.headers,
@@ -199,5 +201,7 @@ export async function sendHttp1(
     const res = run.value;
     return classify(base, res.status, (n) => res.headers.get(n), decodeExcerpt(res.excerpt));
   }
+  // The status arrived in time and only the body was slow or cut: the status decides, as with fetch.
+  if (head) return classify(base, head.status, (n) => head!.headers.get(n), null);
   return failure(base, describe(run.error, run.timedOut, req.timeoutMs));
 }
