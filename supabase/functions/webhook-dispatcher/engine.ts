@@ -6,8 +6,9 @@
 // - at least once: a delivery is final only once its outcome is written; a claim is a lease
 //   (private.webhook_claim), so a dispatcher that dies mid-batch loses nothing, its work is due again
 //   when the lease runs out;
-// - never the same delivery twice at once: rows are claimed FOR UPDATE SKIP LOCKED and stay leased for
-//   longer than an attempt can take (timeout + margin); every claimed delivery starts sending at once;
+// - never the same delivery twice at once: rows are claimed with FOR NO KEY UPDATE SKIP LOCKED (the
+//   FOR UPDATE lock that does not block foreign-key checks) and stay leased for longer than an attempt
+//   can take (timeout + 30 s); every claimed delivery starts sending at once, never queued behind others;
 // - one slow endpoint cannot starve the others: at most `perEndpoint` of its deliveries are in flight
 //   from one dispatcher; the rest of the `maxInFlight` slots keep serving everyone else.
 import type { Sql } from "../_shared/db.ts";
@@ -95,7 +96,7 @@ export class DeliveryEngine {
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private wakeUp: (() => void) | undefined;
   private woken = false;
-  /** Endpoints left out of the last claim because they were full; a slot freeing there means work. */
+  /** Endpoints the per-endpoint cap held back in the last claim; a slot freeing there means work. */
   private saturated = new Set<string>();
   private readonly targetCache = new Map<string, { verdict: TargetVerdict; until: number }>();
   private stats: RunStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
