@@ -279,7 +279,10 @@ async function exchange(
   const te = (headers.get("transfer-encoding") ?? "").toLowerCase();
   const length = headers.get("content-length");
   let budget = req.readLimit;
-  if (status === 204 || status === 304 || status < 200) {
+  if (status === 101) {
+    // Switching protocols: the connection is no longer HTTP; nothing more to read from it.
+    reusable = false;
+  } else if (status === 204 || status === 304) {
     // no body
   } else if (te.includes("chunked")) {
     for (;;) {
