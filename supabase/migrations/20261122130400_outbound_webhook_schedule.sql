@@ -6,7 +6,9 @@
 --                         secret read from Vault, as in Supabase's "Scheduling Edge Functions" guide.
 --                         One invocation delivers up to 3,000 (an Edge Function request has 2 s of
 --                         CPU); with a bigger backlog it starts one more per 3,000 due, up to 8, which
---                         share the work without colliding (claims skip each other's rows).
+--                         share the work without colliding (claims skip each other's rows). Each
+--                         runs for up to 100 s, so successive minutes overlap and new events go out
+--                         within about a second on hosted projects too.
 --                         Where pg_net or the Vault secrets are missing (a local database) it does
 --                         nothing; the dev server dispatches locally on NOTIFY instead.
 --
@@ -51,7 +53,7 @@ begin
         url := $1,
         headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || $2),
         body := jsonb_build_object('max_deliveries', 3000),
-        timeout_milliseconds := 60000)$q$
+        timeout_milliseconds := 120000)$q$
       using rtrim(project_url, '/') || '/functions/v1/webhook-dispatcher', dispatch_secret;
   end loop;
   return invocations;

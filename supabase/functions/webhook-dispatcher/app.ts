@@ -2,7 +2,7 @@
 // `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`. Each call delivers for a bounded stretch and
 // answers before the Edge Function wall-clock limit with what it did.
 //
-//   POST /webhook-dispatcher   body (optional): {"budget_ms": 45000, "stop_when_idle": false,
+//   POST /webhook-dispatcher   body (optional): {"budget_ms": 100000, "stop_when_idle": false,
 //                                                 "max_deliveries": 3000}
 import type { Hono } from "hono";
 import { z } from "zod";
@@ -12,8 +12,12 @@ import { badRequest, serviceUnavailable, unauthorized } from "../_shared/errors.
 import { bytesEqual } from "../_shared/hmac.ts";
 import { DeliveryEngine, type EngineOptions } from "./engine.ts";
 
-/** Default time one invocation may take: well inside the platform's 150 s wall clock and cron's minute. */
-export const DEFAULT_BUDGET_MS = 45_000;
+/**
+ * Default time one invocation may take: inside the platform's 150 s wall clock and pg_net's 120 s
+ * timeout, and longer than cron's minute, so consecutive invocations overlap and one is always
+ * claiming (each stops claiming a timeout before its end).
+ */
+export const DEFAULT_BUDGET_MS = 100_000;
 /**
  * Default deliveries per invocation: hosted Edge Functions get 2 s of CPU per request and a delivery
  * costs a few hundred microseconds, so one invocation stops well short of that. More backlog is met
