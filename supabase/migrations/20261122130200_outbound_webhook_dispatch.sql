@@ -26,7 +26,7 @@ as $$
                                * (0.75 + random() * 0.5))
 $$;
 
--- Claims due deliveries for one dispatcher: FOR UPDATE SKIP LOCKED, so dispatchers running at once
+-- Claims due deliveries for one dispatcher: FOR (NO KEY) UPDATE SKIP LOCKED, so dispatchers running at once
 -- never claim the same row, and a lease: next_attempt_at moves `lease_seconds` ahead, so the row is not
 -- due for anyone else until then. A dispatcher that dies mid-batch just lets its leases run out.
 --
