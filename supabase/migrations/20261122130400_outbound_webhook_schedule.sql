@@ -16,7 +16,10 @@
 --   select vault.create_secret('https://<project-ref>.supabase.co', 'project_url');
 --   select vault.create_secret('<WEBHOOK_DISPATCH_SECRET>', 'webhook_dispatch_secret');
 
-create extension if not exists pg_cron;
+-- As Supabase's Cron module installs it (a no-op where it is already enabled).
+create extension if not exists pg_cron with schema pg_catalog;
+grant usage on schema cron to postgres;
+grant all privileges on all tables in schema cron to postgres;
 
 create function private.webhook_invoke_dispatcher() returns integer
 language plpgsql volatile security definer
