@@ -2,7 +2,7 @@
 -- endpoints, events, deliveries and attempts; staff, other organizations and anon read nothing, and
 -- nobody but the server writes the history), the outbox triggers, housekeeping, and the pg_cron jobs.
 begin;
-select plan(34);
+select plan(37);
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
 insert into auth.users (id, email) values
@@ -103,7 +103,15 @@ reset role;
 
 set local role anon;
 select throws_ok($$select count(*) from public.webhook_endpoints$$, '42501', null, 'anon has no access');
+select throws_ok($$select public.webhook_send_test_event('a0000000-0000-4000-8000-0000000000e1')$$, '42501', null,
+  'anon cannot run operations');
 reset role;
+select ok(not has_function_privilege('authenticated', 'private.webhook_record_results(jsonb)', 'execute')
+  and not has_function_privilege('authenticated', 'private.webhook_housekeeping()', 'execute')
+  and not has_function_privilege('authenticated', 'private.webhook_enqueue(text, jsonb)', 'execute'),
+  'users cannot record results, run housekeeping or forge events');
+select ok(not has_function_privilege('anon', 'public.webhook_rotate_secret(uuid, interval, text)', 'execute'),
+  'anon cannot rotate secrets');
 
 -- Housekeeping ----------------------------------------------------------------------------------------
 update public.webhook_deliveries
