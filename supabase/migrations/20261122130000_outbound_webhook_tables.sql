@@ -150,7 +150,8 @@ create trigger webhook_endpoints_fixed_org before update of organization_id on p
   for each row execute function private.forbid_organization_change();
 
 -- A disabled endpoint gets nothing more: its open deliveries end now, saying why, and can be brought
--- back with webhook_recover_failed() once it is enabled again.
+-- back with webhook_recover_failed() once it is enabled again. Leases are kept: a delivery still in
+-- flight must not be sent again by a recover before that attempt is over.
 create function private.webhook_endpoint_after_disable() returns trigger
 language plpgsql security definer
 set search_path = ''
@@ -159,8 +160,6 @@ begin
   update public.webhook_deliveries d
      set status = 'permanently_failed',
          next_attempt_at = null,
-         leased_until = null,
-         lease_token = null,
          last_error = 'endpoint disabled: ' || coalesce(new.disabled_reason, 'disabled')
    where d.endpoint_id = new.id and d.status in ('pending', 'retrying');
   return null;

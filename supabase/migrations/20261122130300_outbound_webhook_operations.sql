@@ -47,9 +47,11 @@ begin
   if d.status in ('pending', 'retrying') and d.leased_until > now() then
     return;
   end if;
+  -- Not before an attempt still in flight is over (its lease), and fenced: a late result of that
+  -- attempt no longer moves the state.
   update public.webhook_deliveries
-     set status = 'pending', next_attempt_at = now(), first_attempt_at = null,
-         leased_until = null, lease_token = null, delivered_at = null
+     set status = 'pending', next_attempt_at = greatest(now(), coalesce(leased_until, now())),
+         first_attempt_at = null, leased_until = null, lease_token = null, delivered_at = null
    where id = delivery_id;
   perform pg_notify('webhook_deliveries', 'redeliver');
 end;
@@ -72,8 +74,8 @@ begin
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
   end if;
   update public.webhook_deliveries d
-     set status = 'pending', next_attempt_at = now(), first_attempt_at = null,
-         leased_until = null, lease_token = null
+     set status = 'pending', next_attempt_at = greatest(now(), coalesce(d.leased_until, now())),
+         first_attempt_at = null, leased_until = null, lease_token = null
    where d.endpoint_id = ep.id and d.status = 'permanently_failed' and d.created_at >= since;
   get diagnostics recovered = row_count;
   if recovered > 0 then

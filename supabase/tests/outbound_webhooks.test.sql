@@ -2,7 +2,7 @@
 -- endpoints, events, deliveries and attempts; staff, other organizations and anon read nothing, and
 -- nobody but the server writes the history), the outbox triggers, housekeeping, and the pg_cron jobs.
 begin;
-select plan(37);
+select plan(39);
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
 insert into auth.users (id, email) values
@@ -135,6 +135,24 @@ update public.webhook_endpoints set enabled = false where id = 'b0000000-0000-40
 select is((select status || ' / ' || last_error from public.webhook_deliveries
   where organization_id = 'b0000000-0000-4000-8000-0000000000bb'),
   'permanently_failed / endpoint disabled: disabled by an administrator', 'disable ends open deliveries');
+
+-- A delivery in flight when its endpoint is disabled is not sent again by a recover before that
+-- attempt's lease is over.
+insert into public.webhook_endpoints (id, organization_id, url, events) values
+  ('a0000000-0000-4000-8000-0000000000e3', 'a0000000-0000-4000-8000-0000000000aa', 'https://a3.example.org/h',
+   array['attendance.marked']);
+insert into public.attendance (organization_id, member_id)
+  values ('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000c1');
+update public.webhook_deliveries set leased_until = now() + interval '30 seconds', lease_token = gen_random_uuid(),
+  next_attempt_at = now() + interval '30 seconds'
+ where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
+update public.webhook_endpoints set enabled = false where id = 'a0000000-0000-4000-8000-0000000000e3';
+update public.webhook_endpoints set enabled = true where id = 'a0000000-0000-4000-8000-0000000000e3';
+select is(public.webhook_recover_failed('a0000000-0000-4000-8000-0000000000e3', now() - interval '1 hour'), 1,
+  'recover brings the delivery back');
+select ok((select next_attempt_at >= now() + interval '29 seconds' and lease_token is null
+  from public.webhook_deliveries where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3'),
+  'but not before the in-flight attempt''s lease ends, and that attempt can no longer move the state');
 
 -- Scheduling ----------------------------------------------------------------------------------------
 select is((select schedule from cron.job where jobname = 'webhook-housekeeping'), '* * * * *',
