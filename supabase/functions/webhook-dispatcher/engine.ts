@@ -149,7 +149,7 @@ export class DeliveryEngine {
             // Database unreachable: back off and try again; nothing is lost, nothing was claimed.
             claimErrors++;
             this.log({ level: "error", msg: "claim failed", error: errorText(err) });
-            await this.sleep(Math.min(100 * 2 ** claimErrors, 5000), options.deadline);
+            if (!stopping()) await this.sleep(Math.min(100 * 2 ** claimErrors, 5000), options.deadline);
             continue;
           }
           for (const row of rows) this.start(row);

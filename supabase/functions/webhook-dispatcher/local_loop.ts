@@ -19,20 +19,33 @@ export function startLocalDispatcher(
   const engine = new DeliveryEngine(sql, options);
   const log = options.log ?? ((e: Record<string, unknown>) => console.error(JSON.stringify(e)));
   const controller = new AbortController();
-  // postgres.js keeps the LISTEN connection up and re-listens after a reconnect. If the database is
-  // down at start, the poll still runs and the engine backs off on its own.
-  const listening = sql.listen(NOTIFY_CHANNEL, () => engine.wake())
-    .catch((err) => {
-      log({ level: "error", msg: "LISTEN failed; polling only", error: String(err) });
-      return undefined;
-    });
+  // LISTEN once the database answers: postgres.js re-listens by itself after a lost connection, but a
+  // LISTEN that failed at start leaves retry timers behind. Until it is up, the poll does the work.
+  let listener: { unlisten(): Promise<void> } | undefined;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let warned = false;
+  const listen = async () => {
+    try {
+      await sql`select 1`;
+      if (controller.signal.aborted) return;
+      listener = await sql.listen(NOTIFY_CHANNEL, () => engine.wake());
+      engine.wake();
+    } catch (err) {
+      if (!warned) log({ level: "error", msg: "LISTEN not established yet; polling", error: String(err) });
+      warned = true;
+      if (!controller.signal.aborted) retry = setTimeout(listen, 2000);
+    }
+  };
+  const listening = listen();
   const running = engine.run({ signal: controller.signal, pollMs: options.pollMs ?? 500 });
   return {
     engine,
     async stop() {
       controller.abort();
+      clearTimeout(retry);
       await running;
-      await (await listening)?.unlisten().catch(() => {});
+      await listening;
+      await listener?.unlisten().catch(() => {});
     },
   };
 }
