@@ -72,6 +72,31 @@ Deno.test("the dev server delivers outbound webhooks locally and still shuts dow
   }
 });
 
+Deno.test("with the database down, the dev server still serves and stops promptly on SIGINT", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "scripts/dev.ts"],
+    cwd: root,
+    env: { SUPABASE_DB_URL: "postgresql://postgres@127.0.0.1:1/postgres", PORT: "0" },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!out.includes("delivering outbound webhooks locally")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += value;
+  }
+  await new Promise((r) => setTimeout(r, 1500)); // a few failed claims and LISTEN attempts
+  const started = Date.now();
+  child.kill("SIGINT");
+  const status = await child.status;
+  reader.releaseLock();
+  await child.stdout.cancel().catch(() => {});
+  assertEquals(status.code, 0);
+  assert(Date.now() - started < 5000, `stopped in ${Date.now() - started} ms`);
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });
