@@ -38,7 +38,12 @@ Deno.test("the dev server delivers outbound webhooks locally and still shuts dow
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "scripts/dev.ts"],
     cwd: root,
-    env: { SUPABASE_DB_URL: testDbUrl(), PORT: "0", WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" },
+    env: {
+      SUPABASE_DB_URL: testDbUrl(),
+      PORT: "0",
+      WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+      JWT_SECRET: "local-test-secret-with-32-characters!!",
+    },
     stdout: "piped",
     stderr: "null",
   }).spawn();
@@ -76,7 +81,11 @@ Deno.test("with the database down, the dev server still serves and stops promptl
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "scripts/dev.ts"],
     cwd: root,
-    env: { SUPABASE_DB_URL: "postgresql://postgres@127.0.0.1:1/postgres", PORT: "0" },
+    env: {
+      SUPABASE_DB_URL: "postgresql://postgres@127.0.0.1:1/postgres",
+      PORT: "0",
+      JWT_SECRET: "local-test-secret-with-32-characters!!",
+    },
     stdout: "piped",
     stderr: "null",
   }).spawn();

@@ -69,7 +69,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
         tx.unsafe<Row[]>(
           `select ${COLUMNS} from public.donation_payment_webhook_log
            where ($1::text is null or provider = $1) and ($2::text is null or status = $2)
-             and ($3::timestamptz is null or (received_at, id) < ($3::timestamptz, $4::uuid))
+             and ($3::text is null or (received_at, id) < ($3::text::timestamptz, $4::uuid))
            order by received_at desc, id desc limit $5`,
           [q.provider ?? null, q.status ?? null, cursor?.[0] ?? null, cursor?.[1] ?? null, q.limit + 1],
         ));
