@@ -2,29 +2,16 @@
 // an integrator's REST-hook flow with an API key, and every route tried by callers who must be refused.
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { addMember, closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
-import { serveFunction } from "./helpers/server.ts";
 import { startReceiver } from "./helpers/receiver.ts";
-import { testConfig, tokenFor } from "./helpers/tokens.ts";
+import { tokenFor } from "./helpers/tokens.ts";
+import { startWebhooksApi } from "./helpers/webhooks_api.ts";
 import { testEngine } from "./helpers/outbound.ts";
-import { createApp, routes } from "../supabase/functions/webhooks/app.ts";
+import { routes } from "../supabase/functions/webhooks/app.ts";
 import type { AppDeps } from "../supabase/functions/_shared/app.ts";
-import { createSql, createUserSql } from "../supabase/functions/_shared/db.ts";
 import { hmacSha256Hex } from "../supabase/functions/_shared/hmac.ts";
 import { EVENT_CATALOGUE } from "../supabase/functions/webhooks/catalogue.ts";
 
-async function start() {
-  const config = await testConfig({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
-  const appSql = createSql(config.dbUrl, { max: 4 });
-  const userSql = createUserSql(config.dbUrl, { max: 4 });
-  const server = await serveFunction("webhooks", createApp({ config, sql: appSql, userSql }));
-  return {
-    base: server.base,
-    close: async () => {
-      await server.close();
-      await Promise.all([appSql.end(), userSql.end()]);
-    },
-  };
-}
+const start = () => startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
 
 const json = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
 const drain = () => testEngine().run({ stopWhenIdle: true });
@@ -154,10 +141,7 @@ Deno.test("admin walkthrough: create, receive, inspect, redeliver, test, rotate,
 });
 
 Deno.test("URLs that would reach private networks are refused, naming the field", async () => {
-  const config = await testConfig({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "false" });
-  const appSql = createSql(config.dbUrl, { max: 2 });
-  const userSql = createUserSql(config.dbUrl, { max: 2 });
-  const server = await serveFunction("webhooks", createApp({ config, sql: appSql, userSql }));
+  const server = await startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "false" });
   try {
     const a = await createTenant();
     const admin = json(await tokenFor(a.admin, a.organizationId));
@@ -179,7 +163,6 @@ Deno.test("URLs that would reach private networks are refused, naming the field"
     assertEquals(n!.n, 0);
   } finally {
     await server.close();
-    await Promise.all([appSql.end(), userSql.end()]);
   }
 });
 

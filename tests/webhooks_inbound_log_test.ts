@@ -4,24 +4,20 @@
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, sql } from "./helpers/db.ts";
 import { serveFunction } from "./helpers/server.ts";
-import { testConfig, tokenFor } from "./helpers/tokens.ts";
+import { tokenFor } from "./helpers/tokens.ts";
+import { startWebhooksApi } from "./helpers/webhooks_api.ts";
 import { createSubscription, deliver, paymentTenant } from "./helpers/payments.ts";
-import { createApp as createWebhooksApp } from "../supabase/functions/webhooks/app.ts";
 import { createApp as createCheckoutApp } from "../supabase/functions/checkout-webhook/app.ts";
-import { createSql, createUserSql } from "../supabase/functions/_shared/db.ts";
 
 async function start() {
-  const config = await testConfig();
-  const appSql = createSql(config.dbUrl, { max: 4 });
-  const userSql = createUserSql(config.dbUrl, { max: 4 });
-  const api = await serveFunction("webhooks", createWebhooksApp({ config, sql: appSql, userSql }));
-  const checkout = await serveFunction("checkout-webhook", createCheckoutApp({ config, sql: appSql }));
+  const api = await startWebhooksApi();
+  const checkout = await serveFunction("checkout-webhook", createCheckoutApp(api.deps));
   return {
     api: api.base,
     checkout: checkout.base,
     close: async () => {
-      await Promise.all([api.close(), checkout.close()]);
-      await Promise.all([appSql.end(), userSql.end()]);
+      await checkout.close();
+      await api.close();
     },
   };
 }
