@@ -2,12 +2,11 @@
 // subscription is an ordinary endpoint for one event, so it is delivered, retried, logged and disabled
 // on 410 Gone like any other.
 import { z } from "zod";
-import { notFound } from "../../_shared/errors.ts";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { EVENT_EXAMPLES } from "../catalogue.ts";
 import { EventType, Subscribe } from "../schemas.ts";
-import { assertSafeTarget, createEndpoint } from "./endpoints.ts";
+import { assertSafeTarget, createEndpoint, deleteEndpoint } from "./endpoints.ts";
 import { mapSqlErrors } from "../sql_errors.ts";
 import { jsonBody, param, query } from "../validate.ts";
 
@@ -62,10 +61,7 @@ export const automationRoutes: RouteFactory = (deps) => [
     },
     async (c) => {
       const subscriptionId = param(c, "id", z.uuid());
-      await asAdmin(deps, c, async (tx) => {
-        const gone = await tx`delete from public.webhook_endpoints where id = ${subscriptionId} returning id`;
-        if (gone.length === 0) throw notFound("not_found", "No such subscription");
-      });
+      await asAdmin(deps, c, (tx) => deleteEndpoint(tx, subscriptionId, "subscription"));
       return c.body(null, 204);
     },
   ),

@@ -63,6 +63,12 @@ export async function createEndpoint(
   return row!;
 }
 
+/** Deletes a visible endpoint (a subscription is one too) with its history, or 404. */
+export async function deleteEndpoint(tx: Tx, endpointId: string, what: string): Promise<void> {
+  const gone = await tx`delete from public.webhook_endpoints where id = ${endpointId} returning id`;
+  if (gone.length === 0) throw notFound("not_found", `No such ${what}`);
+}
+
 export const endpointRoutes: RouteFactory = (deps) => [
   route(
     {
@@ -176,10 +182,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
     },
     async (c) => {
       const endpointId = param(c, "id", z.uuid());
-      await asAdmin(deps, c, async (tx) => {
-        const gone = await tx`delete from public.webhook_endpoints where id = ${endpointId} returning id`;
-        if (gone.length === 0) throw notFound("not_found", "No such endpoint");
-      });
+      await asAdmin(deps, c, (tx) => deleteEndpoint(tx, endpointId, "endpoint"));
       return c.body(null, 204);
     },
   ),
