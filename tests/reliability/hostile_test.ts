@@ -7,7 +7,7 @@
 //   HOSTILE_SEED=<n>   replays another generator run (default below; the seed is printed)
 //   HOSTILE_COUNT=<n>  mutations per endpoint (default 60; the long variant in RELIABILITY.md uses 2000)
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { closeSql, sql } from "../helpers/db.ts";
+import { closeSql } from "../helpers/db.ts";
 import { createSubscription, paymentTenant } from "../helpers/payments.ts";
 import { change, createAccount, textMessage, webhookBody } from "../helpers/whatsapp.ts";
 import { type HostileCase, loadCorpus, mutations } from "../hostile/corpus.ts";
@@ -35,7 +35,7 @@ interface Target {
 }
 
 const at = new Date(Date.UTC(2026, 10, 22, 11, 0)).toISOString();
-const targets: Target[] = [
+const bySegment: Target[] = [
   {
     name: "checkout",
     url: `${inbound.checkout}/${a.organizationId}`,
@@ -69,6 +69,15 @@ const targets: Target[] = [
     otherSecret: accountB.appSecret,
     valid: webhookBody([change(accountA, { messages: [textMessage("15550001111", "hello")] })]),
   },
+];
+// The payment receivers also route by the payload (no organization in the URL).
+const targets: Target[] = [
+  ...bySegment,
+  ...bySegment.filter((t) => t.name !== "messaging").map((t) => ({
+    ...t,
+    name: `${t.name} (routed by payload)`,
+    url: t.url.slice(0, t.url.lastIndexOf("/")),
+  })),
 ];
 
 interface Outcome {
