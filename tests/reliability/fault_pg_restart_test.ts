@@ -10,7 +10,8 @@
 //   FAULT_REQUESTS=<n>     requests per run (default 1200)
 //   FAULT_CONCURRENCY=<n>  requests in flight (default 24)
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { closeSql, sql } from "../helpers/db.ts";
+import { closeSql, createTenant, sql } from "../helpers/db.ts";
+import { testConfig, tokenFor } from "../helpers/tokens.ts";
 import { createSubscription, paymentTenant } from "../helpers/payments.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
 import { spawnFunction } from "./child.ts";
@@ -86,32 +87,38 @@ Deno.test({
     const faults: string[] = [];
     let faultRunning: Promise<void> = Promise.resolve();
     const injectAt = [Math.floor(REQUESTS * 0.2), Math.floor(REQUESTS * 0.5), Math.floor(REQUESTS * 0.75)];
+    // Faults run one after another; a fault that fails is recorded (and fails the test), never skipped silently.
+    const fault = (step: () => Promise<void>) => {
+      faultRunning = faultRunning.then(step).catch((err) => {
+        faults.push(`fault failed: ${(err as Error).message}`);
+      });
+    };
+    const restart = (downMs: number) => async () => {
+      await stopCluster(c);
+      faults.push("postgres stopped (fast shutdown)");
+      await new Promise((r) => setTimeout(r, downMs));
+      await startCluster(c);
+      faults.push("postgres started");
+    };
     const inject = (n: number) => {
-      if (n === injectAt[0]) {
-        faultRunning = (async () => {
-          await stopCluster(c);
-          faults.push("postgres stopped (fast shutdown)");
-          await new Promise((r) => setTimeout(r, 1500));
-          await startCluster(c);
-          faults.push("postgres started");
-        })();
-      } else if (n === injectAt[1]) {
-        faultRunning = faultRunning.then(async () => {
+      if (n === injectAt[0]) fault(restart(1500));
+      if (n === injectAt[1]) {
+        fault(async () => {
           const killed = await terminateBackends("church-integration");
           faults.push(`pg_terminate_backend on ${killed} service connections`);
         });
-      } else if (n === injectAt[2]) {
-        faultRunning = faultRunning.then(async () => {
-          await stopCluster(c);
-          faults.push("postgres stopped (fast shutdown)");
-          await new Promise((r) => setTimeout(r, 500));
-          await startCluster(c);
-          faults.push("postgres started");
-        });
       }
+      if (n === injectAt[2]) fault(restart(500));
     };
 
     const started = performance.now();
+    const watchdog = setInterval(() => {
+      console.log(
+        `fault-pg-restart: ${done}/${REQUESTS} done after ${
+          ((performance.now() - started) / 1000).toFixed(0)
+        }s, faults ${faults.length}`,
+      );
+    }, 5000);
     let results: Sent[];
     try {
       results = await pool(plan, CONCURRENCY, async (p, idx) => {
@@ -144,13 +151,20 @@ Deno.test({
       });
       await faultRunning;
     } finally {
+      clearInterval(watchdog);
       await faultRunning.catch(() => {});
       await ensureClusterRunning(c);
+      await closeSql();
     }
     const seconds = (performance.now() - started) / 1000;
 
     // The same process answers again: no restart, no wedged connection.
-    await waitHealthy(`${server.base}/health`, 20_000);
+    try {
+      await waitHealthy(`${server.base}/health`, 20_000);
+    } catch (err) {
+      dumpLogs(server.logs());
+      throw err;
+    }
     assert(server.alive(), "checkout-webhook process still running");
 
     const rows = await sql()<{ key: string; n: number; status: string }[]>`
@@ -227,6 +241,7 @@ Deno.test({
     console.log(`fault-pg-restart: ${JSON.stringify(report)}`);
     await server.stop();
 
+    assertEquals(faults.filter((f) => f.startsWith("fault failed")), [], "every fault was injected");
     assertEquals(faults.length, 5, `all faults injected: ${faults.join(", ")}`);
     assert(first5xx > 0, "the faults were felt by some requests (else the test proves nothing)");
     assertEquals(unfinished, 0, "every request eventually succeeded");
@@ -238,6 +253,102 @@ Deno.test({
     assertEquals(problems, []);
   },
 });
+
+Deno.test({
+  name:
+    "configuration API (one transaction per request as the caller) through killed backends and a restart: no crash, no wedged connection",
+  ignore: cluster === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const c = cluster!;
+    const config = await testConfig();
+    const tenant = await createTenant();
+    const token = await tokenFor(tenant.admin, tenant.organizationId);
+    const server = await spawnFunction("webhooks", { SUPABASE_JWKS: config.jwks!, DB_POOL_MAX: "8" });
+    await closeSql();
+    const url = `${server.base}/api-keys`;
+    const headers = { authorization: `Bearer ${token}` };
+    const get = async (): Promise<number> => {
+      try {
+        const res = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
+        await res.body?.cancel();
+        return res.status;
+      } catch {
+        return 0;
+      }
+    };
+
+    // Load in the background while the faults happen.
+    let stop = false;
+    const during: number[] = [];
+    const load = Promise.all(Array.from({ length: 16 }, async () => {
+      while (!stop) during.push(await get());
+    }));
+    const faults: string[] = [];
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      await pause(800);
+      for (let i = 0; i < 3; i++) {
+        faults.push(
+          `pg_terminate_backend on ${await terminateBackends("church-integration")} service connections`,
+        );
+        await closeSql();
+        await pause(700);
+      }
+      await stopCluster(c);
+      faults.push("postgres stopped (fast shutdown)");
+      await pause(1500);
+      await startCluster(c);
+      faults.push("postgres started");
+      await pause(1500);
+    } finally {
+      stop = true;
+      await load;
+      await ensureClusterRunning(c);
+    }
+
+    // After the faults: the same process, every request answered 200 (a wedged connection would time out).
+    await waitHealthy(`${server.base}/health`, 20_000);
+    const after = await pool(Array.from({ length: 400 }), 16, () => get());
+    const failedAfter = after.filter((s) => s !== 200).length;
+    const report = {
+      requests_during_faults: during.length,
+      non_200_during_faults: during.filter((s) => s !== 200).length,
+      statuses_during_faults: histogram(during),
+      faults,
+      requests_after: after.length,
+      failed_after: failedAfter,
+      driver_guard_triggered: (server.logs().match(/db_connection_lost/g) ?? []).length,
+      process_alive: server.alive(),
+    };
+    console.log(`fault-pg-restart api: ${JSON.stringify(report)}`);
+    await server.stop();
+    assert(report.process_alive, "webhooks process survived");
+    assert(report.non_200_during_faults > 0, "the faults were felt");
+    assertEquals(failedAfter, 0, "no wedged connection after the faults");
+  },
+});
+
+/** On failure: what the service logged, grouped, and its last lines. */
+function dumpLogs(logs: string) {
+  const lines = logs.split("\n").filter((l) => l.trim() !== "");
+  const groups: Record<string, number> = {};
+  for (const l of lines) {
+    const key = l.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "<id>").slice(0, 200);
+    groups[key] = (groups[key] ?? 0) + 1;
+  }
+  console.error(JSON.stringify(groups, null, 1));
+  console.error(lines.slice(-30).join("\n"));
+}
+
+function histogram(statuses: number[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const s of statuses) {
+    out[s === 0 ? "dropped" : String(s)] = (out[s === 0 ? "dropped" : String(s)] ?? 0) + 1;
+  }
+  return out;
+}
 
 Deno.test("fault suite cleanup", async () => {
   if (cluster) await ensureClusterRunning(cluster);
