@@ -20,7 +20,7 @@ die() {
 
 command -v psql >/dev/null || die "psql not found; install PostgreSQL's client (apt-get install postgresql-client-15)"
 
-q() { psql "$url" -X -v ON_ERROR_STOP=1 -qAt "$@"; }
+q() { PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning" psql "$url" -X -v ON_ERROR_STOP=1 -qAt "$@"; }
 
 if ! err=$(q -c 'select 1' 2>&1 >/dev/null); then
   die "cannot connect to $shown: $(printf '%s' "$err" | head -n 1 | sed 's/^psql: //')"

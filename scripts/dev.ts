@@ -1,7 +1,13 @@
 // Local service: every function in supabase/functions/ served from one process at
 // http://127.0.0.1:54321/functions/v1/<name>, each mounted from its app module exactly as its index.ts
 // deploys it. Run through scripts/dev.sh, which prepares the database first.
+//
+// Outbound webhooks are delivered from this process too (there is no pg_net locally): a delivery
+// engine wakes on the outbox triggers' NOTIFY and on a short poll, so a local delivery arrives within
+// a second. WEBHOOKS_DEV_DISPATCH=false turns that off.
 import { type AppDeps, runtimeDeps } from "../supabase/functions/_shared/app.ts";
+import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
+import { devJwtSecret } from "./dev-secret.ts";
 
 type Fetch = (req: Request) => Response | Promise<Response>;
 interface FunctionApp {
@@ -44,6 +50,10 @@ export function router(apps: Map<string, Fetch>): Fetch {
 }
 
 if (import.meta.main) {
+  // Supabase Auth does not run locally: tokens from `npm run dev:token` are signed with this secret.
+  if (!Deno.env.get("JWT_SECRET") && !Deno.env.get("SUPABASE_JWKS")) {
+    Deno.env.set("JWT_SECRET", await devJwtSecret());
+  }
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);
   const port = Number(Deno.env.get("PORT") ?? 54321);
@@ -61,6 +71,11 @@ if (import.meta.main) {
     },
     router(apps),
   );
+  const dispatcher = Deno.env.get("WEBHOOKS_DEV_DISPATCH") === "false" ? undefined : startLocalDispatcher(
+    deps.sql,
+    { allowPrivateTargets: deps.config.allowPrivateTargets, transport: deps.config.webhooksTransport },
+  );
+  if (dispatcher) console.log("delivering outbound webhooks locally (on NOTIFY and every 500 ms)");
   const shutdown = () => {
     console.log("shutting down");
     controller.abort();
@@ -68,5 +83,6 @@ if (import.meta.main) {
   Deno.addSignalListener("SIGINT", shutdown);
   Deno.addSignalListener("SIGTERM", shutdown);
   await server.finished;
+  await dispatcher?.stop();
   await Promise.all([deps.sql.end({ timeout: 5 }), deps.userSql?.end({ timeout: 5 })]);
 }

@@ -3,24 +3,10 @@
 // anonymous callers and API keys themselves cannot manage them.
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
-import { serveFunction } from "./helpers/server.ts";
-import { testConfig, tokenFor } from "./helpers/tokens.ts";
-import { createApp } from "../supabase/functions/webhooks/app.ts";
-import { createSql, createUserSql } from "../supabase/functions/_shared/db.ts";
+import { tokenFor } from "./helpers/tokens.ts";
+import { startWebhooksApi } from "./helpers/webhooks_api.ts";
 
-async function start() {
-  const config = await testConfig();
-  const appSql = createSql(config.dbUrl, { max: 4 });
-  const userSql = createUserSql(config.dbUrl, { max: 4 });
-  const server = await serveFunction("webhooks", createApp({ config, sql: appSql, userSql }));
-  return {
-    base: server.base,
-    close: async () => {
-      await server.close();
-      await Promise.all([appSql.end(), userSql.end()]);
-    },
-  };
-}
+const start = () => startWebhooksApi();
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}`, "content-type": "application/json" });
 

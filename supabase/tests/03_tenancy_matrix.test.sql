@@ -58,6 +58,7 @@ declare
   wf uuid;
   account uuid;
   thread uuid;
+  delivery uuid;
 begin
   insert into public.organization_settings (organization_id, webhook_secret) values (org, 'whsec_' || org);
   insert into public.members (organization_id, first_name, last_name, email, primary_phone)
@@ -71,6 +72,14 @@ begin
   insert into public.workflow_runs (organization_id, workflow_id, member_id) values (org, wf, member);
   insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash)
     values (org, 'Zapier', 'orgkey_abcdefg', encode(sha256(convert_to(org::text, 'utf8')), 'hex'));
+  -- Outbound webhooks: an endpoint subscribed to member.created, so the member below raises an
+  -- event and a delivery through the real triggers.
+  insert into public.webhook_endpoints (organization_id, url, events)
+    values (org, 'https://hooks.example.org/' || org, array['member.created']);
+  insert into public.members (organization_id, first_name) values (org, 'Subscribed');
+  select d.id into delivery from public.webhook_deliveries d where d.organization_id = org limit 1;
+  insert into public.webhook_delivery_attempts (organization_id, delivery_id, attempt_number, attempted_at, response_status)
+    values (org, delivery, 1, now(), 200);
   -- Payment webhooks
   insert into public.donation_refunds (organization_id, donation_id, gateway_refund_id, gateway_payment_id, amount_minor, currency, status)
     select org, d.id, 'rfnd_' || org, d.gateway_payment_id, 100, 'GBP', 'processed'
@@ -175,6 +184,25 @@ select set_config('request.jwt.claims', '{"role":"anon"}', true);
 select tenancy_probe.probe('anon -> A', 'a1000000-0000-4000-8000-000000000000');
 reset role;
 
+-- Organization API keys: B's key aimed at A (claiming B, and claiming A), and A's own key once revoked.
+select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'b1000000-0000-4000-8000-000000000000',
+  'api_key_id', (select id from public.organization_api_keys where organization_id = 'b1000000-0000-4000-8000-000000000000'))::text, true);
+set local role authenticated;
+select tenancy_probe.probe('API key of B -> A', 'a1000000-0000-4000-8000-000000000000');
+reset role;
+select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'a1000000-0000-4000-8000-000000000000',
+  'api_key_id', (select id from public.organization_api_keys where organization_id = 'b1000000-0000-4000-8000-000000000000'))::text, true);
+set local role authenticated;
+select tenancy_probe.probe('API key of B claiming A -> A', 'a1000000-0000-4000-8000-000000000000');
+reset role;
+update public.organization_api_keys set revoked_at = now() where organization_id = 'a1000000-0000-4000-8000-000000000000';
+select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'a1000000-0000-4000-8000-000000000000',
+  'api_key_id', (select id from public.organization_api_keys where organization_id = 'a1000000-0000-4000-8000-000000000000'))::text, true);
+set local role authenticated;
+select tenancy_probe.probe('revoked API key of A -> A', 'a1000000-0000-4000-8000-000000000000');
+reset role;
+update public.organization_api_keys set revoked_at = null where organization_id = 'a1000000-0000-4000-8000-000000000000';
+
 -- Control: the admin of A acting on A succeeds in reading every table (run after the attacks, which
 -- must not have disturbed A's rows either).
 set local role authenticated;
@@ -215,11 +243,19 @@ from tenancy_probe.results r
 where r.actor like 'control%'
 order by r.tbl;
 
--- Nothing of B changed through any of it.
+-- Nothing of B changed through any of it: every B row is still exactly what it was before the attacks.
+create function tenancy_probe.rows_now(tbl text, org_col text, org uuid) returns setof jsonb
+language plpgsql as $$
+begin
+  return query execute format('select to_jsonb(x) from public.%I x where %I = $1', tbl, org_col) using org;
+end;
+$$;
 select is(
-  (select count(*)::int from tenancy_probe.templates m where m.org = 'b1000000-0000-4000-8000-000000000000'),
-  (select count(*)::int from tenancy_probe.tenant_tables),
-  'one template per tenant table for B');
+  array(select r::text from tenancy_probe.rows_now(t.tbl, t.org_col, 'b1000000-0000-4000-8000-000000000000') r order by 1),
+  array(select m.row_json::text from tenancy_probe.templates m
+        where m.tbl = t.tbl and m.org = 'b1000000-0000-4000-8000-000000000000' order by 1),
+  format('B''s %s rows are unchanged', t.tbl))
+from tenancy_probe.tenant_tables t order by t.tbl;
 
 -- Role-specific rules inside one organization ----------------------------------------------------------
 set local role authenticated;
@@ -249,10 +285,23 @@ select throws_ok($$ update public.members set organization_id = 'b1000000-0000-4
 select lives_ok($$ insert into public.donations (organization_id, member_id, amount_minor, currency)
   select 'a1000000-0000-4000-8000-000000000000', m.id, 100, 'GBP' from public.members m limit 1 $$,
   'control: a donation for A''s own member is accepted');
+reset role;
+-- A live API key of A configures A's webhooks and reads nothing else of A.
+select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'a1000000-0000-4000-8000-000000000000',
+  'api_key_id', (select id from public.organization_api_keys where organization_id = 'a1000000-0000-4000-8000-000000000000'))::text, true);
+set local role authenticated;
+select ok((select count(*) from public.webhook_endpoints) >= 1 and (select count(*) from public.webhook_deliveries) >= 1,
+  'a live API key of A sees A''s endpoints and deliveries');
+select is((select count(*)::int from public.members) + (select count(*)::int from public.donations)
+  + (select count(*)::int from public.donation_payment_webhook_log) + (select count(*)::int from public.organization_settings), 0,
+  'an API key reads no members, donations, payment log or settings');
+reset role;
+select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+set local role authenticated;
 -- A's donation may not point at B's member even when the writer knows B's member id.
 select throws_ok(format($$ insert into public.donations (organization_id, member_id, amount_minor, currency)
   values ('a1000000-0000-4000-8000-000000000000', %L, 100, 'GBP') $$,
-  (select (row_json ->> 'id') from tenancy_probe.templates where tbl = 'members' and org = 'b1000000-0000-4000-8000-000000000000')),
+  (select (row_json ->> 'id') from tenancy_probe.templates where tbl = 'members' and org = 'b1000000-0000-4000-8000-000000000000' limit 1)),
   '23503', null, 'a reference to another organization''s member is refused');
 reset role;
 

@@ -25,13 +25,21 @@ export function resetPools(): void {
 function installDriverCrashGuard() {
   if (guardInstalled) return;
   guardInstalled = true;
+  const fromDriver = (err: unknown) =>
+    err instanceof Error && /postgres\/[\d.]+\/src\/connection\.js|nextWrite/.test(err.stack ?? "");
+  const swallow = (event: Event, err: Error) => {
+    event.preventDefault();
+    console.error(JSON.stringify({ level: "error", code: "db_connection_lost", error: err.message }));
+    resetPools();
+  };
   globalThis.addEventListener("error", (event) => {
-    const err = event.error as Error | undefined;
-    if (err instanceof TypeError && /nextWrite|postgres\/[\d.]+\/src\/connection\.js/.test(err.stack ?? "")) {
-      event.preventDefault();
-      console.error(JSON.stringify({ level: "error", code: "db_connection_lost", error: err.message }));
-      resetPools();
-    }
+    if (event.error instanceof TypeError && fromDriver(event.error)) swallow(event, event.error);
+  });
+  // The same failure sometimes surfaces instead as the rejection of the driver's own internal ROLLBACK,
+  // which nobody awaits: a connection error from inside the driver, never one of our queries.
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    const err = event.reason as { code?: string } & Error;
+    if (fromDriver(err) && /^CONNECTION_|^ECONN/.test(err.code ?? "")) swallow(event, err);
   });
 }
 

@@ -8,11 +8,23 @@ import { type ActorEnv, authenticate } from "./actor.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { Route } from "./route.ts";
 import { apiKeyRoutes } from "./routes/api_keys.ts";
+import { inboundLogRoutes } from "./routes/inbound_log.ts";
+import { endpointRoutes } from "./routes/endpoints.ts";
+import { deliveryRoutes } from "./routes/deliveries.ts";
+import { automationRoutes } from "./routes/automation.ts";
+import { eventTypeRoutes } from "./routes/event_types.ts";
 
 export const API_VERSION = "1.0.0";
 
 export function routes(deps: AppDeps): Route[] {
-  return [...apiKeyRoutes(deps)];
+  return [
+    ...endpointRoutes(deps),
+    ...deliveryRoutes(deps),
+    ...eventTypeRoutes(deps),
+    ...automationRoutes(deps),
+    ...apiKeyRoutes(deps),
+    ...inboundLogRoutes(deps),
+  ];
 }
 
 export function createApp(deps: AppDeps): Hono {

@@ -1,0 +1,51 @@
+// Local delivery without pg_net: one engine that keeps running, woken by the NOTIFY the outbox
+// triggers send at commit and, as a safety net (missed notifications, retries coming due, expired
+// leases), by a short poll. The dev server runs this; so does the benchmark.
+import type { Sql } from "../_shared/db.ts";
+import { DeliveryEngine, type EngineOptions } from "./engine.ts";
+
+export const NOTIFY_CHANNEL = "webhook_deliveries";
+
+export interface LocalDispatcher {
+  engine: DeliveryEngine;
+  /** Stops claiming, lets in-flight attempts finish and be recorded, stops listening. */
+  stop(): Promise<void>;
+}
+
+export function startLocalDispatcher(
+  sql: Sql,
+  options: EngineOptions & { pollMs?: number },
+): LocalDispatcher {
+  const engine = new DeliveryEngine(sql, options);
+  const log = options.log ?? ((e: Record<string, unknown>) => console.error(JSON.stringify(e)));
+  const controller = new AbortController();
+  // LISTEN once the database answers: postgres.js re-listens by itself after a lost connection, but a
+  // LISTEN that failed at start leaves retry timers behind. Until it is up, the poll does the work.
+  let listener: { unlisten(): Promise<void> } | undefined;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let warned = false;
+  const listen = async () => {
+    try {
+      await sql`select 1`;
+      if (controller.signal.aborted) return;
+      listener = await sql.listen(NOTIFY_CHANNEL, () => engine.wake());
+      engine.wake();
+    } catch (err) {
+      if (!warned) log({ level: "error", msg: "LISTEN not established yet; polling", error: String(err) });
+      warned = true;
+      if (!controller.signal.aborted) retry = setTimeout(listen, 2000);
+    }
+  };
+  const listening = listen();
+  const running = engine.run({ signal: controller.signal, pollMs: options.pollMs ?? 500 });
+  return {
+    engine,
+    async stop() {
+      controller.abort();
+      clearTimeout(retry);
+      await running;
+      await listening;
+      await listener?.unlisten().catch(() => {});
+    },
+  };
+}

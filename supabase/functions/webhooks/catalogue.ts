@@ -1,0 +1,102 @@
+// The event catalogue: what each event means and an example of its body, exactly in the shape the
+// database triggers produce ({id, type, created_at, organization_id, data: {row, delta}}). A test
+// compares every example's fields with a real event, so the examples cannot drift from the schema.
+import type { z } from "zod";
+import type { EventType } from "./schemas.ts";
+
+type Type = z.infer<typeof EventType>;
+
+const ORG = "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70";
+const MEMBER = "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a";
+const AT = "2026-11-22T10:15:30.123456+00:00";
+
+const member = {
+  id: MEMBER,
+  organization_id: ORG,
+  first_name: "Grace",
+  last_name: "Hopper",
+  email: "grace@example.org",
+  primary_phone: "+1 (555) 010-2030",
+  primary_phone_normalized: "15550102030",
+  status: "active",
+  source: "visitor_form",
+  created_at: AT,
+  updated_at: AT,
+};
+
+const donation = {
+  id: "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+  organization_id: ORG,
+  member_id: MEMBER,
+  recurring_donation_id: null,
+  amount_minor: 2500,
+  currency: "USD",
+  source: "online",
+  gateway_payment_id: "pay_Nq3xYz12AbCd",
+  donated_at: AT,
+  created_at: AT,
+  refunded_minor: 0,
+  refund_status: "none",
+};
+
+const attendance = {
+  id: "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
+  organization_id: ORG,
+  member_id: MEMBER,
+  service_date: "2026-11-22",
+  service_name: "Sunday 10am",
+  created_at: AT,
+};
+
+const workflowRun = {
+  id: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+  organization_id: ORG,
+  workflow_id: "3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b",
+  member_id: MEMBER,
+  status: "completed",
+  started_at: "2026-11-21T09:00:00+00:00",
+  finished_at: AT,
+};
+
+function body(type: Type, id: string, row: Record<string, unknown>, delta: Record<string, unknown>) {
+  return { id, type, created_at: AT, organization_id: ORG, data: { row, delta } };
+}
+
+export const EVENT_CATALOGUE: Record<Type, { description: string; example: Record<string, unknown> }> = {
+  "member.created": {
+    description:
+      "A member was added: manually, in bulk, or through the visitor form. delta holds every field.",
+    example: body("member.created", "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8", member, member),
+  },
+  "member.lost": {
+    description: "A member's status changed to lost. delta holds the fields that changed.",
+    example: body(
+      "member.lost",
+      "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
+      { ...member, status: "lost" },
+      { status: "lost", updated_at: AT },
+    ),
+  },
+  "donation.recorded": {
+    description:
+      "A donation was recorded (manual, online one-off, or a recurring charge). delta holds every field.",
+    example: body("donation.recorded", "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a", donation, donation),
+  },
+  "attendance.marked": {
+    description: "A member's attendance was marked. delta holds every field.",
+    example: body("attendance.marked", "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b", attendance, attendance),
+  },
+  "workflow.completed": {
+    description: "A workflow run finished (status completed or failed). delta holds the fields that changed.",
+    example: body(
+      "workflow.completed",
+      "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
+      workflowRun,
+      { status: "completed", finished_at: AT },
+    ),
+  },
+};
+
+export const EVENT_EXAMPLES = Object.fromEntries(
+  Object.entries(EVENT_CATALOGUE).map(([k, v]) => [k, v.example]),
+) as Record<Type, Record<string, unknown>>;

@@ -1,0 +1,96 @@
+// Automation platforms (Zapier, Make, n8n): REST-hook subscribe/unsubscribe and sample data. A
+// subscription is an ordinary endpoint for one event, so it is delivered, retried, logged and disabled
+// on 410 Gone like any other.
+import { z } from "zod";
+import { asAdmin } from "../actor.ts";
+import { route, type RouteFactory } from "../route.ts";
+import { EVENT_EXAMPLES } from "../catalogue.ts";
+import { EventType, Subscribe } from "../schemas.ts";
+import { assertSafeTarget, createEndpoint, deleteEndpoint } from "./endpoints.ts";
+import { mapSqlErrors } from "../sql_errors.ts";
+import { jsonBody, param, query } from "../validate.ts";
+
+const Subscription = z.object({
+  id: z.uuid().describe("Pass to DELETE /subscriptions/{id} to unsubscribe"),
+  target_url: z.string(),
+  event: EventType,
+  secret: z.string().describe("Signing secret, for receivers that verify signatures"),
+});
+
+const SampleQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(3) });
+
+export const automationRoutes: RouteFactory = (deps) => [
+  route(
+    {
+      method: "post",
+      path: "/subscriptions",
+      summary: "REST-hook subscribe: deliver one event type to target_url",
+      tag: "Automation platforms",
+      access: "admin",
+      body: Subscribe,
+      responses: { 201: { description: "The subscription", schema: Subscription } },
+    },
+    async (c) => {
+      const input = await jsonBody(c, Subscribe);
+      await assertSafeTarget(deps.config, input.target_url);
+      const actor = c.get("actor");
+      const row = await asAdmin(
+        deps,
+        c,
+        (tx, { organizationId }) =>
+          mapSqlErrors(() =>
+            createEndpoint(tx, organizationId, {
+              url: input.target_url,
+              events: [input.event],
+              description: `REST hook subscription (${actor.kind === "api_key" ? "API key" : "user"})`,
+            })
+          ),
+      );
+      return c.json({ id: row.id, target_url: row.url, event: input.event, secret: row.secret }, 201);
+    },
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/subscriptions/:id",
+      summary: "REST-hook unsubscribe",
+      tag: "Automation platforms",
+      access: "admin",
+      params: { id: z.uuid() },
+      responses: { 204: { description: "Unsubscribed" }, 404: { description: "No such subscription" } },
+    },
+    async (c) => {
+      const subscriptionId = param(c, "id", z.uuid());
+      await asAdmin(deps, c, (tx) => deleteEndpoint(tx, subscriptionId, "subscription"));
+      return c.body(null, 204);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/samples/:event_type",
+      summary: "Recent bodies of this event type, newest first, exactly as delivered (Zapier performList)",
+      tag: "Automation platforms",
+      access: "admin",
+      params: { event_type: EventType },
+      query: SampleQuery,
+      responses: {
+        200: {
+          description:
+            "Bodies of real events of the organization; the catalogue example when there are none yet",
+          schema: z.array(z.record(z.string(), z.unknown())),
+        },
+        404: { description: "Unknown event type" },
+      },
+    },
+    async (c) => {
+      const type = param(c, "event_type", EventType);
+      const { limit } = query(c, SampleQuery);
+      const rows = await asAdmin(deps, c, (tx) =>
+        tx<{ payload: Record<string, unknown> }[]>`
+          select payload from public.webhook_events where type = ${type}
+          order by created_at desc, id desc limit ${limit}`);
+      return c.json(rows.length ? rows.map((r) => r.payload) : [EVENT_EXAMPLES[type]]);
+    },
+  ),
+];

@@ -1,0 +1,119 @@
+// Settings > Integrations > Webhook Logs: deliveries with their attempts, and redelivery.
+import { z } from "zod";
+import type { Tx } from "../../_shared/db.ts";
+import { notFound } from "../../_shared/errors.ts";
+import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { asAdmin } from "../actor.ts";
+import { route, type RouteFactory } from "../route.ts";
+import { Delivery, DeliveryDetail, type DeliveryRow, ListDeliveries, Page } from "../schemas.ts";
+import { mapSqlErrors } from "../sql_errors.ts";
+import { param, query } from "../validate.ts";
+
+const DELIVERY_SELECT = `
+  select d.id, d.event_id, d.endpoint_id, ev.type as event_type, d.status, d.attempt_count, d.next_attempt_at,
+         d.first_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.delivered_at, d.created_at,
+         d.created_at::text as cursor_at
+  from public.webhook_deliveries d
+  join public.webhook_events ev on ev.id = d.event_id`;
+
+type Row = DeliveryRow & { cursor_at?: string };
+
+function strip(row: Row): DeliveryRow {
+  const { cursor_at: _, ...rest } = row;
+  return rest;
+}
+
+export async function visibleDelivery(tx: Tx, deliveryId: string): Promise<DeliveryRow> {
+  const [row] = await tx.unsafe<Row[]>(`${DELIVERY_SELECT} where d.id = $1`, [deliveryId]);
+  if (!row) throw notFound("not_found", "No such delivery");
+  return strip(row);
+}
+
+export const deliveryRoutes: RouteFactory = (deps) => [
+  route(
+    {
+      method: "get",
+      path: "/deliveries",
+      summary: "List deliveries, newest first, filtered by endpoint, event type, state and time",
+      tag: "Webhook Logs",
+      access: "admin",
+      query: ListDeliveries,
+      responses: { 200: { description: "A page of deliveries", schema: Page(Delivery) } },
+    },
+    async (c) => {
+      const q = query(c, ListDeliveries);
+      const cursor = q.cursor ? decodeCursor(q.cursor) : null;
+      const where: string[] = [];
+      const args: unknown[] = [];
+      const arg = (v: unknown) => `$${args.push(v)}`;
+      if (q.endpoint_id) where.push(`d.endpoint_id = ${arg(q.endpoint_id)}`);
+      if (q.event_type) where.push(`ev.type = ${arg(q.event_type)}`);
+      if (q.status) where.push(`d.status = ${arg(q.status)}`);
+      if (q.since) where.push(`d.created_at >= ${arg(q.since)}::timestamptz`);
+      if (q.until) where.push(`d.created_at < ${arg(q.until)}::timestamptz`);
+      if (cursor) {
+        // The cursor's timestamp goes in as text: a timestamptz parameter would pass through a
+        // JavaScript Date in the driver and lose its microseconds.
+        where.push(`(d.created_at, d.id) < (${arg(cursor[0])}::text::timestamptz, ${arg(cursor[1])}::uuid)`);
+      }
+      const text = `${DELIVERY_SELECT} ${where.length ? `where ${where.join(" and ")}` : ""}
+        order by d.created_at desc, d.id desc limit ${arg(q.limit + 1)}`;
+      const rows = await asAdmin(deps, c, (tx) => tx.unsafe<Row[]>(text, args as never[]));
+      const page = rows.slice(0, q.limit);
+      const next = rows.length > q.limit ? encodeCursor(page.at(-1)!) : null;
+      return c.json({ data: page.map(strip), next_cursor: next });
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/deliveries/:id",
+      summary: "Read one delivery with the body sent and every attempt",
+      tag: "Webhook Logs",
+      access: "admin",
+      params: { id: z.uuid() },
+      responses: {
+        200: { description: "The delivery", schema: DeliveryDetail },
+        404: { description: "No such delivery" },
+      },
+    },
+    async (c) => {
+      const deliveryId = param(c, "id", z.uuid());
+      const detail = await asAdmin(deps, c, async (tx) => {
+        const delivery = await visibleDelivery(tx, deliveryId);
+        const [event] = await tx<{ payload: Record<string, unknown> }[]>`
+          select payload from public.webhook_events where id = ${delivery.event_id}`;
+        const attempts = await tx`
+          select id, attempt_number, attempted_at, duration_ms, response_status, error, response_excerpt
+          from public.webhook_delivery_attempts where delivery_id = ${deliveryId}
+          order by attempted_at, attempt_number`;
+        return { ...delivery, payload: event?.payload ?? {}, attempts };
+      });
+      return c.json(detail);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/deliveries/:id/redeliver",
+      summary: "Send this delivery again now (same event id, so receivers can de-duplicate)",
+      tag: "Webhook Logs",
+      access: "admin",
+      params: { id: z.uuid() },
+      responses: {
+        202: { description: "Queued again", schema: Delivery },
+        404: { description: "No such delivery" },
+        409: { description: "The endpoint is disabled" },
+      },
+    },
+    async (c) => {
+      const deliveryId = param(c, "id", z.uuid());
+      const row = await asAdmin(deps, c, async (tx) => {
+        await visibleDelivery(tx, deliveryId);
+        await mapSqlErrors(() => tx`select public.webhook_redeliver(${deliveryId})`);
+        return await visibleDelivery(tx, deliveryId);
+      });
+      return c.json(row, 202);
+    },
+  ),
+];

@@ -1,0 +1,288 @@
+// Settings > Integrations > Webhooks: endpoints, their secrets, test events and recovery.
+import { z } from "zod";
+import type { Tx } from "../../_shared/db.ts";
+import { badRequest, notFound } from "../../_shared/errors.ts";
+import { checkTargetUrl } from "../../_shared/webhook_targets.ts";
+import type { Config } from "../../_shared/config.ts";
+import { asAdmin } from "../actor.ts";
+import { route, type RouteFactory } from "../route.ts";
+import {
+  CreateEndpoint,
+  Endpoint,
+  type EndpointRow,
+  EndpointWithSecret,
+  Recover,
+  RotateSecret,
+  UpdateEndpoint,
+} from "../schemas.ts";
+import { mapSqlErrors } from "../sql_errors.ts";
+import { jsonBody, param } from "../validate.ts";
+
+const id = { id: z.uuid() };
+
+/** Refuses URLs the dispatcher would refuse (non-https in production, private or metadata addresses). */
+export async function assertSafeTarget(config: Config, url: string): Promise<void> {
+  const verdict = await checkTargetUrl(url, { allowPrivate: config.allowPrivateTargets });
+  if (!verdict.ok) {
+    throw badRequest("invalid_url", `Webhook URL refused: ${verdict.reason}`, {
+      fields: [{ field: "url", message: verdict.reason }],
+    });
+  }
+}
+
+export const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled_reason, disabled_at,
+  previous_secret_expires_at, created_by, created_at, updated_at`;
+
+export async function visibleEndpoint(tx: Tx, endpointId: string): Promise<EndpointRow> {
+  const [row] = await tx.unsafe<EndpointRow[]>(
+    `select ${ENDPOINT_COLUMNS} from public.webhook_endpoints where id = $1`,
+    [endpointId],
+  );
+  if (!row) throw notFound("not_found", "No such endpoint");
+  return row;
+}
+
+export async function createEndpoint(
+  tx: Tx,
+  organizationId: string,
+  input: { url: string; events: string[]; description?: string | null; secret?: string; enabled?: boolean },
+): Promise<EndpointRow & { secret: string }> {
+  const [row] = await tx.unsafe<(EndpointRow & { secret: string })[]>(
+    `insert into public.webhook_endpoints (organization_id, url, events, description, secret, enabled)
+     values ($1, $2, $3, $4, coalesce($5, private.webhook_new_secret()), coalesce($6, true))
+     returning ${ENDPOINT_COLUMNS}, secret`,
+    [
+      organizationId,
+      input.url,
+      input.events,
+      input.description ?? null,
+      input.secret ?? null,
+      input.enabled ?? null,
+    ],
+  );
+  return row!;
+}
+
+/** Deletes a visible endpoint (a subscription is one too) with its history, or 404. */
+export async function deleteEndpoint(tx: Tx, endpointId: string, what: string): Promise<void> {
+  const gone = await tx`delete from public.webhook_endpoints where id = ${endpointId} returning id`;
+  if (gone.length === 0) throw notFound("not_found", `No such ${what}`);
+}
+
+export const endpointRoutes: RouteFactory = (deps) => [
+  route(
+    {
+      method: "get",
+      path: "/endpoints",
+      summary: "List the organization's webhook endpoints (secrets are never listed)",
+      tag: "Endpoints",
+      access: "admin",
+      responses: {
+        200: { description: "Endpoints, newest first", schema: z.object({ data: z.array(Endpoint) }) },
+      },
+    },
+    async (c) => {
+      const data = await asAdmin(deps, c, (tx) =>
+        tx.unsafe<EndpointRow[]>(
+          `select ${ENDPOINT_COLUMNS} from public.webhook_endpoints order by created_at desc, id desc`,
+        ));
+      return c.json({ data });
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/endpoints",
+      summary: "Add an endpoint: a URL and the events it receives. The response carries the secret.",
+      tag: "Endpoints",
+      access: "admin",
+      body: CreateEndpoint,
+      responses: {
+        201: { description: "The endpoint, with its signing secret", schema: EndpointWithSecret },
+      },
+    },
+    async (c) => {
+      const input = await jsonBody(c, CreateEndpoint);
+      await assertSafeTarget(deps.config, input.url);
+      const row = await asAdmin(
+        deps,
+        c,
+        (tx, { organizationId }) => mapSqlErrors(() => createEndpoint(tx, organizationId, input)),
+      );
+      return c.json(row, 201);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/endpoints/:id",
+      summary: "Read one endpoint",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      responses: {
+        200: { description: "The endpoint", schema: Endpoint },
+        404: { description: "No such endpoint" },
+      },
+    },
+    async (c) => {
+      const endpointId = param(c, "id", z.uuid());
+      return c.json(await asAdmin(deps, c, (tx) => visibleEndpoint(tx, endpointId)));
+    },
+  ),
+  route(
+    {
+      method: "patch",
+      path: "/endpoints/:id",
+      summary: "Change an endpoint's URL, events, description, or enable/disable it",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      body: UpdateEndpoint,
+      responses: {
+        200: { description: "The endpoint", schema: Endpoint },
+        404: { description: "No such endpoint" },
+      },
+    },
+    async (c) => {
+      const endpointId = param(c, "id", z.uuid());
+      const input = await jsonBody(c, UpdateEndpoint);
+      if (input.url !== undefined) await assertSafeTarget(deps.config, input.url);
+      const row = await asAdmin(deps, c, async (tx) => {
+        const current = await visibleEndpoint(tx, endpointId);
+        const [r] = await mapSqlErrors(() =>
+          tx.unsafe<EndpointRow[]>(
+            `update public.webhook_endpoints
+                set url = $2, events = $3, description = $4, enabled = $5
+              where id = $1
+              returning ${ENDPOINT_COLUMNS}`,
+            [
+              endpointId,
+              input.url ?? current.url,
+              input.events ?? current.events,
+              input.description === undefined ? current.description : input.description,
+              input.enabled ?? current.enabled,
+            ],
+          )
+        );
+        return r!;
+      });
+      return c.json(row);
+    },
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/endpoints/:id",
+      summary: "Delete an endpoint and its delivery history",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      responses: { 204: { description: "Deleted" }, 404: { description: "No such endpoint" } },
+    },
+    async (c) => {
+      const endpointId = param(c, "id", z.uuid());
+      await asAdmin(deps, c, (tx) => deleteEndpoint(tx, endpointId, "endpoint"));
+      return c.body(null, 204);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/endpoints/:id/rotate-secret",
+      summary:
+        "Replace the signing secret; the old one keeps signing (a second signature) during a grace period",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      body: RotateSecret,
+      responses: {
+        200: {
+          description: "The new secret",
+          schema: z.object({ secret: z.string(), previous_secret_expires_at: z.string().nullable() }),
+        },
+        404: { description: "No such endpoint" },
+      },
+    },
+    async (c) => {
+      const endpointId = param(c, "id", z.uuid());
+      const input = await jsonBody(c, RotateSecret);
+      const grace = `${input.grace_seconds ?? 86400} seconds`;
+      const result = await asAdmin(deps, c, async (tx) => {
+        await visibleEndpoint(tx, endpointId);
+        const [rotated] = await mapSqlErrors(() =>
+          tx<
+            { secret: string }[]
+          >`select public.webhook_rotate_secret(${endpointId}, ${grace}::interval) as secret`
+        );
+        // A separate statement: the rotation's own update is invisible to the statement that made it.
+        const [r] = await tx<{ previous_secret_expires_at: Date | null }[]>`
+          select previous_secret_expires_at from public.webhook_endpoints where id = ${endpointId}`;
+        return { secret: rotated!.secret, previous_secret_expires_at: r!.previous_secret_expires_at };
+      });
+      return c.json(result);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/endpoints/:id/test",
+      summary: "Send a webhook.test event to this endpoint",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      responses: {
+        202: {
+          description: "Queued; the delivery appears in the logs",
+          schema: z.object({ event_id: z.uuid() }),
+        },
+        404: { description: "No such endpoint" },
+        409: { description: "The endpoint is disabled" },
+      },
+    },
+    async (c) => {
+      const endpointId = param(c, "id", z.uuid());
+      const eventId = await asAdmin(deps, c, async (tx) => {
+        await visibleEndpoint(tx, endpointId);
+        const [r] = await mapSqlErrors(() =>
+          tx<{ id: string }[]>`select public.webhook_send_test_event(${endpointId}) as id`
+        );
+        return r!.id;
+      });
+      return c.json({ event_id: eventId }, 202);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/endpoints/:id/recover",
+      summary: "Send again every permanently failed delivery of this endpoint created since a time",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      body: Recover,
+      responses: {
+        202: {
+          description: "How many deliveries were queued again",
+          schema: z.object({ recovered: z.number().int() }),
+        },
+        404: { description: "No such endpoint" },
+        409: { description: "The endpoint is disabled" },
+      },
+    },
+    async (c) => {
+      const endpointId = param(c, "id", z.uuid());
+      const input = await jsonBody(c, Recover);
+      const recovered = await asAdmin(deps, c, async (tx) => {
+        await visibleEndpoint(tx, endpointId);
+        const [r] = await mapSqlErrors(() =>
+          tx<
+            { n: number }[]
+          >`select public.webhook_recover_failed(${endpointId}, ${input.since}::timestamptz) as n`
+        );
+        return r!.n;
+      });
+      return c.json({ recovered }, 202);
+    },
+  ),
+];

@@ -1,0 +1,160 @@
+// The inbound payment webhook log (every checkout and card-payment provider delivery, verified or
+// not), for organization admins: read it, and replay entries through the same code path a live
+// delivery takes. People only: API keys are for webhook configuration and never see payment data.
+import { z } from "zod";
+import { notFound } from "../../_shared/errors.ts";
+import { replayFailed, replayLogged } from "../../_shared/inbound/replay.ts";
+import { paymentWebhookSpecs } from "../../_shared/inbound/registry.ts";
+import { asAdmin, requireUserActor } from "../actor.ts";
+import { route, type RouteFactory } from "../route.ts";
+import { Page } from "../schemas.ts";
+import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { param, query } from "../validate.ts";
+
+const LOG_STATES = ["received", "processed", "unmatched", "failed", "rejected", "unverified"] as const;
+
+const LogEntry = z.object({
+  id: z.uuid(),
+  provider: z.enum(["checkout", "payments"]),
+  event: z.string().nullable(),
+  idempotency_key: z.string().nullable(),
+  status: z.enum(LOG_STATES),
+  signature_valid: z.boolean().nullable(),
+  error: z.string().nullable(),
+  deliveries: z.number().int().describe("How many times the provider sent it"),
+  attempts: z.number().int().describe("How many times it was applied"),
+  received_at: z.string(),
+  last_received_at: z.string(),
+  processed_at: z.string().nullable(),
+});
+const LogDetail = LogEntry.extend({
+  payload: z.unknown().describe("The body as received (JSON)"),
+  headers: z.record(z.string(), z.unknown()),
+  result: z.unknown().nullable(),
+});
+const ListLog = z.object({
+  provider: z.enum(["checkout", "payments"]).optional(),
+  status: z.enum(LOG_STATES).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional(),
+});
+const Outcome = z.object({
+  log_id: z.uuid(),
+  status: z.enum(["processed", "duplicate", "unmatched", "failed", "skipped"]),
+  outcome: z.string().optional(),
+  reason: z.string().optional(),
+});
+
+const COLUMNS = `id, provider, event, idempotency_key, status, signature_valid, error, deliveries, attempts,
+  received_at, last_received_at, processed_at, received_at::text as cursor_at`;
+type Row = z.infer<typeof LogEntry> & { cursor_at?: string };
+const strip = ({ cursor_at: _, ...rest }: Row) => rest;
+
+export const inboundLogRoutes: RouteFactory = (deps) => [
+  route(
+    {
+      method: "get",
+      path: "/inbound-log",
+      summary: "List inbound payment webhooks, newest first",
+      tag: "Inbound payment webhooks",
+      access: "user",
+      query: ListLog,
+      responses: { 200: { description: "A page of log entries", schema: Page(LogEntry) } },
+    },
+    async (c) => {
+      requireUserActor(c);
+      const q = query(c, ListLog);
+      const cursor = q.cursor ? decodeCursor(q.cursor) : null;
+      const rows = await asAdmin(deps, c, (tx) =>
+        tx.unsafe<Row[]>(
+          `select ${COLUMNS} from public.donation_payment_webhook_log
+           where ($1::text is null or provider = $1) and ($2::text is null or status = $2)
+             and ($3::text is null or (received_at, id) < ($3::text::timestamptz, $4::uuid))
+           order by received_at desc, id desc limit $5`,
+          [q.provider ?? null, q.status ?? null, cursor?.[0] ?? null, cursor?.[1] ?? null, q.limit + 1],
+        ));
+      const page = rows.slice(0, q.limit);
+      return c.json({
+        data: page.map(strip),
+        next_cursor: rows.length > q.limit ? encodeCursor(page.at(-1)!) : null,
+      });
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/inbound-log/:id",
+      summary: "Read one inbound payment webhook with its body",
+      tag: "Inbound payment webhooks",
+      access: "user",
+      params: { id: z.uuid() },
+      responses: {
+        200: { description: "The entry", schema: LogDetail },
+        404: { description: "No such entry" },
+      },
+    },
+    async (c) => {
+      requireUserActor(c);
+      const logId = param(c, "id", z.uuid());
+      const row = await asAdmin(deps, c, async (tx) => {
+        const [r] = await tx.unsafe<Row[]>(
+          `select ${COLUMNS}, coalesce(payload, to_jsonb(raw_body)) as payload, headers, result
+           from public.donation_payment_webhook_log where id = $1`,
+          [logId],
+        );
+        return r;
+      });
+      if (!row) throw notFound("not_found", "No such log entry");
+      return c.json(strip(row));
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/inbound-log/:id/replay",
+      summary: "Apply a logged payload again (an applied one changes nothing)",
+      tag: "Inbound payment webhooks",
+      access: "user",
+      params: { id: z.uuid() },
+      responses: {
+        200: { description: "What the replay did", schema: Outcome },
+        404: { description: "No such entry" },
+      },
+    },
+    async (c) => {
+      requireUserActor(c);
+      const logId = param(c, "id", z.uuid());
+      // Visibility through RLS first (another organization's id is simply not found), then the replay
+      // itself on the server pool, scoped to the admin's organization once more.
+      const organizationId = await asAdmin(deps, c, async (tx, { organizationId }) => {
+        const [r] = await tx`select id from public.donation_payment_webhook_log where id = ${logId}`;
+        if (!r) throw notFound("not_found", "No such log entry");
+        return organizationId;
+      });
+      const outcome = await replayLogged(deps.sql, paymentWebhookSpecs, logId, organizationId);
+      if (!outcome) throw notFound("not_found", "No such log entry");
+      return c.json(outcome);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/inbound-log/replay-failed",
+      summary: "Replay every failed or unmatched entry of the organization, oldest first",
+      tag: "Inbound payment webhooks",
+      access: "user",
+      responses: {
+        200: { description: "One outcome per entry", schema: z.object({ data: z.array(Outcome) }) },
+      },
+    },
+    async (c) => {
+      requireUserActor(c);
+      const organizationId = await asAdmin(
+        deps,
+        c,
+        (_tx, { organizationId }) => Promise.resolve(organizationId),
+      );
+      return c.json({ data: await replayFailed(deps.sql, paymentWebhookSpecs, organizationId) });
+    },
+  ),
+];

@@ -1,0 +1,121 @@
+// The shapes the configuration API accepts and returns. Secrets appear only in the responses that
+// create or rotate them.
+import { z } from "zod";
+
+export const EVENT_TYPES = [
+  "member.created",
+  "member.lost",
+  "donation.recorded",
+  "attendance.marked",
+  "workflow.completed",
+] as const;
+export const EventType = z.enum(EVENT_TYPES);
+
+export const DELIVERY_STATES = ["pending", "retrying", "delivered", "permanently_failed"] as const;
+
+export const Secret = z.string().regex(
+  /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/,
+  "must be whsec_ followed by base64",
+);
+
+export const Endpoint = z.object({
+  id: z.uuid(),
+  url: z.string(),
+  events: z.array(EventType),
+  description: z.string().nullable(),
+  enabled: z.boolean(),
+  disabled_reason: z.string().nullable(),
+  disabled_at: z.string().nullable(),
+  previous_secret_expires_at: z.string().nullable().describe(
+    "While a rotated-out secret still signs (a second signature), until when",
+  ),
+  created_by: z.uuid().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type EndpointRow = z.infer<typeof Endpoint>;
+export const EndpointWithSecret = Endpoint.extend({
+  secret: Secret.describe(
+    "The signing secret. Returned only when an endpoint is created or its secret rotated.",
+  ),
+});
+
+export const CreateEndpoint = z.object({
+  url: z.string().min(1).max(2048),
+  events: z.array(EventType).min(1).max(EVENT_TYPES.length),
+  description: z.string().max(500).optional(),
+  secret: Secret.optional().describe("Your own secret; generated when omitted"),
+  enabled: z.boolean().optional(),
+}).strict();
+
+export const UpdateEndpoint = z.object({
+  url: z.string().min(1).max(2048).optional(),
+  events: z.array(EventType).min(1).max(EVENT_TYPES.length).optional(),
+  description: z.string().max(500).nullable().optional(),
+  enabled: z.boolean().optional(),
+}).strict().refine((v) => Object.keys(v).length > 0, "nothing to change");
+
+export const RotateSecret = z.object({
+  grace_seconds: z.number().int().min(0).max(7 * 24 * 3600).optional().describe(
+    "How long the old secret keeps signing too (default 86400, at most 7 days)",
+  ),
+}).strict();
+
+export const Recover = z.object({
+  since: z.iso.datetime({ offset: true }).describe(
+    "Recover permanently failed deliveries created since this time",
+  ),
+}).strict();
+
+export const Delivery = z.object({
+  id: z.uuid(),
+  event_id: z.uuid().describe("Also the webhook-id header the receiver sees"),
+  endpoint_id: z.uuid(),
+  event_type: z.string(),
+  status: z.enum(DELIVERY_STATES),
+  attempt_count: z.number().int(),
+  next_attempt_at: z.string().nullable(),
+  first_attempt_at: z.string().nullable(),
+  last_attempt_at: z.string().nullable(),
+  last_response_status: z.number().int().nullable(),
+  last_error: z.string().nullable(),
+  delivered_at: z.string().nullable(),
+  created_at: z.string(),
+});
+export type DeliveryRow = z.infer<typeof Delivery>;
+
+export const Attempt = z.object({
+  id: z.uuid(),
+  attempt_number: z.number().int(),
+  attempted_at: z.string(),
+  duration_ms: z.number().int().nullable(),
+  response_status: z.number().int().nullable(),
+  error: z.string().nullable(),
+  response_excerpt: z.string().nullable(),
+});
+
+export const DeliveryDetail = Delivery.extend({
+  payload: z.record(z.string(), z.unknown()).describe("The exact body that is sent"),
+  attempts: z.array(Attempt),
+});
+
+export const ListDeliveries = z.object({
+  endpoint_id: z.uuid().optional(),
+  event_type: z.string().max(100).optional(),
+  status: z.enum(DELIVERY_STATES).optional(),
+  since: z.iso.datetime({ offset: true }).optional().describe("Created at or after"),
+  until: z.iso.datetime({ offset: true }).optional().describe("Created before"),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional().describe("next_cursor of the previous page"),
+});
+
+export const Page = <T extends z.ZodType>(item: T) =>
+  z.object({
+    data: z.array(item),
+    next_cursor: z.string().nullable().describe("Pass as cursor for the next page"),
+  });
+
+export const Subscribe = z.object({
+  target_url: z.string().min(1).max(2048),
+  event: EventType,
+}).strict();

@@ -1,0 +1,211 @@
+-- Outbound webhooks, part 1: the tables.
+--
+--   webhook_endpoints          where an organization wants events sent, which ones, and the signing secret
+--   webhook_events             the outbox: one row per domain event, `payload` is the exact JSON body sent
+--   webhook_deliveries         one row per (event, endpoint): the delivery state machine and its lease
+--   webhook_delivery_attempts  one row per HTTP attempt, for Settings > Integrations > Webhook Logs
+--
+-- Only organization admins read any of this (the endpoint rows hold the signing secrets); only the
+-- server (triggers, the dispatcher, the operation functions) writes events, deliveries and attempts.
+
+-- A new signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. The hex
+-- signature keys HMAC with this whole string; the Standard Webhooks signature with the decoded bytes.
+create function private.webhook_new_secret() returns text
+language sql volatile
+set search_path = ''
+as $$
+  select 'whsec_' || encode(extensions.gen_random_bytes(32), 'base64')
+$$;
+
+-- The event types organizations can subscribe to. `webhook.test` exists only for "send a test event".
+create function private.webhook_event_types() returns text[]
+language sql immutable
+as $$
+  select array['member.created', 'member.lost', 'donation.recorded', 'attendance.marked', 'workflow.completed']
+$$;
+
+-- Endpoints ------------------------------------------------------------------------------------------
+create table public.webhook_endpoints (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  -- Syntax only here (scheme, a host, no credentials). Whether the target is safe (https in
+  -- production, not a private/loopback/metadata address) depends on DNS and on the deployment, so
+  -- it is checked in TypeScript when the endpoint is saved (_shared/webhook_targets.ts) and again by
+  -- the dispatcher before every send.
+  url text not null check (
+    length(url) <= 2048 and url ~* '^https?://[^/?#@[:space:]]+([/?#][^[:space:]]*)?$'
+  ),
+  events text[] not null check (cardinality(events) > 0 and events <@ private.webhook_event_types()),
+  secret text not null default private.webhook_new_secret()
+    check (secret ~ '^whsec_[A-Za-z0-9+/]{32,}={0,2}$'),
+  -- During a secret rotation the old secret keeps signing too, until it expires.
+  previous_secret text check (previous_secret is null or previous_secret ~ '^whsec_[A-Za-z0-9+/]{32,}={0,2}$'),
+  previous_secret_expires_at timestamptz,
+  enabled boolean not null default true,
+  disabled_reason text,
+  disabled_at timestamptz,
+  description text check (description is null or length(description) <= 500),
+  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  unique (organization_id, id)
+);
+-- Fan-out looks up the enabled endpoints of one organization inside the domain trigger.
+create index webhook_endpoints_fanout_idx on public.webhook_endpoints (organization_id) where enabled;
+
+-- Events (the outbox) --------------------------------------------------------------------------------
+create table public.webhook_events (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  type text not null check (type = any (private.webhook_event_types() || 'webhook.test'::text)),
+  -- The whole body as delivered: {"id","type","created_at","organization_id","data":{"row","delta"}}.
+  -- Sent as payload::text, so every retry carries byte-identical JSON.
+  payload jsonb not null,
+  created_at timestamptz not null default now(),
+  unique (organization_id, id)
+);
+create index webhook_events_organization_idx on public.webhook_events (organization_id, created_at);
+
+-- Deliveries -----------------------------------------------------------------------------------------
+create table public.webhook_deliveries (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null,
+  event_id uuid not null,
+  endpoint_id uuid not null,
+  status text not null default 'pending'
+    check (status in ('pending', 'retrying', 'delivered', 'permanently_failed')),
+  attempt_count integer not null default 0,
+  -- When the dispatcher may next pick this up. A claim pushes it forward by the lease length, so a
+  -- crashed dispatcher's work simply becomes due again when its lease runs out. Null once final.
+  next_attempt_at timestamptz default now(),
+  first_attempt_at timestamptz,
+  last_attempt_at timestamptz,
+  last_response_status integer,
+  last_error text,
+  leased_until timestamptz,
+  -- Fencing token of the claim: a dispatcher whose lease expired cannot move the state any more.
+  lease_token uuid,
+  delivered_at timestamptz,
+  created_at timestamptz not null default now(),
+  unique (event_id, endpoint_id),
+  foreign key (organization_id, event_id) references public.webhook_events (organization_id, id) on delete cascade,
+  foreign key (organization_id, endpoint_id)
+    references public.webhook_endpoints (organization_id, id) on delete cascade,
+  check ((status in ('pending', 'retrying')) = (next_attempt_at is not null))
+);
+-- Every state change rewrites the row with a new next_attempt_at, so no update is HOT and each one
+-- inserts into every index of this table: keep them few. Four serve everything:
+--   primary key; (event_id, endpoint_id) unique, also the event foreign key's index and the way from an
+--   organization's events (webhook_events_organization_idx) to their deliveries in Webhook Logs;
+--   the endpoint's history; and the dispatcher's claim:
+create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at);
+-- Due work in time order. Partial, so it holds only open deliveries and stays small however many
+-- millions of finished ones accumulate. Housekeeping uses it too: an expired lease is a due row (a
+-- claim sets next_attempt_at = leased_until), and a retrying row past its window is due (retries are
+-- never scheduled past the window's end).
+create index webhook_deliveries_due_idx on public.webhook_deliveries (next_attempt_at)
+  where status in ('pending', 'retrying');
+
+-- Attempts -------------------------------------------------------------------------------------------
+create table public.webhook_delivery_attempts (
+  id uuid primary key default gen_random_uuid(),
+  -- Copied from the delivery so the admin policy needs no join.
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  delivery_id uuid not null references public.webhook_deliveries (id) on delete cascade,
+  attempt_number integer not null,
+  attempted_at timestamptz not null,
+  duration_ms integer,
+  response_status integer,
+  error text,
+  -- The first bytes of the response body (at most 1 KiB), never more.
+  response_excerpt text,
+  created_at timestamptz not null default now()
+);
+-- Attempts are read per delivery (the policy's organization_id filter rides along).
+create index webhook_delivery_attempts_delivery_idx
+  on public.webhook_delivery_attempts (delivery_id, attempted_at);
+
+-- Endpoint bookkeeping ---------------------------------------------------------------------------------
+-- Enabling clears why it was disabled; disabling records when and why (an admin, or a 410 Gone).
+create function private.webhook_endpoint_before_write() returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  new.updated_at := now();
+  if tg_op = 'UPDATE' and new.enabled and not old.enabled then
+    new.disabled_reason := null;
+    new.disabled_at := null;
+  elsif not new.enabled and (tg_op = 'INSERT' or old.enabled) then
+    new.disabled_at := now();
+    new.disabled_reason := coalesce(new.disabled_reason, 'disabled by an administrator');
+  end if;
+  return new;
+end;
+$$;
+
+create trigger webhook_endpoints_before_write before insert or update on public.webhook_endpoints
+  for each row execute function private.webhook_endpoint_before_write();
+create trigger webhook_endpoints_fixed_org before update of organization_id on public.webhook_endpoints
+  for each row execute function private.forbid_organization_change();
+
+-- A disabled endpoint gets nothing more: its open deliveries end now, saying why, and can be brought
+-- back with webhook_recover_failed() once it is enabled again. Leases are kept: a delivery still in
+-- flight must not be sent again by a recover before that attempt is over.
+create function private.webhook_endpoint_after_disable() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+begin
+  update public.webhook_deliveries d
+     set status = 'permanently_failed',
+         next_attempt_at = null,
+         last_error = 'endpoint disabled: ' || coalesce(new.disabled_reason, 'disabled')
+   where d.endpoint_id = new.id and d.status in ('pending', 'retrying');
+  return null;
+end;
+$$;
+
+create trigger webhook_endpoints_after_disable after update of enabled on public.webhook_endpoints
+  for each row when (old.enabled and not new.enabled)
+  execute function private.webhook_endpoint_after_disable();
+
+-- Row-level security -----------------------------------------------------------------------------------
+alter table public.webhook_endpoints enable row level security;
+alter table public.webhook_events enable row level security;
+alter table public.webhook_deliveries enable row level security;
+alter table public.webhook_delivery_attempts enable row level security;
+
+revoke all on public.webhook_endpoints, public.webhook_events, public.webhook_deliveries,
+  public.webhook_delivery_attempts from anon, authenticated;
+
+-- Admins of the active organization manage its endpoints. Staff see no endpoint row at all, so the
+-- secrets are never readable by non-admins. Rotation state and the disable bookkeeping are written
+-- only by the server (no column privilege for them).
+grant select, delete on public.webhook_endpoints to authenticated;
+grant insert (url, events, secret, enabled, description, disabled_reason) on public.webhook_endpoints to authenticated;
+grant update (url, events, secret, enabled, description, disabled_reason) on public.webhook_endpoints to authenticated;
+create policy webhook_endpoints_admin_select on public.webhook_endpoints for select to authenticated
+  using (organization_id = (select private.admin_organization_id()));
+create policy webhook_endpoints_admin_insert on public.webhook_endpoints for insert to authenticated
+  with check (organization_id = (select private.admin_organization_id()));
+create policy webhook_endpoints_admin_update on public.webhook_endpoints for update to authenticated
+  using (organization_id = (select private.admin_organization_id()))
+  with check (organization_id = (select private.admin_organization_id()));
+create policy webhook_endpoints_admin_delete on public.webhook_endpoints for delete to authenticated
+  using (organization_id = (select private.admin_organization_id()));
+-- organization_id must be writable for inserts through PostgREST; the policy pins it to the admin's.
+grant insert (organization_id) on public.webhook_endpoints to authenticated;
+
+-- The history is read-only for admins of the organization.
+grant select on public.webhook_events, public.webhook_deliveries, public.webhook_delivery_attempts to authenticated;
+create policy webhook_events_admin_select on public.webhook_events for select to authenticated
+  using (organization_id = (select private.admin_organization_id()));
+create policy webhook_deliveries_admin_select on public.webhook_deliveries for select to authenticated
+  using (organization_id = (select private.admin_organization_id()));
+create policy webhook_delivery_attempts_admin_select on public.webhook_delivery_attempts
+  for select to authenticated
+  using (organization_id = (select private.admin_organization_id()));
+
+revoke all on function private.webhook_new_secret(), private.webhook_event_types() from public;
+grant execute on function private.webhook_new_secret(), private.webhook_event_types() to authenticated, service_role;

@@ -1,0 +1,211 @@
+-- Outbound webhooks, part 2: the outbox. Domain changes raise events in the same transaction as the
+-- change itself, so an event exists exactly when its change committed: never lost, never invented by a
+-- rolled-back write.
+--
+-- The triggers are statement-level with transition tables: a 1,000-row insert runs each trigger once
+-- and fans out with two set-based inserts, with no per-row round trip. An organization without an
+-- enabled endpoint subscribed to the event pays for one indexed lookup and stores nothing.
+--
+--   member.created       insert into members
+--   member.lost          members.status changes to 'lost' (no other update raises it)
+--   donation.recorded    insert into donations (manual, online or recurring)
+--   attendance.marked    insert into attendance
+--   workflow.completed   a workflow_runs row reaches a finished state: 'completed' or 'failed' (the
+--                        finished states of domain_core), on insert or update; data.row.status says
+--                        which. 'cancelled' is a stop, not a finish, and raises nothing.
+
+-- The fields of `new` that differ from `old` (for an insert, call it with '{}' to get every field).
+create function private.jsonb_changed_fields(old jsonb, new jsonb) returns jsonb
+language sql immutable
+set search_path = ''
+as $$
+  select coalesce(jsonb_object_agg(n.key, n.value), '{}'::jsonb)
+  from jsonb_each(new) n
+  where old -> n.key is distinct from n.value
+$$;
+
+-- Stores one event per item and one delivery per subscribed enabled endpoint, then wakes local
+-- dispatchers (NOTIFY is delivered at commit, when the rows are visible). Items are
+-- [{organization_id, row, delta}]. Returns the number of deliveries created.
+create function private.webhook_enqueue(event_type text, items jsonb) returns integer
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  created integer;
+begin
+  if items is null or jsonb_array_length(items) = 0 then
+    return 0;
+  end if;
+  with item as materialized (
+    select gen_random_uuid() as id, (i ->> 'organization_id')::uuid as organization_id, i -> 'row' as row,
+           i -> 'delta' as delta
+    from jsonb_array_elements(items) i
+  ), event as (
+    insert into public.webhook_events (id, organization_id, type, payload, created_at)
+    select item.id, item.organization_id, event_type,
+           jsonb_build_object(
+             'id', item.id,
+             'type', event_type,
+             'created_at', now(),
+             'organization_id', item.organization_id,
+             'data', jsonb_build_object('row', item.row, 'delta', item.delta)
+           ),
+           now()
+    from item
+    returning id, organization_id
+  ), delivery as (
+    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at)
+    select event.organization_id, event.id, e.id, 'pending', now()
+    from event
+    join public.webhook_endpoints e
+      on e.organization_id = event.organization_id and e.enabled and event_type = any (e.events)
+    returning 1
+  )
+  select count(*) into created from delivery;
+  if created > 0 then
+    perform pg_notify('webhook_deliveries', event_type);
+  end if;
+  return created;
+end;
+$$;
+
+-- The organizations among `organization_ids` with an enabled endpoint subscribed to the event. The
+-- triggers build JSON only for rows of these; usually there are none and nothing else happens.
+create function private.webhook_subscribed_organizations(event_type text, organization_ids uuid[])
+returns uuid[]
+language sql stable security definer
+set search_path = ''
+as $$
+  select coalesce(array_agg(distinct e.organization_id), '{}')
+  from public.webhook_endpoints e
+  where e.organization_id = any (organization_ids) and e.enabled and event_type = any (e.events)
+$$;
+
+-- Trigger functions (security definer: the inserting user may not write the outbox tables) ----------
+-- PL/pgSQL compiles a trigger function separately for each table it is attached to, so the generic
+-- insert trigger can read `new_rows` with static SQL.
+create function private.webhook_on_insert() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+-- tg_argv[0]: the event type raised for every inserted row.
+declare
+  event_type text := tg_argv[0];
+  orgs uuid[];
+  items jsonb;
+begin
+  select private.webhook_subscribed_organizations(event_type, array_agg(distinct n.organization_id))
+    into orgs from new_rows n;
+  if cardinality(orgs) = 0 then
+    return null;
+  end if;
+  select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', to_jsonb(n), 'delta', to_jsonb(n)))
+    into items
+    from new_rows n
+   where n.organization_id = any (orgs);
+  perform private.webhook_enqueue(event_type, items);
+  return null;
+end;
+$$;
+
+create function private.webhook_on_member_update() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+declare
+  orgs uuid[];
+  items jsonb;
+begin
+  select private.webhook_subscribed_organizations('member.lost', array_agg(distinct n.organization_id))
+    into orgs from new_rows n where n.status = 'lost';
+  if cardinality(orgs) = 0 then
+    return null;
+  end if;
+  select jsonb_agg(jsonb_build_object(
+           'organization_id', n.organization_id,
+           'row', to_jsonb(n),
+           'delta', private.jsonb_changed_fields(to_jsonb(o), to_jsonb(n))))
+    into items
+    from new_rows n
+    join old_rows o on o.id = n.id
+   where n.status = 'lost' and o.status is distinct from 'lost' and n.organization_id = any (orgs);
+  perform private.webhook_enqueue('member.lost', items);
+  return null;
+end;
+$$;
+
+create function private.webhook_on_workflow_run_insert() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+declare
+  orgs uuid[];
+  items jsonb;
+begin
+  select private.webhook_subscribed_organizations('workflow.completed', array_agg(distinct n.organization_id))
+    into orgs from new_rows n where n.status in ('completed', 'failed');
+  if cardinality(orgs) = 0 then
+    return null;
+  end if;
+  select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', to_jsonb(n), 'delta', to_jsonb(n)))
+    into items
+    from new_rows n
+   where n.status in ('completed', 'failed') and n.organization_id = any (orgs);
+  perform private.webhook_enqueue('workflow.completed', items);
+  return null;
+end;
+$$;
+
+create function private.webhook_on_workflow_run_update() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+declare
+  orgs uuid[];
+  items jsonb;
+begin
+  select private.webhook_subscribed_organizations('workflow.completed', array_agg(distinct n.organization_id))
+    into orgs from new_rows n where n.status in ('completed', 'failed');
+  if cardinality(orgs) = 0 then
+    return null;
+  end if;
+  select jsonb_agg(jsonb_build_object(
+           'organization_id', n.organization_id,
+           'row', to_jsonb(n),
+           'delta', private.jsonb_changed_fields(to_jsonb(o), to_jsonb(n))))
+    into items
+    from new_rows n
+    join old_rows o on o.id = n.id
+   where n.status in ('completed', 'failed') and o.status not in ('completed', 'failed')
+     and n.organization_id = any (orgs);
+  perform private.webhook_enqueue('workflow.completed', items);
+  return null;
+end;
+$$;
+
+create trigger members_webhook_created after insert on public.members
+  referencing new table as new_rows
+  for each statement execute function private.webhook_on_insert('member.created');
+create trigger members_webhook_lost after update on public.members
+  referencing old table as old_rows new table as new_rows
+  for each statement execute function private.webhook_on_member_update();
+create trigger donations_webhook_recorded after insert on public.donations
+  referencing new table as new_rows
+  for each statement execute function private.webhook_on_insert('donation.recorded');
+create trigger attendance_webhook_marked after insert on public.attendance
+  referencing new table as new_rows
+  for each statement execute function private.webhook_on_insert('attendance.marked');
+create trigger workflow_runs_webhook_completed_insert after insert on public.workflow_runs
+  referencing new table as new_rows
+  for each statement execute function private.webhook_on_workflow_run_insert();
+create trigger workflow_runs_webhook_completed_update after update on public.workflow_runs
+  referencing old table as old_rows new table as new_rows
+  for each statement execute function private.webhook_on_workflow_run_update();
+
+-- None of this is callable by users directly; the triggers run as their owner.
+revoke all on function private.jsonb_changed_fields(jsonb, jsonb), private.webhook_enqueue(text, jsonb),
+  private.webhook_subscribed_organizations(text, uuid[]), private.webhook_on_insert(),
+  private.webhook_on_member_update(), private.webhook_on_workflow_run_insert(),
+  private.webhook_on_workflow_run_update() from public, authenticated;
+grant execute on function private.webhook_enqueue(text, jsonb) to service_role;

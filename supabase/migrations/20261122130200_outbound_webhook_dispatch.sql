@@ -1,0 +1,207 @@
+-- Outbound webhooks, part 3: the delivery state machine, as the dispatcher drives it.
+--
+--   pending ──attempt──► delivered                  2xx within the timeout
+--      │                                            
+--      └────attempt──► retrying ──attempt──► ...    anything else; next attempt after backoff + jitter
+--                          │                        (or the receiver's Retry-After), never later than
+--                          ▼                        24 h after the first attempt
+--                  permanently_failed               still failing 24 h after the first attempt, 410 Gone,
+--                                                   or the endpoint was disabled
+--
+-- The policy lives here, in one place, so the dispatcher, the housekeeping job and the operations
+-- agree on it. The dispatcher (webhook-dispatcher) only claims work, sends it and reports outcomes.
+
+-- How long a delivery keeps being retried after its first attempt.
+create function private.webhook_retry_window() returns interval
+language sql immutable
+as $$ select interval '24 hours' $$;
+
+-- Delay after the n-th failed attempt: 10 s doubling each time, capped at 4 h, then ±25% jitter so
+-- that deliveries which failed together (an endpoint outage) do not return in lockstep.
+-- Nominal: 10 s, 20 s, 40 s, 80 s, 160 s, 5.3 min, 10.7 min, 21 min, 43 min, 85 min, 2.8 h, 4 h, 4 h...
+create function private.webhook_retry_delay(failed_attempts integer) returns interval
+language sql volatile
+as $$
+  select make_interval(secs => least(10 * power(2, greatest(failed_attempts, 1) - 1), 4 * 3600)
+                               * (0.75 + random() * 0.5))
+$$;
+
+-- Claims due deliveries for one dispatcher: FOR (NO KEY) UPDATE SKIP LOCKED, so dispatchers running at once
+-- never claim the same row, and a lease: next_attempt_at moves `lease_seconds` ahead, so the row is not
+-- due for anyone else until then. A dispatcher that dies mid-batch just lets its leases run out.
+--
+-- `in_flight` ({endpoint_id: n}) is what this dispatcher is already sending; no endpoint gets more
+-- than `per_endpoint` at once from it, so a hanging endpoint can hold at most that many slots.
+create function private.webhook_claim(
+  max_rows integer,
+  per_endpoint integer,
+  in_flight jsonb,
+  lease_seconds integer
+)
+returns table (
+  delivery_id uuid,
+  lease_token uuid,
+  endpoint_id uuid,
+  event_id uuid,
+  event_type text,
+  url text,
+  secret text,
+  previous_secret text,
+  attempt_number integer,
+  body text
+)
+language sql volatile security definer
+set search_path = ''
+as $$
+  -- Candidates are locked as they are scanned, skipping rows another dispatcher holds, so concurrent
+  -- claims take different rows instead of colliding on the same few. FOR NO KEY UPDATE: the claim
+  -- changes no key, and this mode does not block the foreign-key checks of attempt inserts. Scanning
+  -- twice the batch leaves room for the per-endpoint cap without locking much that is not taken.
+  with candidate as materialized (
+    select d.id, d.endpoint_id, d.next_attempt_at
+    from public.webhook_deliveries d
+    where d.status in ('pending', 'retrying')
+      and d.next_attempt_at <= now()
+      and coalesce((in_flight ->> d.endpoint_id::text)::integer, 0) < per_endpoint
+    order by d.next_attempt_at
+    limit max_rows * 2
+    for no key update skip locked
+  ), chosen as (
+    select r.id
+    from (
+      select c.id, c.endpoint_id, c.next_attempt_at,
+             row_number() over (partition by c.endpoint_id order by c.next_attempt_at) as rn
+      from candidate c
+    ) r
+    where r.rn <= per_endpoint - coalesce((in_flight ->> r.endpoint_id::text)::integer, 0)
+    order by r.next_attempt_at
+    limit max_rows
+  ), claim as (
+    select gen_random_uuid() as token
+  )
+  update public.webhook_deliveries d
+     set next_attempt_at = now() + make_interval(secs => lease_seconds),
+         leased_until = now() + make_interval(secs => lease_seconds),
+         lease_token = claim.token
+    from chosen, claim, public.webhook_endpoints e, public.webhook_events ev
+   where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
+  returning d.id, claim.token, d.endpoint_id, d.event_id, ev.type, e.url, e.secret,
+            case when e.previous_secret_expires_at > now() then e.previous_secret end,
+            d.attempt_count + 1, ev.payload::text
+$$;
+
+-- Records a batch of attempt outcomes in one statement each for attempts, deliveries and endpoints.
+-- results: [{delivery_id, endpoint_id, lease_token, outcome: delivered|failed|gone, attempted_at,
+--            duration_ms, response_status, error, response_excerpt, retry_after_seconds}]
+-- Every attempt is kept. A result whose lease was lost (the lease expired and someone else claimed the
+-- row) still counts as an attempt but moves the state only if it is a success.
+create function private.webhook_record_results(results jsonb) returns integer
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  updated integer;
+begin
+  with r as materialized (
+    select x.*
+    from jsonb_to_recordset(results) as x(
+      delivery_id uuid, endpoint_id uuid, lease_token uuid, outcome text, attempted_at timestamptz,
+      duration_ms integer, response_status integer, error text, response_excerpt text,
+      retry_after_seconds integer)
+  ), attempt as (
+    insert into public.webhook_delivery_attempts (organization_id, delivery_id, attempt_number, attempted_at,
+      duration_ms, response_status, error, response_excerpt)
+    select d.organization_id, r.delivery_id, d.attempt_count + 1, r.attempted_at, r.duration_ms,
+           r.response_status, left(r.error, 1000), left(r.response_excerpt, 1024)
+    from r join public.webhook_deliveries d on d.id = r.delivery_id
+  ), decided as (
+    select r.*, d.attempt_count,
+           coalesce(d.first_attempt_at, r.attempted_at) as window_start,
+           d.lease_token is not distinct from r.lease_token as holds_lease,
+           case
+             when r.outcome = 'delivered' then 'delivered'
+             when d.lease_token is distinct from r.lease_token then d.status
+             when r.outcome = 'gone' then 'permanently_failed'
+             when coalesce(d.first_attempt_at, r.attempted_at) + private.webhook_retry_window() <= now()
+               then 'permanently_failed'
+             else 'retrying'
+           end as new_status
+    from r join public.webhook_deliveries d on d.id = r.delivery_id
+    where d.status in ('pending', 'retrying')
+  )
+  update public.webhook_deliveries d
+     set status = decided.new_status,
+         attempt_count = d.attempt_count + 1,
+         first_attempt_at = decided.window_start,
+         last_attempt_at = decided.attempted_at,
+         last_response_status = decided.response_status,
+         last_error = left(decided.error, 1000),
+         delivered_at = case when decided.new_status = 'delivered' then now() end,
+         next_attempt_at = case
+           when decided.new_status in ('delivered', 'permanently_failed') then null
+           when not decided.holds_lease then d.next_attempt_at
+           else least(
+             now() + case
+               when decided.retry_after_seconds is not null
+                 then make_interval(secs => greatest(decided.retry_after_seconds, 1))
+               else private.webhook_retry_delay(decided.attempt_count + 1)
+             end,
+             decided.window_start + private.webhook_retry_window())
+         end,
+         leased_until = case when decided.holds_lease or decided.new_status = 'delivered' then null else d.leased_until end,
+         lease_token = case when decided.holds_lease or decided.new_status = 'delivered' then null else d.lease_token end
+    from decided
+   where d.id = decided.delivery_id;
+  get diagnostics updated = row_count;
+
+  -- 410 Gone: the receiver asks us to stop. The endpoint is disabled (its other open deliveries end
+  -- through the disable trigger) and the reason is kept for the settings page.
+  update public.webhook_endpoints e
+     set enabled = false,
+         disabled_reason = format('the endpoint answered 410 Gone at %s', to_char(now() at time zone 'UTC',
+                                  'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+   where e.enabled and e.id in (
+     select (x ->> 'endpoint_id')::uuid from jsonb_array_elements(results) x where x ->> 'outcome' = 'gone');
+  return updated;
+end;
+$$;
+
+-- Housekeeping, every minute from pg_cron whether or not a dispatcher runs:
+--   1. leases that ran out are cleared (the rows are already due again; this keeps the Logs honest);
+--   2. retrying deliveries whose 24-hour window has closed become permanently_failed, even if no
+--      dispatcher came by for their last attempt.
+create function private.webhook_housekeeping() returns jsonb
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  expired integer;
+  failed integer;
+begin
+  update public.webhook_deliveries
+     set leased_until = null, lease_token = null
+   where status in ('pending', 'retrying') and next_attempt_at <= now() and leased_until < now();
+  get diagnostics expired = row_count;
+
+  update public.webhook_deliveries
+     set status = 'permanently_failed',
+         next_attempt_at = null,
+         leased_until = null,
+         lease_token = null,
+         last_error = coalesce(last_error || '; ', '') || 'retry window of 24 h closed'
+   where status = 'retrying'
+     and next_attempt_at <= now()
+     and first_attempt_at + private.webhook_retry_window() <= now()
+     and (leased_until is null or leased_until < now());
+  get diagnostics failed = row_count;
+
+  return jsonb_build_object('expired_leases', expired, 'permanently_failed', failed);
+end;
+$$;
+
+-- Server-side only: the dispatcher connects as the database owner (SUPABASE_DB_URL).
+revoke all on function private.webhook_retry_window(), private.webhook_retry_delay(integer),
+  private.webhook_claim(integer, integer, jsonb, integer), private.webhook_record_results(jsonb),
+  private.webhook_housekeeping() from public, authenticated;
+grant execute on function private.webhook_claim(integer, integer, jsonb, integer),
+  private.webhook_record_results(jsonb), private.webhook_housekeeping() to service_role;

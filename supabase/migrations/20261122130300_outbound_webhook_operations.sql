@@ -1,0 +1,153 @@
+-- Outbound webhooks, part 4: operations for the settings area (the configuration API exposes them).
+--
+--   webhook_redeliver(delivery_id)                  send one delivery again now
+--   webhook_recover_failed(endpoint_id, since)      every permanently_failed delivery of an endpoint
+--                                                  created since a time goes out again
+--   webhook_send_test_event(endpoint_id)            a `webhook.test` event to one endpoint
+--   webhook_rotate_secret(endpoint_id, grace, new)  new signing secret; the old one keeps signing too
+--                                                  (a second signature) until the grace period ends
+--
+-- Callable by the server (service role, database owner) for any organization, and by users through
+-- PostgREST or the configuration API only for the organization they are an admin of. A resent
+-- delivery keeps its event id, so receivers see the same webhook-id and can de-duplicate; it gets a
+-- fresh 24-hour retry window.
+
+-- Raises unless the caller may operate on this organization's webhooks.
+create function private.webhook_require_admin(organization_id uuid) returns void
+language plpgsql stable security definer
+set search_path = ''
+as $$
+begin
+  -- Users arrive as `authenticated`/`anon` (SET ROLE by PostgREST or withClaims); the server does not.
+  if current_setting('role', true) in ('authenticated', 'anon')
+     and organization_id is distinct from private.admin_organization_id() then
+    raise exception 'not an admin of this organization' using errcode = '42501';
+  end if;
+end;
+$$;
+
+create function public.webhook_redeliver(delivery_id uuid) returns void
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  d public.webhook_deliveries;
+  endpoint_enabled boolean;
+begin
+  select * into d from public.webhook_deliveries where id = delivery_id for update;
+  if not found then
+    raise exception 'no such delivery' using errcode = 'P0002';
+  end if;
+  perform private.webhook_require_admin(d.organization_id);
+  select enabled into endpoint_enabled from public.webhook_endpoints where id = d.endpoint_id;
+  if not endpoint_enabled then
+    raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
+  end if;
+  -- A delivery being sent right now is left to its dispatcher (its lease still holds).
+  if d.status in ('pending', 'retrying') and d.leased_until > now() then
+    return;
+  end if;
+  -- Not before an attempt still in flight is over (its lease), and fenced: a late result of that
+  -- attempt no longer moves the state.
+  update public.webhook_deliveries
+     set status = 'pending', next_attempt_at = greatest(now(), coalesce(leased_until, now())),
+         first_attempt_at = null, leased_until = null, lease_token = null, delivered_at = null
+   where id = delivery_id;
+  perform pg_notify('webhook_deliveries', 'redeliver');
+end;
+$$;
+
+create function public.webhook_recover_failed(endpoint_id uuid, since timestamptz) returns integer
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  ep public.webhook_endpoints;
+  recovered integer;
+begin
+  select * into ep from public.webhook_endpoints e where e.id = webhook_recover_failed.endpoint_id;
+  if not found then
+    raise exception 'no such endpoint' using errcode = 'P0002';
+  end if;
+  perform private.webhook_require_admin(ep.organization_id);
+  if not ep.enabled then
+    raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
+  end if;
+  update public.webhook_deliveries d
+     set status = 'pending', next_attempt_at = greatest(now(), coalesce(d.leased_until, now())),
+         first_attempt_at = null, leased_until = null, lease_token = null
+   where d.endpoint_id = ep.id and d.status = 'permanently_failed' and d.created_at >= since;
+  get diagnostics recovered = row_count;
+  if recovered > 0 then
+    perform pg_notify('webhook_deliveries', 'recover');
+  end if;
+  return recovered;
+end;
+$$;
+
+-- Returns the new event's id (the webhook-id the receiver will see).
+create function public.webhook_send_test_event(endpoint_id uuid) returns uuid
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  ep public.webhook_endpoints;
+  event_id uuid := gen_random_uuid();
+  test_row jsonb;
+begin
+  select * into ep from public.webhook_endpoints e where e.id = webhook_send_test_event.endpoint_id;
+  if not found then
+    raise exception 'no such endpoint' using errcode = 'P0002';
+  end if;
+  perform private.webhook_require_admin(ep.organization_id);
+  if not ep.enabled then
+    raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
+  end if;
+  test_row := jsonb_build_object('endpoint_id', ep.id, 'message', 'This is a test event.');
+  insert into public.webhook_events (id, organization_id, type, payload)
+  values (event_id, ep.organization_id, 'webhook.test', jsonb_build_object(
+    'id', event_id, 'type', 'webhook.test', 'created_at', now(), 'organization_id', ep.organization_id,
+    'data', jsonb_build_object('row', test_row, 'delta', test_row)));
+  insert into public.webhook_deliveries (organization_id, event_id, endpoint_id)
+  values (ep.organization_id, event_id, ep.id);
+  perform pg_notify('webhook_deliveries', 'webhook.test');
+  return event_id;
+end;
+$$;
+
+-- Returns the new secret. `grace` (at most 7 days) is how long the previous secret keeps signing.
+create function public.webhook_rotate_secret(
+  endpoint_id uuid,
+  grace interval default interval '24 hours',
+  new_secret text default null
+) returns text
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  ep public.webhook_endpoints;
+  fresh text := coalesce(new_secret, private.webhook_new_secret());
+begin
+  select * into ep from public.webhook_endpoints e where e.id = webhook_rotate_secret.endpoint_id for update;
+  if not found then
+    raise exception 'no such endpoint' using errcode = 'P0002';
+  end if;
+  perform private.webhook_require_admin(ep.organization_id);
+  if grace < interval '0' or grace > interval '7 days' then
+    raise exception 'grace must be between 0 and 7 days' using errcode = '22023';
+  end if;
+  update public.webhook_endpoints e
+     set previous_secret = case when grace > interval '0' then ep.secret end,
+         previous_secret_expires_at = case when grace > interval '0' then now() + grace end,
+         secret = fresh
+   where e.id = ep.id;
+  return fresh;
+end;
+$$;
+
+revoke all on function private.webhook_require_admin(uuid) from public, authenticated;
+revoke all on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
+  public.webhook_send_test_event(uuid), public.webhook_rotate_secret(uuid, interval, text) from public, anon;
+grant execute on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
+  public.webhook_send_test_event(uuid), public.webhook_rotate_secret(uuid, interval, text)
+  to authenticated, service_role;

@@ -1,0 +1,165 @@
+-- Outbound webhooks in the database: tenancy of the four tables (admins read their own organization's
+-- endpoints, events, deliveries and attempts; staff, other organizations and anon read nothing, and
+-- nobody but the server writes the history), the outbox triggers, housekeeping, and the pg_cron jobs.
+begin;
+select plan(39);
+
+-- Two organizations, each with an admin (and a staff member in A); one endpoint each.
+insert into auth.users (id, email) values
+  ('a0000000-0000-4000-8000-000000000001', 'admin-a@example.org'),
+  ('a0000000-0000-4000-8000-000000000002', 'staff-a@example.org'),
+  ('b0000000-0000-4000-8000-000000000001', 'admin-b@example.org');
+insert into public.organizations (id, name) values
+  ('a0000000-0000-4000-8000-0000000000aa', 'Church A'),
+  ('b0000000-0000-4000-8000-0000000000bb', 'Church B');
+insert into public.profiles (user_id, organization_id, role) values
+  ('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa', 'admin'),
+  ('a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-0000000000aa', 'staff'),
+  ('b0000000-0000-4000-8000-000000000001', 'b0000000-0000-4000-8000-0000000000bb', 'admin');
+insert into public.webhook_endpoints (id, organization_id, url, events) values
+  ('a0000000-0000-4000-8000-0000000000e1', 'a0000000-0000-4000-8000-0000000000aa', 'https://a.example.org/h',
+   array['member.created', 'member.lost']),
+  ('b0000000-0000-4000-8000-0000000000e1', 'b0000000-0000-4000-8000-0000000000bb', 'https://b.example.org/h',
+   array['member.created']);
+
+-- Outbox triggers ----------------------------------------------------------------------------------
+insert into public.members (id, organization_id, first_name) values
+  ('a0000000-0000-4000-8000-0000000000c1', 'a0000000-0000-4000-8000-0000000000aa', 'A1'),
+  ('b0000000-0000-4000-8000-0000000000c1', 'b0000000-0000-4000-8000-0000000000bb', 'B1');
+select is((select count(*)::int from public.webhook_deliveries), 2, 'one member.created delivery per organization');
+select is(
+  (select payload -> 'data' -> 'row' ->> 'first_name' from public.webhook_events
+    where organization_id = 'a0000000-0000-4000-8000-0000000000aa'),
+  'A1', 'the event carries the row');
+update public.members set email = 'a1@example.org' where id = 'a0000000-0000-4000-8000-0000000000c1';
+select is((select count(*)::int from public.webhook_events where type = 'member.lost'), 0,
+  'an ordinary update raises no member.lost');
+update public.members set status = 'lost' where id in ('a0000000-0000-4000-8000-0000000000c1',
+                                                      'b0000000-0000-4000-8000-0000000000c1');
+select is((select count(*)::int from public.webhook_events where type = 'member.lost'), 1,
+  'member.lost only where an endpoint subscribed to it');
+select is((select payload -> 'data' -> 'delta' ->> 'status' from public.webhook_events where type = 'member.lost'),
+  'lost', 'the delta holds the changed status');
+select ok((select not (payload -> 'data' -> 'delta' ? 'first_name') from public.webhook_events where type = 'member.lost'),
+  'the delta leaves unchanged fields out');
+select matches((select secret from public.webhook_endpoints where id = 'a0000000-0000-4000-8000-0000000000e1'),
+  '^whsec_[A-Za-z0-9+/]{43}=$', 'default secret: whsec_ + base64 of 32 random bytes');
+
+-- An attempt so the attempts table has a row for each organization.
+select private.webhook_record_results(jsonb_agg(jsonb_build_object(
+  'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', null, 'outcome', 'failed',
+  'attempted_at', now(), 'duration_ms', 3, 'response_status', 500, 'error', 'HTTP 500')))
+from public.webhook_deliveries d where d.status = 'pending';
+select is((select count(*)::int from public.webhook_delivery_attempts), 3, 'attempts recorded');
+
+-- Tenancy -------------------------------------------------------------------------------------------
+create function pg_temp.as_user(uid text, org text) returns void language sql as $$
+  select set_config('request.jwt.claims',
+    json_build_object('sub', uid, 'role', 'authenticated', 'organization_id', org)::text, true),
+    set_config('role', 'authenticated', true);
+$$;
+
+select pg_temp.as_user('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
+select is((select count(*)::int from public.webhook_endpoints), 1, 'admin A sees only A''s endpoint');
+select isnt((select secret from public.webhook_endpoints), null, 'admin A reads the secret');
+select is((select count(*)::int from public.webhook_events), 2, 'admin A sees A''s events');
+select is((select count(*)::int from public.webhook_deliveries), 2, 'admin A sees A''s deliveries');
+select is((select count(*)::int from public.webhook_delivery_attempts), 2, 'admin A sees A''s attempts');
+select ok((select bool_and(organization_id = 'a0000000-0000-4000-8000-0000000000aa') from public.webhook_deliveries),
+  'and nothing of B');
+select lives_ok($$insert into public.webhook_endpoints (organization_id, url, events)
+  values ('a0000000-0000-4000-8000-0000000000aa', 'https://a2.example.org/', array['donation.recorded'])$$,
+  'admin A creates an endpoint');
+select is((select created_by::text from public.webhook_endpoints where url = 'https://a2.example.org/'),
+  'a0000000-0000-4000-8000-000000000001', 'created_by is the admin');
+select throws_ok($$insert into public.webhook_endpoints (organization_id, url, events)
+  values ('b0000000-0000-4000-8000-0000000000bb', 'https://x.example.org/', array['member.created'])$$,
+  '42501', null, 'admin A cannot create an endpoint in B');
+select throws_ok($$update public.webhook_endpoints set previous_secret = null$$, '42501', null,
+  'rotation state is not user-writable');
+select throws_ok($$update public.webhook_deliveries set status = 'delivered'$$, '42501', null,
+  'deliveries are not user-writable');
+select throws_ok($$insert into public.webhook_events (organization_id, type, payload)
+  values ('a0000000-0000-4000-8000-0000000000aa', 'member.created', '{}')$$, '42501', null,
+  'events are not user-writable');
+select throws_ok($$delete from public.webhook_delivery_attempts$$, '42501', null, 'attempts are not user-deletable');
+select throws_ok($$select * from private.webhook_claim(10, 10, '{}', 60)$$, '42501', null,
+  'users cannot claim deliveries');
+reset role;
+
+select pg_temp.as_user('a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-0000000000aa');
+select is((select count(*)::int from public.webhook_endpoints), 0, 'staff see no endpoint (so no secret)');
+select is((select count(*)::int from public.webhook_deliveries) + (select count(*)::int from public.webhook_events)
+  + (select count(*)::int from public.webhook_delivery_attempts), 0, 'staff see no history');
+select throws_ok($$insert into public.webhook_endpoints (organization_id, url, events)
+  values ('a0000000-0000-4000-8000-0000000000aa', 'https://s.example.org/', array['member.created'])$$,
+  '42501', null, 'staff cannot create endpoints');
+reset role;
+
+-- A forged claim for an organization the user does not belong to grants nothing.
+select pg_temp.as_user('b0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
+select is((select count(*)::int from public.webhook_endpoints), 0, 'admin B claiming A sees nothing');
+reset role;
+
+set local role anon;
+select throws_ok($$select count(*) from public.webhook_endpoints$$, '42501', null, 'anon has no access');
+select throws_ok($$select public.webhook_send_test_event('a0000000-0000-4000-8000-0000000000e1')$$, '42501', null,
+  'anon cannot run operations');
+reset role;
+select ok(not has_function_privilege('authenticated', 'private.webhook_record_results(jsonb)', 'execute')
+  and not has_function_privilege('authenticated', 'private.webhook_housekeeping()', 'execute')
+  and not has_function_privilege('authenticated', 'private.webhook_enqueue(text, jsonb)', 'execute'),
+  'users cannot record results, run housekeeping or forge events');
+select ok(not has_function_privilege('anon', 'public.webhook_rotate_secret(uuid, interval, text)', 'execute'),
+  'anon cannot rotate secrets');
+
+-- Housekeeping ----------------------------------------------------------------------------------------
+update public.webhook_deliveries
+   set leased_until = now() - interval '1 minute', lease_token = gen_random_uuid(),
+       next_attempt_at = now() - interval '1 minute'
+ where organization_id = 'b0000000-0000-4000-8000-0000000000bb';
+-- The clock moved 25 hours on: A's retrying deliveries are due and past their window.
+update public.webhook_deliveries
+   set first_attempt_at = now() - interval '25 hours', next_attempt_at = now() - interval '1 hour'
+ where organization_id = 'a0000000-0000-4000-8000-0000000000aa' and status = 'retrying';
+select is(private.webhook_housekeeping(), '{"expired_leases": 1, "permanently_failed": 2}'::jsonb,
+  'housekeeping expires leases and closes 24-hour windows');
+select is((select array_agg(distinct status) from public.webhook_deliveries
+  where organization_id = 'a0000000-0000-4000-8000-0000000000aa'),
+  array['permanently_failed'], 'past the window: permanently_failed');
+select is((select lease_token from public.webhook_deliveries where organization_id = 'b0000000-0000-4000-8000-0000000000bb'),
+  null, 'expired lease cleared');
+
+-- Disabling an endpoint ends its open deliveries, saying why.
+update public.webhook_endpoints set enabled = false where id = 'b0000000-0000-4000-8000-0000000000e1';
+select is((select status || ' / ' || last_error from public.webhook_deliveries
+  where organization_id = 'b0000000-0000-4000-8000-0000000000bb'),
+  'permanently_failed / endpoint disabled: disabled by an administrator', 'disable ends open deliveries');
+
+-- A delivery in flight when its endpoint is disabled is not sent again by a recover before that
+-- attempt's lease is over.
+insert into public.webhook_endpoints (id, organization_id, url, events) values
+  ('a0000000-0000-4000-8000-0000000000e3', 'a0000000-0000-4000-8000-0000000000aa', 'https://a3.example.org/h',
+   array['attendance.marked']);
+insert into public.attendance (organization_id, member_id)
+  values ('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000c1');
+update public.webhook_deliveries set leased_until = now() + interval '30 seconds', lease_token = gen_random_uuid(),
+  next_attempt_at = now() + interval '30 seconds'
+ where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
+update public.webhook_endpoints set enabled = false where id = 'a0000000-0000-4000-8000-0000000000e3';
+update public.webhook_endpoints set enabled = true where id = 'a0000000-0000-4000-8000-0000000000e3';
+select is(public.webhook_recover_failed('a0000000-0000-4000-8000-0000000000e3', now() - interval '1 hour'), 1,
+  'recover brings the delivery back');
+select ok((select next_attempt_at >= now() + interval '29 seconds' and lease_token is null
+  from public.webhook_deliveries where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3'),
+  'but not before the in-flight attempt''s lease ends, and that attempt can no longer move the state');
+
+-- Scheduling ----------------------------------------------------------------------------------------
+select is((select schedule from cron.job where jobname = 'webhook-housekeeping'), '* * * * *',
+  'housekeeping runs every minute');
+select is((select schedule from cron.job where jobname = 'webhook-dispatch'), '* * * * *',
+  'the dispatcher is invoked every minute');
+select is(private.webhook_invoke_dispatcher(), null, 'without pg_net/Vault the invoker does nothing');
+
+select * from finish();
+rollback;

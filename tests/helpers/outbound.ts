@@ -1,0 +1,82 @@
+// Helpers for the outbound webhook tests: endpoints, a delivery engine on the test database, receivers
+// that misbehave in the ways real ones do.
+import { DeliveryEngine, type EngineOptions } from "../../supabase/functions/webhook-dispatcher/engine.ts";
+import { sql } from "./db.ts";
+
+export interface TestEndpoint {
+  id: string;
+  secret: string;
+}
+
+export async function createEndpoint(
+  organizationId: string,
+  url: string,
+  events: string[],
+): Promise<TestEndpoint> {
+  const [row] = await sql()<TestEndpoint[]>`
+    insert into public.webhook_endpoints (organization_id, url, events)
+    values (${organizationId}, ${url}, ${events}) returning id, secret`;
+  return row!;
+}
+
+/** An engine on the test database that may deliver to loopback receivers. */
+export function testEngine(options: Partial<EngineOptions> = {}): DeliveryEngine {
+  return new DeliveryEngine(sql(), { allowPrivateTargets: true, log: () => {}, ...options });
+}
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: string;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  first_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  leased_until: Date | null;
+}
+
+export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
+  return await sql()<DeliveryRow[]>`
+    select id, event_id, endpoint_id, status, attempt_count, next_attempt_at, first_attempt_at,
+           last_response_status, last_error, leased_until
+    from public.webhook_deliveries where endpoint_id = ${endpointId} order by created_at, id`;
+}
+
+/** Disables the endpoint: its open deliveries end, so later tests' engines never pick them up. */
+export async function retireEndpoints(...ids: string[]): Promise<void> {
+  await sql()`update public.webhook_endpoints set enabled = false, disabled_reason = 'test finished'
+              where id = any(${ids}::uuid[]) and enabled`;
+}
+
+/** Headers as a plain object, as the standardwebhooks library wants them. */
+export function headerObject(headers: Headers): Record<string, string> {
+  return Object.fromEntries(headers.entries());
+}
+
+/** A TCP server on loopback that accepts connections and closes them without answering. */
+export function startSlammer(): { url: string; connections: () => number; close(): void } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let count = 0;
+  (async () => {
+    for await (const conn of listener) {
+      count++;
+      const buf = new Uint8Array(1024);
+      conn.read(buf).catch(() => null).finally(() => {
+        try {
+          conn.close();
+        } catch { /* already closed */ }
+      });
+    }
+  })().catch(() => {});
+  const port = (listener.addr as Deno.NetAddr).port;
+  return { url: `http://127.0.0.1:${port}/hook`, connections: () => count, close: () => listener.close() };
+}
+
+/** A promise the test resolves later: lets a receiver hang until the test lets it go. */
+export function gate(): { wait: Promise<void>; open(): void } {
+  let open!: () => void;
+  const wait = new Promise<void>((r) => (open = r));
+  return { wait, open };
+}

@@ -1,0 +1,444 @@
+// The configuration API end to end: an admin's walkthrough against a real dispatcher and receiver,
+// an integrator's REST-hook flow with an API key, and every route tried by callers who must be refused.
+import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
+import { addMember, closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
+import { startReceiver } from "./helpers/receiver.ts";
+import { tokenFor } from "./helpers/tokens.ts";
+import { startWebhooksApi } from "./helpers/webhooks_api.ts";
+import { testEngine } from "./helpers/outbound.ts";
+import { routes } from "../supabase/functions/webhooks/app.ts";
+import type { AppDeps } from "../supabase/functions/_shared/app.ts";
+import { hmacSha256Hex } from "../supabase/functions/_shared/hmac.ts";
+import { EVENT_CATALOGUE } from "../supabase/functions/webhooks/catalogue.ts";
+
+const start = () => startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
+
+const json = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+const drain = () => testEngine().run({ stopWhenIdle: true });
+
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let data: unknown = null;
+  try {
+    data = JSON.parse(text);
+  } catch { /* empty or not JSON */ }
+  // deno-lint-ignore no-explicit-any
+  return { status: res.status, text, data: data as any };
+}
+
+async function addMemberRow(organizationId: string, first = "Ada") {
+  const [m] = await sql()`insert into public.members (organization_id, first_name, last_name, primary_phone)
+    values (${organizationId}, ${first}, 'Lovelace', '+44 20 7946 0000') returning id`;
+  return m!.id as string;
+}
+
+Deno.test("admin walkthrough: create, receive, inspect, redeliver, test, rotate, recover, delete", async () => {
+  const api = await start();
+  const receiver = await startReceiver();
+  try {
+    const a = await createTenant();
+    const admin = json(await tokenFor(a.admin, a.organizationId));
+
+    const created = await call(api.base, "POST", "/endpoints", admin, {
+      url: `${receiver.url}/hook`,
+      events: ["member.created"],
+      description: "Our CRM",
+    });
+    assertEquals(created.status, 201, created.text);
+    const endpoint = created.data;
+    assertMatch(endpoint.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const list = await call(api.base, "GET", "/endpoints", admin);
+    assertEquals(list.data.data.map((e: { id: string }) => e.id), [endpoint.id]);
+    const read = await call(api.base, "GET", `/endpoints/${endpoint.id}`, admin);
+    for (const r of [list, read]) {
+      assert(!r.text.includes(endpoint.secret) && !r.text.includes('"secret"'), "no secret");
+    }
+
+    const patched = await call(api.base, "PATCH", `/endpoints/${endpoint.id}`, admin, {
+      events: ["member.created", "member.lost"],
+    });
+    assertEquals(patched.data.events, ["member.created", "member.lost"]);
+    assertEquals(patched.data.description, "Our CRM");
+
+    const memberId = await addMemberRow(a.organizationId);
+    await drain();
+    await receiver.waitFor(1);
+    const first = receiver.requests[0]!;
+    assertEquals(first.headers.get("x-webhook-signature"), await hmacSha256Hex(endpoint.secret, first.body));
+    assertEquals(JSON.parse(first.text).data.row.id, memberId);
+
+    const deliveries = await call(
+      api.base,
+      "GET",
+      `/deliveries?endpoint_id=${endpoint.id}&status=delivered`,
+      admin,
+    );
+    assertEquals(deliveries.data.data.length, 1);
+    const delivery = deliveries.data.data[0];
+    assertEquals([delivery.event_type, delivery.attempt_count], ["member.created", 1]);
+    assertEquals((await call(api.base, "GET", `/deliveries?event_type=member.lost`, admin)).data.data, []);
+
+    const detail = await call(api.base, "GET", `/deliveries/${delivery.id}`, admin);
+    assertEquals(detail.data.attempts.length, 1);
+    assertEquals(detail.data.attempts[0].response_status, 200);
+    assertEquals(detail.data.payload.id, delivery.event_id);
+
+    const redelivered = await call(api.base, "POST", `/deliveries/${delivery.id}/redeliver`, admin);
+    assertEquals([redelivered.status, redelivered.data.status], [202, "pending"]);
+    await drain();
+    await receiver.waitFor(2);
+    assertEquals(
+      receiver.requests[1]!.headers.get("webhook-id"),
+      first.headers.get("webhook-id"),
+      "same webhook-id",
+    );
+
+    const test = await call(api.base, "POST", `/endpoints/${endpoint.id}/test`, admin);
+    assertEquals(test.status, 202);
+    await drain();
+    await receiver.waitFor(3);
+    assertEquals(JSON.parse(receiver.requests[2]!.text).type, "webhook.test");
+
+    const rotated = await call(api.base, "POST", `/endpoints/${endpoint.id}/rotate-secret`, admin, {
+      grace_seconds: 3600,
+    });
+    assertEquals(rotated.status, 200, rotated.text);
+    assert(rotated.data.secret !== endpoint.secret && rotated.data.previous_secret_expires_at, rotated.text);
+
+    // A receiver that fails for good, then recovers: recover brings the failed delivery back.
+    receiver.respond(() => new Response("down", { status: 500 }));
+    await sql()`update public.members set status = 'lost' where id = ${memberId}`;
+    await drain();
+    await sql()`update public.webhook_deliveries set status = 'permanently_failed', next_attempt_at = null
+                where endpoint_id = ${endpoint.id} and status = 'retrying'`;
+    receiver.respond(() => new Response("ok"));
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const recovered = await call(api.base, "POST", `/endpoints/${endpoint.id}/recover`, admin, { since });
+    assertEquals([recovered.status, recovered.data.recovered], [202, 1]);
+    await drain();
+    const lost = receiver.requests.map((r) => JSON.parse(r.text)).filter((b) => b.type === "member.lost");
+    assert(lost.length >= 2, "the failed member.lost delivery was sent again after recover");
+
+    const gone = await call(api.base, "DELETE", `/endpoints/${endpoint.id}`, admin);
+    assertEquals(gone.status, 204);
+    assertEquals((await call(api.base, "GET", `/endpoints/${endpoint.id}`, admin)).status, 404);
+  } finally {
+    await receiver.close();
+    await api.close();
+  }
+});
+
+Deno.test("URLs that would reach private networks are refused, naming the field", async () => {
+  const server = await startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "false" });
+  try {
+    const a = await createTenant();
+    const admin = json(await tokenFor(a.admin, a.organizationId));
+    for (
+      const url of [
+        "http://example.org/hook",
+        "https://127.0.0.1/x",
+        "https://169.254.169.254/latest",
+        "https://[::1]/",
+      ]
+    ) {
+      const res = await call(server.base, "POST", "/endpoints", admin, { url, events: ["member.created"] });
+      assertEquals(res.status, 400, url);
+      assertEquals(res.data.error.code, "invalid_url");
+      assertEquals(res.data.error.details.fields[0].field, "url");
+    }
+    const [n] =
+      await sql()`select count(*)::int as n from public.webhook_endpoints where organization_id = ${a.organizationId}`;
+    assertEquals(n!.n, 0);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("integrator: API key subscribes, samples, receives, and a 410 Gone disables the subscription", async () => {
+  const api = await start();
+  const receiver = await startReceiver();
+  try {
+    const a = await createTenant();
+    const admin = json(await tokenFor(a.admin, a.organizationId));
+    const key = (await call(api.base, "POST", "/api-keys", admin, { name: "Zapier" })).data.key as string;
+    const asKey = { "x-api-key": key, "content-type": "application/json" };
+
+    const types = await call(api.base, "GET", "/event-types", asKey);
+    assertEquals(
+      types.data.data.map((t: { type: string }) => t.type).sort(),
+      Object.keys(EVENT_CATALOGUE).sort(),
+    );
+
+    const sub = await call(api.base, "POST", "/subscriptions", asKey, {
+      target_url: `${receiver.url}/zap`,
+      event: "member.created",
+    });
+    assertEquals(sub.status, 201, sub.text);
+    const empty = await call(api.base, "GET", "/samples/member.created", asKey);
+    assertEquals(
+      empty.data,
+      [EVENT_CATALOGUE["member.created"].example],
+      "no events yet: the catalogue example",
+    );
+
+    await addMemberRow(a.organizationId, "Grace");
+    await drain();
+    await receiver.waitFor(1);
+    const samples = await call(api.base, "GET", "/samples/member.created", asKey);
+    assertEquals(samples.data, [JSON.parse(receiver.requests[0]!.text)], "samples are the delivered bodies");
+
+    receiver.respond(() => new Response("gone", { status: 410 }));
+    await addMemberRow(a.organizationId, "Katherine");
+    await drain();
+    const [ep] =
+      await sql()`select enabled, disabled_reason from public.webhook_endpoints where id = ${sub.data.id}`;
+    assertEquals(ep!.enabled, false);
+    assertMatch(String(ep!.disabled_reason), /410/);
+
+    assertEquals((await call(api.base, "DELETE", `/subscriptions/${sub.data.id}`, asKey)).status, 204);
+    assertEquals((await call(api.base, "DELETE", `/subscriptions/${sub.data.id}`, asKey)).status, 404);
+    const unknownType = await call(api.base, "GET", "/samples/member.exploded", asKey);
+    assertEquals(unknownType.status, 404);
+  } finally {
+    await receiver.close();
+    await api.close();
+  }
+});
+
+Deno.test("every catalogue example has exactly the fields of a real event of its type", async () => {
+  const a = await createTenant();
+  const receiver = await startReceiver();
+  try {
+    await sql()`insert into public.webhook_endpoints (organization_id, url, events)
+      values (${a.organizationId}, ${receiver.url}, ${Object.keys(EVENT_CATALOGUE)})`;
+    const memberId = await addMemberRow(a.organizationId);
+    await sql()`update public.members set status = 'lost' where id = ${memberId}`;
+    await sql()`insert into public.donations (organization_id, member_id, amount_minor, currency, source)
+      values (${a.organizationId}, ${memberId}, 2500, 'USD', 'manual')`;
+    await sql()`insert into public.attendance (organization_id, member_id) values (${a.organizationId}, ${memberId})`;
+    const [wf] =
+      await sql()`insert into public.workflows (organization_id, name) values (${a.organizationId}, 'Welcome') returning id`;
+    await sql()`insert into public.workflow_runs (organization_id, workflow_id, member_id, status, finished_at)
+      values (${a.organizationId}, ${wf!.id}, ${memberId}, 'running', null)`;
+    await sql()`update public.workflow_runs set status = 'completed', finished_at = now() where workflow_id = ${
+      wf!.id
+    }`;
+    const events = await sql()<{ type: string; payload: Record<string, unknown> }[]>`
+      select type, payload from public.webhook_events where organization_id = ${a.organizationId}`;
+    const keys = (o: unknown) => Object.keys(o as object).sort();
+    for (const [type, { example }] of Object.entries(EVENT_CATALOGUE)) {
+      const real = events.find((e) => e.type === type);
+      assert(real, `a real ${type} event was raised`);
+      assertEquals(keys(example), keys(real.payload), `${type} body`);
+      // deno-lint-ignore no-explicit-any
+      const [ex, re] = [(example as any).data, (real.payload as any).data];
+      assertEquals(keys(ex.row), keys(re.row), `${type} row`);
+      assertEquals(keys(ex.delta), keys(re.delta), `${type} delta`);
+    }
+  } finally {
+    await receiver.close();
+  }
+});
+
+Deno.test("every route refuses other organizations (404), staff and removed members (403), anonymous and expired callers (401)", async () => {
+  const api = await start();
+  try {
+    const a = await createTenant();
+    const b = await createTenant();
+    const adminA = json(await tokenFor(a.admin, a.organizationId));
+    // A's resources, made as A's admin.
+    const endpoint = (await call(api.base, "POST", "/endpoints", adminA, {
+      url: "http://127.0.0.1:9/a",
+      events: ["member.created"],
+    })).data;
+    await addMemberRow(a.organizationId);
+    const [delivery] =
+      await sql()`select id from public.webhook_deliveries where endpoint_id = ${endpoint.id}`;
+    const apiKey = (await call(api.base, "POST", "/api-keys", adminA, { name: "A's key" })).data;
+    const [log] =
+      await sql()`insert into public.donation_payment_webhook_log (organization_id, provider, event, payload, signature_valid, status)
+      values (${a.organizationId}, 'checkout', 'charged', '{"event":"charged"}', true, 'unmatched') returning id`;
+    const ids: Record<string, string> = {
+      "/endpoints/:id": endpoint.id,
+      "/deliveries/:id": delivery!.id,
+      "/api-keys/:id": apiKey.id,
+      "/inbound-log/:id": log!.id,
+      "/subscriptions/:id": endpoint.id,
+    };
+    const bodies: Record<string, unknown> = {
+      "POST /endpoints": { url: "http://127.0.0.1:9/x", events: ["member.created"] },
+      "PATCH /endpoints/:id": { description: "mine now" },
+      "POST /endpoints/:id/rotate-secret": {},
+      "POST /endpoints/:id/recover": { since: new Date(0).toISOString() },
+      "POST /subscriptions": { target_url: "http://127.0.0.1:9/z", event: "member.created" },
+      "POST /api-keys": { name: "x" },
+    };
+    const concrete = (path: string) =>
+      path.replace(/^(\/[a-z-]+)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`).replace(
+        ":event_type",
+        "member.created",
+      );
+
+    const staffA = json(await tokenFor(a.staff, a.organizationId));
+    const adminB = json(await tokenFor(b.admin, b.organizationId));
+    const keyB = (await call(api.base, "POST", "/api-keys", adminB, { name: "B's key" })).data.key as string;
+    const asKeyB = { "x-api-key": keyB, "content-type": "application/json" };
+    const removed = await createUser();
+    await addMember(removed.id, a.organizationId, "admin");
+    const removedToken = json(await tokenFor(removed, a.organizationId));
+    await sql()`delete from public.profiles where user_id = ${removed.id}`;
+    const expired = json(
+      await tokenFor(a.admin, a.organizationId, { expiresIn: Math.floor(Date.now() / 1000) - 60 }),
+    );
+
+    let checked = 0;
+    for (const { spec } of routes({} as AppDeps)) {
+      if (spec.access === "public") continue;
+      const path = concrete(spec.path);
+      const method = spec.method.toUpperCase();
+      const body = bodies[`${method} ${spec.path}`];
+      const label = `${method} ${spec.path}`;
+      const hasId = spec.path.includes(":id");
+
+      const anon = await call(api.base, method, path, { "content-type": "application/json" }, body);
+      assertEquals(anon.status, 401, `anon ${label}`);
+      assertEquals(
+        (await call(api.base, method, path, expired, body)).data?.error?.code,
+        "token_expired",
+        `expired ${label}`,
+      );
+
+      if (spec.access === "admin") {
+        assertEquals((await call(api.base, method, path, staffA, body)).status, 403, `staff ${label}`);
+        assertEquals(
+          (await call(api.base, method, path, removedToken, body)).status,
+          403,
+          `removed ${label}`,
+        );
+      }
+      for (const [who, headers] of [["admin of B", adminB], ["API key of B", asKeyB]] as const) {
+        const res = await call(api.base, method, path, headers, body);
+        if (who === "API key of B" && spec.access === "user") {
+          assertEquals(res.status, 403, `${who} ${label}`);
+        } else if (hasId) {
+          assertEquals(res.status, 404, `${who} ${label}: ${res.text}`);
+        } else {
+          assert(
+            res.status < 300,
+            `${who} ${label} works on their own organization (${res.status} ${res.text})`,
+          );
+        }
+        for (const id of Object.values(ids)) {
+          assert(!res.text.includes(id), `${who} ${label} shows nothing of A`);
+        }
+      }
+      checked++;
+    }
+    assert(checked >= 15, `all routes were tried (${checked})`);
+
+    // Nothing of A was changed by any of that.
+    const [ep] =
+      await sql()`select description, secret from public.webhook_endpoints where id = ${endpoint.id}`;
+    assertEquals(ep!.description, null);
+    assertEquals(ep!.secret, endpoint.secret);
+    const [k] = await sql()`select revoked_at from public.organization_api_keys where id = ${apiKey.id}`;
+    assertEquals(k!.revoked_at, null);
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("malformed bodies and queries are 400 naming the field", async () => {
+  const api = await start();
+  try {
+    const a = await createTenant();
+    const admin = json(await tokenFor(a.admin, a.organizationId));
+    const cases: [string, string, unknown, string][] = [
+      ["POST", "/endpoints", { url: "http://127.0.0.1:9/x", events: [] }, "events"],
+      ["POST", "/endpoints", { url: "http://127.0.0.1:9/x", events: ["member.exploded"] }, "events.0"],
+      ["POST", "/endpoints", { events: ["member.created"] }, "url"],
+      [
+        "POST",
+        "/endpoints",
+        { url: "http://127.0.0.1:9/x", events: ["member.created"], secret: "short" },
+        "secret",
+      ],
+      [
+        "POST",
+        "/endpoints",
+        { url: "http://127.0.0.1:9/x", events: ["member.created"], admin: true },
+        "body",
+      ],
+      ["POST", "/subscriptions", { target_url: "http://127.0.0.1:9/x", event: "nope" }, "event"],
+      ["GET", "/deliveries?status=lost", undefined, "status"],
+      ["GET", "/deliveries?limit=0", undefined, "limit"],
+      ["GET", "/deliveries?since=yesterday", undefined, "since"],
+    ];
+    for (const [method, path, body, field] of cases) {
+      const res = await call(api.base, method, path, admin, body);
+      assertEquals(res.status, 400, `${method} ${path} ${JSON.stringify(body)}: ${res.text}`);
+      const fields = (res.data.error.details?.fields ?? []).map((f: { field: string }) => f.field);
+      assert(fields.includes(field), `${path}: ${field} named in ${JSON.stringify(fields)}`);
+    }
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("pagination is stable while deliveries are being written", async () => {
+  const api = await start();
+  try {
+    const a = await createTenant();
+    const admin = json(await tokenFor(a.admin, a.organizationId));
+    await call(api.base, "POST", "/endpoints", admin, {
+      url: "http://127.0.0.1:9/a",
+      events: ["member.created"],
+    });
+    await sql()`insert into public.members (organization_id, first_name)
+      select ${a.organizationId}, 'm' || g from generate_series(1, 40) g`;
+    const before = new Set(
+      (await sql()`select id from public.webhook_deliveries where organization_id = ${a.organizationId}`).map(
+        (r) => r.id,
+      ),
+    );
+    assertEquals(before.size, 40);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const q: string = `/deliveries?limit=7${cursor ? `&cursor=${cursor}` : ""}`;
+      const page = await call(api.base, "GET", q, admin);
+      assertEquals(page.status, 200, page.text);
+      seen.push(...page.data.data.map((d: { id: string }) => d.id));
+      cursor = page.data.next_cursor;
+      // Meanwhile new deliveries keep arriving.
+      await addMemberRow(a.organizationId, `late${pages}`);
+      pages++;
+    } while (cursor && pages < 50);
+    assertEquals(new Set(seen).size, seen.length, "no delivery on two pages");
+    const missing = [...before].filter((id) => !seen.includes(id));
+    assertEquals(
+      missing,
+      [],
+      `every delivery that existed at the start was listed (${pages} pages, ${seen.length} seen)`,
+    );
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("cleanup", async () => {
+  await closeSql();
+});
