@@ -11,7 +11,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { closeSql, createTenant, sql, testDbUrl } from "../helpers/db.ts";
 import { startReceiver } from "../helpers/receiver.ts";
-import { createEndpoint, retireEndpoints } from "../helpers/outbound.ts";
+import { createEndpoint, gate, retireEndpoints, startSlammer } from "../helpers/outbound.ts";
 
 const EVENTS = Number(Deno.env.get("DISPATCH_EVENTS") ?? 1000);
 const KILLS = Number(Deno.env.get("DISPATCH_KILLS") ?? 5);
@@ -167,6 +167,132 @@ Deno.test({
     } finally {
       await retireEndpoints(...ids);
       await receiver.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "receivers that are slow, hang, reset, answer endless bodies or redirect: bounded dispatcher memory, every attempt recorded",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const tenant = await createTenant();
+    const events = Number(Deno.env.get("PROBE_EVENTS") ?? 60);
+    const rounds = Number(Deno.env.get("PROBE_ROUNDS") ?? 4);
+    const hold = gate();
+    const chunk = new Uint8Array(64 * 1024).fill(0x78);
+    const receivers = {
+      slow: await startReceiver(async () => {
+        await new Promise((r) => setTimeout(r, 800));
+        return new Response("ok");
+      }),
+      hang: await startReceiver(() => hold.wait.then(() => new Response("late"))),
+      // 200 with a body that never ends: the dispatcher reads a bounded prefix and moves on.
+      endless: await startReceiver(() =>
+        new Response(new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(chunk) }), { status: 200 })
+      ),
+      huge_error: await startReceiver(() => new Response("e".repeat(4 * 1024 * 1024), { status: 500 })),
+      redirect: await startReceiver(() =>
+        new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/" } })
+      ),
+    };
+    const slammer = startSlammer();
+    const urls: [string, string][] = [
+      ...Object.entries(receivers).map(([k, r]) => [k, `${r.url}/hook`] as [string, string]),
+      ["reset", slammer.url],
+    ];
+    const endpoints = await Promise.all(
+      urls.map(async ([name, url]) => ({
+        name,
+        ...(await createEndpoint(tenant.organizationId, url, ["member.created"])),
+      })),
+    );
+    const ids = endpoints.map((e) => e.id);
+    try {
+      await sql()`insert into public.members (organization_id, first_name)
+                  select ${tenant.organizationId}, 'm' || g from generate_series(1, ${events}::int) g`;
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-net",
+          "--allow-env",
+          "--allow-read",
+          "--no-check",
+          "tests/reliability/dispatcher_probe.ts",
+        ],
+        cwd: root,
+        env: {
+          TEST_DATABASE_URL: testDbUrl(),
+          PROBE_ENDPOINTS: ids.join(","),
+          PROBE_ROUNDS: String(rounds),
+          PROBE_TIMEOUT_MS: "1500",
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout);
+      assert(out.success, `probe failed: ${text}${new TextDecoder().decode(out.stderr)}`);
+      const memory = JSON.parse(text.trim().split("\n").at(-1)!) as {
+        rounds: { rss_mib: number; heap_mib: number; claimed: number }[];
+        max_rss_mib: number;
+        max_heap_mib: number;
+      };
+
+      const perEndpoint = await sql()<
+        { endpoint_id: string; statuses: string[]; attempts: number; recorded: number; unexplained: number }[]
+      >`
+        select d.endpoint_id, array_agg(distinct d.status) as statuses, sum(d.attempt_count)::int as attempts,
+               (select count(*)::int from public.webhook_delivery_attempts a
+                 join public.webhook_deliveries x on x.id = a.delivery_id where x.endpoint_id = d.endpoint_id) as recorded,
+               (select count(*)::int from public.webhook_delivery_attempts a
+                 join public.webhook_deliveries x on x.id = a.delivery_id
+                 where x.endpoint_id = d.endpoint_id and a.response_status is null and a.error is null) as unexplained
+        from public.webhook_deliveries d where d.endpoint_id = any(${ids}::uuid[]) group by d.endpoint_id`;
+      const byName = Object.fromEntries(
+        perEndpoint.map((r) => [endpoints.find((e) => e.id === r.endpoint_id)!.name, r]),
+      );
+      const attempts = perEndpoint.reduce((n, r) => n + r.attempts, 0);
+      const recorded = perEndpoint.reduce((n, r) => n + r.recorded, 0);
+      const first = memory.rounds[0]!;
+      const report = {
+        events,
+        endpoints: endpoints.length,
+        rounds,
+        attempts,
+        attempts_recorded: recorded,
+        attempts_unrecorded: attempts - recorded,
+        attempts_without_status_or_error: perEndpoint.reduce((n, r) => n + r.unexplained, 0),
+        per_endpoint: Object.fromEntries(
+          Object.entries(byName).map(([k, r]) => [k, { statuses: r.statuses, attempts: r.attempts }]),
+        ),
+        rss_mib_after_each_round: memory.rounds.map((r) => r.rss_mib),
+        heap_mib_after_each_round: memory.rounds.map((r) => r.heap_mib),
+        max_rss_mib: memory.max_rss_mib,
+        rss_growth_after_first_round_mib: Math.round((memory.max_rss_mib - first.rss_mib) * 10) / 10,
+      };
+      console.log(`fault-dispatcher-receivers: ${JSON.stringify(report)}`);
+
+      // Good receivers end delivered after one attempt; bad ones were tried once per round.
+      for (const name of ["slow", "endless"]) {
+        assertEquals([byName[name]!.statuses, byName[name]!.attempts], [["delivered"], events], name);
+      }
+      for (const name of ["hang", "huge_error", "redirect", "reset"]) {
+        assertEquals([byName[name]!.statuses, byName[name]!.attempts], [["retrying"], events * rounds], name);
+      }
+      assertEquals([report.attempts_unrecorded, report.attempts_without_status_or_error], [0, 0]);
+      // The bound: after the first round (code loaded, pools and buffers warm), the rounds that follow,
+      // each as large as the first, grow RSS by less than 64 MiB, and it stays under 384 MiB overall.
+      assert(
+        report.rss_growth_after_first_round_mib < 64,
+        `RSS grew ${report.rss_growth_after_first_round_mib} MiB`,
+      );
+      assert(memory.max_rss_mib < 384, `max RSS ${memory.max_rss_mib} MiB`);
+    } finally {
+      hold.open();
+      await retireEndpoints(...ids);
+      await Promise.all(Object.values(receivers).map((r) => r.close()));
+      slammer.close();
     }
   },
 });
