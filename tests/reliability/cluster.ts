@@ -35,9 +35,16 @@ export async function stopCluster(c: Cluster): Promise<void> {
   if (!ok) throw new Error(`pg_ctlcluster stop failed: ${out}`);
 }
 
+/** Starts the cluster; on a loaded machine a start can time out, so it is tried up to three times. */
 export async function startCluster(c: Cluster): Promise<void> {
-  const { ok, out } = await run("pg_ctlcluster", [c.version, c.name, "start"]);
-  if (!ok && !/already running/i.test(out)) throw new Error(`pg_ctlcluster start failed: ${out}`);
+  let last = "";
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const { ok, out } = await run("pg_ctlcluster", [c.version, c.name, "start"]);
+    if (ok || /already running/i.test(out)) return;
+    last = out;
+    await new Promise((r) => setTimeout(r, 1000 * attempt));
+  }
+  throw new Error(`pg_ctlcluster start failed: ${last}`);
 }
 
 /** Makes sure the cluster runs again (for the tests that follow), whatever happened before. */
