@@ -4,9 +4,11 @@ import { testDbUrl } from "../helpers/db.ts";
 
 export interface ChildServer {
   base: string;
+  logFile: string;
   /** Everything the process wrote to stderr so far (its JSON log lines). */
   logs(): string;
   alive(): boolean;
+  exitCode(): number | null;
   stop(): Promise<void>;
 }
 
@@ -25,8 +27,15 @@ export async function spawnFunction(name: string, env: Record<string, string> = 
   });
   let stderr = "";
   const dec = new TextDecoder();
+  // Also on disk, so a run that hangs can be looked at from outside while it hangs.
+  const logFile = await Deno.makeTempFile({ prefix: `${name}-`, suffix: ".log" });
+  const file = await Deno.open(logFile, { write: true, append: true });
   const drainErr = (async () => {
-    for await (const chunk of child.stderr) stderr += dec.decode(chunk, { stream: true });
+    for await (const chunk of child.stderr) {
+      stderr += dec.decode(chunk, { stream: true });
+      await file.write(chunk);
+    }
+    file.close();
   })();
   const reader = child.stdout.getReader();
   let stdout = "";
@@ -41,8 +50,12 @@ export async function spawnFunction(name: string, env: Record<string, string> = 
   const drainOut = (async () => {
     for (;;) if ((await reader.read()).done) break;
   })();
+  let exitCode: number | null = null;
+  status.then((s) => (exitCode = s.code));
   return {
     base,
+    logFile,
+    exitCode: () => exitCode,
     logs: () => stderr,
     alive: () => !exited,
     stop: async () => {

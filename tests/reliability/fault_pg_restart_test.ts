@@ -113,6 +113,11 @@ Deno.test({
 
     const started = performance.now();
     const watchdog = setInterval(() => {
+      if (!server.alive()) {
+        console.log(
+          `fault-pg-restart: checkout-webhook exited (${server.exitCode()}), log ${server.logFile}`,
+        );
+      }
       console.log(
         `fault-pg-restart: ${done}/${REQUESTS} done after ${
           ((performance.now() - started) / 1000).toFixed(0)
@@ -135,14 +140,22 @@ Deno.test({
           attempts++;
           let status: number;
           try {
-            const res = await fetch(url, { method: "POST", headers, body: p.body });
+            // A request the service never answers counts as dropped, and is retried.
+            const res = await fetch(url, {
+              method: "POST",
+              headers,
+              body: p.body,
+              signal: AbortSignal.timeout(15_000),
+            });
             await res.body?.cancel();
             status = res.status;
           } catch {
             status = 0; // connection dropped: the provider sees no answer and retries
           }
           if (attempts === 1) firstStatus = status;
-          if ((status >= 200 && status < 300) || (status >= 400 && status < 500) || Date.now() > deadline) {
+          // A crashed service answers nothing any more: stop at once rather than retry into the deadline.
+          const gaveUp = Date.now() > deadline || !server.alive();
+          if ((status >= 200 && status < 300) || (status >= 400 && status < 500) || gaveUp) {
             done++;
             return { firstStatus, attempts, finalStatus: status };
           }
@@ -163,6 +176,9 @@ Deno.test({
       await waitHealthy(`${server.base}/health`, 20_000);
     } catch (err) {
       dumpLogs(server.logs());
+      console.error(
+        `checkout-webhook alive: ${server.alive()}, exit code ${server.exitCode()}, log ${server.logFile}`,
+      );
       throw err;
     }
     assert(server.alive(), "checkout-webhook process still running");
@@ -236,11 +252,13 @@ Deno.test({
       extra_donations: extraDonations,
       wrong_subscription_states: wrongStates,
       driver_guard_triggered: driverGuard,
+      process_alive: server.alive(),
       seconds: Number(seconds.toFixed(1)),
     };
     console.log(`fault-pg-restart: ${JSON.stringify(report)}`);
     await server.stop();
 
+    assert(report.process_alive, `checkout-webhook crashed; its log: ${server.logFile}`);
     assertEquals(faults.filter((f) => f.startsWith("fault failed")), [], "every fault was injected");
     assertEquals(faults.length, 5, `all faults injected: ${faults.join(", ")}`);
     assert(first5xx > 0, "the faults were felt by some requests (else the test proves nothing)");
