@@ -56,7 +56,7 @@ const SERVER_GOING_AWAY = new Set(["57P01", "57P02", "57P03"]);
  * and that query (a restart, terminated backends), the query is rejected with the reconnect's socket
  * error (its stack shows only the socket, no driver frame) or with the server's shutdown error, and the
  * unhandled rejection would end the process. Found by tests/reliability/fault_pg_restart_test.ts (about
- * one run in three under load). No caller's query is affected: each has its own promise, rejected
+ * one run in four under load). No caller's query is affected: each has its own promise, rejected
  * properly. Recognised by the error code and, for socket errors, by naming one of our database ports.
  */
 function isUnawaitedTypeFetchError(reason: unknown): reason is Error {
