@@ -59,11 +59,14 @@ export async function spawnFunction(name: string, env: Record<string, string> = 
     logs: () => stderr,
     alive: () => !exited,
     stop: async () => {
+      // A process that was still running did not crash: its log is not worth keeping.
+      const healthy = !exited;
       if (!exited) child.kill("SIGINT");
       const timer = setTimeout(() => !exited && child.kill("SIGKILL"), 10_000);
       await status;
       clearTimeout(timer);
       await Promise.all([drainErr, drainOut]);
+      if (healthy) await Deno.remove(logFile).catch(() => {});
     },
   };
 }
