@@ -36,11 +36,43 @@ function installDriverCrashGuard() {
     if (event.error instanceof TypeError && fromDriver(event.error)) swallow(event, event.error);
   });
   // The same failure sometimes surfaces instead as the rejection of the driver's own internal ROLLBACK,
-  // which nobody awaits: a connection error from inside the driver, never one of our queries.
+  // which nobody awaits: a connection error from inside the driver, never one of our queries. (EPIPE,
+  // "This socket has been ended by the other party", is the same write from nextWrite after a restart.)
   globalThis.addEventListener("unhandledrejection", (event) => {
     const err = event.reason as { code?: string } & Error;
-    if (fromDriver(err) && /^CONNECTION_|^ECONN/.test(err.code ?? "")) swallow(event, err);
+    if (fromDriver(err) && /^CONNECTION_|^ECONN|^EPIPE$/.test(err.code ?? "")) swallow(event, err);
+    else if (isUnawaitedTypeFetchError(err)) swallow(event, err);
   });
+}
+
+/** The database ports the process connects to: a stray socket error names one of them. */
+const databasePorts = new Set<string>();
+// admin_shutdown, crash_shutdown, cannot_connect_now: the server going away or not back yet.
+const SERVER_GOING_AWAY = new Set(["57P01", "57P02", "57P03"]);
+
+/**
+ * postgres.js 3.4.9 also fetches array types on each new connection from an async function nobody
+ * awaits (connection.js: `return fetchArrayTypes()`). When the server goes away between the handshake
+ * and that query (a restart, terminated backends), the query is rejected with the reconnect's socket
+ * error (its stack shows only the socket, no driver frame) or with the server's shutdown error, and the
+ * unhandled rejection would end the process. Found by tests/reliability/fault_pg_restart_test.ts (about
+ * one run in four under load). No caller's query is affected: each has its own promise, rejected
+ * properly. Recognised by the error code and, for socket errors, by naming one of our database ports.
+ */
+function isUnawaitedTypeFetchError(reason: unknown): reason is Error {
+  if (!(reason instanceof Error)) return false;
+  const err = reason as Error & { code?: unknown; port?: unknown };
+  const code = String(err.code ?? "");
+  if (err.name === "PostgresError") return SERVER_GOING_AWAY.has(code);
+  if (!/^CONNECTION_|^ECONN|^EPIPE$|^ETIMEDOUT$|^EHOSTUNREACH$|^CONNECT_TIMEOUT$/.test(code)) return false;
+  if ([...databasePorts].some((port) => String(err.port) === port || err.message.endsWith(`:${port}`))) {
+    return true;
+  }
+  // "read ECONNRESET" names no address: accept it only when it was raised by the runtime's socket layer
+  // alone (no frame of any module's code but the driver's), i.e. nobody's request was waiting for it.
+  const frames = (err.stack ?? "").split("\n").filter((l) => /^\s+at /.test(l));
+  return frames.length > 0 &&
+    frames.every((l) => !/file:\/\//.test(l) || /postgres\/[\d.]+\/src\//.test(l));
 }
 
 export interface PoolOptions {
@@ -54,6 +86,9 @@ export interface PoolOptions {
 
 export function createSql(url: string, options: PoolOptions = {}): Sql {
   installDriverCrashGuard();
+  try {
+    databasePorts.add(new URL(url).port || "5432");
+  } catch { /* postgres.js reports a malformed URL itself */ }
   const open = () =>
     postgres(url, {
       max: options.max ?? 10,

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { badRequest } from "../_shared/errors.ts";
 import { normalizePhone } from "../_shared/phone.ts";
+import { MAX_JSON_DEPTH, valueDepth } from "../_shared/storable.ts";
 
 /** Unix seconds as the gateway sends them (a string of digits, sometimes a number). */
 const UnixSeconds = z.union([z.string().regex(/^\d{1,12}$/), z.number().int().nonnegative()])
@@ -101,6 +102,10 @@ export interface ParsedWebhook {
 
 /** Validates the body's shape (400 with the offending paths otherwise) and flattens it. */
 export function parseWebhook(body: unknown): ParsedWebhook {
+  // storableStrings walks the body recursively: a body nested deeper than any webhook is refused first.
+  if (valueDepth(body) > MAX_JSON_DEPTH) {
+    throw badRequest("invalid_payload", `Body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   const parsed = WebhookBody.safeParse(storableStrings(body));
   if (!parsed.success) {
     const paths = [...new Set(parsed.error.issues.map((i) => i.path.join(".") || "(body)"))].slice(0, 10);

@@ -6,6 +6,7 @@ import type { Sql } from "../db.ts";
 import { readRawBody } from "../body.ts";
 import { AppError, badRequest, isDatabaseUnavailable, notFound, unauthorized } from "../errors.ts";
 import { verifyHexSignatureSync } from "../hmac.ts";
+import { jsonDepth, MAX_JSON_DEPTH, storableInPostgres, storableString } from "../storable.ts";
 import {
   applyLogged,
   type ApplyResult,
@@ -48,16 +49,16 @@ export async function handleInbound(
   // An organization id that is not even a UUID is just another unknown organization.
   if (organizationSegment !== undefined && !UUID.test(organizationSegment)) throw notFound();
 
-  const { text, body, parseError } = decode(raw);
+  const { text, body, parseError, jsonbCanHold } = decode(raw);
   const hints: RoutingHints = parseError ? {} : safeHints(spec, body);
   const entry: LogEntry = {
     organizationId: null,
     provider: spec.provider,
     event: parseError ? null : eventName(body),
     idempotencyKey: await idempotencyKey(req.headers, raw),
-    // jsonb cannot hold \u0000; such a body (and any non-JSON one) is kept as text instead.
-    payloadText: parseError || text.includes("\\u0000") ? null : text,
-    rawBody: parseError || text.includes("\\u0000") ? text.replaceAll("\u0000", "\uFFFD") : null,
+    // A body jsonb cannot hold (and any non-JSON one) is kept as text instead.
+    payloadText: jsonbCanHold ? text : null,
+    rawBody: jsonbCanHold ? null : text.replaceAll("\u0000", "\uFFFD"),
     headers: loggedHeaders(req.headers),
     signatureValid: null,
   };
@@ -91,6 +92,10 @@ export async function handleInbound(
   try {
     if (parseError) throw parseError;
     ({ change } = spec.normalize(body));
+    // Ids and names go into SQL: a NUL or an unpaired surrogate in one is no id a provider sends.
+    if (!storableInPostgres(change)) {
+      throw badRequest("invalid_payload", "Payload fields contain characters that cannot be stored");
+    }
   } catch (err) {
     if (err instanceof AppError && err.status === 400) {
       // Rejected rows stay out of the idempotency index: a corrected retry with the same key still applies.
@@ -153,7 +158,15 @@ function capped(entry: LogEntry): LogEntry {
   return { ...entry, payloadText: null, rawBody: text.slice(0, UNVERIFIED_BODY_KEPT) };
 }
 
-function decode(raw: Uint8Array): { text: string; body?: unknown; parseError?: AppError } {
+interface Decoded {
+  text: string;
+  body?: unknown;
+  parseError?: AppError;
+  /** False for JSON that jsonb refuses: NUL, unpaired surrogates, or nesting deep enough to exhaust its stack. */
+  jsonbCanHold: boolean;
+}
+
+function decode(raw: Uint8Array): Decoded {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
@@ -161,13 +174,16 @@ function decode(raw: Uint8Array): { text: string; body?: unknown; parseError?: A
     return {
       text: new TextDecoder("utf-8").decode(raw),
       parseError: badRequest("invalid_json", "Body is not valid UTF-8"),
+      jsonbCanHold: false,
     };
   }
+  let body: unknown;
   try {
-    return { text, body: JSON.parse(text) };
+    body = JSON.parse(text);
   } catch {
-    return { text, parseError: badRequest("invalid_json", "Body is not valid JSON") };
+    return { text, parseError: badRequest("invalid_json", "Body is not valid JSON"), jsonbCanHold: false };
   }
+  return { text, body, jsonbCanHold: jsonDepth(text) <= MAX_JSON_DEPTH && storableInPostgres(body) };
 }
 
 /**
@@ -217,6 +233,10 @@ function safeHints(spec: ProviderSpec, body: unknown): RoutingHints {
   try {
     const hints = spec.hints(body);
     if (hints.organizationId && !UUID.test(hints.organizationId)) delete hints.organizationId;
+    // A hint is a query parameter: one PostgreSQL cannot hold routes nowhere rather than failing.
+    for (const key of ["subscriptionId", "paymentId"] as const) {
+      if (hints[key] !== undefined && !storableInPostgres(hints[key])) delete hints[key];
+    }
     return hints;
   } catch {
     return {};
@@ -225,7 +245,7 @@ function safeHints(spec: ProviderSpec, body: unknown): RoutingHints {
 
 function eventName(body: unknown): string | null {
   const event = (body as { event?: unknown } | null)?.event;
-  return typeof event === "string" ? event.slice(0, 100) : null;
+  return typeof event === "string" ? storableString(event.slice(0, 100)) : null;
 }
 
 /**

@@ -2,6 +2,7 @@
 // the log row is committed before anything is applied, and applying is a single call to
 // private.process_payment_webhook, so a payload is applied completely or not at all.
 import type { Sql } from "../db.ts";
+import { storableString } from "../storable.ts";
 import type { Change, Provider } from "./types.ts";
 
 export interface Target {
@@ -49,7 +50,7 @@ export async function logUnapplied(
             ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${
     sql.json(entry.headers)
   }, ${entry.signatureValid},
-            ${status}, ${error})
+            ${status}, ${storableString(error)})
     returning id`;
   return row!.id;
 }
@@ -92,5 +93,5 @@ export async function applyLogged(sql: Sql, logId: string, change: Change): Prom
 }
 
 export async function markFailed(sql: Sql, logId: string, error: string): Promise<void> {
-  await sql`select private.mark_payment_webhook_failed(${logId}::uuid, ${error})`;
+  await sql`select private.mark_payment_webhook_failed(${logId}::uuid, ${storableString(error)})`;
 }

@@ -1,0 +1,302 @@
+// Fault suite for outbound webhooks: dispatcher processes killed with SIGKILL in the middle of their
+// batches, again and again, during a run of thousands of deliveries. tests/outbound_retry_test.ts shows
+// one kill loses nothing; this runs many with counts. A killed dispatcher's leases run out (the test
+// moves them to the past, as time would, and runs housekeeping), and the next dispatcher takes over.
+//
+// Counted: deliveries expected (events x subscribed endpoints), received at least once (lost = the
+// rest), received more than once (duplicates: at-least-once delivery allows them; they are reported),
+// rows not `delivered` at the end.
+//
+//   DISPATCH_EVENTS=<n>  events (default 1000, x3 endpoints)   DISPATCH_KILLS=<n>  kills (default 5)
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { closeSql, createTenant, sql, testDbUrl } from "../helpers/db.ts";
+import { startReceiver } from "../helpers/receiver.ts";
+import { createEndpoint, gate, retireEndpoints, startSlammer } from "../helpers/outbound.ts";
+
+const EVENTS = Number(Deno.env.get("DISPATCH_EVENTS") ?? 1000);
+const KILLS = Number(Deno.env.get("DISPATCH_KILLS") ?? 5);
+const root = new URL("../../", import.meta.url).pathname;
+
+function spawnDispatcher(): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--no-check",
+      "tests/helpers/dispatch_child.ts",
+    ],
+    cwd: root,
+    env: { TEST_DATABASE_URL: testDbUrl() },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+Deno.test({
+  name: "dispatchers killed with SIGKILL mid-batch, repeatedly: every event reaches every endpoint",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const tenant = await createTenant();
+    // A few milliseconds per request keeps every dispatcher mid-batch when it is killed.
+    const receiver = await startReceiver(async () => {
+      await new Promise((r) => setTimeout(r, 3));
+      return new Response("ok");
+    });
+    const endpoints = await Promise.all(
+      ["one", "two", "three"].map((p) =>
+        createEndpoint(tenant.organizationId, `${receiver.url}/${p}`, ["member.created"])
+      ),
+    );
+    const ids = endpoints.map((e) => e.id);
+    const expected = EVENTS * endpoints.length;
+    try {
+      await sql()`insert into public.members (organization_id, first_name)
+                  select ${tenant.organizationId}, 'm' || g from generate_series(1, ${EVENTS}::int) g`;
+      const kills: { afterReceived: number; signal: string | null }[] = [];
+      for (let k = 0; k < KILLS; k++) {
+        const before = receiver.requests.length;
+        const child = spawnDispatcher();
+        // Kill once this dispatcher has sent a share of the work (or after 5 s, whatever it managed).
+        const target = Math.min(expected, before + Math.ceil(expected / (KILLS + 2)));
+        await receiver.waitFor(target, 5_000).catch(() => {});
+        child.kill("SIGKILL");
+        const status = await child.status;
+        kills.push({ afterReceived: receiver.requests.length, signal: status.signal });
+        // The leases of the dead dispatcher run out; housekeeping makes their rows due again.
+        await sql()`update public.webhook_deliveries
+                    set next_attempt_at = now() - interval '1 second', leased_until = now() - interval '1 second'
+                    where endpoint_id = any(${ids}::uuid[]) and leased_until > now()`;
+        await sql()`select private.webhook_housekeeping()`;
+      }
+      // The last dispatcher runs to the end.
+      const last = spawnDispatcher();
+      const lastStatus = await last.status;
+      assertEquals(lastStatus.code, 0, "the last dispatcher finished cleanly");
+      await receiver.waitFor(expected, 10_000).catch(() => {});
+
+      const seen = new Map<string, number>();
+      for (const r of receiver.requests) {
+        const key = `${r.path} ${r.headers.get("webhook-id")}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+      const [counts] = await sql()<{ open: number; rows: number }[]>`
+        select count(*) filter (where status <> 'delivered')::int as open, count(*)::int as rows
+        from public.webhook_deliveries where endpoint_id = any(${ids}::uuid[])`;
+      const { open, rows } = counts!;
+      const report = {
+        events: EVENTS,
+        endpoints: endpoints.length,
+        expected_deliveries: expected,
+        delivery_rows: rows,
+        kills: kills.length,
+        killed_after_received: kills.map((k) => k.afterReceived),
+        requests_received: receiver.requests.length,
+        delivered_at_least_once: seen.size,
+        lost: expected - seen.size,
+        duplicates: receiver.requests.length - seen.size,
+        not_delivered_rows: open,
+      };
+      console.log(`fault-dispatcher-kill: ${JSON.stringify(report)}`);
+      assert(kills.every((k) => k.signal === "SIGKILL"), "every kill landed");
+      assert(
+        kills.some((k, i) => k.afterReceived > (kills[i - 1]?.afterReceived ?? 0)),
+        "the dispatchers made progress",
+      );
+      assert(kills.at(-1)!.afterReceived < expected, "the last kill still left work (it was mid-run)");
+      assertEquals(rows, expected);
+      assertEquals([report.lost, report.not_delivered_rows], [0, 0]);
+    } finally {
+      await retireEndpoints(...ids);
+      await receiver.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "three dispatcher processes racing on one queue: no delivery in flight twice, none sent twice",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const tenant = await createTenant();
+    const active = new Map<string, number>();
+    const seen = new Map<string, number>();
+    let overlap = 0;
+    const receiver = await startReceiver(async (req) => {
+      const key = `${req.path} ${req.headers.get("webhook-id")}`;
+      active.set(key, (active.get(key) ?? 0) + 1);
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      if (active.get(key)! > 1) overlap++;
+      await new Promise((r) => setTimeout(r, 2));
+      active.set(key, active.get(key)! - 1);
+      return new Response("ok");
+    });
+    const endpoints = await Promise.all(
+      ["a", "b"].map((p) =>
+        createEndpoint(tenant.organizationId, `${receiver.url}/${p}`, ["member.created"])
+      ),
+    );
+    const ids = endpoints.map((e) => e.id);
+    const expected = EVENTS * endpoints.length;
+    try {
+      await sql()`insert into public.members (organization_id, first_name)
+                  select ${tenant.organizationId}, 'm' || g from generate_series(1, ${EVENTS}::int) g`;
+      const children = Array.from({ length: 3 }, () => spawnDispatcher());
+      const statuses = await Promise.all(children.map((c) => c.status));
+      await receiver.waitFor(expected, 10_000).catch(() => {});
+      const [counts] = await sql()<{ open: number }[]>`
+        select count(*) filter (where status <> 'delivered')::int as open
+        from public.webhook_deliveries where endpoint_id = any(${ids}::uuid[])`;
+      const report = {
+        dispatchers: children.length,
+        expected_deliveries: expected,
+        requests_received: receiver.requests.length,
+        concurrent_double_sends: overlap,
+        lost: expected - seen.size,
+        sent_twice: [...seen.values()].filter((n) => n > 1).length,
+        not_delivered_rows: counts!.open,
+      };
+      console.log(`fault-dispatcher-race: ${JSON.stringify(report)}`);
+      assert(statuses.every((s) => s.code === 0), "every dispatcher finished cleanly");
+      assertEquals(
+        [report.concurrent_double_sends, report.lost, report.sent_twice, report.not_delivered_rows],
+        [0, 0, 0, 0],
+      );
+    } finally {
+      await retireEndpoints(...ids);
+      await receiver.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "receivers that are slow, hang, reset, answer endless bodies or redirect: bounded dispatcher memory, every attempt recorded",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const tenant = await createTenant();
+    const events = Number(Deno.env.get("PROBE_EVENTS") ?? 60);
+    const rounds = Number(Deno.env.get("PROBE_ROUNDS") ?? 4);
+    const hold = gate();
+    const chunk = new Uint8Array(64 * 1024).fill(0x78);
+    const receivers = {
+      slow: await startReceiver(async () => {
+        await new Promise((r) => setTimeout(r, 800));
+        return new Response("ok");
+      }),
+      hang: await startReceiver(() => hold.wait.then(() => new Response("late"))),
+      // 200 with a body that never ends: the dispatcher reads a bounded prefix and moves on.
+      endless: await startReceiver(() =>
+        new Response(new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(chunk) }), { status: 200 })
+      ),
+      huge_error: await startReceiver(() => new Response("e".repeat(4 * 1024 * 1024), { status: 500 })),
+      redirect: await startReceiver(() =>
+        new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/" } })
+      ),
+    };
+    const slammer = startSlammer();
+    const urls: [string, string][] = [
+      ...Object.entries(receivers).map(([k, r]) => [k, `${r.url}/hook`] as [string, string]),
+      ["reset", slammer.url],
+    ];
+    const endpoints = await Promise.all(
+      urls.map(async ([name, url]) => ({
+        name,
+        ...(await createEndpoint(tenant.organizationId, url, ["member.created"])),
+      })),
+    );
+    const ids = endpoints.map((e) => e.id);
+    try {
+      await sql()`insert into public.members (organization_id, first_name)
+                  select ${tenant.organizationId}, 'm' || g from generate_series(1, ${events}::int) g`;
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-net",
+          "--allow-env",
+          "--allow-read",
+          "--no-check",
+          "tests/reliability/dispatcher_probe.ts",
+        ],
+        cwd: root,
+        env: {
+          TEST_DATABASE_URL: testDbUrl(),
+          PROBE_ENDPOINTS: ids.join(","),
+          PROBE_ROUNDS: String(rounds),
+          PROBE_TIMEOUT_MS: "1500",
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout);
+      assert(out.success, `probe failed: ${text}${new TextDecoder().decode(out.stderr)}`);
+      const memory = JSON.parse(text.trim().split("\n").at(-1)!) as {
+        rounds: { rss_mib: number; heap_mib: number; claimed: number }[];
+        max_rss_mib: number;
+        max_heap_mib: number;
+      };
+
+      const perEndpoint = await sql()<
+        { endpoint_id: string; statuses: string[]; attempts: number; recorded: number; unexplained: number }[]
+      >`
+        select d.endpoint_id, array_agg(distinct d.status) as statuses, sum(d.attempt_count)::int as attempts,
+               (select count(*)::int from public.webhook_delivery_attempts a
+                 join public.webhook_deliveries x on x.id = a.delivery_id where x.endpoint_id = d.endpoint_id) as recorded,
+               (select count(*)::int from public.webhook_delivery_attempts a
+                 join public.webhook_deliveries x on x.id = a.delivery_id
+                 where x.endpoint_id = d.endpoint_id and a.response_status is null and a.error is null) as unexplained
+        from public.webhook_deliveries d where d.endpoint_id = any(${ids}::uuid[]) group by d.endpoint_id`;
+      const byName = Object.fromEntries(
+        perEndpoint.map((r) => [endpoints.find((e) => e.id === r.endpoint_id)!.name, r]),
+      );
+      const attempts = perEndpoint.reduce((n, r) => n + r.attempts, 0);
+      const recorded = perEndpoint.reduce((n, r) => n + r.recorded, 0);
+      const first = memory.rounds[0]!;
+      const report = {
+        events,
+        endpoints: endpoints.length,
+        rounds,
+        attempts,
+        attempts_recorded: recorded,
+        attempts_unrecorded: attempts - recorded,
+        attempts_without_status_or_error: perEndpoint.reduce((n, r) => n + r.unexplained, 0),
+        per_endpoint: Object.fromEntries(
+          Object.entries(byName).map(([k, r]) => [k, { statuses: r.statuses, attempts: r.attempts }]),
+        ),
+        rss_mib_after_each_round: memory.rounds.map((r) => r.rss_mib),
+        heap_mib_after_each_round: memory.rounds.map((r) => r.heap_mib),
+        max_rss_mib: memory.max_rss_mib,
+        rss_growth_after_first_round_mib: Math.round((memory.max_rss_mib - first.rss_mib) * 10) / 10,
+      };
+      console.log(`fault-dispatcher-receivers: ${JSON.stringify(report)}`);
+
+      // Good receivers end delivered after one attempt; bad ones were tried once per round.
+      for (const name of ["slow", "endless"]) {
+        assertEquals([byName[name]!.statuses, byName[name]!.attempts], [["delivered"], events], name);
+      }
+      for (const name of ["hang", "huge_error", "redirect", "reset"]) {
+        assertEquals([byName[name]!.statuses, byName[name]!.attempts], [["retrying"], events * rounds], name);
+      }
+      assertEquals([report.attempts_unrecorded, report.attempts_without_status_or_error], [0, 0]);
+      // The bound: after the first round (code loaded, pools and buffers warm), the rounds that follow,
+      // each as large as the first, grow RSS by less than 64 MiB, and it stays under 384 MiB overall.
+      assert(
+        report.rss_growth_after_first_round_mib < 64,
+        `RSS grew ${report.rss_growth_after_first_round_mib} MiB`,
+      );
+      assert(memory.max_rss_mib < 384, `max RSS ${memory.max_rss_mib} MiB`);
+    } finally {
+      hold.open();
+      await retireEndpoints(...ids);
+      await Promise.all(Object.values(receivers).map((r) => r.close()));
+      slammer.close();
+    }
+  },
+});
+
+Deno.test("dispatcher fault cleanup", async () => {
+  await closeSql();
+});
