@@ -145,27 +145,30 @@ end
 $$;
 
 -- Row-level security: members of the active organization read and write its rows. Deleting people and
--- money records is for admins.
-do $$
-declare t text;
+-- money records is for admins. Later migrations give their day-to-day tables the same four policies.
+create function private.create_tenant_policies(tbl text) returns void
+language plpgsql
+set search_path = ''
+as $$
 begin
-  foreach t in array array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']
-  loop
-    execute format('alter table public.%I enable row level security', t);
-    execute format('revoke all on public.%I from anon', t);
-    execute format(
-      'create policy %I on public.%I for select to authenticated
-         using (organization_id = (select private.active_organization_id()))', t || '_select', t);
-    execute format(
-      'create policy %I on public.%I for insert to authenticated
-         with check (organization_id = (select private.active_organization_id()))', t || '_insert', t);
-    execute format(
-      'create policy %I on public.%I for update to authenticated
-         using (organization_id = (select private.active_organization_id()))
-         with check (organization_id = (select private.active_organization_id()))', t || '_update', t);
-    execute format(
-      'create policy %I on public.%I for delete to authenticated
-         using (organization_id = (select private.admin_organization_id()))', t || '_delete', t);
-  end loop;
-end
+  execute format('alter table public.%I enable row level security', tbl);
+  execute format('revoke all on public.%I from anon', tbl);
+  execute format(
+    'create policy %I on public.%I for select to authenticated
+       using (organization_id = (select private.active_organization_id()))', tbl || '_select', tbl);
+  execute format(
+    'create policy %I on public.%I for insert to authenticated
+       with check (organization_id = (select private.active_organization_id()))', tbl || '_insert', tbl);
+  execute format(
+    'create policy %I on public.%I for update to authenticated
+       using (organization_id = (select private.active_organization_id()))
+       with check (organization_id = (select private.active_organization_id()))', tbl || '_update', tbl);
+  execute format(
+    'create policy %I on public.%I for delete to authenticated
+       using (organization_id = (select private.admin_organization_id()))', tbl || '_delete', tbl);
+end;
 $$;
+revoke all on function private.create_tenant_policies(text) from public, authenticated, service_role;
+
+select private.create_tenant_policies(t)
+from unnest(array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']) t;

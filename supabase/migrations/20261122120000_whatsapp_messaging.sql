@@ -273,27 +273,7 @@ create policy messaging_accounts_admin_delete on public.messaging_accounts
 
 -- Threads and messages: members of the active organization read and write them (staff link a thread
 -- to a member, record outbound messages); deleting is for admins.
-do $$
-declare t text;
-begin
-  foreach t in array array['whatsapp_conversations', 'whatsapp_messages']
-  loop
-    execute format(
-      'create policy %I on public.%I for select to authenticated
-         using (organization_id = (select private.active_organization_id()))', t || '_select', t);
-    execute format(
-      'create policy %I on public.%I for insert to authenticated
-         with check (organization_id = (select private.active_organization_id()))', t || '_insert', t);
-    execute format(
-      'create policy %I on public.%I for update to authenticated
-         using (organization_id = (select private.active_organization_id()))
-         with check (organization_id = (select private.active_organization_id()))', t || '_update', t);
-    execute format(
-      'create policy %I on public.%I for delete to authenticated
-         using (organization_id = (select private.admin_organization_id()))', t || '_delete', t);
-  end loop;
-end
-$$;
+select private.create_tenant_policies(t) from unnest(array['whatsapp_conversations', 'whatsapp_messages']) t;
 
 create policy whatsapp_message_receipts_select on public.whatsapp_message_receipts
   for select to authenticated
