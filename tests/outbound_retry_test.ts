@@ -10,6 +10,7 @@ import {
   deliveriesOf,
   gate,
   retireEndpoints,
+  startOverlapReceiver,
   startSlammer,
   testEngine,
 } from "./helpers/outbound.ts";
@@ -267,18 +268,8 @@ Deno.test("an endpoint that never answers holds at most its cap; the others are 
 
 Deno.test("two dispatchers racing never send the same delivery concurrently", async () => {
   const tenant = await createTenant();
-  const active = new Map<string, number>();
-  const seen = new Map<string, number>();
-  let overlap = 0;
-  const receiver = await startReceiver(async (req) => {
-    const key = `${req.path} ${req.headers.get("webhook-id")}`;
-    active.set(key, (active.get(key) ?? 0) + 1);
-    seen.set(key, (seen.get(key) ?? 0) + 1);
-    if (active.get(key)! > 1) overlap++;
-    await new Promise((r) => setTimeout(r, 2));
-    active.set(key, active.get(key)! - 1);
-    return new Response("ok");
-  });
+  const { receiver, counts } = await startOverlapReceiver();
+  const seen = counts.seen;
   const ep1 = await createEndpoint(tenant.organizationId, `${receiver.url}/one`, ["member.created"]);
   const ep2 = await createEndpoint(tenant.organizationId, `${receiver.url}/two`, ["member.created"]);
   const pools = [createSql(testDbUrl(), { max: 3 }), createSql(testDbUrl(), { max: 3 })];
@@ -289,7 +280,7 @@ Deno.test("two dispatchers racing never send the same delivery concurrently", as
     );
     const stats = await Promise.all(engines.map((e) => e.run({ stopWhenIdle: true })));
     await receiver.waitFor(300);
-    assertEquals(overlap, 0, "no delivery was in flight twice at once");
+    assertEquals(counts.overlap, 0, "no delivery was in flight twice at once");
     assertEquals(seen.size, 300);
     assert([...seen.values()].every((n) => n === 1), "each delivery sent exactly once");
     assert(stats[0]!.claimed + stats[1]!.claimed >= 300);

@@ -2,6 +2,7 @@
 // that misbehave in the ways real ones do.
 import { DeliveryEngine, type EngineOptions } from "../../supabase/functions/webhook-dispatcher/engine.ts";
 import { sql } from "./db.ts";
+import { startReceiver } from "./receiver.ts";
 
 export interface TestEndpoint {
   id: string;
@@ -79,4 +80,24 @@ export function gate(): { wait: Promise<void>; open(): void } {
   let open!: () => void;
   const wait = new Promise<void>((r) => (open = r));
   return { wait, open };
+}
+
+/**
+ * A receiver that counts, per path and webhook-id, how often each delivery arrived and how often one
+ * arrived while the same delivery was still being answered (a concurrent double send).
+ */
+export async function startOverlapReceiver() {
+  const active = new Map<string, number>();
+  const seen = new Map<string, number>();
+  const counts = { overlap: 0, seen };
+  const receiver = await startReceiver(async (req) => {
+    const key = `${req.path} ${req.headers.get("webhook-id")}`;
+    active.set(key, (active.get(key) ?? 0) + 1);
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+    if (active.get(key)! > 1) counts.overlap++;
+    await new Promise((r) => setTimeout(r, 2));
+    active.set(key, active.get(key)! - 1);
+    return new Response("ok");
+  });
+  return { receiver, counts };
 }

@@ -11,7 +11,13 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { closeSql, createTenant, sql, testDbUrl } from "../helpers/db.ts";
 import { startReceiver } from "../helpers/receiver.ts";
-import { createEndpoint, gate, retireEndpoints, startSlammer } from "../helpers/outbound.ts";
+import {
+  createEndpoint,
+  gate,
+  retireEndpoints,
+  startOverlapReceiver,
+  startSlammer,
+} from "../helpers/outbound.ts";
 
 const EVENTS = Number(Deno.env.get("DISPATCH_EVENTS") ?? 1000);
 const KILLS = Number(Deno.env.get("DISPATCH_KILLS") ?? 5);
@@ -121,18 +127,8 @@ Deno.test({
   sanitizeResources: false,
   fn: async () => {
     const tenant = await createTenant();
-    const active = new Map<string, number>();
-    const seen = new Map<string, number>();
-    let overlap = 0;
-    const receiver = await startReceiver(async (req) => {
-      const key = `${req.path} ${req.headers.get("webhook-id")}`;
-      active.set(key, (active.get(key) ?? 0) + 1);
-      seen.set(key, (seen.get(key) ?? 0) + 1);
-      if (active.get(key)! > 1) overlap++;
-      await new Promise((r) => setTimeout(r, 2));
-      active.set(key, active.get(key)! - 1);
-      return new Response("ok");
-    });
+    const { receiver, counts: sends } = await startOverlapReceiver();
+    const seen = sends.seen;
     const endpoints = await Promise.all(
       ["a", "b"].map((p) =>
         createEndpoint(tenant.organizationId, `${receiver.url}/${p}`, ["member.created"])
@@ -153,7 +149,7 @@ Deno.test({
         dispatchers: children.length,
         expected_deliveries: expected,
         requests_received: receiver.requests.length,
-        concurrent_double_sends: overlap,
+        concurrent_double_sends: sends.overlap,
         lost: expected - seen.size,
         sent_twice: [...seen.values()].filter((n) => n > 1).length,
         not_delivered_rows: counts!.open,
