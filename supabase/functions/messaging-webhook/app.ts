@@ -47,13 +47,8 @@ export function createApp(deps: AppDeps): Hono {
       throw unauthorized("invalid_signature", "Signature does not match");
     }
     if (unknown.length > 0) {
-      // Not an error of ours and nothing the gateway can fix by retrying: log it for the operator.
-      console.warn(JSON.stringify({
-        level: "warn",
-        function: "messaging-webhook",
-        msg: "unknown phone_number_id, changes skipped",
-        phone_number_ids: unknown,
-      }));
+      // Not an error of ours and nothing the gateway can fix by retrying: tell the operator, boundedly.
+      warnUnknownIds(unknown);
     }
 
     const known = (x: { phoneNumberId: string }) => accounts.has(x.phoneNumberId);
@@ -67,4 +62,32 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   return app;
+}
+
+const WARN_INTERVAL_MS = 60_000;
+const WARN_SAMPLE = 3;
+let lastWarnAt = -Infinity;
+let suppressed = 0;
+
+/**
+ * Anyone can name phone-number ids (the body is checked against the secrets of the accounts it names,
+ * and it names none of ours), so this line must not grow with the body or with the request rate: a
+ * count and a few ids cut short, at most once a minute per process, with how many were left out.
+ */
+function warnUnknownIds(ids: string[]): void {
+  const now = performance.now();
+  if (now - lastWarnAt < WARN_INTERVAL_MS) {
+    suppressed++;
+    return;
+  }
+  lastWarnAt = now;
+  console.warn(JSON.stringify({
+    level: "warn",
+    function: "messaging-webhook",
+    msg: "unknown phone_number_id, changes skipped",
+    count: ids.length,
+    sample: ids.slice(0, WARN_SAMPLE).map((id) => id.slice(0, 32)),
+    suppressed_requests: suppressed,
+  }));
+  suppressed = 0;
 }

@@ -1,6 +1,7 @@
 // The inbound pipeline both payment receivers share (ARCHITECTURE.md section 6):
 //   raw body once (1 MiB, 413) -> organization (URL segment, else payload) -> HMAC over the raw bytes,
-//   constant time (401, logged unverified) -> log row committed -> apply once -> processed | failed.
+//   constant time (401, counted as unverified, nothing kept) -> log row committed (deduplicated by key
+//   and by the body's SHA-256) -> apply once -> processed | failed.
 // Provider specifics (shapes, event names, headers) come in through a ProviderSpec.
 import type { Sql } from "../db.ts";
 import { readRawBody } from "../body.ts";
@@ -12,7 +13,8 @@ import {
   type ApplyResult,
   findTargets,
   type LogEntry,
-  logUnapplied,
+  logRefused,
+  logRejected,
   logVerified,
   markFailed,
 } from "./store.ts";
@@ -20,7 +22,6 @@ import type { Change, ProviderSpec, RoutingHints } from "./types.ts";
 
 export const INBOUND_BODY_LIMIT = 1024 * 1024;
 const MAX_KEY_LENGTH = 200;
-const UNVERIFIED_BODY_KEPT = 64 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface InboundResponse {
@@ -51,40 +52,31 @@ export async function handleInbound(
 
   const { text, body, parseError, jsonbCanHold } = decode(raw);
   const hints: RoutingHints = parseError ? {} : safeHints(spec, body);
+  const claimedOrganization = organizationSegment ?? hints.organizationId;
+  if (parseError && !claimedOrganization) {
+    // No way to tell whose it is, so no way to check its signature: counted, never kept.
+    await logRefused(sql, null, spec.provider, "rejected", parseError.message, raw.byteLength);
+    throw parseError;
+  }
+
+  const organizationId = await verifiedOrganization(sql, spec, req.headers, raw, claimedOrganization, hints);
+  const sha256 = new Uint8Array(await crypto.subtle.digest("SHA-256", raw as BufferSource));
   const entry: LogEntry = {
-    organizationId: null,
+    organizationId,
     provider: spec.provider,
     event: parseError ? null : eventName(body),
-    idempotencyKey: await idempotencyKey(req.headers, raw),
+    idempotencyKey: idempotencyKey(req.headers, sha256),
+    bodySha256: sha256,
+    bodyBytes: raw.byteLength,
     // A body jsonb cannot hold (and any non-JSON one) is kept as text instead.
     payloadText: jsonbCanHold ? text : null,
     rawBody: jsonbCanHold ? null : text.replaceAll("\u0000", "\uFFFD"),
     headers: loggedHeaders(req.headers),
-    signatureValid: null,
   };
-
-  const claimedOrganization = organizationSegment ?? hints.organizationId;
-  if (parseError && !claimedOrganization) {
-    // No way to tell whose it is, so no way to check its signature: keep it for operators, refuse it.
-    await logUnapplied(sql, capped(entry), "rejected", parseError.message);
-    throw parseError;
-  }
-
-  const organizationId = await verifiedOrganization(
-    sql,
-    spec,
-    req.headers,
-    raw,
-    claimedOrganization,
-    hints,
-    entry,
-  );
-  entry.organizationId = organizationId;
-  entry.signatureValid = true;
 
   if (entry.idempotencyKey.length > MAX_KEY_LENGTH) {
     entry.idempotencyKey = entry.idempotencyKey.slice(0, MAX_KEY_LENGTH);
-    await logUnapplied(sql, entry, "rejected", "idempotency key too long");
+    await logRejected(sql, entry, "idempotency key too long");
     throw badRequest("invalid_idempotency_key", `Idempotency key longer than ${MAX_KEY_LENGTH} characters`);
   }
 
@@ -98,13 +90,13 @@ export async function handleInbound(
     }
   } catch (err) {
     if (err instanceof AppError && err.status === 400) {
-      // Rejected rows stay out of the idempotency index: a corrected retry with the same key still applies.
-      await logUnapplied(sql, entry, "rejected", err.message);
+      // Rejected rows stay out of the idempotency indexes: a corrected retry with the same key applies.
+      await logRejected(sql, entry, err.message);
     }
     throw err;
   }
 
-  const logged = await logVerified(sql, { ...entry, organizationId });
+  const logged = await logVerified(sql, entry);
   if (logged.status === "processed") {
     return { status: 200, body: { status: "duplicate", log_id: logged.id } };
   }
@@ -115,7 +107,9 @@ export async function handleInbound(
 /**
  * The organization whose secret signed these bytes. No candidate at all is a 404 (the same answer for
  * "no such organization", "no secret configured" and "nothing routes this payload"); candidates whose
- * secrets all fail are a 401, logged as unverified.
+ * secrets all fail are a 401, counted as unverified. Every candidate is tried (each distinct secret
+ * once, each compare in constant time), so no number of other organizations claiming the same ids can
+ * keep the genuine one from being found.
  */
 async function verifiedOrganization(
   sql: Sql,
@@ -124,7 +118,6 @@ async function verifiedOrganization(
   raw: Uint8Array,
   claimedOrganization: string | undefined,
   hints: RoutingHints,
-  entry: LogEntry,
 ): Promise<string> {
   const targets = await findTargets(
     sql,
@@ -135,27 +128,18 @@ async function verifiedOrganization(
   );
   if (targets.length === 0) throw notFound();
   const signature = spec.signatureHeaders.map((h) => headers.get(h)).find((v) => v !== null);
-  for (const target of targets) {
-    if (verifyHexSignatureSync(target.secret, raw, signature)) return target.organization_id;
+  if (signature) {
+    const tried = new Set<string>();
+    for (const target of targets) {
+      if (tried.has(target.secret)) continue;
+      tried.add(target.secret);
+      if (verifyHexSignatureSync(target.secret, raw, signature)) return target.organization_id;
+    }
   }
-  const unverified = {
-    ...capped(entry),
-    organizationId: targets.length === 1 ? targets[0]!.organization_id : null,
-    signatureValid: false,
-  };
-  await logUnapplied(sql, unverified, "unverified", signature ? "signature mismatch" : "signature missing");
+  const organizationId = targets.length === 1 ? targets[0]!.organization_id : null;
+  const reason = signature ? "signature mismatch" : "signature missing";
+  await logRefused(sql, organizationId, spec.provider, "unverified", reason, raw.byteLength);
   throw unauthorized("invalid_signature", "Signature missing or invalid");
-}
-
-/**
- * Bodies nobody vouched for (unverified, or not attributable to an organization) are kept for
- * debugging only and can never be replayed, so only their first 64 KiB are stored: unauthenticated
- * callers cannot fill the log with megabytes.
- */
-function capped(entry: LogEntry): LogEntry {
-  const text = entry.payloadText ?? entry.rawBody ?? "";
-  if (text.length <= UNVERIFIED_BODY_KEPT) return entry;
-  return { ...entry, payloadText: null, rawBody: text.slice(0, UNVERIFIED_BODY_KEPT) };
 }
 
 interface Decoded {
@@ -250,13 +234,12 @@ function eventName(body: unknown): string | null {
 
 /**
  * The provider's delivery id: Idempotency-Key, else Razorpay's x-razorpay-event-id. A delivery with
- * neither is keyed by the hash of its body, so an identical redelivery is still recognised.
+ * neither is keyed by the hash of its body (which is also always its second key).
  */
-async function idempotencyKey(headers: Headers, raw: Uint8Array): Promise<string> {
+function idempotencyKey(headers: Headers, sha256: Uint8Array): string {
   const given = headers.get("idempotency-key") ?? headers.get("x-razorpay-event-id");
   if (given && given.trim() !== "") return given.trim();
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", raw as BufferSource));
-  return `sha256:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `sha256:${Array.from(sha256, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 function loggedHeaders(headers: Headers): Record<string, string> {

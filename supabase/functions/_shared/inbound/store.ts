@@ -24,60 +24,57 @@ export function findTargets(
 }
 
 export interface LogEntry {
-  organizationId: string | null;
+  organizationId: string;
   provider: Provider;
   event: string | null;
   idempotencyKey: string;
+  /** SHA-256 of the raw body: the same signed bytes are the same delivery whatever key they carry. */
+  bodySha256: Uint8Array;
+  bodyBytes: number;
   /** The body text when it is JSON jsonb can hold; otherwise rawBody carries it. */
   payloadText: string | null;
   rawBody: string | null;
   headers: Record<string, string>;
-  signatureValid: boolean | null;
 }
 
-/** Writes a delivery that is answered without being applied (unverified or rejected). */
-export async function logUnapplied(
-  sql: Sql,
-  entry: LogEntry,
-  status: "unverified" | "rejected",
-  error: string,
-): Promise<string> {
+/** Writes a verified delivery that is answered 400 without being applied (malformed, unknown event). */
+export async function logRejected(sql: Sql, entry: LogEntry, error: string): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
     insert into public.donation_payment_webhook_log
-      (organization_id, provider, event, idempotency_key, payload, raw_body, headers, signature_valid,
-       status, error)
+      (organization_id, provider, event, idempotency_key, payload, raw_body, body_sha256, body_bytes, headers,
+       signature_valid, status, error)
     values (${entry.organizationId}, ${entry.provider}, ${entry.event}, ${entry.idempotencyKey},
-            ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${
-    sql.json(entry.headers)
-  }, ${entry.signatureValid},
-            ${status}, ${storableString(error)})
+            ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${entry.bodySha256}, ${entry.bodyBytes},
+            ${sql.json(entry.headers)}, true, 'rejected', ${storableString(error)})
     returning id`;
   return row!.id;
 }
 
 /**
- * Records a verified delivery, or finds the row an earlier delivery with the same key left, counting
- * the delivery. A row that was not processed yet takes the newest payload (a provider retry is the same
- * event); a processed row is never touched beyond its counters.
+ * Counts a delivery nobody vouched for (wrong or missing signature, or no way to tell whose it is):
+ * our reason and its size only, folded into one row per organization, provider, reason and hour.
  */
-export async function logVerified(
+export async function logRefused(
   sql: Sql,
-  entry: LogEntry & { organizationId: string },
-): Promise<{ id: string; status: string }> {
+  organizationId: string | null,
+  provider: Provider,
+  status: "unverified" | "rejected",
+  reason: string,
+  bytes: number,
+): Promise<void> {
+  await sql`select private.log_refused_webhook(${organizationId}::uuid, ${provider}, ${status}, ${reason}, ${bytes})`;
+}
+
+/**
+ * Records a verified delivery, or finds the row an earlier delivery with the same key or the same
+ * bytes left, counting the delivery (private.log_verified_webhook).
+ */
+export async function logVerified(sql: Sql, entry: LogEntry): Promise<{ id: string; status: string }> {
   const [row] = await sql<{ id: string; status: string }[]>`
-    insert into public.donation_payment_webhook_log as l
-      (organization_id, provider, event, idempotency_key, payload, raw_body, headers, signature_valid, status)
-    values (${entry.organizationId}, ${entry.provider}, ${entry.event}, ${entry.idempotencyKey},
-            ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${sql.json(entry.headers)}, true, 'received')
-    on conflict (organization_id, provider, idempotency_key) where signature_valid and status <> 'rejected'
-    do update
-    set deliveries = l.deliveries + 1,
-        last_received_at = now(),
-        updated_at = now(),
-        payload = case when l.status = 'processed' then l.payload else excluded.payload end,
-        headers = case when l.status = 'processed' then l.headers else excluded.headers end,
-        event = case when l.status = 'processed' then l.event else excluded.event end
-    returning id, status`;
+    select id, status from private.log_verified_webhook(
+      ${entry.organizationId}::uuid, ${entry.provider}, ${entry.event}, ${entry.idempotencyKey},
+      ${entry.bodySha256}, ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${sql.json(entry.headers)},
+      ${entry.bodyBytes})`;
   return row!;
 }
 
