@@ -54,9 +54,17 @@ if (import.meta.main) {
   if (!Deno.env.get("JWT_SECRET") && !Deno.env.get("SUPABASE_JWKS")) {
     Deno.env.set("JWT_SECRET", await devJwtSecret());
   }
+  const port = Number(Deno.env.get("PORT") ?? 54321);
+  // Replay through the configuration API asks the receiver functions over HTTP with the service key, as
+  // deployed: here they are this process.
+  if (!Deno.env.get("SUPABASE_FUNCTIONS_URL")) {
+    Deno.env.set("SUPABASE_FUNCTIONS_URL", `http://127.0.0.1:${port}/functions/v1`);
+  }
+  if (!Deno.env.get("SUPABASE_SERVICE_ROLE_KEY")) {
+    Deno.env.set("SUPABASE_SERVICE_ROLE_KEY", `local-service-${crypto.randomUUID()}`);
+  }
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);
-  const port = Number(Deno.env.get("PORT") ?? 54321);
   const controller = new AbortController();
   const server = Deno.serve(
     {

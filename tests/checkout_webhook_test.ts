@@ -14,9 +14,8 @@ import {
 } from "./helpers/payments.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
-import { createApp } from "../supabase/functions/checkout-webhook/app.ts";
+import { createApp, receiver } from "../supabase/functions/checkout-webhook/app.ts";
 import { replayFailed, replayLogged } from "../supabase/functions/_shared/inbound/replay.ts";
-import { paymentWebhookSpecs } from "../supabase/functions/_shared/inbound/registry.ts";
 
 const appSql = createSql(testDbUrl(), { max: 10 });
 const server = await serveFunction(
@@ -361,7 +360,7 @@ Deno.test("malformed JSON and unknown events: 400, logged as rejected", async ()
   // Not JSON and no organization in the URL: 400, counted without an organization, nothing kept.
   const counted = () =>
     sql()<{ deliveries: number; raw_body: string | null }[]>`
-      select deliveries, raw_body from public.donation_payment_webhook_log
+      select deliveries, raw_body from public.inbound_webhook_log
       where organization_id is null and provider = 'checkout' and error = 'Body is not valid JSON'
       order by received_at desc limit 1`;
   const before = (await counted())[0]?.deliveries ?? 0;
@@ -398,17 +397,17 @@ Deno.test("unknown subscription: logged as unmatched with 202, replayable once t
   assertEquals(logged!.status, "unmatched");
 
   const sub = await createSubscription(t.organizationId, { id: gatewayId });
-  const replayed = await replayFailed(sql(), paymentWebhookSpecs, t.organizationId);
+  const replayed = await replayFailed(sql(), receiver, t.organizationId);
   assertEquals(replayed.map((r) => r.status), ["processed"]);
   assertEquals((await subscriptionRow(sub.id)).status, "active");
   assertEquals((await donationsOf(t.organizationId)).map((d) => d.gateway_payment_id), ["pay_early"]);
   // Replaying an applied payload changes nothing.
-  assertEquals((await replayLogged(sql(), paymentWebhookSpecs, logged!.id))?.status, "duplicate");
-  assertEquals((await replayFailed(sql(), paymentWebhookSpecs, t.organizationId)).length, 0);
+  assertEquals((await replayLogged(sql(), receiver, logged!.id))?.status, "duplicate");
+  assertEquals((await replayFailed(sql(), receiver, t.organizationId)).length, 0);
   assertEquals((await donationsOf(t.organizationId)).length, 1);
   // Another organization's id does not reach this row.
   const other = await paymentTenant();
-  assertEquals(await replayLogged(sql(), paymentWebhookSpecs, logged!.id, other.organizationId), null);
+  assertEquals(await replayLogged(sql(), receiver, logged!.id, other.organizationId), null);
 });
 
 Deno.test("the replay script re-runs an organization's unmatched and failed deliveries", async () => {
@@ -428,7 +427,7 @@ Deno.test("the replay script re-runs an organization's unmatched and failed deli
         "--allow-net",
         "--allow-env",
         "--allow-read",
-        "scripts/replay-payment-webhooks.ts",
+        "scripts/replay-inbound-webhooks.ts",
         ...args,
       ],
       cwd: new URL("../", import.meta.url).pathname,
@@ -619,7 +618,7 @@ Deno.test("the log is readable by organization admins only", async () => {
   const visible = (claims: Record<string, unknown>) =>
     asUser(
       claims,
-      async (tx) => (await tx`select id, payload from public.donation_payment_webhook_log`).length,
+      async (tx) => (await tx`select id, payload from public.inbound_webhook_log`).length,
     );
   assertEquals(await visible(t.adminClaims), 1);
   assertEquals(await visible(t.staffClaims), 0);
@@ -628,11 +627,11 @@ Deno.test("the log is readable by organization admins only", async () => {
   assertEquals(await visible({ ...other.adminClaims, organization_id: t.organizationId }), 0);
   const anonDenied = await asUser(
     { role: "anon" },
-    (tx) => tx`select id from public.donation_payment_webhook_log`,
+    (tx) => tx`select id from public.inbound_webhook_log`,
   )
     .then(() => false, (e) => /permission denied/.test(String(e)));
   assert(anonDenied, "anon has no privilege on the log");
-  const writeDenied = await asUser(t.adminClaims, (tx) => tx`delete from public.donation_payment_webhook_log`)
+  const writeDenied = await asUser(t.adminClaims, (tx) => tx`delete from public.inbound_webhook_log`)
     .then(() => false, (e) => /permission denied/.test(String(e)));
   assert(writeDenied, "not even admins rewrite the log");
   const secretDenied = await asUser(

@@ -110,7 +110,7 @@ Deno.test("13.3 forged, padded, unsigned payment deliveries leave a bounded trac
         body_bytes: number;
       }[]
     >`select event, payload, raw_body, headers, idempotency_key, error, deliveries, body_bytes::float8 as body_bytes
-      from public.donation_payment_webhook_log order by error`);
+      from public.inbound_webhook_log order by error`);
   // Bounded: one row per reason (and hour), counting the deliveries; never the body, event or headers.
   assertEquals(seen.map((r) => [r.error, r.deliveries]), [["signature mismatch", 40], [
     "signature missing",
@@ -123,20 +123,20 @@ Deno.test("13.3 forged, padded, unsigned payment deliveries leave a bounded trac
   }
   assertEquals(seen[0]!.body_bytes, 40 * new TextEncoder().encode(raw).byteLength);
   const [size] = await sql()<{ bytes: number }[]>`
-    select coalesce(sum(pg_column_size(l.*)), 0)::int as bytes from public.donation_payment_webhook_log l
+    select coalesce(sum(pg_column_size(l.*)), 0)::int as bytes from public.inbound_webhook_log l
     where organization_id = ${t.organizationId}`;
   assert(size!.bytes < 2048, `the log holds ${size!.bytes} bytes for 41 forged deliveries`);
 });
 
 Deno.test("13.3 a body nobody can attribute is not kept either", async () => {
   const before = await sql()<{ n: number }[]>`
-    select count(*)::int as n from public.donation_payment_webhook_log where organization_id is null`;
+    select count(*)::int as n from public.inbound_webhook_log where organization_id is null`;
   for (let i = 0; i < 10; i++) {
     const res = await deliver(checkout.base, `not json ${"y".repeat(100 * 1024)} ${i}`, {});
     assertEquals(res.status, 400);
   }
   const rows = await sql()<{ raw_body: string | null; payload: unknown; event: string | null }[]>`
-    select raw_body, payload, event from public.donation_payment_webhook_log where organization_id is null`;
+    select raw_body, payload, event from public.inbound_webhook_log where organization_id is null`;
   assert(rows.length - before[0]!.n <= 1, `${rows.length - before[0]!.n} rows for 10 unattributable bodies`);
   for (const r of rows) assertEquals([r.raw_body, r.payload, r.event], [null, null, null]);
 });

@@ -709,7 +709,7 @@ Deno.test("connection killed mid-request: 503 and nothing half-written; the retr
         await new Promise((r) => setTimeout(r, 25));
         const [row] = await sql()<{ pid: number }[]>`
           select pid from pg_stat_activity
-          where wait_event_type = 'Lock' and query ilike '%whatsapp_apply_webhook%' and pid <> pg_backend_pid()
+          where wait_event_type = 'Lock' and query ilike '%process_whatsapp_webhook%' and pid <> pg_backend_pid()
           limit 1`;
         pid = row?.pid;
       }

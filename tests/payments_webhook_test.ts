@@ -13,9 +13,8 @@ import {
 } from "./helpers/payments.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
-import { createApp } from "../supabase/functions/payments-webhook/app.ts";
+import { createApp, receiver } from "../supabase/functions/payments-webhook/app.ts";
 import { replayFailed } from "../supabase/functions/_shared/inbound/replay.ts";
-import { paymentWebhookSpecs } from "../supabase/functions/_shared/inbound/registry.ts";
 
 const appSql = createSql(testDbUrl(), { max: 10 });
 const server = await serveFunction(
@@ -255,7 +254,7 @@ Deno.test("recurring-payment notifications record the donation once, linked to i
   );
   assertEquals([unmatched.status, unmatched.json.status], [202, "unmatched"]);
   const laterSub = await createSubscription(t.organizationId, { id: later });
-  assertEquals((await replayFailed(sql(), paymentWebhookSpecs, t.organizationId)).map((r) => r.status), [
+  assertEquals((await replayFailed(sql(), receiver, t.organizationId)).map((r) => r.status), [
     "processed",
   ]);
   const linked = (await donationsOf(t.organizationId)).find((d) => d.gateway_payment_id === "pay_rec3");

@@ -1,11 +1,11 @@
 -- Applying one verified WhatsApp webhook: threads, messages and receipts in ONE statement.
 --
--- The messaging-webhook function validates and flattens the body, then calls
--- private.whatsapp_apply_webhook once. A single statement is atomic on the server by itself: if the
--- connection dies halfway, PostgreSQL rolls everything back, and no client-side ROLLBACK is needed on
--- a connection that is already gone (postgres.js 3.4.9 can crash the process or run later queries
--- outside the transaction in that case: porsager/postgres#1208, #1216). The gateway then retries the
--- whole body, which applies cleanly because every write is idempotent.
+-- The messaging-webhook function validates and flattens the body, logs each account's part, then
+-- calls private.process_whatsapp_webhook once per part. A single statement is atomic on the server by
+-- itself: if the connection dies halfway, PostgreSQL rolls everything back, and no client-side ROLLBACK
+-- is needed on a connection that is already gone (postgres.js 3.4.9 can crash the process or run later
+-- queries outside the transaction in that case: porsager/postgres#1208, #1216). The part stays in the
+-- log; the gateway's retry or a replay applies it, cleanly, because every write is idempotent.
 
 -- The thread of one contact, created at most once, refreshed on every message. Returns its id.
 --
@@ -188,6 +188,36 @@ begin
 end;
 $$;
 
+-- Applies one logged WhatsApp part (one account's changes, see the inbound log) at most once, in the
+-- same statement that marks its log row: private.claim_inbound_webhook locks the row and a processed one
+-- is answered as a duplicate. Every row must belong to the log row's organization, so a part can never
+-- write into another organization, whatever it contains.
+create function private.process_whatsapp_webhook(p_log_id uuid, messages jsonb, receipts jsonb)
+returns jsonb
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  log public.inbound_webhook_log%rowtype;
+  applied jsonb;
+begin
+  log := private.claim_inbound_webhook(p_log_id);
+  if log.status = 'processed' then
+    return jsonb_build_object('outcome', 'duplicate');
+  end if;
+  if log.provider <> 'whatsapp' or exists (
+    select 1 from jsonb_array_elements(messages || receipts) x
+    where (x ->> 'organization_id')::uuid is distinct from log.organization_id
+  ) then
+    raise exception 'webhook log row % does not own these changes', p_log_id using errcode = '22023';
+  end if;
+  applied := private.whatsapp_apply_webhook(messages, receipts) || jsonb_build_object('outcome', 'applied');
+  perform private.finish_inbound_webhook(p_log_id, applied, false);
+  return applied;
+end;
+$$;
+
 -- The server only: these write across organizations.
 revoke all on function private.whatsapp_upsert_thread(uuid, text, text, text, timestamptz),
-  private.whatsapp_apply_webhook(jsonb, jsonb) from public;
+  private.whatsapp_apply_webhook(jsonb, jsonb), private.process_whatsapp_webhook(uuid, jsonb, jsonb)
+  from public;

@@ -1,34 +1,17 @@
-// The SQL of the inbound pipeline. Each call is one statement (one round trip) in its own transaction:
-// the log row is committed before anything is applied, and applying is a single call to
-// private.process_payment_webhook, so a payload is applied completely or not at all.
+// The SQL of the inbound log (migration 20261122105000_inbound_webhook_log.sql). Each call is one
+// statement in its own transaction: the log row is committed before anything is applied, and applying
+// is a single call to the receiver's process function, so a payload is applied completely or not at all.
 import type { Sql } from "../db.ts";
 import { storableString } from "../storable.ts";
-import type { Change, Provider } from "./types.ts";
-
-export interface Target {
-  organization_id: string;
-  secret: string;
-}
-
-export function findTargets(
-  sql: Sql,
-  provider: Provider,
-  organizationId: string | undefined,
-  subscriptionId: string | undefined,
-  paymentId: string | undefined,
-): Promise<Target[]> {
-  return sql<Target[]>`
-    select organization_id, secret
-    from private.inbound_webhook_targets(${provider}, ${organizationId ?? null}::uuid,
-                                         ${subscriptionId ?? null}, ${paymentId ?? null})`;
-}
+import type { Provider } from "./types.ts";
 
 export interface LogEntry {
   organizationId: string;
+  accountId: string | null;
   provider: Provider;
   event: string | null;
   idempotencyKey: string;
-  /** SHA-256 of the raw body: the same signed bytes are the same delivery whatever key they carry. */
+  /** SHA-256 of the logged bytes: the same signed bytes are the same delivery whatever key they carry. */
   bodySha256: Uint8Array;
   bodyBytes: number;
   /** The body text when it is JSON jsonb can hold; otherwise rawBody carries it. */
@@ -40,12 +23,12 @@ export interface LogEntry {
 /** Writes a verified delivery that is answered 400 without being applied (malformed, unknown event). */
 export async function logRejected(sql: Sql, entry: LogEntry, error: string): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
-    insert into public.donation_payment_webhook_log
-      (organization_id, provider, event, idempotency_key, payload, raw_body, body_sha256, body_bytes, headers,
-       signature_valid, status, error)
-    values (${entry.organizationId}, ${entry.provider}, ${entry.event}, ${entry.idempotencyKey},
-            ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${entry.bodySha256}, ${entry.bodyBytes},
-            ${sql.json(entry.headers)}, true, 'rejected', ${storableString(error)})
+    insert into public.inbound_webhook_log
+      (organization_id, provider, account_id, event, idempotency_key, payload, raw_body, body_sha256,
+       body_bytes, headers, signature_valid, status, error)
+    values (${entry.organizationId}, ${entry.provider}, ${entry.accountId}, ${entry.event},
+            ${entry.idempotencyKey}, ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${entry.bodySha256},
+            ${entry.bodyBytes}, ${sql.json(entry.headers)}, true, 'rejected', ${storableString(error)})
     returning id`;
   return row!.id;
 }
@@ -72,23 +55,58 @@ export async function logRefused(
 export async function logVerified(sql: Sql, entry: LogEntry): Promise<{ id: string; status: string }> {
   const [row] = await sql<{ id: string; status: string }[]>`
     select id, status from private.log_verified_webhook(
-      ${entry.organizationId}::uuid, ${entry.provider}, ${entry.event}, ${entry.idempotencyKey},
-      ${entry.bodySha256}, ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${sql.json(entry.headers)},
-      ${entry.bodyBytes})`;
+      ${entry.organizationId}::uuid, ${entry.provider}, ${entry.accountId}::uuid, ${entry.event},
+      ${entry.idempotencyKey}, ${entry.bodySha256}, ${entry.payloadText}::text::jsonb, ${entry.rawBody},
+      ${sql.json(entry.headers)}, ${entry.bodyBytes})`;
   return row!;
 }
 
-export interface ApplyResult {
-  outcome: "applied" | "stale" | "unmatched" | "duplicate";
-  [k: string]: unknown;
-}
-
-export async function applyLogged(sql: Sql, logId: string, change: Change): Promise<ApplyResult> {
-  const [row] = await sql<{ result: ApplyResult }[]>`
-    select private.process_payment_webhook(${logId}::uuid, ${sql.json(change as never)}) as result`;
-  return row!.result;
-}
-
 export async function markFailed(sql: Sql, logId: string, error: string): Promise<void> {
-  await sql`select private.mark_payment_webhook_failed(${logId}::uuid, ${storableString(error)})`;
+  await sql`select private.mark_inbound_webhook_failed(${logId}::uuid, ${storableString(error)})`;
+}
+
+export interface LogRow {
+  id: string;
+  organization_id: string | null;
+  account_id: string | null;
+  provider: Provider;
+  payload: unknown;
+  signature_valid: boolean | null;
+  status: string;
+}
+
+/** One row of a provider, optionally only if it belongs to an organization. */
+export async function logRow(
+  sql: Sql,
+  provider: Provider,
+  logId: string,
+  organizationId?: string,
+): Promise<LogRow | undefined> {
+  const [row] = await sql<LogRow[]>`
+    select id, organization_id, account_id, provider, payload, signature_valid, status
+    from public.inbound_webhook_log
+    where id = ${logId}::uuid and provider = ${provider}
+      and (${organizationId ?? null}::uuid is null or organization_id = ${organizationId ?? null}::uuid)`;
+  return row;
+}
+
+/**
+ * An organization's rows of a provider worth replaying, oldest first: failed and unmatched ones, and
+ * ones left 'received' longer than `staleAfterSeconds` (an apply interrupted by a lost connection).
+ */
+export function replayableRows(
+  sql: Sql,
+  provider: Provider,
+  organizationId: string,
+  limit: number,
+  staleAfterSeconds: number,
+): Promise<LogRow[]> {
+  return sql<LogRow[]>`
+    select id, organization_id, account_id, provider, payload, signature_valid, status
+    from public.inbound_webhook_log
+    where organization_id = ${organizationId}::uuid and provider = ${provider}
+      and (status in ('failed', 'unmatched')
+           or (status = 'received' and last_received_at <= now() - make_interval(secs => ${staleAfterSeconds})))
+    order by received_at, id
+    limit ${limit}`;
 }
