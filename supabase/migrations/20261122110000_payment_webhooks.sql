@@ -380,6 +380,8 @@ begin
     when 'subscription' then private.apply_subscription_event(log.organization_id, p_change)
     when 'refund' then private.apply_refund_event(log.organization_id, p_change)
     when 'payment' then private.apply_payment_event(log.organization_id, p_change)
+    -- A verified event that changes nothing we keep (subscription.updated, payment.authorized, ...).
+    when 'none' then jsonb_build_object('outcome', 'ignored')
   end;
   if applied is null then
     raise exception 'unknown change kind %', p_change ->> 'kind' using errcode = '22023';

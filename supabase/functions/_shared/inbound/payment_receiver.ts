@@ -28,7 +28,7 @@ export function paymentReceiver(spec: ProviderSpec): Receiver<Change> {
       const event = (body as { event?: unknown } | null)?.event;
       return typeof event === "string" ? event : null;
     },
-    normalize: (body) => spec.normalize(body).change,
+    normalize: (body, context) => spec.normalize(body, context.receivedAt).change,
     async apply(sql, logId, change) {
       const [row] = await sql<{ result: ApplyResult }[]>`
         select private.process_payment_webhook(${logId}::uuid, ${sql.json(change as never)}) as result`;

@@ -54,6 +54,7 @@ export async function runInbound<C>(
   organizationSegment?: string,
 ): Promise<InboundOutcome<C>> {
   // 1. The raw body.
+  const receivedAt = new Date();
   const raw = await readBody(req);
   // An organization id that is not even a UUID is just another unknown organization.
   if (organizationSegment !== undefined && !UUID.test(organizationSegment)) throw notFound();
@@ -118,6 +119,7 @@ export async function runInbound<C>(
       const change = receiver.normalize(part.body, {
         organizationId: part.target.organizationId,
         accountId: part.target.accountId ?? null,
+        receivedAt,
       });
       // Ids and names go into SQL: a NUL or an unpaired surrogate in one is no id a provider sends.
       if (!storableInPostgres(change)) {

@@ -65,6 +65,7 @@ async function replayRow<C>(sql: Sql, receiver: Receiver<C>, row: LogRow): Promi
     change = receiver.normalize(row.payload, {
       organizationId: row.organization_id,
       accountId: row.account_id,
+      receivedAt: row.received_at,
     });
   } catch (err) {
     return { log_id: row.id, status: "skipped", reason: err instanceof AppError ? err.message : String(err) };

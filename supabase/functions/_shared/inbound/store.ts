@@ -73,6 +73,7 @@ export interface LogRow {
   payload: unknown;
   signature_valid: boolean | null;
   status: string;
+  received_at: Date;
 }
 
 /** One row of a provider, optionally only if it belongs to an organization. */
@@ -83,7 +84,7 @@ export async function logRow(
   organizationId?: string,
 ): Promise<LogRow | undefined> {
   const [row] = await sql<LogRow[]>`
-    select id, organization_id, account_id, provider, payload, signature_valid, status
+    select id, organization_id, account_id, provider, payload, signature_valid, status, received_at
     from public.inbound_webhook_log
     where id = ${logId}::uuid and provider = ${provider}
       and (${organizationId ?? null}::uuid is null or organization_id = ${organizationId ?? null}::uuid)`;
@@ -102,7 +103,7 @@ export function replayableRows(
   staleAfterSeconds: number,
 ): Promise<LogRow[]> {
   return sql<LogRow[]>`
-    select id, organization_id, account_id, provider, payload, signature_valid, status
+    select id, organization_id, account_id, provider, payload, signature_valid, status, received_at
     from public.inbound_webhook_log
     where organization_id = ${organizationId}::uuid and provider = ${provider}
       and (status in ('failed', 'unmatched')

@@ -31,8 +31,16 @@ export interface Part {
 }
 
 export interface ApplyResult {
-  outcome: "applied" | "stale" | "unmatched" | "duplicate";
+  /** ignored: a verified event that changes nothing we keep (e.g. subscription.updated). */
+  outcome: "applied" | "stale" | "unmatched" | "duplicate" | "ignored";
   [k: string]: unknown;
+}
+
+/** Whose part is being normalized, and when it was received (live: now; replay: the log's time). */
+export interface NormalizeContext {
+  organizationId: string;
+  accountId: string | null;
+  receivedAt: Date;
 }
 
 /** Everything that differs between receivers; the stages themselves are pipeline.ts. */
@@ -52,7 +60,7 @@ export interface Receiver<C = unknown> {
   /** The event name an admin reads in the log (the body is verified by then). */
   eventName(body: unknown): string | null;
   /** Validates and maps a part; throws a 400 AppError for a malformed body or an unknown event. */
-  normalize(body: unknown, owner: { organizationId: string; accountId: string | null }): C;
+  normalize(body: unknown, context: NormalizeContext): C;
   /** Applies one logged part in one statement that also marks its log row (see the migrations). */
   apply(sql: Sql, logId: string, change: C): Promise<ApplyResult>;
 }
@@ -103,7 +111,9 @@ export type Change =
     payment: Payment;
     /** Set for a recurring-payment notification: the donation is linked to that subscription. */
     subscription_id?: string;
-  };
+  }
+  /** A verified event we accept and log but that changes nothing (processed, outcome "ignored"). */
+  | { kind: "none" };
 
 export interface NormalizedEvent {
   /** The provider's event name, as logged. */
@@ -126,5 +136,5 @@ export interface ProviderSpec {
   /** Never throws: a payload it cannot read yields no hints. */
   hints(body: unknown): RoutingHints;
   /** Validates and maps a payload; throws a 400 AppError for a malformed body or an unknown event. */
-  normalize(body: unknown): NormalizedEvent;
+  normalize(body: unknown, receivedAt: Date): NormalizedEvent;
 }
