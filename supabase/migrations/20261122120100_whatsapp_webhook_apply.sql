@@ -217,7 +217,32 @@ begin
 end;
 $$;
 
+-- Receipts for messages that never arrive ------------------------------------------------------------------
+-- A receipt for an outbound message not stored yet waits for it (see whatsapp_message_receipts). One
+-- whose message never comes (sent by another system on the same number, or never recorded) would wait
+-- forever: after the retention period it is dropped. Receipts of stored messages are their delivery
+-- history and stay. Runs daily with pg_cron (as Supabase's Cron module installs it).
+create function private.whatsapp_drop_orphan_receipts(retention interval default interval '30 days')
+returns integer
+language sql volatile
+set search_path = ''
+as $$
+  with dropped as (
+    delete from public.whatsapp_message_receipts r
+    where r.received_at < now() - retention
+      and not exists (
+        select 1 from public.whatsapp_messages m
+        where m.organization_id = r.organization_id and m.provider_message_id = r.provider_message_id)
+    returning 1
+  )
+  select count(*)::integer from dropped
+$$;
+
+create extension if not exists pg_cron with schema pg_catalog;
+select cron.schedule('whatsapp-orphan-receipts', '17 3 * * *', 'select private.whatsapp_drop_orphan_receipts()');
+
 -- The server only: these write across organizations.
 revoke all on function private.whatsapp_upsert_thread(uuid, text, text, text, timestamptz),
-  private.whatsapp_apply_webhook(jsonb, jsonb), private.process_whatsapp_webhook(uuid, jsonb, jsonb)
+  private.whatsapp_apply_webhook(jsonb, jsonb), private.process_whatsapp_webhook(uuid, jsonb, jsonb),
+  private.whatsapp_drop_orphan_receipts(interval)
   from public;
