@@ -126,6 +126,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       responses: {
         200: { description: "What the replay did", schema: Outcome },
         404: { description: "No such entry" },
+        503: { description: "The receiver function that owns the entry could not be reached; retry later" },
       },
     },
     async (c) => {
@@ -156,6 +157,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       access: "user",
       responses: {
         200: { description: "One outcome per entry", schema: z.object({ data: z.array(Outcome) }) },
+        503: { description: "A receiver function could not be reached; retry later" },
       },
     },
     async (c) => {
