@@ -55,13 +55,13 @@ if (import.meta.main) {
     Deno.env.set("JWT_SECRET", await devJwtSecret());
   }
   const port = Number(Deno.env.get("PORT") ?? 54321);
-  // Replay through the configuration API asks the receiver functions over HTTP with the service key, as
-  // deployed: here they are this process.
+  // Replay through the configuration API asks the receiver functions over HTTP with the replay secret,
+  // as deployed: here they are this process.
   if (!Deno.env.get("SUPABASE_FUNCTIONS_URL")) {
     Deno.env.set("SUPABASE_FUNCTIONS_URL", `http://127.0.0.1:${port}/functions/v1`);
   }
-  if (!Deno.env.get("SUPABASE_SERVICE_ROLE_KEY")) {
-    Deno.env.set("SUPABASE_SERVICE_ROLE_KEY", `local-service-${crypto.randomUUID()}`);
+  if (!Deno.env.get("INBOUND_REPLAY_SECRET")) {
+    Deno.env.set("INBOUND_REPLAY_SECRET", `local-replay-${crypto.randomUUID()}`);
   }
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);

@@ -1,7 +1,7 @@
 // The inbound webhook log through the configuration API: admins read their organization's entries
 // (payments and WhatsApp) and replay them through the live code path of the receiver that owns them
-// (over HTTP, with the service key); staff, other organizations, API keys and anonymous callers cannot,
-// and nobody without the service key can call a receiver's replay endpoint.
+// (over HTTP, with the replay secret); staff, other organizations, API keys and anonymous callers cannot,
+// and nobody without the replay secret can call a receiver's replay endpoint.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import { tokenFor } from "./helpers/tokens.ts";
@@ -183,7 +183,7 @@ Deno.test("a WhatsApp message whose apply failed is in its organization's log an
   }
 });
 
-Deno.test("a receiver's replay endpoint refuses callers without the service key", async () => {
+Deno.test("a receiver's replay endpoint refuses callers without the replay secret", async () => {
   const s = await start();
   try {
     const t = await createTenant();
@@ -194,8 +194,8 @@ Deno.test("a receiver's replay endpoint refuses callers without the service key"
         const authorization of [
           undefined,
           "Bearer wrong",
-          `Bearer ${s.stack.serviceKey}x`,
-          s.stack.serviceKey,
+          `Bearer ${s.stack.replaySecret}x`,
+          s.stack.replaySecret,
         ]
       ) {
         const res = await fetch(url, {
@@ -209,15 +209,15 @@ Deno.test("a receiver's replay endpoint refuses callers without the service key"
       const ok = await fetch(url, {
         method: "POST",
         body,
-        headers: { "content-type": "application/json", authorization: `Bearer ${s.stack.serviceKey}` },
+        headers: { "content-type": "application/json", authorization: `Bearer ${s.stack.replaySecret}` },
       });
       assertEquals([ok.status, (await ok.json()).data], [200, []]);
     }
   } finally {
     await s.close();
   }
-  // Without a service key configured, replay is refused as unavailable rather than open.
-  const bare = await start({ SUPABASE_SERVICE_ROLE_KEY: "" });
+  // Without a replay secret configured, replay is refused as unavailable rather than open.
+  const bare = await start({ INBOUND_REPLAY_SECRET: "" });
   try {
     const t = await createTenant();
     const res = await fetch(`${bare.checkout}/replay`, {

@@ -1,6 +1,6 @@
 // The configuration API and the three inbound receivers served together on one loopback port, the way
 // Supabase serves functions (/functions/v1/<name>), so that replay through the API reaches the receiver
-// that owns a payload over HTTP with the service key, exactly as deployed.
+// that owns a payload over HTTP with the replay secret, exactly as deployed.
 import { createApp as webhooksApp } from "../../supabase/functions/webhooks/app.ts";
 import { createApp as checkoutApp } from "../../supabase/functions/checkout-webhook/app.ts";
 import { createApp as paymentsApp } from "../../supabase/functions/payments-webhook/app.ts";
@@ -16,7 +16,7 @@ export interface InboundStack {
   url: string;
   /** `${url}/functions/v1/<name>` */
   base(name: "webhooks" | "checkout-webhook" | "payments-webhook" | "messaging-webhook"): string;
-  serviceKey: string;
+  replaySecret: string;
   deps: AppDeps;
   close(): Promise<void>;
 }
@@ -31,9 +31,9 @@ export async function startInboundStack(env: Record<string, string> = {}): Promi
     url.pathname = `/${match[1]}${match[2] ?? ""}`;
     return app(new Request(url, req));
   });
-  const serviceKey = `test-service-key-${crypto.randomUUID()}`;
+  const replaySecret = `test-replay-secret-${crypto.randomUUID()}`;
   const config = await testConfig({
-    SUPABASE_SERVICE_ROLE_KEY: serviceKey,
+    INBOUND_REPLAY_SECRET: replaySecret,
     SUPABASE_FUNCTIONS_URL: `${server.url}/functions/v1`,
     ...env,
   });
@@ -56,7 +56,7 @@ export async function startInboundStack(env: Record<string, string> = {}): Promi
   return {
     url: server.url,
     base: (name) => `${server.url}/functions/v1/${name}`,
-    serviceKey,
+    replaySecret,
     deps,
     close: async () => {
       await server.close();

@@ -88,7 +88,7 @@ Deno.test("killing the connection mid-apply under load loses no WhatsApp message
     // One replay of everything left in the log (no waiting for rows to count as interrupted).
     const replay = await fetch(`${stack.base("messaging-webhook")}/replay`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${stack.serviceKey}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${stack.replaySecret}` },
       body: JSON.stringify({ organization_id: organizationId, stale_after_seconds: 0 }),
     });
     const replayed = (await replay.json()).data as { status: string }[];

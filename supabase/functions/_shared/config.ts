@@ -15,8 +15,8 @@ const EnvSchema = z.object({
   /** Outbound HTTP client: "http1" (pinned to the checked address, the default) or the runtime's fetch. */
   WEBHOOKS_TRANSPORT: z.enum(["http1", "fetch"]).default("http1"),
   DB_POOL_MAX: z.coerce.number().int().positive().default(10),
-  /** The project's service key: functions present it to each other (inbound replay). */
-  SUPABASE_SERVICE_ROLE_KEY: z.string().optional(),
+  /** Bearer secret the configuration API presents to the receivers' replay endpoints (not the service key). */
+  INBOUND_REPLAY_SECRET: z.string().optional(),
   /** Where the functions are served; defaults to SUPABASE_URL + /functions/v1. */
   SUPABASE_FUNCTIONS_URL: z.string().url().optional(),
 });
@@ -33,8 +33,8 @@ export interface Config {
   /** Outbound webhook HTTP client; unset means "http1". */
   webhooksTransport?: "http1" | "fetch";
   dbPoolMax: number;
-  /** Credential one function presents to another (inbound replay); unset: such calls are refused. */
-  serviceRoleKey?: string;
+  /** Bearer secret for the receivers' replay endpoints; unset: replay over HTTP is refused (503). */
+  replaySecret?: string;
   /** Base URL of the functions, e.g. https://<ref>.supabase.co/functions/v1. */
   functionsUrl?: string;
 }
@@ -55,7 +55,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
     webhooksTransport: e.WEBHOOKS_TRANSPORT,
     dbPoolMax: e.DB_POOL_MAX,
-    serviceRoleKey: e.SUPABASE_SERVICE_ROLE_KEY || undefined,
+    replaySecret: e.INBOUND_REPLAY_SECRET || undefined,
     functionsUrl: (e.SUPABASE_FUNCTIONS_URL ??
       (e.SUPABASE_URL ? `${e.SUPABASE_URL.replace(/\/+$/, "")}/functions/v1` : undefined))?.replace(
         /\/+$/,

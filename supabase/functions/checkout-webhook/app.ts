@@ -1,5 +1,5 @@
 // Checkout (subscription) provider webhooks: POST /checkout-webhook[/<organization_id>], and
-// POST /checkout-webhook/replay for the configuration API (service key).
+// POST /checkout-webhook/replay for the configuration API (replay secret).
 import type { Context, Hono } from "hono";
 import { type AppDeps, newApp } from "../_shared/app.ts";
 import { runInbound } from "../_shared/inbound/pipeline.ts";
@@ -11,7 +11,7 @@ export const receiver = paymentReceiver(checkoutSpec);
 
 export function createApp(deps: AppDeps): Hono {
   const app = newApp("checkout-webhook", deps);
-  mountReplay(app, deps.sql, receiver, deps.config.serviceRoleKey);
+  mountReplay(app, deps.sql, receiver, deps.config.replaySecret);
   const receive = async (c: Context) => {
     const res = paymentResponse(
       await runInbound(deps.sql, receiver, c.req.raw, c.req.param("organizationId")),

@@ -3,7 +3,7 @@
 //   GET  /messaging-webhook          subscription handshake: echoes hub.challenge when hub.verify_token
 //                                    is the verify token of one of our accounts, 403 otherwise
 //   POST /messaging-webhook          messages and delivery receipts, signed x-hub-signature-256
-//   POST /messaging-webhook/replay   the configuration API's replay of logged payloads (service key)
+//   POST /messaging-webhook/replay   the configuration API's replay of logged payloads (replay secret)
 //
 // POST runs the shared inbound pipeline (_shared/inbound/pipeline.ts) with the WhatsApp receiver
 // (receiver.ts): raw body (1 MiB, 413) -> JSON and shape (400) -> accounts of the body's phone-number
@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps): Hono {
     return c.text(challenge, 200, { "x-content-type-options": "nosniff" });
   });
 
-  mountReplay(app, deps.sql, whatsappReceiver, deps.config.serviceRoleKey);
+  mountReplay(app, deps.sql, whatsappReceiver, deps.config.replaySecret);
 
   app.post("/", async (c) => {
     const outcome = await runInbound(deps.sql, whatsappReceiver, c.req.raw);

@@ -1,6 +1,6 @@
 // Replay of logged inbound payloads happens in the receiver function that owns them (its live code
-// path, POST /<function>/replay with the project's service key): the configuration API checks who may
-// replay what and asks, and deploys none of the receivers' code.
+// path: POST /<function>/replay with the bearer INBOUND_REPLAY_SECRET). The configuration API checks
+// who may replay what and asks, and deploys none of the receivers' code.
 import type { Config } from "../_shared/config.ts";
 import { AppError, notFound, serviceUnavailable } from "../_shared/errors.ts";
 
@@ -27,16 +27,16 @@ export async function askReceiverToReplay(
   provider: InboundProvider,
   request: { organization_id: string; log_id?: string },
 ): Promise<ReplayOutcome[]> {
-  if (!config.functionsUrl || !config.serviceRoleKey) {
+  if (!config.functionsUrl || !config.replaySecret) {
     throw serviceUnavailable(
-      "Replay is not configured (SUPABASE_FUNCTIONS_URL or SUPABASE_URL, SUPABASE_SERVICE_ROLE_KEY)",
+      "Replay is not configured (SUPABASE_FUNCTIONS_URL or SUPABASE_URL, INBOUND_REPLAY_SECRET)",
     );
   }
   let res: Response;
   try {
     res = await fetch(`${config.functionsUrl}/${FUNCTION_OF[provider]}/replay`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${config.serviceRoleKey}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${config.replaySecret}` },
       body: JSON.stringify(request),
       redirect: "manual",
       signal: AbortSignal.timeout(REPLAY_TIMEOUT_MS),

@@ -1,7 +1,8 @@
 // The replay endpoint every receiver serves: POST /<function>/replay, called by the configuration API
-// (which checks the admin and the organization) with the project's service key. Replay thereby runs in
-// the function that owns the payload, through its live code path, and the configuration API deploys
-// none of the receivers' code.
+// (which checks the admin and the organization) with the replay secret (INBOUND_REPLAY_SECRET, a secret
+// of its own rather than the service-role key: all it can do is replay what is logged). Replay thereby
+// runs in the function that owns the payload, through its live code path, and the configuration API
+// deploys none of the receivers' code.
 //   {"organization_id": uuid, "log_id": uuid}  one row of that organization
 //   {"organization_id": uuid}                  its failed, unmatched and interrupted rows, oldest first
 import type { Context, Hono } from "hono";
@@ -18,9 +19,9 @@ const ReplayRequest = z.object({
   stale_after_seconds: z.number().int().min(0).max(86400).optional(),
 });
 
-export function mountReplay<C>(app: Hono, sql: Sql, receiver: Receiver<C>, serviceKey?: string): void {
+export function mountReplay<C>(app: Hono, sql: Sql, receiver: Receiver<C>, replaySecret?: string): void {
   app.post("/replay", async (c: Context) => {
-    await requireServiceKey(c, serviceKey);
+    await requireReplaySecret(c, replaySecret);
     let body: unknown;
     try {
       body = await c.req.json();
@@ -43,12 +44,12 @@ export function mountReplay<C>(app: Hono, sql: Sql, receiver: Receiver<C>, servi
   });
 }
 
-/** Bearer <service key>, compared in constant time (over digests, so lengths do not matter). */
-async function requireServiceKey(c: Context, serviceKey: string | undefined): Promise<void> {
-  if (!serviceKey) throw serviceUnavailable("Replay is not configured (SUPABASE_SERVICE_ROLE_KEY)");
+/** Bearer <replay secret>, compared in constant time (over digests, so lengths do not matter). */
+async function requireReplaySecret(c: Context, replaySecret: string | undefined): Promise<void> {
+  if (!replaySecret) throw serviceUnavailable("Replay is not configured (INBOUND_REPLAY_SECRET)");
   const header = c.req.header("authorization") ?? "";
   const given = header.startsWith("Bearer ") ? header.slice(7) : "";
-  const [a, b] = await Promise.all([sha256(given), sha256(serviceKey)]);
+  const [a, b] = await Promise.all([sha256(given), sha256(replaySecret)]);
   if (!given || !bytesEqual(a, b)) throw unauthorized();
 }
 
