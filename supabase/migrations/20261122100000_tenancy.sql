@@ -5,6 +5,13 @@
 -- for (auth.uid(), that organization), so a member removed from an organization loses access at once,
 -- not when the token expires.
 
+-- Supabase's default privileges give anon and authenticated every table privilege on what is created in
+-- `public`. Row-level security filters rows for select, insert, update and delete, but TRUNCATE skips it
+-- (one staff member could empty every organization's table), REFERENCES lets a foreign key probe other
+-- tenants' keys and TRIGGER runs the grantee's code on everyone's writes. No user role gets them, on
+-- any table made from here on by the role that runs migrations (issue 13, finding 7).
+alter default privileges in schema public revoke truncate, references, trigger on tables from anon, authenticated;
+
 create schema if not exists private;
 revoke all on schema private from public;
 grant usage on schema private to authenticated, service_role, supabase_auth_admin;
