@@ -72,6 +72,8 @@ begin
   insert into public.workflow_runs (organization_id, workflow_id, member_id) values (org, wf, member);
   insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash)
     values (org, 'Zapier', 'orgkey_abcdefg', encode(sha256(convert_to(org::text, 'utf8')), 'hex'));
+  insert into public.organization_invitations (organization_id, email, role, token_hash)
+    values (org, 'invitee@example.org', 'admin', encode(sha256(convert_to('invitation ' || org, 'utf8')), 'hex'));
   -- Outbound webhooks: an endpoint subscribed to member.created, so the member below raises an
   -- event and a delivery through the real triggers.
   insert into public.webhook_endpoints (organization_id, url, events)
