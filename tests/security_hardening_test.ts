@@ -47,7 +47,11 @@ Deno.test("finding 9: a tampered cursor on /deliveries and /inbound-log is a 400
           headers: auth(admin),
         });
         const body = await res.json();
-        assertEquals([res.status, body.error?.code], [400, "invalid_cursor"], `${path} ${JSON.stringify(value)}`);
+        assertEquals(
+          [res.status, body.error?.code],
+          [400, "invalid_cursor"],
+          `${path} ${JSON.stringify(value)}`,
+        );
       }
     }
     // Control: a cursor this API would hand out still pages.
@@ -92,7 +96,9 @@ Deno.test("finding 9: fuzzed cursors either decode to a timestamp PostgreSQL acc
     try {
       await sql()`select ${at}::text::timestamptz`;
     } catch (err) {
-      throw new Error(`seed ${seed}: decodeCursor accepted ${JSON.stringify(at)}, PostgreSQL refused: ${err}`);
+      throw new Error(
+        `seed ${seed}: decodeCursor accepted ${JSON.stringify(at)}, PostgreSQL refused: ${err}`,
+      );
     }
   }
 });
@@ -125,7 +131,11 @@ Deno.test("finding 10: tokens without exp, with a foreign or missing issuer are 
     const get = (t: string) => fetch(`${api.base}/endpoints`, { headers: auth(t) });
     const cases: [string, string, number][] = [
       ["no exp", await tokenFor(a.admin, a.organizationId, { expiresIn: null }), 401],
-      ["foreign issuer", await tokenFor(a.admin, a.organizationId, { issuer: "https://evil.example/auth/v1" }), 401],
+      [
+        "foreign issuer",
+        await tokenFor(a.admin, a.organizationId, { issuer: "https://evil.example/auth/v1" }),
+        401,
+      ],
       ["no issuer", await tokenFor(a.admin, a.organizationId, { issuer: null }), 401],
       ["control: local issuer, with exp", await tokenFor(a.admin, a.organizationId), 200],
     ];
@@ -207,7 +217,11 @@ Deno.test("finding 10: an API key reads samples only of event types it could sub
     const samples = await fetch(`${api.base}/samples/member.created`, { headers: { "x-api-key": key } });
     assertEquals(samples.status, 200);
     const bodies = await samples.json();
-    assertEquals(bodies[0].data.row.first_name, "Sample", "the body a subscription to member.created delivers");
+    assertEquals(
+      bodies[0].data.row.first_name,
+      "Sample",
+      "the body a subscription to member.created delivers",
+    );
     const internal = await fetch(`${api.base}/samples/webhook.test`, { headers: { "x-api-key": key } });
     assertEquals(internal.status, 404, "no samples of event types one cannot subscribe to");
     await internal.body?.cancel();

@@ -81,9 +81,12 @@ export async function asAdmin<T>(
   });
 }
 
-/** Users only: API keys cannot manage API keys. */
-export function requireUserActor(c: Context<ActorEnv>): Extract<Actor, { kind: "user" }> {
+/** Users only (API keys cannot manage API keys, nor people). */
+export function requireUserActor(
+  c: Context<ActorEnv>,
+  message = "API keys cannot manage API keys",
+): Extract<Actor, { kind: "user" }> {
   const actor = c.get("actor");
-  if (actor.kind !== "user") throw new AppError(403, "user_required", "API keys cannot manage API keys");
+  if (actor.kind !== "user") throw new AppError(403, "user_required", message);
   return actor;
 }

@@ -35,7 +35,10 @@ function isValidTimestamp(text: string): boolean {
 export function decodeCursor(cursor: string): [string, string] {
   try {
     const [at, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/"))) as unknown[];
-    if (typeof at === "string" && isValidTimestamp(at) && typeof id === "string" && z.uuid().safeParse(id).success) {
+    if (
+      typeof at === "string" && isValidTimestamp(at) && typeof id === "string" &&
+      z.uuid().safeParse(id).success
+    ) {
       return [at, id];
     }
   } catch { /* fall through */ }
