@@ -49,10 +49,12 @@ const CreateInvitation = z.object({
   email: z.email().max(320),
   role: Role.default("staff"),
 }).strict();
-const AcceptInvitation = z.union([
-  z.object({ token: z.string().min(1).max(200) }).strict(),
-  z.object({ invitation_id: z.uuid() }).strict(),
-]).describe("The token from the invitation, or the id of an invitation addressed to your confirmed e-mail");
+const AcceptInvitation = z.object({
+  token: z.string().min(1).max(200).optional(),
+  invitation_id: z.uuid().optional(),
+}).strict().refine((b) => (b.token === undefined) !== (b.invitation_id === undefined), {
+  message: "give either token or invitation_id",
+}).describe("The token from the invitation, or the id of an invitation addressed to your confirmed e-mail");
 const Membership = z.object({ organization_id: z.uuid(), role: Role });
 
 const INVITATION_COLUMNS = `id, email, role,
@@ -208,8 +210,8 @@ export const invitationRoutes: RouteFactory = (deps) => [
       const membership = await asUser(deps, c, async (tx) => {
         const [r] = await tx<{ membership: z.infer<typeof Membership> }[]>`
           select public.accept_invitation(
-            token => ${"token" in input ? input.token : null}::text,
-            invitation_id => ${"invitation_id" in input ? input.invitation_id : null}::uuid) as membership`;
+            token => ${input.token ?? null}::text,
+            invitation_id => ${input.invitation_id ?? null}::uuid) as membership`;
         return r!.membership;
       });
       return c.json(membership);
