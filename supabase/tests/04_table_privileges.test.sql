@@ -6,7 +6,8 @@
 begin;
 select no_plan();
 
--- Every table of every schema PostgREST exposes (supabase/config.toml [api] schemas), for each user role.
+-- Every table of every schema PostgREST exposes (supabase/config.toml [api] schemas), for each user role;
+-- then, wider, of every schema a user role can use at all (private, extensions, cron, auth, ...).
 select is(
   array(
     select format('%s.%s: %s %s', n.nspname, c.relname, r.rolname, p.priv)
@@ -19,6 +20,20 @@ select is(
     order by 1),
   array[]::text[],
   'no user role may truncate, reference or create triggers on any table in an exposed schema');
+select is(
+  array(
+    select format('%s.%s: %s %s', n.nspname, c.relname, r.rolname, p.priv)
+    from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    cross join (values ('anon'), ('authenticated')) r (rolname)
+    cross join (values ('TRUNCATE'), ('REFERENCES'), ('TRIGGER')) p (priv)
+    -- (temporary schemas hold this session's pgTAP bookkeeping, which pgTAP grants to public)
+    where n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_(toast_)?temp_'
+      and c.relkind in ('r', 'p', 'v', 'm', 'f')
+      and has_schema_privilege(r.rolname, n.oid, 'USAGE') and has_table_privilege(r.rolname, c.oid, p.priv)
+    order by 1),
+  array[]::text[],
+  'nor on any table of any other schema a user role can use');
 
 select ok(
   (select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace
