@@ -1,11 +1,12 @@
-// Issue 13, findings 9 and 10: attacks on the configuration API as deployed (server pool + user pool,
+// Issue 13, findings 8, 9 and 10: attacks on the configuration API as deployed (server pool + user pool,
 // tokens verified with the test key, SUPABASE_URL unset as in tests and local runs).
+//   8   a revoked API key was restored by an admin clearing revoked_at;
 //   9   a tampered pagination cursor gave 500 on /deliveries and /inbound-log;
 //   10  a check-constraint name leaked in an error; a JWT without `exp` was accepted; the issuer went
 //       unchecked without SUPABASE_URL; a user token carrying `api_key_id` acted as that API key;
 //       /samples for API keys disagreed with the README.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { closeSql, createTenant, sql } from "./helpers/db.ts";
+import { asUser, closeSql, createTenant, sql } from "./helpers/db.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { startWebhooksApi } from "./helpers/webhooks_api.ts";
 import { decodeCursor, encodeCursor } from "../supabase/functions/webhooks/cursor.ts";
@@ -225,6 +226,35 @@ Deno.test("finding 10: an API key reads samples only of event types it could sub
     const internal = await fetch(`${api.base}/samples/webhook.test`, { headers: { "x-api-key": key } });
     assertEquals(internal.status, 404, "no samples of event types one cannot subscribe to");
     await internal.body?.cancel();
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("finding 8: a key revoked through the API cannot be restored by an admin with direct SQL", async () => {
+  const api = await startWebhooksApi();
+  try {
+    const a = await createTenant();
+    const admin = await tokenFor(a.admin, a.organizationId);
+    const key = await (await fetch(`${api.base}/api-keys`, {
+      method: "POST",
+      headers: auth(admin),
+      body: JSON.stringify({ name: "Leaked" }),
+    })).json();
+    const revoked = await fetch(`${api.base}/api-keys/${key.id}`, { method: "DELETE", headers: auth(admin) });
+    assertEquals(revoked.status, 200);
+    await revoked.body?.cancel();
+    // The attack as reported: the admin, as PostgREST would run them, clears revoked_at.
+    const restore = await asUser(
+      a.adminClaims,
+      (tx) => tx`update public.organization_api_keys set revoked_at = null where id = ${key.id}`,
+    ).then(
+      () => "restored",
+      (err) => (err as { code?: string }).code,
+    );
+    assertEquals(restore, "42501");
+    const probe = await fetch(`${api.base}/endpoints`, { headers: { "x-api-key": key.key } });
+    assertEquals([probe.status, (await probe.json()).error.code], [401, "invalid_api_key"]);
   } finally {
     await api.close();
   }
