@@ -39,7 +39,7 @@ export async function startInboundStack(env: Record<string, string> = {}): Promi
   });
   const deps: AppDeps = {
     config,
-    sql: createSql(config.dbUrl, { max: 6 }),
+    sql: createSql(config.dbUrl, { max: 4 }),
     userSql: createUserSql(config.dbUrl, { max: 4 }),
   };
   for (

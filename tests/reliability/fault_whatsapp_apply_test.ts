@@ -39,13 +39,17 @@ Deno.test("killing the connection mid-apply under load loses no WhatsApp message
     // The killer: every few milliseconds, end every backend in the middle of an apply.
     let killing = true;
     let kills = 0;
+    // Every connection error makes the process open fresh pools (_shared/db.ts), so the killer leaves
+    // a few milliseconds between rounds for them; a round that cannot connect just tries again.
     const killer = (async () => {
       while (killing) {
-        const [row] = await sql()<{ n: number }[]>`
-          select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
-          where pid <> pg_backend_pid() and state = 'active' and query ~ 'process_whatsapp_webhook'`;
-        kills += row!.n;
-        await new Promise((r) => setTimeout(r, 3));
+        try {
+          const [row] = await sql()<{ n: number }[]>`
+            select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+            where pid <> pg_backend_pid() and state = 'active' and query ~ 'process_whatsapp_webhook'`;
+          kills += row!.n;
+        } catch { /* the killer's own connection was reset: next round */ }
+        await new Promise((r) => setTimeout(r, 15));
       }
     })();
 
@@ -108,18 +112,20 @@ Deno.test("killing the connection mid-apply under load loses no WhatsApp message
     const final = await stored();
     const lost = bodies.filter((b) => !final.has(b.id)).length;
     const doubled = [...final.values()].filter((n) => n > 1).length;
-    console.log(JSON.stringify({
-      sent: MESSAGES,
-      connections_killed: kills,
-      acknowledged: acknowledged.length,
-      refused_5xx: refused.length,
-      refused_but_logged: inLog,
-      replayed: replayed.length,
-      refused_not_logged_resent: notLogged.length,
-      stored: final.size,
-      lost,
-      doubled,
-    }));
+    console.log(`fault-whatsapp-apply: ${
+      JSON.stringify({
+        sent: MESSAGES,
+        connections_killed: kills,
+        acknowledged: acknowledged.length,
+        refused_5xx: refused.length,
+        refused_but_logged: inLog,
+        replayed: replayed.length,
+        refused_not_logged_resent: notLogged.length,
+        stored: final.size,
+        lost,
+        doubled,
+      })
+    }`);
     assert(kills > 0 && refused.length > 0, `the fault happened (${kills} kills, ${refused.length} refused)`);
     assertEquals([lost, doubled, final.size], [0, 0, MESSAGES]);
   } finally {
