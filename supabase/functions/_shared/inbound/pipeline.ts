@@ -94,7 +94,8 @@ export async function runInbound<C>(
   const prepared: { entry: LogEntry; change: C; target: Target }[] = [];
   for (const part of parts) {
     const partText = part.whole ? text : JSON.stringify(part.body);
-    const partSha = part.whole ? sha256 : await digest(new TextEncoder().encode(partText));
+    const partBytes = part.whole ? raw : new TextEncoder().encode(partText);
+    const partSha = part.whole ? sha256 : await digest(partBytes);
     const canHold = part.whole ? jsonbCanHold : true;
     const entry: LogEntry = {
       organizationId: part.target.organizationId,
@@ -103,7 +104,7 @@ export async function runInbound<C>(
       event: parseError ? null : safeEventName(receiver, part.body),
       idempotencyKey: headerKey ?? `sha256:${hex(partSha)}`,
       bodySha256: partSha,
-      bodyBytes: part.whole ? raw.byteLength : partText.length,
+      bodyBytes: partBytes.byteLength,
       // A body jsonb cannot hold (and any non-JSON one) is kept as text instead.
       payloadText: canHold ? partText : null,
       rawBody: canHold ? null : partText.replaceAll("\u0000", "\uFFFD"),
