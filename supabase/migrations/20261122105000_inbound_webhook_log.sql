@@ -70,11 +70,14 @@ create table public.inbound_webhook_log (
 -- The idempotency guards: one verified, well-formed row per (organization, provider, key) and per
 -- (organization, provider, bytes). Rejected rows stay out of them so that a corrected retry under the
 -- same key is still applied.
+-- The key and the digest lead: a generic plan (private.log_verified_webhook runs under plpgsql's plan
+-- cache) could otherwise look a key up through the digest index by organization alone and filter every
+-- row of the organization (measured: linear in the log's size).
 create unique index inbound_webhook_log_idempotency_idx
-  on public.inbound_webhook_log (organization_id, provider, idempotency_key)
+  on public.inbound_webhook_log (idempotency_key, organization_id, provider)
   where signature_valid and status <> 'rejected';
 create unique index inbound_webhook_log_body_idx
-  on public.inbound_webhook_log (organization_id, provider, body_sha256)
+  on public.inbound_webhook_log (body_sha256, organization_id, provider)
   where signature_valid and status <> 'rejected';
 -- Refused deliveries are counted into the current hour's row of their reason.
 create index inbound_webhook_log_refused_idx
@@ -117,17 +120,25 @@ set search_path = ''
 as $$
 declare
   found_row public.inbound_webhook_log%rowtype;
+  by_bytes public.inbound_webhook_log%rowtype;
 begin
   loop
+    -- Two lookups, each on its own unique index (an OR of the two would not use them).
     select * into found_row from public.inbound_webhook_log l
     where l.organization_id = p_organization_id and l.provider = p_provider
-      and l.signature_valid and l.status <> 'rejected'
-      and (l.idempotency_key = p_key or l.body_sha256 = p_sha256)
-    -- Key and bytes may point at two rows: an applied one wins, so nothing applies twice.
-    order by (l.status = 'processed') desc, l.received_at
-    limit 1
+      and l.signature_valid and l.status <> 'rejected' and l.idempotency_key = p_key
     for update;
-    if found then
+    if found_row.id is null or found_row.status <> 'processed' then
+      select * into by_bytes from public.inbound_webhook_log l
+      where l.organization_id = p_organization_id and l.provider = p_provider
+        and l.signature_valid and l.status <> 'rejected' and l.body_sha256 = p_sha256
+      for update;
+      -- Key and bytes may point at two rows: an applied one wins, so nothing applies twice.
+      if by_bytes.id is not null and (found_row.id is null or by_bytes.status = 'processed') then
+        found_row := by_bytes;
+      end if;
+    end if;
+    if found_row.id is not null then
       update public.inbound_webhook_log l
       set deliveries = l.deliveries + 1, last_received_at = now(), updated_at = now()
       where l.id = found_row.id;
@@ -144,18 +155,19 @@ begin
       return query select found_row.id, found_row.status;
       return;
     end if;
-    begin
-      return query
-        insert into public.inbound_webhook_log as l
-          (organization_id, provider, account_id, event, idempotency_key, payload, raw_body, body_sha256,
-           body_bytes, headers, signature_valid, status)
-        values (p_organization_id, p_provider, p_account_id, p_event, p_key, p_payload, p_raw_body, p_sha256,
-                p_bytes, p_headers, true, 'received')
-        returning l.id, l.status;
+    -- Without a conflict target every unique index is an arbiter: a concurrent delivery of the same key
+    -- or bytes that committed first makes this insert do nothing, and the next turn finds its row.
+    insert into public.inbound_webhook_log as l
+      (organization_id, provider, account_id, event, idempotency_key, payload, raw_body, body_sha256,
+       body_bytes, headers, signature_valid, status)
+    values (p_organization_id, p_provider, p_account_id, p_event, p_key, p_payload, p_raw_body, p_sha256,
+            p_bytes, p_headers, true, 'received')
+    on conflict do nothing
+    returning l.id, l.status into found_row.id, found_row.status;
+    if found_row.id is not null then
+      return query select found_row.id, found_row.status;
       return;
-    exception when unique_violation then
-      -- Another delivery of the same key or bytes committed first: find its row on the next turn.
-    end;
+    end if;
   end loop;
 end;
 $$;
