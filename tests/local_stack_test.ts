@@ -67,31 +67,43 @@ Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in,
     (await new Deno.Command("psql", { args: ["--version"] }).output()).stdout,
   )
     .match(/ (\d+)\./)![1]!;
-  const cluster = new Deno.Command("pg_virtualenv", {
-    args: [
-      "-t",
-      "-v",
-      major,
-      "-o",
-      "shared_preload_libraries=pg_cron",
-      "-o",
-      "cron.database_name=postgres",
-      "-o",
-      "fsync=off",
-      "bash",
-      "-c",
-      'echo "url=postgresql://postgres:${PGPASSWORD}@127.0.0.1:${PGPORT}/postgres"; read -r _',
-    ],
-    // Not inside the test run's own cluster settings (PGPORT, PG_CLUSTER_CONF_ROOT, ...).
-    clearEnv: true,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/tmp" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const clusterOut = watch(cluster);
+  const spawnCluster = () =>
+    new Deno.Command("pg_virtualenv", {
+      args: [
+        "-t",
+        "-v",
+        major,
+        "-o",
+        "shared_preload_libraries=pg_cron",
+        "-o",
+        "cron.database_name=postgres",
+        "-o",
+        "fsync=off",
+        "bash",
+        "-c",
+        'echo "url=postgresql://postgres:${PGPASSWORD}@127.0.0.1:${PGPORT}/postgres"; read -r _',
+      ],
+      // Not inside the test run's own cluster settings (PGPORT, PG_CLUSTER_CONF_ROOT, ...).
+      clearEnv: true,
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/tmp" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  // Another run can take the same free port at the same moment (as scripts/test.sh knows): retry.
+  let cluster = spawnCluster();
+  let clusterOut = watch(cluster);
+  let url = (await clusterOut.until(/url=(\S+)/, 60_000))?.[1];
+  for (let attempt = 2; !url && attempt <= 3; attempt++) {
+    await cluster.stdin.close().catch(() => {});
+    await cluster.status;
+    await clusterOut.drained;
+    await new Promise((r) => setTimeout(r, attempt * 1000));
+    cluster = spawnCluster();
+    clusterOut = watch(cluster);
+    url = (await clusterOut.until(/url=(\S+)/, 60_000))?.[1];
+  }
   try {
-    const url = (await clusterOut.until(/url=(\S+)/, 60_000))?.[1];
     assert(url, `no throwaway cluster: ${clusterOut.output()}`);
 
     for (const [run, signal] of [[1, "SIGTERM"], [2, "SIGINT"]] as const) {
