@@ -62,7 +62,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       responses: { 200: { description: "A page of log entries", schema: Page(LogEntry) } },
     },
     async (c) => {
-      requireUserActor(c);
+      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const q = query(c, ListLog);
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
       const rows = await asAdmin(deps, c, (tx) =>
@@ -94,7 +94,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c);
+      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const logId = param(c, "id", z.uuid());
       const row = await asAdmin(deps, c, async (tx) => {
         const [r] = await tx.unsafe<Row[]>(
@@ -122,7 +122,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c);
+      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const logId = param(c, "id", z.uuid());
       // Visibility through RLS first (another organization's id is simply not found), then the replay
       // itself on the server pool, scoped to the admin's organization once more.
@@ -148,7 +148,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c);
+      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const organizationId = await asAdmin(
         deps,
         c,
