@@ -12,8 +12,6 @@ const EnvSchema = z.object({
   WEBHOOK_DISPATCH_SECRET: z.string().optional(),
   /** "true" lets outbound webhooks target loopback/private addresses and plain http (local dev, tests). */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
-  /** Outbound HTTP client: "http1" (pinned to the checked address, the default) or the runtime's fetch. */
-  WEBHOOKS_TRANSPORT: z.enum(["http1", "fetch"]).default("http1"),
   DB_POOL_MAX: z.coerce.number().int().positive().default(10),
 });
 
@@ -26,8 +24,6 @@ export interface Config {
   jwtSecret?: string;
   dispatchSecret?: string;
   allowPrivateTargets: boolean;
-  /** Outbound webhook HTTP client; unset means "http1". */
-  webhooksTransport?: "http1" | "fetch";
   dbPoolMax: number;
 }
 
@@ -45,7 +41,6 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     jwtSecret: e.JWT_SECRET || undefined,
     dispatchSecret: e.WEBHOOK_DISPATCH_SECRET || undefined,
     allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
-    webhooksTransport: e.WEBHOOKS_TRANSPORT,
     dbPoolMax: e.DB_POOL_MAX,
   };
 }

@@ -12,10 +12,11 @@
 // - one slow endpoint cannot starve the others: at most `perEndpoint` of its deliveries are in flight
 //   from one dispatcher; the rest of the `maxInFlight` slots keep serving everyone else.
 import type { Sql } from "../_shared/db.ts";
-import { checkTargetUrl, type TargetVerdict } from "../_shared/webhook_targets.ts";
-import { Http1Client } from "./http1.ts";
-import { type AttemptResult, DEFAULT_TIMEOUT_MS, sendHttp1, sendOnce } from "./send.ts";
+import type { Agent } from "undici";
+import { checkTargetUrlSyntax } from "../_shared/webhook_targets.ts";
+import { type AttemptResult, DEFAULT_TIMEOUT_MS, failedAttempt, sendAttempt } from "./send.ts";
 import { signedHeaders } from "./signing.ts";
+import { createAgent } from "./transport.ts";
 
 export interface EngineOptions {
   /** WEBHOOKS_ALLOW_PRIVATE_TARGETS: allow loopback/private addresses and http (dev, tests). */
@@ -33,13 +34,10 @@ export interface EngineOptions {
   /** Results are written when this many are waiting, or after `flushDelayMs`. */
   flushBatch?: number;
   flushDelayMs?: number;
-  /**
-   * "http1" (default): our HTTP/1.1 client, connecting to the exact address the target check approved.
-   * "fetch": the runtime's fetch (resolves the name again itself). Passing `fetch` implies "fetch".
-   */
-  transport?: "http1" | "fetch";
-  fetch?: typeof fetch;
+  /** Resolves host names for the target check (tests); the system resolver by default. */
   resolve?: (host: string) => Promise<string[]>;
+  /** Extra trusted CA certificates (PEM), for tests with their own CA. */
+  ca?: string[];
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -78,7 +76,6 @@ interface Claimed {
 type ResultRow = AttemptResult & { delivery_id: string; endpoint_id: string; lease_token: string };
 
 const encoder = new TextEncoder();
-const TARGET_CACHE_MS = 30_000;
 
 export class DeliveryEngine {
   readonly timeoutMs: number;
@@ -98,9 +95,8 @@ export class DeliveryEngine {
   private woken = false;
   /** Endpoints the per-endpoint cap held back in the last claim; a slot freeing there means work. */
   private saturated = new Set<string>();
-  private readonly targetCache = new Map<string, { verdict: TargetVerdict; until: number }>();
   private stats: RunStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
-  private readonly http = new Http1Client();
+  private agent: Agent | undefined;
 
   constructor(private readonly sql: Sql, private readonly opts: EngineOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -124,6 +120,12 @@ export class DeliveryEngine {
    */
   async run(options: RunOptions = {}): Promise<RunStats> {
     this.stats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
+    this.agent = createAgent({
+      allowPrivate: this.opts.allowPrivateTargets,
+      resolve: this.opts.resolve,
+      timeoutMs: this.timeoutMs,
+      ca: this.opts.ca,
+    });
     const pollMs = options.pollMs ?? 1000;
     const max = options.maxDeliveries ?? Infinity;
     const stopping = () =>
@@ -173,7 +175,7 @@ export class DeliveryEngine {
       while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
       await this.flush();
       await this.flushing;
-      this.http.close();
+      await this.agent.close().catch(() => {});
     }
     return { ...this.stats };
   }
@@ -229,19 +231,9 @@ export class DeliveryEngine {
   }
 
   private async attempt(row: Claimed): Promise<AttemptResult> {
-    const started = Date.now();
-    const verdict = await this.checkTarget(row.url);
-    if (!verdict.ok) {
-      return {
-        outcome: "failed",
-        attempted_at: new Date(started).toISOString(),
-        duration_ms: Date.now() - started,
-        response_status: null,
-        error: `target refused: ${verdict.reason}`,
-        response_excerpt: null,
-        retry_after_seconds: null,
-      };
-    }
+    // The URL's form and any IP literal in it; names are checked when the agent connects (transport.ts).
+    const verdict = checkTargetUrlSyntax(row.url, this.opts.allowPrivateTargets);
+    if (!verdict.ok) return failedAttempt(Date.now(), `target refused: ${verdict.reason}`);
     const body = encoder.encode(row.body);
     const headers = signedHeaders({
       eventId: row.event_id,
@@ -251,29 +243,7 @@ export class DeliveryEngine {
       body,
       timestamp: Math.floor(Date.now() / 1000),
     });
-    const request = { url: row.url, headers, body, timeoutMs: this.timeoutMs };
-    if (this.opts.transport === "fetch" || this.opts.fetch) return await sendOnce(request, this.opts.fetch);
-    // Connect to the address that was checked (prefer IPv4), not to whatever DNS says next.
-    const address = verdict.addresses.find((a) => !a.includes(":")) ?? verdict.addresses[0];
-    return await sendHttp1(this.http, { ...request, address });
-  }
-
-  /**
-   * Send-time target check, after DNS resolution. Verdicts are cached briefly per URL so a burst to
-   * one endpoint costs one lookup. See README "Target safety" for what this does against rebinding.
-   */
-  private async checkTarget(url: string): Promise<TargetVerdict> {
-    const now = Date.now();
-    const cached = this.targetCache.get(url);
-    if (cached && cached.until > now) return cached.verdict;
-    const verdict = await checkTargetUrl(url, {
-      allowPrivate: this.opts.allowPrivateTargets,
-      resolve: this.opts.resolve,
-      alwaysResolve: true,
-    });
-    if (this.targetCache.size > 10_000) this.targetCache.clear();
-    this.targetCache.set(url, { verdict, until: now + TARGET_CACHE_MS });
-    return verdict;
+    return await sendAttempt(this.agent!, { url: row.url, headers, body, timeoutMs: this.timeoutMs });
   }
 
   private record(row: ResultRow): void {
