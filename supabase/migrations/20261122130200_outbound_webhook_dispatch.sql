@@ -67,7 +67,7 @@ as $$
   with candidate as materialized (
     select d.id, d.endpoint_id, d.next_attempt_at
     from public.webhook_deliveries d
-    where d.status in ('pending', 'retrying')
+    where d.status = any (private.webhook_open_states())
       and d.next_attempt_at <= now()
       and coalesce((in_flight ->> d.endpoint_id::text)::integer, 0) < per_endpoint
     order by d.next_attempt_at
@@ -88,7 +88,6 @@ as $$
   )
   update public.webhook_deliveries d
      set next_attempt_at = now() + make_interval(secs => lease_seconds),
-         leased_until = now() + make_interval(secs => lease_seconds),
          lease_token = claim.token
     from chosen, claim, public.webhook_endpoints e, public.webhook_events ev
    where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
@@ -134,7 +133,7 @@ begin
              else 'retrying'
            end as new_status
     from r join public.webhook_deliveries d on d.id = r.delivery_id
-    where d.status in ('pending', 'retrying')
+    where d.status = any (private.webhook_open_states())
   )
   update public.webhook_deliveries d
      set status = decided.new_status,
@@ -154,7 +153,6 @@ begin
                                            extract(epoch from private.webhook_retry_after_cap())))),
              decided.window_start + private.webhook_retry_window())
          end,
-         leased_until = case when decided.holds_lease or decided.new_status = 'delivered' then null else d.leased_until end,
          lease_token = case when decided.holds_lease or decided.new_status = 'delivered' then null else d.lease_token end
     from decided
    where d.id = decided.delivery_id;
@@ -173,7 +171,8 @@ end;
 $$;
 
 -- Housekeeping, every minute from pg_cron whether or not a dispatcher runs:
---   1. leases that ran out are cleared (the rows are already due again; this keeps the Logs honest);
+--   1. leases that ran out are released (the rows are already due again; a late result of that attempt
+--      can then no longer move the state);
 --   2. retrying deliveries whose 24-hour window has closed become permanently_failed, even if no
 --      dispatcher came by for their last attempt.
 create function private.webhook_housekeeping() returns jsonb
@@ -185,20 +184,18 @@ declare
   failed integer;
 begin
   update public.webhook_deliveries
-     set leased_until = null, lease_token = null
-   where status in ('pending', 'retrying') and next_attempt_at <= now() and leased_until < now();
+     set lease_token = null
+   where status = any (private.webhook_open_states()) and next_attempt_at <= now() and lease_token is not null;
   get diagnostics expired = row_count;
 
   update public.webhook_deliveries
      set status = 'permanently_failed',
          next_attempt_at = null,
-         leased_until = null,
          lease_token = null,
          last_error = coalesce(last_error || '; ', '') || 'retry window of 24 h closed'
    where status = 'retrying'
-     and next_attempt_at <= now()
-     and first_attempt_at + private.webhook_retry_window() <= now()
-     and (leased_until is null or leased_until < now());
+     and next_attempt_at <= now() -- so no lease is live
+     and first_attempt_at + private.webhook_retry_window() <= now();
   get diagnostics failed = row_count;
 
   return jsonb_build_object('expired_leases', expired, 'permanently_failed', failed);

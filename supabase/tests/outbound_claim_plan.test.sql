@@ -27,7 +27,7 @@ end $$;
 select matches(pg_temp.plan($q$
     select d.id, d.endpoint_id, d.next_attempt_at
     from public.webhook_deliveries d
-    where d.status in ('pending', 'retrying') and d.next_attempt_at <= now()
+    where d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now()
       and coalesce(('{}'::jsonb ->> d.endpoint_id::text)::integer, 0) < 16
     order by d.next_attempt_at
     limit 1000
@@ -36,7 +36,8 @@ select matches(pg_temp.plan($q$
 select is((select count(*)::int from private.webhook_claim(500, 16, '{}', 40)), 20, 'and claims exactly the open ones');
 select matches(pg_temp.plan($q$
     select id from public.webhook_deliveries
-    where status in ('pending', 'retrying') and next_attempt_at <= now() and leased_until < now()$q$),
+    where status = any (private.webhook_open_states()) and next_attempt_at <= now()
+      and lease_token is not null$q$),
   'webhook_deliveries_due_idx', 'housekeeping uses it too');
 
 select * from finish();
