@@ -1,6 +1,7 @@
-// The delivery engine: claims due deliveries, sends them concurrently, and writes outcomes back in
-// batches. The Edge Function runs it for one bounded stretch per invocation; the local dev server
-// keeps one running and wakes it on NOTIFY.
+// The delivery engine: claims due deliveries (claims.ts), sends them concurrently within the
+// per-endpoint limiter (limiter.ts, send.ts), and writes outcomes back in batches (results.ts). The
+// Edge Function runs it for one bounded stretch per invocation; the local dev server keeps one running
+// and wakes it on NOTIFY.
 //
 // Guarantees, and where they come from:
 // - at least once: a delivery is final only once its outcome is written; a claim is a lease
@@ -11,9 +12,13 @@
 //   can take (timeout + 30 s); every claimed delivery starts sending at once, never queued behind others;
 // - one slow endpoint cannot starve the others: at most `perEndpoint` of its deliveries are in flight
 //   from one dispatcher; the rest of the `maxInFlight` slots keep serving everyone else.
-import type { Sql } from "../_shared/db.ts";
 import type { Agent } from "undici";
+import type { Sql } from "../_shared/db.ts";
 import { checkTargetUrlSyntax } from "../_shared/webhook_targets.ts";
+import { claimDue, type Claimed } from "./claims.ts";
+import { EndpointLimiter } from "./limiter.ts";
+import { ResultWriter } from "./results.ts";
+import { exponential, retry } from "./retry.ts";
 import { type AttemptResult, DEFAULT_TIMEOUT_MS, failedAttempt, sendAttempt } from "./send.ts";
 import { signedHeaders } from "./signing.ts";
 import { createAgent } from "./transport.ts";
@@ -60,21 +65,6 @@ export interface RunStats {
   recorded: number;
 }
 
-interface Claimed {
-  delivery_id: string;
-  lease_token: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
-  attempt_number: number;
-  body: string;
-}
-
-type ResultRow = AttemptResult & { delivery_id: string; endpoint_id: string; lease_token: string };
-
 const encoder = new TextEncoder();
 
 export class DeliveryEngine {
@@ -83,20 +73,11 @@ export class DeliveryEngine {
   readonly perEndpoint: number;
   readonly claimBatch: number;
   readonly leaseSeconds: number;
-  private readonly flushBatch: number;
-  private readonly flushDelayMs: number;
-  private readonly inFlight = new Map<string, number>();
-  private inFlightTotal = 0;
+  private readonly limiter: EndpointLimiter;
   private readonly sends = new Set<Promise<void>>();
-  private pending: ResultRow[] = [];
-  private flushing: Promise<void> = Promise.resolve();
-  private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private wakeUp: (() => void) | undefined;
   private woken = false;
-  /** Endpoints the per-endpoint cap held back in the last claim; a slot freeing there means work. */
-  private saturated = new Set<string>();
   private stats: RunStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
-  private agent: Agent | undefined;
 
   constructor(private readonly sql: Sql, private readonly opts: EngineOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -104,8 +85,7 @@ export class DeliveryEngine {
     this.perEndpoint = opts.perEndpoint ?? 16;
     this.claimBatch = opts.claimBatch ?? 500;
     this.leaseSeconds = Math.max(opts.leaseSeconds ?? 0, Math.ceil(this.timeoutMs / 1000) + 30);
-    this.flushBatch = opts.flushBatch ?? 200;
-    this.flushDelayMs = opts.flushDelayMs ?? 10;
+    this.limiter = new EndpointLimiter(this.maxInFlight, this.perEndpoint);
   }
 
   /** Wakes a waiting run loop: new work was announced (NOTIFY) or may be due. */
@@ -120,117 +100,106 @@ export class DeliveryEngine {
    */
   async run(options: RunOptions = {}): Promise<RunStats> {
     this.stats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
-    this.agent = createAgent({
+    const agent = createAgent({
       allowPrivate: this.opts.allowPrivateTargets,
       resolve: this.opts.resolve,
       timeoutMs: this.timeoutMs,
       ca: this.opts.ca,
     });
+    const writer = new ResultWriter(
+      this.sql,
+      this.opts.flushBatch ?? 200,
+      this.opts.flushDelayMs ?? 10,
+      this.log,
+    );
     const pollMs = options.pollMs ?? 1000;
     const max = options.maxDeliveries ?? Infinity;
-    const stopping = () =>
-      options.signal?.aborted || (options.deadline !== undefined && Date.now() >= options.deadline) ||
-      this.stats.claimed >= max;
-    const onAbort = () => this.wakeUp?.();
+    // Aborted by the caller's signal or at the deadline: ends claim retries and waits at once.
+    const stop = new AbortController();
+    const onAbort = () => {
+      stop.abort();
+      this.wakeUp?.();
+    };
     options.signal?.addEventListener("abort", onAbort);
+    if (options.signal?.aborted) stop.abort();
+    const deadlineTimer = options.deadline === undefined
+      ? undefined
+      : setTimeout(onAbort, Math.max(0, options.deadline - Date.now()));
+    const stopping = () => stop.signal.aborted || this.stats.claimed >= max;
     let mayHaveWork = true;
-    let claimErrors = 0;
     // Claim in batches: while busy, wait until a useful number of slots is free rather than
     // querying once per finished send.
     const minClaim = Math.max(1, Math.min(this.claimBatch, Math.floor(this.maxInFlight / 8)));
     try {
       while (!stopping()) {
         this.woken = false;
-        const free = Math.min(this.maxInFlight - this.inFlightTotal, max - this.stats.claimed);
-        if (mayHaveWork && (free >= minClaim || (free > 0 && this.inFlightTotal === 0))) {
-          let rows: Claimed[];
-          try {
-            rows = await this.claim(Math.min(free, this.claimBatch));
-            claimErrors = 0;
-          } catch (err) {
-            // Database unreachable: back off and try again; nothing is lost, nothing was claimed.
-            claimErrors++;
-            this.log({ level: "error", msg: "claim failed", error: errorText(err) });
-            if (!stopping()) await this.sleep(Math.min(100 * 2 ** claimErrors, 5000), options.deadline);
-            continue;
-          }
-          for (const row of rows) this.start(row);
+        const free = Math.min(this.limiter.free, max - this.stats.claimed);
+        if (mayHaveWork && (free >= minClaim || (free > 0 && this.limiter.total === 0))) {
+          const limit = Math.min(free, this.claimBatch);
+          // Database unreachable: back off and try again; nothing is lost, nothing was claimed.
+          const rows = await retry(() => this.claim(limit), {
+            delayMs: exponential(200, 5000),
+            signal: stop.signal,
+            onError: (err) => this.log({ level: "error", msg: "claim failed", error: errorText(err) }),
+          }).catch(() => null);
+          if (rows === null) break; // stopped while the database was away
+          for (const row of rows) this.start(row, agent, writer);
           // A full batch means there is probably more; so does an endpoint the cap held back that
           // already has a free slot again. Otherwise wait for a reason to look again.
-          mayHaveWork = rows.length === Math.min(free, this.claimBatch) ||
-            [...this.saturated].some((id) => (this.inFlight.get(id) ?? 0) < this.perEndpoint);
+          mayHaveWork = rows.length === limit || this.limiter.heldBackHasRoom();
           if (mayHaveWork || this.woken) {
             mayHaveWork = true;
             continue;
           }
         }
-        if (!mayHaveWork && this.inFlightTotal === 0 && options.stopWhenIdle) break;
+        if (!mayHaveWork && this.limiter.total === 0 && options.stopWhenIdle) break;
         // Busy: wait for sends to finish. Idle: wait for a wake-up (NOTIFY, a slot on a full
         // endpoint) or the poll interval, which also picks up retries and expired leases.
-        const timedOut = await this.sleep(mayHaveWork ? undefined : pollMs, options.deadline);
+        const timedOut = await this.sleep(mayHaveWork ? undefined : pollMs);
         if (this.woken || timedOut) mayHaveWork = true;
       }
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
+      clearTimeout(deadlineTimer);
       while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
-      await this.flush();
-      await this.flushing;
-      await this.agent.close().catch(() => {});
+      await writer.flush();
+      this.stats.recorded = writer.recorded;
+      await agent.close().catch(() => {});
     }
     return { ...this.stats };
   }
 
   private async claim(limit: number): Promise<Claimed[]> {
-    const snapshot = new Map(this.inFlight);
-    const rows = await this.sql<Claimed[]>`
-      select * from private.webhook_claim(${limit}, ${this.perEndpoint},
-                                          ${
-      this.sql.json(Object.fromEntries(snapshot))
-    }, ${this.leaseSeconds})`;
+    const snapshot = this.limiter.snapshot();
+    const rows = await claimDue(this.sql, limit, this.perEndpoint, snapshot, this.leaseSeconds);
     this.stats.claimed += rows.length;
-    // Endpoints the cap held back in this claim (left out, or filled up to it): they may have more due
-    // work, so a slot freeing there is a reason to claim again.
-    const load = new Map(snapshot);
-    for (const row of rows) load.set(row.endpoint_id, (load.get(row.endpoint_id) ?? 0) + 1);
-    this.saturated = new Set([...load].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id));
+    this.limiter.claimed(snapshot, rows.map((r) => r.endpoint_id));
     return rows;
   }
 
-  private start(row: Claimed): void {
-    this.inFlight.set(row.endpoint_id, (this.inFlight.get(row.endpoint_id) ?? 0) + 1);
-    this.inFlightTotal++;
-    const p: Promise<void> = this.attempt(row)
+  private start(row: Claimed, agent: Agent, writer: ResultWriter): void {
+    const p: Promise<void> = this.attempt(row, agent)
       // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
-      .catch((err): AttemptResult => ({
-        outcome: "failed",
-        attempted_at: new Date().toISOString(),
-        duration_ms: 0,
-        response_status: null,
-        error: `internal error: ${errorText(err)}`.slice(0, 300),
-        response_excerpt: null,
-        retry_after_seconds: null,
-      }))
-      .then((result) =>
-        this.record({
+      .catch((err) => failedAttempt(Date.now(), `internal error: ${errorText(err)}`.slice(0, 300)))
+      .then((result) => {
+        if (result.outcome === "delivered") this.stats.delivered++;
+        else this.stats.failed++;
+        writer.add({
           ...result,
           delivery_id: row.delivery_id,
           endpoint_id: row.endpoint_id,
           lease_token: row.lease_token,
-        })
-      )
+        });
+      })
       .finally(() => {
-        const n = (this.inFlight.get(row.endpoint_id) ?? 1) - 1;
-        if (n <= 0) this.inFlight.delete(row.endpoint_id);
-        else this.inFlight.set(row.endpoint_id, n);
-        this.inFlightTotal--;
         this.sends.delete(p);
-        if (this.saturated.has(row.endpoint_id)) this.woken = true;
+        if (this.limiter.release(row.endpoint_id)) this.woken = true;
         this.wakeUp?.();
       });
     this.sends.add(p);
   }
 
-  private async attempt(row: Claimed): Promise<AttemptResult> {
+  private async attempt(row: Claimed, agent: Agent): Promise<AttemptResult> {
     // The URL's form and any IP literal in it; names are checked when the agent connects (transport.ts).
     const verdict = checkTargetUrlSyntax(row.url, this.opts.allowPrivateTargets);
     if (!verdict.ok) return failedAttempt(Date.now(), `target refused: ${verdict.reason}`);
@@ -243,78 +212,30 @@ export class DeliveryEngine {
       body,
       timestamp: Math.floor(Date.now() / 1000),
     });
-    return await sendAttempt(this.agent!, { url: row.url, headers, body, timeoutMs: this.timeoutMs });
+    return await sendAttempt(agent, { url: row.url, headers, body, timeoutMs: this.timeoutMs });
   }
 
-  private record(row: ResultRow): void {
-    if (row.outcome === "delivered") this.stats.delivered++;
-    else this.stats.failed++;
-    this.pending.push(row);
-    if (this.pending.length >= this.flushBatch) {
-      void this.flush();
-    } else if (this.flushTimer === undefined) {
-      this.flushTimer = setTimeout(() => void this.flush(), this.flushDelayMs);
-    }
-  }
-
-  /** Writes waiting outcomes, one batch at a time, in order. */
-  private flush(): Promise<void> {
-    if (this.flushTimer !== undefined) {
-      clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
-    }
-    if (this.pending.length === 0) return this.flushing;
-    const batch = this.pending;
-    this.pending = [];
-    this.flushing = this.flushing.then(() => this.write(batch));
-    return this.flushing;
-  }
-
-  private async write(batch: ResultRow[]): Promise<void> {
-    for (let tries = 1;; tries++) {
-      try {
-        await this.sql`select private.webhook_record_results(${this.sql.json(batch as never)})`;
-        this.stats.recorded += batch.length;
-        return;
-      } catch (err) {
-        if (tries >= 3) {
-          // The leases run out and these deliveries are sent again: at least once, never lost.
-          this.log({
-            level: "error",
-            msg: "recording results failed",
-            count: batch.length,
-            error: errorText(err),
-          });
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200 * tries));
-      }
-    }
-  }
-
-  /** Resolves true when the time ran out, false when woken first. */
-  private sleep(ms?: number, deadline?: number): Promise<boolean> {
+  /** Resolves true when the time ran out, false when woken (or stopped) first. */
+  private sleep(ms?: number): Promise<boolean> {
     return new Promise((resolve) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const limit = deadline !== undefined ? Math.max(0, deadline - Date.now()) : undefined;
-      const wait = ms === undefined ? limit : limit === undefined ? ms : Math.min(ms, limit);
       this.wakeUp = () => {
         this.wakeUp = undefined;
-        if (timer !== undefined) clearTimeout(timer);
+        clearTimeout(timer);
         resolve(false);
       };
-      if (wait !== undefined) {
+      if (ms !== undefined) {
         timer = setTimeout(() => {
           this.wakeUp = undefined;
           resolve(true);
-        }, wait);
+        }, ms);
       }
     });
   }
 
-  private log(event: Record<string, unknown>): void {
+  private log = (event: Record<string, unknown>): void => {
     (this.opts.log ?? ((e) => console.error(JSON.stringify(e))))(event);
-  }
+  };
 }
 
 function errorText(err: unknown): string {
