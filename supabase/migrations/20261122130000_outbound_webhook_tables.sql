@@ -124,11 +124,12 @@ create table public.webhook_deliveries (
 --   organization's events (webhook_events_organization_idx) to their deliveries in Webhook Logs;
 --   the endpoint's history; and the dispatcher's claim:
 create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at);
--- Due work in time order. Partial, so it holds only open deliveries and stays small however many
--- millions of finished ones accumulate. Housekeeping uses it too: an expired lease is a due row (the
--- lease is next_attempt_at), and a retrying row past its window is due (retries are never scheduled
--- past the window's end).
-create index webhook_deliveries_due_idx on public.webhook_deliveries (next_attempt_at)
+-- Due work per endpoint in time order. Partial, so it holds only open deliveries and stays small
+-- however many millions of finished ones accumulate. Per endpoint, so the claim reaches each
+-- endpoint's oldest due rows directly and never walks the backlog of an endpoint already at its cap.
+-- Housekeeping reads it too: an expired lease is a due row (the lease is next_attempt_at), and a
+-- retrying row past its window is due (retries are never scheduled past the window's end).
+create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
   where status = any (private.webhook_open_states());
 
 -- Attempts -------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ export interface EngineOptions {
   claimBatch?: number;
   /** How long a claim holds; must exceed the timeout with room to record the result. */
   leaseSeconds?: number;
-  /** Results are written when this many are waiting, or after `flushDelayMs`. */
+  /** Most results per write (default 1000); the first result waits `flushDelayMs` for company. */
   flushBatch?: number;
   flushDelayMs?: number;
   /** Resolves host names for the target check (tests); the system resolver by default. */
@@ -108,7 +108,7 @@ export class DeliveryEngine {
     });
     const writer = new ResultWriter(
       this.sql,
-      this.opts.flushBatch ?? 200,
+      this.opts.flushBatch ?? 1000,
       this.opts.flushDelayMs ?? 10,
       this.log,
     );
