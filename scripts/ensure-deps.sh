@@ -18,6 +18,7 @@ need=()
 [ -e "/usr/share/postgresql/$major/extension/pgtap.control" ] || need+=("postgresql-$major-pgtap")
 command -v pg_prove >/dev/null || need+=(libtap-parser-sourcehandler-pgtap-perl)
 command -v pg_virtualenv >/dev/null || need+=(postgresql-common)
+command -v openssl >/dev/null || need+=(openssl) # the outbound TLS test makes its own CA
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "ensure-deps: missing ${need[*]}; run as root: apt-get update && apt-get install -y ${need[*]}" >&2
