@@ -44,9 +44,11 @@ as $$ select interval '1 hour' $$;
 -- (one index descent each, a loose index scan, whatever their backlog), endpoints at their cap are
 -- skipped without reading any of their rows, and each of the others gives at most its room of oldest
 -- due rows; the oldest `max_rows` of those are claimed. A 100k backlog behind one saturated endpoint
--- costs nothing. Every row is reached through an index in order, whatever the statistics say
--- (sequential and bitmap scans are off here: a bitmap scan would read an endpoint's whole backlog to
--- sort it for its 16 oldest rows). JIT is off: this short statement runs many times a second.
+-- costs nothing. Every row is reached through an index, in order, whatever the statistics say:
+-- sequential and bitmap scans are off here (a bitmap scan would read an endpoint's whole backlog to
+-- sort it for its 16 oldest rows), and so are hash and merge joins (the planner cannot know how many
+-- rows the per-endpoint limits let through, and would join the claimed rows by walking the whole
+-- table). JIT is off: this short statement runs many times a second.
 create function private.webhook_claim(
   max_rows integer,
   per_endpoint integer,
@@ -69,6 +71,8 @@ language sql volatile security definer
 set search_path = ''
 set enable_seqscan = off
 set enable_bitmapscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
 set jit = off
 as $$
   with recursive active (endpoint_id) as (
