@@ -8,6 +8,7 @@
 import postgres from "postgres";
 import { listDeliveriesQuery } from "../../supabase/functions/webhooks/routes/deliveries.ts";
 import { ListDeliveries } from "../../supabase/functions/webhooks/schemas.ts";
+import { loadHistory } from "./delivery_history.ts";
 import { fmt, machine, summarize } from "./stats.ts";
 
 const url = Deno.env.get("BENCH_DATABASE_URL");
@@ -16,55 +17,7 @@ const total = Number(Deno.args[0] ?? 1_000_000);
 const runs = Number(Deno.args[1] ?? 30);
 const sql = postgres(url, { max: 1, onnotice: () => {} });
 
-const ORGS = 100;
-const ENDPOINTS = 4;
-const TYPES = [
-  "member.created",
-  "member.lost",
-  "donation.recorded",
-  "attendance.marked",
-  "workflow.completed",
-];
-// The measured organization holds a tenth of all deliveries (100,000 of 1M, as each of 100
-// organizations would with the issue's 10M), so a page 50,000 rows deep exists; the rest share the
-// remainder.
-const bigEvents = Math.round(total / 10 / ENDPOINTS);
-const otherEvents = Math.round((total - bigEvents * ENDPOINTS) / (ORGS - 1) / ENDPOINTS);
-
-const t0 = performance.now();
-const { big } = (await sql<{ big: string }[]>`
-  with o as (
-    insert into public.organizations (name) select 'Church ' || g from generate_series(1, ${ORGS}) g returning id
-  ) select min(id::text) as big from o`)[0]!;
-await sql`
-  insert into public.webhook_endpoints (organization_id, url, events)
-  select o.id, 'https://e' || e || '.example.org/hook', ${TYPES}::text[]
-  from public.organizations o, generate_series(1, ${ENDPOINTS}) e`;
-const orgs = await sql<{ id: string }[]>`select id::text from public.organizations`;
-for (const { id } of orgs) {
-  const events = id === big ? bigEvents : otherEvents;
-  // 30 days of history; the newest minutes still pending, 2% permanently failed, the rest delivered.
-  await sql`
-    with ev as (
-      insert into public.webhook_events (organization_id, type, payload, created_at)
-      select ${id}::uuid, (${TYPES}::text[])[1 + (random() * 4)::int], '{"data":{}}'::jsonb,
-             now() - random() * interval '30 days'
-      from generate_series(1, ${events})
-      returning id, organization_id, type, created_at
-    )
-    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, status,
-                                           next_attempt_at, attempt_count, created_at)
-    select ev.organization_id, ev.id, ep.id, ev.type,
-           case when ev.created_at > now() - interval '10 minutes' then 'pending'
-                when random() < 0.02 then 'permanently_failed' else 'delivered' end,
-           case when ev.created_at > now() - interval '10 minutes' then now() end, 1, ev.created_at
-    from ev join public.webhook_endpoints ep on ep.organization_id = ev.organization_id`;
-}
-await sql`vacuum analyze public.webhook_deliveries`;
-const { n, bytes } = (await sql<{ n: number; bytes: string }[]>`
-  select count(*)::int as n, pg_size_pretty(pg_total_relation_size('public.webhook_deliveries')) as bytes
-  from public.webhook_deliveries`)[0]!;
-const loadSeconds = (performance.now() - t0) / 1000;
+const { big, n, bytes, loadSeconds, bigEvents, ORGS, ENDPOINTS } = await loadHistory(sql, total);
 
 const { user_id } = (await sql<{ user_id: string }[]>`
   with u as (insert into auth.users (id, email) values (gen_random_uuid(), 'bench-admin@example.org') returning id)
