@@ -1,8 +1,8 @@
 -- Operator health: one call that says whether outbound delivery is keeping up and whether the
 -- scheduled dispatcher works, with the reasons when it does not.
 --
---   select public.webhook_operator_health();          -- SQL editor (postgres), or
---   POST /rest/v1/rpc/webhook_operator_health          -- monitoring with the service-role key
+--   select public.webhook_operator_health();   -- SQL editor (postgres), monitoring connected to the
+--                                              database, or server-side code as service_role
 --
 -- The answer (jsonb):
 --   status      "ok" | "warning" | "critical", the worst of `alerts`
