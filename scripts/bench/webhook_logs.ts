@@ -101,8 +101,7 @@ for (const [name, filter] of listings) {
 
 // Side by side: the same first pages without the Webhook Logs indexes (as before issue 16).
 await sql.begin(async (tx) => {
-  await tx`drop index public.webhook_deliveries_log_idx, public.webhook_deliveries_log_status_idx,
-             public.webhook_deliveries_log_type_idx`;
+  await tx`drop index public.webhook_deliveries_log_idx`;
   await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
   for (const [name, filter] of listings.slice(0, 2)) {
     const q = ListDeliveries.parse({ ...filter, limit: 50 });

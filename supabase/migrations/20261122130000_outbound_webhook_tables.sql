@@ -136,21 +136,20 @@ create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_i
   where status = any (private.webhook_open_states());
 
 -- Webhook Logs (GET /webhooks/deliveries) pages one organization's deliveries newest first by the
--- keyset (created_at, id), optionally filtered by status or by event type (by endpoint: the endpoint
--- index above; by time: a range on created_at). Under RLS the policy pins organization_id, so each
--- filter gets an index that leads with it and ends in the page order: the first page and a page
--- 50,000 rows deep are both a short index range scan, whatever the other organizations hold
--- (supabase/tests/outbound_logs_plan.test.sql asserts the plans).
+-- keyset (created_at, id), optionally filtered by status or event type (by endpoint: the endpoint index
+-- above). Under RLS the policy pins organization_id, so one index leading with it and ordered like the
+-- pages serves every listing as a range scan: the first page and a page 50,000 rows deep cost the same,
+-- whatever other organizations hold. Status and event type sit at its end, where the scan checks them
+-- inside the index and visits only matching rows; one index rather than one per filter, because each
+-- delivery is rewritten on every state change and inserted into every index again.
+-- (supabase/tests/outbound_logs_plan.test.sql asserts the plans; scripts/bench/webhook_logs.ts times them.)
 -- An endpoint belongs to one organization. Without being told, the planner multiplies the RLS filter's
 -- selectivity into an endpoint's row estimate, expects too few rows to fill a page, and sorts the
 -- endpoint's whole history instead of reading its index backwards.
 create statistics webhook_deliveries_endpoint_organization (dependencies)
   on endpoint_id, organization_id from public.webhook_deliveries;
-create index webhook_deliveries_log_idx on public.webhook_deliveries (organization_id, created_at, id);
-create index webhook_deliveries_log_status_idx
-  on public.webhook_deliveries (organization_id, status, created_at, id);
-create index webhook_deliveries_log_type_idx
-  on public.webhook_deliveries (organization_id, event_type, created_at, id);
+create index webhook_deliveries_log_idx
+  on public.webhook_deliveries (organization_id, created_at, id, status, event_type);
 
 -- Attempts -------------------------------------------------------------------------------------------
 create table public.webhook_delivery_attempts (
