@@ -54,3 +54,25 @@ export async function loadHistory(sql: postgres.Sql, total: number) {
   const loadSeconds = (performance.now() - t0) / 1000;
   return { big, n, bytes, loadSeconds, bigEvents, ORGS, ENDPOINTS };
 }
+
+/**
+ * One round of the dispatcher's database work for 80 new deliveries (20 members of an organization with
+ * 4 endpoints: the outbox fans out, the claim leases them, the results mark them delivered with one
+ * attempt each). Returns its duration in ms.
+ */
+export async function dispatcherRound(sql: postgres.Sql, organizationId: string): Promise<number> {
+  const t = performance.now();
+  await sql`insert into public.members (organization_id, first_name)
+            select ${organizationId}::uuid, 'bench' from generate_series(1, 20)`;
+  const claimed = await sql<{ delivery_id: string; endpoint_id: string; lease_token: string }[]>`
+    select delivery_id, endpoint_id, lease_token from private.webhook_claim(200, 100, '{}', 40)`;
+  const results = claimed.map((c) => ({
+    ...c,
+    outcome: "delivered",
+    attempted_at: new Date().toISOString(),
+    duration_ms: 50,
+    response_status: 200,
+  }));
+  await sql`select private.webhook_record_results(${sql.json(results)})`;
+  return performance.now() - t;
+}

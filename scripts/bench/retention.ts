@@ -7,7 +7,7 @@
 // (80 deliveries through the outbox), claim them (private.webhook_claim) and record them delivered
 // (private.webhook_record_results). Its rate is measured before and during retention, side by side.
 import postgres from "postgres";
-import { loadHistory } from "./delivery_history.ts";
+import { dispatcherRound, loadHistory } from "./delivery_history.ts";
 import { machine, summarize } from "./stats.ts";
 
 const url = Deno.env.get("BENCH_DATABASE_URL");
@@ -29,23 +29,7 @@ const size = async () =>
            + pg_total_relation_size('public.webhook_delivery_attempts')) / 1048576.0) as mb`)[0]!.mb;
 const before = await size();
 
-// One round of the dispatcher's database work for 80 new deliveries; returns its duration in ms.
-async function dispatchRound(): Promise<number> {
-  const t = performance.now();
-  await worker`insert into public.members (organization_id, first_name)
-               select ${big}::uuid, 'bench' from generate_series(1, 20)`;
-  const claimed = await worker<{ delivery_id: string; endpoint_id: string; lease_token: string }[]>`
-    select delivery_id, endpoint_id, lease_token from private.webhook_claim(200, 100, '{}', 40)`;
-  const results = claimed.map((c) => ({
-    ...c,
-    outcome: "delivered",
-    attempted_at: new Date().toISOString(),
-    duration_ms: 50,
-    response_status: 200,
-  }));
-  await worker`select private.webhook_record_results(${worker.json(results)})`;
-  return performance.now() - t;
-}
+const dispatchRound = () => dispatcherRound(worker, big);
 
 async function roundsFor(ms: number): Promise<number[]> {
   const samples: number[] = [];

@@ -8,7 +8,7 @@
 import postgres from "postgres";
 import { listDeliveriesQuery } from "../../supabase/functions/webhooks/routes/deliveries.ts";
 import { ListDeliveries } from "../../supabase/functions/webhooks/schemas.ts";
-import { loadHistory } from "./delivery_history.ts";
+import { dispatcherRound, loadHistory } from "./delivery_history.ts";
 import { fmt, machine, summarize } from "./stats.ts";
 
 const url = Deno.env.get("BENCH_DATABASE_URL");
@@ -121,4 +121,29 @@ await sql.begin(async (tx) => {
 }).catch((e) => {
   if (e.message !== "rollback") throw e;
 });
+
+// What the log index costs writers: the dispatcher's database work (outbox, claim, results) for 80
+// deliveries a round, with the index and without it, alternating in blocks of 20 rounds.
+const rounds = async (n: number) => {
+  const s: number[] = [];
+  for (let i = 0; i < n; i++) s.push(await dispatcherRound(sql, big));
+  return s;
+};
+await rounds(10);
+const withIdx: number[] = [];
+const withoutIdx: number[] = [];
+for (let block = 0; block < 5; block++) {
+  withIdx.push(...await rounds(20));
+  await sql`drop index public.webhook_deliveries_log_idx`;
+  withoutIdx.push(...await rounds(20));
+  await sql`create index webhook_deliveries_log_idx
+            on public.webhook_deliveries (organization_id, created_at, id, status, event_type)`;
+}
+const w = summarize(withIdx);
+const wo = summarize(withoutIdx);
+console.log("| dispatcher database work, 80 deliveries per round | rounds | p50 | p90 |");
+console.log("|---|---|---|---|");
+console.log(`| with webhook_deliveries_log_idx | ${w.n} | ${fmt(w.p50)} | ${fmt(w.p90)} |`);
+console.log(`| without it | ${wo.n} | ${fmt(wo.p50)} | ${fmt(wo.p90)} |`);
+console.log(`write cost of the index: p50 ${(100 * (w.p50 / wo.p50 - 1)).toFixed(0)}%`);
 await sql.end();
