@@ -1,13 +1,14 @@
--- Retention: the delivery history and the inbound payment log do not grow without bound.
+-- Retention: the outbound delivery history and the inbound webhook log do not grow without bound.
 --
 --   outbound   an event, its deliveries and their attempts are removed once the event is older than the
 --              organization's retention (default 30 days, 1 to 90 per organization, like Svix's), every
 --              delivery of it is finished (delivered or permanently_failed) and none was attempted
 --              within the retention period (a redelivered old delivery is kept as long as a new one).
---   inbound    donation_payment_webhook_log rows that are done with (processed, rejected, unverified)
---              are removed 90 days after they were last received or processed; rows still waiting for
---              a replay (failed, unmatched, or received and never finished) are kept until they are
---              replayed, or until they expire 180 days after they were last received.
+--   inbound    inbound_webhook_log rows (payments and WhatsApp) that are done with (processed, rejected,
+--              unverified, including the hourly counts of refused deliveries) are removed 90 days after
+--              they were last received or processed; rows still waiting for a replay (failed,
+--              unmatched, or received and never finished) are kept until they are replayed, or until
+--              they expire 180 days after they were last received.
 --   pg_cron    its own run history (cron.job_run_details) is kept 7 days, as Supabase advises.
 --
 -- private.retention_delete_batch() removes at most one bounded batch and returns what it removed: a short
@@ -108,14 +109,14 @@ begin
     and not exists (select 1 from public.webhook_deliveries d where d.event_id = e.id);
   get diagnostics events = row_count;
 
-  -- Inbound payment log, per organization on its (organization_id, received_at) index; rows without an
+  -- Inbound webhook log, per organization on its (organization_id, received_at) index; rows without an
   -- organization (bodies that named none) on the same index's null entries.
   with candidates as (
     select l.id
     from (select o.id from public.organizations o union all select null) o
     cross join lateral (
       select l.id
-      from public.donation_payment_webhook_log l
+      from public.inbound_webhook_log l
       where (l.organization_id = o.id or (o.id is null and l.organization_id is null))
         and l.received_at < now() - least(inbound_done_after, inbound_expire_after)
         and ((l.status in ('processed', 'rejected', 'unverified')
@@ -128,7 +129,7 @@ begin
     ) l
     limit batch_size
   )
-  delete from public.donation_payment_webhook_log l using candidates c where l.id = c.id;
+  delete from public.inbound_webhook_log l using candidates c where l.id = c.id;
   get diagnostics inbound_log = row_count;
 
   return next;

@@ -53,27 +53,28 @@ select pg_temp.history('short: 3 days', 2, '3 days', 'delivered', '3 days');
 select pg_temp.history('long: 60 days', 3, '60 days', 'delivered', '60 days');
 select pg_temp.history('long: 100 days', 3, '100 days', 'permanently_failed', '99 days');
 
--- Inbound payment log.
-insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid,
-                                                 status, received_at, last_received_at, processed_at)
+-- Inbound webhook log. Verified rows are named by their idempotency key; unverified ones keep no text
+-- their sender chose, so they are named by our own error text.
+insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid,
+                                        status, error, received_at, last_received_at, processed_at)
 values
-  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'processed-old', '{}', true, 'processed',
+  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'processed-old', '{}', true, 'processed', null,
    now() - interval '100 days', now() - interval '100 days', now() - interval '100 days'),
-  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'processed-recent', '{}', true, 'processed',
+  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'processed-recent', '{}', true, 'processed', null,
    now() - interval '30 days', now() - interval '30 days', now() - interval '30 days'),
-  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'replayed-lately', '{}', true, 'processed',
+  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'replayed-lately', '{}', true, 'processed', null,
    now() - interval '120 days', now() - interval '120 days', now() - interval '5 days'),
-  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'failed-old', '{}', true, 'failed',
+  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'failed-old', '{}', true, 'failed', 'boom',
    now() - interval '100 days', now() - interval '100 days', null),
-  ('e0000000-0000-4000-8000-000000000001', 'checkout', 'unmatched-expired', '{}', true, 'unmatched',
+  ('e0000000-0000-4000-8000-000000000001', 'whatsapp', 'unmatched-expired', '{}', true, 'unmatched', null,
    now() - interval '200 days', now() - interval '200 days', null),
-  ('e0000000-0000-4000-8000-000000000001', 'payments', 'unverified-old', '{}', false, 'unverified',
+  ('e0000000-0000-4000-8000-000000000001', 'payments', null, null, false, 'unverified', 'unverified-old',
    now() - interval '95 days', now() - interval '95 days', null),
-  (null, 'payments', 'no-organization-old', '{}', null, 'rejected',
+  (null, 'payments', null, null, null, 'rejected', 'no-organization-old',
    now() - interval '95 days', now() - interval '95 days', null);
 
 create function pg_temp.inbound_kept(key text) returns boolean language sql as $$
-  select exists (select 1 from public.donation_payment_webhook_log where idempotency_key = key)
+  select exists (select 1 from public.inbound_webhook_log where idempotency_key = key or error = key)
 $$;
 
 -- A batch of 1 removes one event (the oldest candidate of some organization) and one inbound row.

@@ -13,6 +13,10 @@ const EnvSchema = z.object({
   /** "true" lets outbound webhooks target loopback/private addresses and plain http (local dev, tests). */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
   DB_POOL_MAX: z.coerce.number().int().positive().default(10),
+  /** Bearer secret the configuration API presents to the receivers' replay endpoints (not the service key). */
+  INBOUND_REPLAY_SECRET: z.string().optional(),
+  /** Where the functions are served; defaults to SUPABASE_URL + /functions/v1. */
+  SUPABASE_FUNCTIONS_URL: z.string().url().optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -25,6 +29,10 @@ export interface Config {
   dispatchSecret?: string;
   allowPrivateTargets: boolean;
   dbPoolMax: number;
+  /** Bearer secret for the receivers' replay endpoints; unset: replay over HTTP is refused (503). */
+  replaySecret?: string;
+  /** Base URL of the functions, e.g. https://<ref>.supabase.co/functions/v1. */
+  functionsUrl?: string;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -42,5 +50,11 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     dispatchSecret: e.WEBHOOK_DISPATCH_SECRET || undefined,
     allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
     dbPoolMax: e.DB_POOL_MAX,
+    replaySecret: e.INBOUND_REPLAY_SECRET || undefined,
+    functionsUrl: (e.SUPABASE_FUNCTIONS_URL ??
+      (e.SUPABASE_URL ? `${e.SUPABASE_URL.replace(/\/+$/, "")}/functions/v1` : undefined))?.replace(
+        /\/+$/,
+        "",
+      ),
   };
 }
