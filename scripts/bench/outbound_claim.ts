@@ -2,7 +2,7 @@
 // behind one saturated (hanging) endpoint against the same claim without it. Each measurement runs in a
 // transaction that is rolled back, so every repeat sees the same queue. Run it through
 // scripts/bench/outbound_claim.sh (a throwaway database).
-import { createSql, type Sql } from "../../supabase/functions/_shared/db.ts";
+import { createSql } from "../../supabase/functions/_shared/db.ts";
 import { machine, summarize } from "./stats.ts";
 
 const median = (xs: number[]) => summarize(xs).p50;
