@@ -114,7 +114,7 @@ await sql.begin(async (tx) => {
     }
     const s = summarize(samples);
     console.log(
-      `| ${name}, WITHOUT the log indexes | first | 51 | ${fmt(s.p50)} | ${fmt(s.p90)} | ${fmt(s.max)} |`,
+      `| ${name}, WITHOUT the log index | first | 51 | ${fmt(s.p50)} | ${fmt(s.p90)} | ${fmt(s.max)} |`,
     );
   }
   throw new Error("rollback");
