@@ -102,6 +102,29 @@ Deno.test("answers 202 before any delivery is sent, then delivers in the backgro
   }
 });
 
+Deno.test("a woken run stays idle_grace_ms once idle, so work made meanwhile goes out in the same run", async () => {
+  const tenant = await createTenant();
+  const receiver = await startReceiver();
+  const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["attendance.marked"]);
+  const d = await dispatcher({});
+  try {
+    await raise(tenant.organizationId, 1);
+    const res = await d.post({ stop_when_idle: true, idle_grace_ms: 3000 });
+    assertEquals(res.status, 202);
+    await res.body?.cancel();
+    await receiver.waitFor(1);
+    // The run has drained; a delivery made now (a wake-up the database would debounce) is still its.
+    await raise(tenant.organizationId, 1);
+    await receiver.waitFor(2);
+    await d.background[0];
+    const finished = d.logs.find((e) => e.msg === "dispatch finished");
+    assertEquals([finished?.claimed, d.background.length], [2, 1], JSON.stringify(d.logs));
+  } finally {
+    await retireEndpoints(ep.id);
+    await Promise.all([d.fn.close(), receiver.close()]);
+  }
+});
+
 Deno.test("a run that stops at its cap asks for the next one; a run that drained everything does not", async () => {
   const tenant = await createTenant();
   const receiver = await startReceiver();

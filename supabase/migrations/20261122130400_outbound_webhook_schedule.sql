@@ -136,8 +136,12 @@ begin
     return false;
   end if;
   update private.webhook_dispatch_wake set woken_at = clock_timestamp();
-  return private.webhook_post_dispatcher(jsonb_build_object('stop_when_idle', true, 'max_deliveries', 3000))
-    is not null;
+  -- The run stays (polling) for a second longer than the interval after it goes idle, so a delivery
+  -- whose wake-up this debounces is picked up by the run already started.
+  return private.webhook_post_dispatcher(jsonb_build_object(
+      'stop_when_idle', true,
+      'idle_grace_ms', (extract(epoch from min_interval) * 1000)::integer + 1000,
+      'max_deliveries', 3000)) is not null;
 end;
 $$;
 

@@ -50,8 +50,9 @@ select is((select jsonb_build_object('url', url, 'auth', headers ->> 'Authorizat
                                      'timeout', timeout_ms) from net.posted),
   jsonb_build_object('url', 'https://ref.supabase.example/functions/v1/webhook-dispatcher',
                      'auth', 'Bearer dispatch-secret',
-                     'body', '{"stop_when_idle": true, "max_deliveries": 3000}'::jsonb, 'timeout', 10000),
-  'to the dispatcher, with the secret, for a run that drains and stops');
+                     'body', '{"stop_when_idle": true, "idle_grace_ms": 3000, "max_deliveries": 3000}'::jsonb,
+                     'timeout', 10000),
+  'to the dispatcher, with the secret, for a run that drains and stays 3 s once idle (past the debounce)');
 select ok(exists (select 1 from private.webhook_dispatch_requests
                   where request_id = (select max(id) from net.posted)),
   'its request id is kept for the health check');

@@ -3,7 +3,8 @@
 // `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`.
 //
 //   POST /webhook-dispatcher   body (optional): {"budget_ms": 70000, "stop_when_idle": false,
-//                                                 "max_deliveries": 3000, "wait": false}
+//                                                 "idle_grace_ms": 0, "max_deliveries": 3000,
+//                                                 "wait": false}
 //
 // On the Edge Runtime it answers 202 at once and runs in the background (EdgeRuntime.waitUntil,
 // Supabase's "Background Tasks"): pg_net sends a batch of queued requests and starts nothing new until
@@ -37,6 +38,7 @@ export const DEFAULT_MAX_DELIVERIES = 3000;
 const RunBody = z.object({
   budget_ms: z.number().int().min(1000).max(140_000).optional(),
   stop_when_idle: z.boolean().optional(),
+  idle_grace_ms: z.number().int().min(0).max(10_000).optional(),
   max_deliveries: z.number().int().min(1).max(50_000).optional(),
   wait: z.boolean().optional(),
 }).strict();
@@ -97,7 +99,10 @@ export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = 
     const raw = await readRawBody(c.req.raw, 4096);
     const parsed = RunBody.safeParse(raw.byteLength ? parseJson(raw) : {});
     if (!parsed.success) {
-      throw badRequest("invalid_body", "Expected {budget_ms?, stop_when_idle?, max_deliveries?, wait?}");
+      throw badRequest(
+        "invalid_body",
+        "Expected {budget_ms?, stop_when_idle?, idle_grace_ms?, max_deliveries?, wait?}",
+      );
     }
     const background = parsed.data.wait
       ? null
@@ -124,6 +129,7 @@ export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = 
       const stats: RunStats & { continued?: boolean | null } = await engine.run({
         deadline,
         stopWhenIdle,
+        idleGraceMs: parsed.data.idle_grace_ms,
         maxDeliveries,
         signal,
       });
