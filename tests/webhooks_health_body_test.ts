@@ -131,3 +131,29 @@ Deno.test("endpoint health: last result, failures in a row and the 24-hour succe
     await api.close();
   }
 });
+
+Deno.test("CORS: the settings UI on another origin may call the API; errors carry the header too", async () => {
+  const api = await startWebhooksApi();
+  try {
+    const preflight = await fetch(`${api.base}/endpoints`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "http://127.0.0.1:5173",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type",
+      },
+    });
+    await preflight.body?.cancel();
+    assert(preflight.status === 204 || preflight.status === 200, `preflight ${preflight.status}`);
+    assertEquals(preflight.headers.get("access-control-allow-origin"), "*");
+    assert(preflight.headers.get("access-control-allow-headers")!.includes("authorization"));
+    assert(preflight.headers.get("access-control-allow-methods")!.includes("PATCH"));
+
+    const refused = await fetch(`${api.base}/endpoints`, { headers: { origin: "http://127.0.0.1:5173" } });
+    assertEquals(refused.status, 401);
+    assertEquals(refused.headers.get("access-control-allow-origin"), "*", "the page can read the error");
+    assertEquals((await refused.json()).error.code, "missing_token");
+  } finally {
+    await api.close();
+  }
+});
