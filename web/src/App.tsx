@@ -1,21 +1,37 @@
 // The page frame: header with the organization switcher, the Settings > Integrations navigation, and
 // the page for the current path. Signed-out visitors go to /auth.
 import { useEffect, useId, useRef, useState } from "react";
-import { configured } from "./config";
-import { AuthPage } from "./pages/AuthPage";
-import { ApiKeysPage } from "./pages/ApiKeysPage";
-import { PaymentWebhooksPage } from "./pages/PaymentWebhooksPage";
-import { WebhookLogsPage } from "./pages/WebhookLogsPage";
-import { WebhooksPage } from "./pages/WebhooksPage";
-import { Link, navigate, useLocation } from "./router";
-import { useSession } from "./session";
-import { ErrorBox, Loading } from "./ui/parts";
+import { configured } from "./config.ts";
+import { AuthPage } from "./pages/AuthPage.tsx";
+import { ApiKeysPage } from "./pages/ApiKeysPage.tsx";
+import { PaymentWebhooksPage } from "./pages/PaymentWebhooksPage.tsx";
+import { WebhookLogsPage } from "./pages/WebhookLogsPage.tsx";
+import { WebhooksPage } from "./pages/WebhooksPage.tsx";
+import { Link, navigate, useLocation } from "./router.tsx";
+import { useSession } from "./session.tsx";
+import { ErrorBox, Loading } from "./ui/parts.tsx";
 
 export const PAGES = [
-  { path: "/settings/integrations/webhooks", title: "Webhooks", Page: WebhooksPage },
-  { path: "/settings/integrations/webhook-logs", title: "Webhook Logs", Page: WebhookLogsPage },
-  { path: "/settings/integrations/api-keys", title: "API keys", Page: ApiKeysPage },
-  { path: "/settings/integrations/payment-webhooks", title: "Payment webhooks", Page: PaymentWebhooksPage },
+  {
+    path: "/settings/integrations/webhooks",
+    title: "Webhooks",
+    Page: WebhooksPage,
+  },
+  {
+    path: "/settings/integrations/webhook-logs",
+    title: "Webhook Logs",
+    Page: WebhookLogsPage,
+  },
+  {
+    path: "/settings/integrations/api-keys",
+    title: "API keys",
+    Page: ApiKeysPage,
+  },
+  {
+    path: "/settings/integrations/payment-webhooks",
+    title: "Payment webhooks",
+    Page: PaymentWebhooksPage,
+  },
 ] as const;
 
 export function App() {
@@ -28,9 +44,14 @@ export function App() {
       const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
       navigate(`/auth${next}`, { replace: true });
     }
-    if (state.kind === "signed_in" && (loc.pathname === "/auth" || loc.pathname === "/")) {
+    if (
+      state.kind === "signed_in" &&
+      (loc.pathname === "/auth" || loc.pathname === "/")
+    ) {
       const next = loc.searchParams.get("next");
-      navigate(next && next.startsWith("/settings/") ? next : PAGES[0].path, { replace: true });
+      navigate(next && next.startsWith("/settings/") ? next : PAGES[0].path, {
+        replace: true,
+      });
     }
   }, [state.kind, loc.pathname, loc.search]);
 
@@ -45,8 +66,16 @@ export function App() {
       </main>
     );
   }
-  if (state.kind === "loading") return <main className="narrow"><Loading what="your session" /></main>;
-  if (state.kind === "signed_out" || loc.pathname === "/auth") return <AuthPage />;
+  if (state.kind === "loading") {
+    return (
+      <main className="narrow">
+        <Loading what="your session" />
+      </main>
+    );
+  }
+  if (state.kind === "signed_out" || loc.pathname === "/auth") {
+    return <AuthPage />;
+  }
 
   const page = PAGES.find((p) => p.path === loc.pathname);
   return (
@@ -59,7 +88,12 @@ export function App() {
           <ul>
             {PAGES.map((p) => (
               <li key={p.path}>
-                <Link href={p.path} aria-current={p.path === loc.pathname ? "page" : undefined}>{p.title}</Link>
+                <Link
+                  href={p.path}
+                  aria-current={p.path === loc.pathname ? "page" : undefined}
+                >
+                  {p.title}
+                </Link>
               </li>
             ))}
           </ul>
@@ -68,7 +102,9 @@ export function App() {
           {session.notice && (
             <div className="notice" role="status">
               <p>{session.notice}</p>
-              <button type="button" onClick={() => session.setNotice(null)}>Dismiss</button>
+              <button type="button" onClick={() => session.setNotice(null)}>
+                Dismiss
+              </button>
             </div>
           )}
           <Body page={page} />
@@ -91,13 +127,20 @@ function Body({ page }: { page: (typeof PAGES)[number] | undefined }) {
     return (
       <>
         <h1>Page not found</h1>
-        <p><Link href={PAGES[0].path}>Go to Webhooks</Link></p>
+        <p>
+          <Link href={PAGES[0].path}>Go to Webhooks</Link>
+        </p>
       </>
     );
   }
   if (state.kind !== "signed_in") return null;
   if (state.meError && !session.me) {
-    return <ErrorBox error={`Could not load your organizations: ${state.meError}`} retry={session.reloadMe} />;
+    return (
+      <ErrorBox
+        error={`Could not load your organizations: ${state.meError}`}
+        retry={session.reloadMe}
+      />
+    );
   }
   if (!session.me) return <Loading what="your organizations" />;
   if (!session.organization) {
@@ -122,9 +165,9 @@ function Body({ page }: { page: (typeof PAGES)[number] | undefined }) {
         <div className="empty" role="note">
           <h2>Webhook settings are for administrators</h2>
           <p>
-            You are signed in to {session.organization.organization_name} as staff. Webhooks, their logs, API keys
-            and payment webhooks are managed by the organization's administrators; ask one of them if something
-            needs changing.
+            You are signed in to {session.organization.organization_name}{" "}
+            as staff. Webhooks, their logs, API keys and payment webhooks are managed by the organization's
+            administrators; ask one of them if something needs changing.
           </p>
         </div>
       </>
@@ -163,7 +206,9 @@ function Header() {
                   setStatus(`Now working in ${name}.`);
                 } catch (err) {
                   setStatus("");
-                  setError(`Could not switch organization: ${(err as Error).message}`);
+                  setError(
+                    `Could not switch organization: ${(err as Error).message}`,
+                  );
                 } finally {
                   setSwitching(false);
                 }
@@ -179,10 +224,19 @@ function Header() {
           </span>
         )}
         {me && me.memberships.length === 1 && (
-          <span className="org-name">{me.memberships[0]!.organization_name}</span>
+          <span className="org-name">
+            {me.memberships[0]!.organization_name}
+          </span>
         )}
-        <span className="email">{session.state.kind === "signed_in" ? session.state.session.user.email : ""}</span>
-        <button type="button" onClick={() => session.signOut("You have signed out.")}>Sign out</button>
+        <span className="email">
+          {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
+        </span>
+        <button
+          type="button"
+          onClick={() => session.signOut("You have signed out.")}
+        >
+          Sign out
+        </button>
       </div>
       <p className="sr-only" role="status">{status}</p>
       {error && <p className="error" role="alert">{error}</p>}

@@ -11,7 +11,8 @@ export function formatTime(iso: string): string {
 }
 
 export function timeZoneName(): string {
-  return zone.formatToParts(new Date()).find((p) => p.type === "timeZoneName")?.value ?? "";
+  return zone.formatToParts(new Date()).find((p) => p.type === "timeZoneName")
+    ?.value ?? "";
 }
 
 export function relativeTime(iso: string, now = Date.now()): string {
@@ -19,7 +20,9 @@ export function relativeTime(iso: string, now = Date.now()): string {
   const abs = Math.abs(seconds);
   if (abs < 45) return seconds <= 0 ? "just now" : "in a few seconds";
   if (abs < 45 * 60) return relative.format(Math.round(seconds / 60), "minute");
-  if (abs < 22 * 3600) return relative.format(Math.round(seconds / 3600), "hour");
+  if (abs < 22 * 3600) {
+    return relative.format(Math.round(seconds / 3600), "hour");
+  }
   return relative.format(Math.round(seconds / 86400), "day");
 }
 

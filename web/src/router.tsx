@@ -24,7 +24,9 @@ export function useLocation(): URL {
 }
 
 /** Changes query parameters of the current page without a new history entry. */
-export function setQuery(params: Record<string, string | null | undefined>): void {
+export function setQuery(
+  params: Record<string, string | null | undefined>,
+): void {
   const url = new URL(location.href);
   for (const [k, v] of Object.entries(params)) {
     if (v === null || v === undefined || v === "") url.searchParams.delete(k);
@@ -33,13 +35,18 @@ export function setQuery(params: Record<string, string | null | undefined>): voi
   navigate(url.pathname + url.search, { replace: true });
 }
 
-export function Link(props: AnchorHTMLAttributes<HTMLAnchorElement> & { href: string }) {
+export function Link(
+  props: AnchorHTMLAttributes<HTMLAnchorElement> & { href: string },
+) {
   return (
     <a
       {...props}
       onClick={(e) => {
         props.onClick?.(e);
-        if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+        if (
+          e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey ||
+          e.shiftKey || e.altKey
+        ) return;
         e.preventDefault();
         navigate(props.href);
       }}

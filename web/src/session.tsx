@@ -2,14 +2,19 @@
 // the interface; the API decides what anyone may do.
 import type { Session } from "@supabase/supabase-js";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
-import { callApi, type Me, onAuthProblem } from "./api/client";
-import { supabase } from "./api/supabase";
-import { navigate } from "./router";
+import { callApi, type Me, onAuthProblem } from "./api/client.ts";
+import { supabase } from "./api/supabase.ts";
+import { navigate } from "./router.tsx";
 
 type State =
   | { kind: "loading" }
   | { kind: "signed_out" }
-  | { kind: "signed_in"; session: Session; me: Me | null; meError: string | null };
+  | {
+    kind: "signed_in";
+    session: Session;
+    me: Me | null;
+    meError: string | null;
+  };
 
 interface SessionApi {
   state: State;
@@ -41,10 +46,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const reloadMe = useCallback(async (): Promise<Me | null> => {
     try {
       const me = await callApi<Me>("GET", "/webhooks/me");
-      setState((s) => (s.kind === "signed_in" ? { ...s, me, meError: null } : s));
+      setState((
+        s,
+      ) => (s.kind === "signed_in" ? { ...s, me, meError: null } : s));
       return me;
     } catch (e) {
-      setState((s) => (s.kind === "signed_in" ? { ...s, meError: (e as Error).message } : s));
+      setState((
+        s,
+      ) => (s.kind === "signed_in" ? { ...s, meError: (e as Error).message } : s));
       return null;
     }
   }, []);
@@ -57,10 +66,19 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const switchOrganization = useCallback(async (organizationId: string) => {
-    await callApi("POST", "/webhooks/me/active-organization", { organization_id: organizationId });
+    await callApi("POST", "/webhooks/me/active-organization", {
+      organization_id: organizationId,
+    });
     const { data, error } = await supabase.auth.refreshSession();
-    if (error || !data.session) throw new Error(error?.message ?? "Could not refresh the session");
-    setState({ kind: "signed_in", session: data.session, me: null, meError: null });
+    if (error || !data.session) {
+      throw new Error(error?.message ?? "Could not refresh the session");
+    }
+    setState({
+      kind: "signed_in",
+      session: data.session,
+      me: null,
+      meError: null,
+    });
     await reloadMe();
   }, [reloadMe]);
 
@@ -68,9 +86,18 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     let alive = true;
     supabase.auth.getSession().then(({ data }) => {
       if (!alive) return;
-      setState(data.session ? { kind: "signed_in", session: data.session, me: null, meError: null } : {
-        kind: "signed_out",
-      });
+      setState(
+        data.session
+          ? {
+            kind: "signed_in",
+            session: data.session,
+            me: null,
+            meError: null,
+          }
+          : {
+            kind: "signed_out",
+          },
+      );
     });
     const { data: sub } = supabase.auth.onAuthStateChange((event, session) => {
       if (event === "SIGNED_OUT" || !session) {
@@ -117,10 +144,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         const name = lost?.organization_name ?? "that organization";
         const next = me.memberships[0];
         if (next) {
-          setNotice(`You are no longer a member of ${name}. You are now in ${next.organization_name}.`);
+          setNotice(
+            `You are no longer a member of ${name}. You are now in ${next.organization_name}.`,
+          );
           await switchOrganization(next.organization_id);
         } else {
-          await signOut(`You are no longer a member of ${name}, so you have been signed out.`);
+          await signOut(
+            `You are no longer a member of ${name}, so you have been signed out.`,
+          );
         }
       } finally {
         checking.current = false;

@@ -1,9 +1,9 @@
 // The configuration API, typed from docs/webhooks-openapi.json (schema.d.ts is generated from it by
 // `npm run gen:api`, and a test fails when it is stale), so the pages cannot drift from the API.
 import createClient, { type Middleware } from "openapi-fetch";
-import { SUPABASE_ANON_KEY, SUPABASE_URL } from "../config";
-import type { components, paths } from "./schema";
-import { supabase } from "./supabase";
+import { SUPABASE_ANON_KEY, SUPABASE_URL } from "../config.ts";
+import type { components, paths } from "./schema.d.ts";
+import { supabase } from "./supabase.ts";
 
 export type { components, paths };
 
@@ -37,11 +37,17 @@ const auth: Middleware = {
   },
 };
 
-export const api = createClient<paths>({ baseUrl: `${SUPABASE_URL}/functions/v1` });
+export const api = createClient<paths>({
+  baseUrl: `${SUPABASE_URL}/functions/v1`,
+});
 api.use(auth);
 
 interface ErrorBody {
-  error?: { code?: string; message?: string; details?: { fields?: { field: string; message: string }[] } };
+  error?: {
+    code?: string;
+    message?: string;
+    details?: { fields?: { field: string; message: string }[] };
+  };
 }
 
 const WORDS: Record<string, string> = {
@@ -62,7 +68,9 @@ export async function unwrap<T>(
     result = await call;
   } catch (e) {
     throw new ApiError(
-      `Could not reach the server (${e instanceof Error ? e.message : String(e)}). Check your connection and try again.`,
+      `Could not reach the server (${
+        e instanceof Error ? e.message : String(e)
+      }). Check your connection and try again.`,
       0,
       "network",
     );
@@ -72,31 +80,51 @@ export async function unwrap<T>(
   const body = (error ?? {}) as ErrorBody;
   const code = body.error?.code ?? `http_${response.status}`;
   const fields = body.error?.details?.fields ?? [];
-  const message = WORDS[code] ?? body.error?.message ?? `The server answered ${response.status} ${response.statusText}.`;
+  const message = WORDS[code] ?? body.error?.message ??
+    `The server answered ${response.status} ${response.statusText}.`;
   const err = new ApiError(message, response.status, code, fields);
-  if (response.status === 401 || response.status === 403) for (const fn of listeners) fn(err);
+  if (response.status === 401 || response.status === 403) {
+    for (const fn of listeners) {
+      fn(err);
+    }
+  }
   throw err;
 }
 
-export type Endpoint = paths["/webhooks/endpoints"]["get"]["responses"][200]["content"]["application/json"]["data"][number];
-export type Delivery =
-  paths["/webhooks/deliveries"]["get"]["responses"][200]["content"]["application/json"]["data"][number];
-export type DeliveryDetail =
-  paths["/webhooks/deliveries/{id}"]["get"]["responses"][200]["content"]["application/json"];
-export type EventTypeInfo =
-  paths["/webhooks/event-types"]["get"]["responses"][200]["content"]["application/json"]["data"][number];
-export type ApiKey = paths["/webhooks/api-keys"]["get"]["responses"][200]["content"]["application/json"]["data"][number];
-export type InboundEntry =
-  paths["/webhooks/inbound-log"]["get"]["responses"][200]["content"]["application/json"]["data"][number];
-export type InboundDetail =
-  paths["/webhooks/inbound-log/{id}"]["get"]["responses"][200]["content"]["application/json"];
+export type Endpoint = paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type Delivery = paths["/webhooks/deliveries"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type DeliveryDetail = paths["/webhooks/deliveries/{id}"]["get"]["responses"][200]["content"][
+  "application/json"
+];
+export type EventTypeInfo = paths["/webhooks/event-types"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type ApiKey = paths["/webhooks/api-keys"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type InboundEntry = paths["/webhooks/inbound-log"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type InboundDetail = paths["/webhooks/inbound-log/{id}"]["get"]["responses"][200]["content"][
+  "application/json"
+];
 export type DeliveryStatus = Delivery["status"];
 
 /** Routes that the typed document may not describe yet go through here, with the same headers. */
-export async function callApi<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function callApi<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const { data } = await supabase.auth.getSession();
   const headers: Record<string, string> = { apikey: SUPABASE_ANON_KEY };
-  if (data.session) headers.authorization = `Bearer ${data.session.access_token}`;
+  if (data.session) {
+    headers.authorization = `Bearer ${data.session.access_token}`;
+  }
   if (body !== undefined) headers["content-type"] = "application/json";
   return await unwrap<T>(
     fetch(`${SUPABASE_URL}/functions/v1${path}`, {
@@ -118,5 +146,9 @@ export async function callApi<T>(method: string, path: string, body?: unknown): 
 export interface Me {
   user: { id: string; email: string };
   active_organization_id: string | null;
-  memberships: { organization_id: string; organization_name: string; role: "admin" | "staff" }[];
+  memberships: {
+    organization_id: string;
+    organization_name: string;
+    role: "admin" | "staff";
+  }[];
 }

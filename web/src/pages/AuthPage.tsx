@@ -1,7 +1,7 @@
 // /auth: e-mail and password sign-in through Supabase Auth.
 import { useId, useState } from "react";
-import { describeAuthError, supabase } from "../api/supabase";
-import { useSession } from "../session";
+import { describeAuthError, supabase } from "../api/supabase.ts";
+import { useSession } from "../session.tsx";
 
 export function AuthPage() {
   const session = useSession();
@@ -13,7 +13,9 @@ export function AuthPage() {
   return (
     <main className="narrow auth" id="main">
       <h1>Sign in</h1>
-      <p className="muted">Settings › Integrations for your church: webhooks, their logs, API keys and payments.</p>
+      <p className="muted">
+        Settings › Integrations for your church: webhooks, their logs, API keys and payments.
+      </p>
       {session.notice && <p className="notice" role="status">{session.notice}</p>}
       <form
         aria-describedby={error ? `${id}-err` : undefined}
@@ -23,10 +25,15 @@ export function AuthPage() {
           setError(null);
           session.setNotice(null);
           try {
-            const { error } = await supabase.auth.signInWithPassword({ email: email.trim(), password });
+            const { error } = await supabase.auth.signInWithPassword({
+              email: email.trim(),
+              password,
+            });
             if (error) setError(describeAuthError(error));
           } catch (err) {
-            setError(describeAuthError({ message: (err as Error).message, status: 0 }));
+            setError(
+              describeAuthError({ message: (err as Error).message, status: 0 }),
+            );
           } finally {
             setPending(false);
           }
@@ -50,7 +57,9 @@ export function AuthPage() {
           value={password}
           onChange={(e) => setPassword(e.target.value)}
         />
-        <button type="submit" className="primary" disabled={pending}>{pending ? "Signing in…" : "Sign in"}</button>
+        <button type="submit" className="primary" disabled={pending}>
+          {pending ? "Signing in…" : "Sign in"}
+        </button>
         {error && <p id={`${id}-err`} className="error" role="alert">{error}</p>}
       </form>
     </main>

@@ -1,13 +1,23 @@
 // Settings > Integrations > Payment webhooks: what the checkout and card-payment providers sent us,
 // whether it was applied, and replay for the ones that failed.
 import { useId, useState } from "react";
-import { api, type InboundEntry, unwrap } from "../api/client";
-import { useAction, useLoad, useTick } from "../ui/hooks";
-import { ActionResult, Badge, Dialog, Empty, ErrorBox, Loading, statusWord, Time } from "../ui/parts";
+import { api, type InboundEntry, unwrap } from "../api/client.ts";
+import { useAction, useLoad, useTick } from "../ui/hooks.ts";
+import { ActionResult, Badge, Dialog, Empty, ErrorBox, Loading, statusWord, Time } from "../ui/parts.tsx";
 
-const STATES = ["received", "processed", "unmatched", "failed", "rejected", "unverified"] as const;
+const STATES = [
+  "received",
+  "processed",
+  "unmatched",
+  "failed",
+  "rejected",
+  "unverified",
+] as const;
 type State = (typeof STATES)[number];
-const PROVIDERS: Record<string, string> = { checkout: "Checkout (subscriptions)", payments: "Card payments" };
+const PROVIDERS: Record<string, string> = {
+  checkout: "Checkout (subscriptions)",
+  payments: "Card payments",
+};
 
 export function PaymentWebhooksPage() {
   useTick();
@@ -33,7 +43,12 @@ export function PaymentWebhooksPage() {
     <>
       <div className="page-head">
         <h1>Payment webhooks</h1>
-        <button type="button" className="primary" onClick={() => setConfirmAll(true)} disabled={replayAll.pending}>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => setConfirmAll(true)}
+          disabled={replayAll.pending}
+        >
           {replayAll.pending ? "Replaying…" : "Replay all failed"}
         </button>
       </div>
@@ -46,16 +61,29 @@ export function PaymentWebhooksPage() {
       <div className="filters">
         <div>
           <label htmlFor={`${id}-status`}>Status</label>
-          <select id={`${id}-status`} value={status} onChange={(e) => setStatus(e.target.value as State | "")}>
+          <select
+            id={`${id}-status`}
+            value={status}
+            onChange={(e) => setStatus(e.target.value as State | "")}
+          >
             <option value="">Any status</option>
             {STATES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
           </select>
         </div>
       </div>
-      {page.error && <ErrorBox error={`Could not load the payment log: ${page.error}`} retry={page.reload} />}
+      {page.error && (
+        <ErrorBox
+          error={`Could not load the payment log: ${page.error}`}
+          retry={page.reload}
+        />
+      )}
       {page.loading && !page.data && <Loading what="the payment log" />}
       {page.data && rows.length === 0 && (
-        <Empty title={status ? `No ${statusWord(status).toLowerCase()} notifications` : "No payment notifications yet"}>
+        <Empty
+          title={status
+            ? `No ${statusWord(status).toLowerCase()} notifications`
+            : "No payment notifications yet"}
+        >
           <p>
             {status
               ? "Choose another status to see other notifications."
@@ -64,7 +92,12 @@ export function PaymentWebhooksPage() {
         </Empty>
       )}
       {rows.length > 0 && (
-        <div className="table-wrap" role="region" aria-label="Payment notifications" tabIndex={0}>
+        <div
+          className="table-wrap"
+          role="region"
+          aria-label="Payment notifications"
+          tabIndex={0}
+        >
           <table>
             <thead>
               <tr>
@@ -73,20 +106,37 @@ export function PaymentWebhooksPage() {
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
                 <th scope="col" className="wide">Error</th>
-                <th scope="col"><span className="sr-only">Open</span></th>
+                <th scope="col">
+                  <span className="sr-only">Open</span>
+                </th>
               </tr>
             </thead>
             <tbody>
               {rows.map((r) => (
-                <tr key={r.id} className={open === r.id ? "selected" : undefined} data-log-id={r.id}>
-                  <td><Time iso={r.received_at} /></td>
+                <tr
+                  key={r.id}
+                  className={open === r.id ? "selected" : undefined}
+                  data-log-id={r.id}
+                >
+                  <td>
+                    <Time iso={r.received_at} />
+                  </td>
                   <td>{PROVIDERS[r.provider] ?? r.provider}</td>
-                  <td><code>{r.event ?? "—"}</code></td>
-                  <td><Badge status={r.status} /></td>
+                  <td>
+                    <code>{r.event ?? "—"}</code>
+                  </td>
+                  <td>
+                    <Badge status={r.status} />
+                  </td>
                   <td className="wide">{r.error}</td>
                   <td>
-                    <button type="button" onClick={() => setOpen(r.id)}
-                      aria-label={`Details of ${r.event ?? "notification"} received ${new Date(r.received_at).toLocaleString()}`}>
+                    <button
+                      type="button"
+                      onClick={() => setOpen(r.id)}
+                      aria-label={`Details of ${r.event ?? "notification"} received ${
+                        new Date(r.received_at).toLocaleString()
+                      }`}
+                    >
                       Details
                     </button>
                   </td>
@@ -103,7 +153,9 @@ export function PaymentWebhooksPage() {
           onClick={() =>
             more.run(async () => {
               const r = await unwrap(api.GET("/webhooks/inbound-log", {
-                params: { query: { limit: 50, cursor, ...(status ? { status } : {}) } },
+                params: {
+                  query: { limit: 50, cursor, ...(status ? { status } : {}) },
+                },
               }));
               setRows((cur) => [...cur, ...r.data]);
               setCursor(r.next_cursor);
@@ -112,12 +164,23 @@ export function PaymentWebhooksPage() {
           {more.pending ? "Loading older notifications…" : "Show older notifications"}
         </button>
       )}
-      {open && <EntryPanel key={open} id={open} close={() => setOpen(null)} onChanged={page.reload} />}
+      {open && (
+        <EntryPanel
+          key={open}
+          id={open}
+          close={() => setOpen(null)}
+          onChanged={page.reload}
+        />
+      )}
 
-      <Dialog title="Replay all failed notifications?" open={confirmAll} onClose={() => setConfirmAll(false)}>
+      <Dialog
+        title="Replay all failed notifications?"
+        open={confirmAll}
+        onClose={() => setConfirmAll(false)}
+      >
         <p>
-          Every failed or unmatched notification of this organization is applied again, oldest first. Ones that
-          were already applied change nothing.
+          Every failed or unmatched notification of this organization is applied again, oldest first. Ones
+          that were already applied change nothing.
         </p>
         <div className="actions">
           <button
@@ -126,11 +189,17 @@ export function PaymentWebhooksPage() {
             onClick={async () => {
               setConfirmAll(false);
               await replayAll.run(async () => {
-                const r = await unwrap(api.POST("/webhooks/inbound-log/replay-failed"));
+                const r = await unwrap(
+                  api.POST("/webhooks/inbound-log/replay-failed"),
+                );
                 await page.reload();
-                if (r.data.length === 0) return "Nothing to replay: no failed notifications.";
+                if (
+                  r.data.length === 0
+                ) return "Nothing to replay: no failed notifications.";
                 const counts = new Map<string, number>();
-                for (const o of r.data) counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
+                for (const o of r.data) {
+                  counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
+                }
                 return `Replayed ${r.data.length}: ` +
                   [...counts].map(([s, n]) => `${n} ${statusWord(s).toLowerCase()}`).join(", ") + ".";
               });
@@ -138,15 +207,29 @@ export function PaymentWebhooksPage() {
           >
             Replay all failed
           </button>
-          <button type="button" onClick={() => setConfirmAll(false)} autoFocus>Cancel</button>
+          <button type="button" onClick={() => setConfirmAll(false)} autoFocus>
+            Cancel
+          </button>
         </div>
       </Dialog>
     </>
   );
 }
 
-function EntryPanel({ id, close, onChanged }: { id: string; close(): void; onChanged(): Promise<void> }) {
-  const entry = useLoad(() => unwrap(api.GET("/webhooks/inbound-log/{id}", { params: { path: { id } } })), [id]);
+function EntryPanel(
+  { id, close, onChanged }: {
+    id: string;
+    close(): void;
+    onChanged(): Promise<void>;
+  },
+) {
+  const entry = useLoad(
+    () =>
+      unwrap(
+        api.GET("/webhooks/inbound-log/{id}", { params: { path: { id } } }),
+      ),
+    [id],
+  );
   const replay = useAction();
   const e = entry.data;
   return (
@@ -155,19 +238,66 @@ function EntryPanel({ id, close, onChanged }: { id: string; close(): void; onCha
         <h2 id={`entry-${id}`}>Notification details</h2>
         <button type="button" onClick={close}>Close details</button>
       </div>
-      {entry.error && <ErrorBox error={`Could not load it: ${entry.error}`} retry={entry.reload} />}
+      {entry.error && (
+        <ErrorBox
+          error={`Could not load it: ${entry.error}`}
+          retry={entry.reload}
+        />
+      )}
       {!e && !entry.error && <Loading what="the notification" />}
       {e && (
         <>
           <dl className="facts">
-            <div><dt>Status</dt><dd><Badge status={e.status} /></dd></div>
-            <div><dt>Provider</dt><dd>{PROVIDERS[e.provider] ?? e.provider}</dd></div>
-            <div><dt>Event</dt><dd><code>{e.event ?? "—"}</code></dd></div>
-            <div><dt>Idempotency key</dt><dd><code>{e.idempotency_key ?? "—"}</code></dd></div>
-            <div><dt>Signature</dt><dd>{e.signature_valid === null ? "—" : e.signature_valid ? "Valid" : "Invalid"}</dd></div>
-            <div><dt>Received</dt><dd><Time iso={e.received_at} /> ({e.deliveries}× from the provider)</dd></div>
-            <div><dt>Applied</dt><dd>{e.attempts}× {e.processed_at && <>, last <Time iso={e.processed_at} /></>}</dd></div>
-            {e.error && <div><dt>Error</dt><dd className="error">{e.error}</dd></div>}
+            <div>
+              <dt>Status</dt>
+              <dd>
+                <Badge status={e.status} />
+              </dd>
+            </div>
+            <div>
+              <dt>Provider</dt>
+              <dd>{PROVIDERS[e.provider] ?? e.provider}</dd>
+            </div>
+            <div>
+              <dt>Event</dt>
+              <dd>
+                <code>{e.event ?? "—"}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Idempotency key</dt>
+              <dd>
+                <code>{e.idempotency_key ?? "—"}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Signature</dt>
+              <dd>
+                {e.signature_valid === null ? "—" : e.signature_valid ? "Valid" : "Invalid"}
+              </dd>
+            </div>
+            <div>
+              <dt>Received</dt>
+              <dd>
+                <Time iso={e.received_at} /> ({e.deliveries}× from the provider)
+              </dd>
+            </div>
+            <div>
+              <dt>Applied</dt>
+              <dd>
+                {e.attempts}× {e.processed_at && (
+                  <>
+                    , last <Time iso={e.processed_at} />
+                  </>
+                )}
+              </dd>
+            </div>
+            {e.error && (
+              <div>
+                <dt>Error</dt>
+                <dd className="error">{e.error}</dd>
+              </div>
+            )}
           </dl>
           <div className="actions">
             <button
@@ -175,9 +305,15 @@ function EntryPanel({ id, close, onChanged }: { id: string; close(): void; onCha
               disabled={replay.pending}
               onClick={() =>
                 replay.run(async () => {
-                  const r = await unwrap(api.POST("/webhooks/inbound-log/{id}/replay", { params: { path: { id } } }));
+                  const r = await unwrap(
+                    api.POST("/webhooks/inbound-log/{id}/replay", {
+                      params: { path: { id } },
+                    }),
+                  );
                   await Promise.all([entry.reload(), onChanged()]);
-                  return `Replayed: ${statusWord(r.status).toLowerCase()}${r.reason ? ` (${r.reason})` : ""}.`;
+                  return `Replayed: ${statusWord(r.status).toLowerCase()}${
+                    r.reason ? ` (${r.reason})` : ""
+                  }.`;
                 })}
             >
               {replay.pending ? "Replaying…" : "Replay"}
@@ -185,7 +321,11 @@ function EntryPanel({ id, close, onChanged }: { id: string; close(): void; onCha
           </div>
           <ActionResult action={replay} />
           <h3>Payload</h3>
-          <pre className="code body" tabIndex={0} aria-label="Payload">{JSON.stringify(e.payload, null, 2)}</pre>
+          <pre
+            className="code body"
+            tabIndex={0}
+            aria-label="Payload"
+          >{JSON.stringify(e.payload, null, 2)}</pre>
         </>
       )}
     </section>

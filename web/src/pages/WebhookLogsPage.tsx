@@ -1,13 +1,18 @@
 // Settings > Integrations > Webhook Logs: every delivery, newest first, with filters, cursor paging, the
 // exact body as sent and every attempt. The list refreshes by itself, faster while deliveries are in flight.
 import { useEffect, useId, useRef, useState } from "react";
-import { api, type Delivery, type DeliveryDetail, type DeliveryStatus, unwrap } from "../api/client";
-import { fromLocalInput, prettyJson, timeZoneName, toLocalInput } from "../format";
-import { setQuery, useLocation } from "../router";
-import { useAction, useInterval, useLoad, useTick } from "../ui/hooks";
-import { ActionResult, Badge, CopyButton, Empty, ErrorBox, Loading, statusWord, Time } from "../ui/parts";
+import { api, type Delivery, type DeliveryDetail, type DeliveryStatus, unwrap } from "../api/client.ts";
+import { fromLocalInput, prettyJson, timeZoneName, toLocalInput } from "../format.ts";
+import { setQuery, useLocation } from "../router.tsx";
+import { useAction, useInterval, useLoad, useTick } from "../ui/hooks.ts";
+import { ActionResult, Badge, CopyButton, Empty, ErrorBox, Loading, statusWord, Time } from "../ui/parts.tsx";
 
-const STATUSES: DeliveryStatus[] = ["pending", "retrying", "delivered", "permanently_failed"];
+const STATUSES: DeliveryStatus[] = [
+  "pending",
+  "retrying",
+  "delivered",
+  "permanently_failed",
+];
 const PAGE = 50;
 const inFlight = (s: string) => s === "pending" || s === "retrying";
 
@@ -26,15 +31,23 @@ export function WebhookLogsPage() {
   const filters: Filters = {
     endpoint_id: q.get("endpoint") || undefined,
     event_type: q.get("event") || undefined,
-    status: (STATUSES as string[]).includes(q.get("status") ?? "") ? (q.get("status") as DeliveryStatus) : undefined,
+    status: (STATUSES as string[]).includes(q.get("status") ?? "")
+      ? (q.get("status") as DeliveryStatus)
+      : undefined,
     since: fromLocalInput(q.get("since") ?? ""),
     until: fromLocalInput(q.get("until") ?? ""),
   };
   const filterKey = JSON.stringify(filters);
   const openId = q.get("delivery");
 
-  const endpoints = useLoad(() => unwrap(api.GET("/webhooks/endpoints")).then((r) => r.data), []);
-  const catalogue = useLoad(() => unwrap(api.GET("/webhooks/event-types")).then((r) => r.data), []);
+  const endpoints = useLoad(
+    () => unwrap(api.GET("/webhooks/endpoints")).then((r) => r.data),
+    [],
+  );
+  const catalogue = useLoad(
+    () => unwrap(api.GET("/webhooks/event-types")).then((r) => r.data),
+    [],
+  );
   const urlOf = (id: string) => endpoints.data?.find((e) => e.id === id)?.url ?? "deleted endpoint";
 
   const [rows, setRows] = useState<Delivery[] | null>(null);
@@ -46,7 +59,9 @@ export function WebhookLogsPage() {
 
   const fetchPage = (limit: number, after?: string | null) =>
     unwrap(api.GET("/webhooks/deliveries", {
-      params: { query: { ...filters, limit, ...(after ? { cursor: after } : {}) } },
+      params: {
+        query: { ...filters, limit, ...(after ? { cursor: after } : {}) },
+      },
     }));
 
   // A new filter starts over.
@@ -87,9 +102,13 @@ export function WebhookLogsPage() {
     }
   };
   const busy = rows?.some((d) => inFlight(d.status)) ?? false;
-  useInterval(() => {
-    if (document.visibilityState === "visible") void refresh();
-  }, busy ? 2000 : 5000, rows !== null);
+  useInterval(
+    () => {
+      if (document.visibilityState === "visible") void refresh();
+    },
+    busy ? 2000 : 5000,
+    rows !== null,
+  );
 
   const loadMore = async () => {
     if (!cursor) return;
@@ -98,7 +117,12 @@ export function WebhookLogsPage() {
     try {
       const r = await fetchPage(PAGE, cursor);
       if (mine !== gen.current) return;
-      setRows((cur) => [...(cur ?? []), ...r.data.filter((d) => !(cur ?? []).some((x) => x.id === d.id))]);
+      setRows((
+        cur,
+      ) => [
+        ...(cur ?? []),
+        ...r.data.filter((d) => !(cur ?? []).some((x) => x.id === d.id)),
+      ]);
       setCursor(r.next_cursor);
     } catch (e) {
       setError((e as Error).message);
@@ -120,12 +144,20 @@ export function WebhookLogsPage() {
       </p>
       <FilterBar
         endpoints={endpoints.data?.map((e) => ({ id: e.id, url: e.url })) ?? []}
-        eventTypes={[...(catalogue.data?.map((c) => c.type) ?? []), "webhook.test"]}
+        eventTypes={[
+          ...(catalogue.data?.map((c) => c.type) ?? []),
+          "webhook.test",
+        ]}
       />
-      {error && <ErrorBox error={`Could not load deliveries: ${error}`} retry={() => void refresh()} />}
+      {error && (
+        <ErrorBox
+          error={`Could not load deliveries: ${error}`}
+          retry={() => void refresh()}
+        />
+      )}
       <p className="muted small" aria-live="off">
         {busy ? "Deliveries in flight: refreshing every 2 seconds." : "Refreshing every 5 seconds."}
-        {updatedAt && <> Last updated {new Date(updatedAt).toLocaleTimeString()}.</>}
+        {updatedAt && <>Last updated {new Date(updatedAt).toLocaleTimeString()}.</>}
       </p>
       {rows === null && !error && <Loading what="deliveries" />}
       {rows && rows.length === 0 && (
@@ -135,7 +167,14 @@ export function WebhookLogsPage() {
               <p>Widen the time range or clear a filter.</p>
               <button
                 type="button"
-                onClick={() => setQuery({ endpoint: null, event: null, status: null, since: null, until: null })}
+                onClick={() =>
+                  setQuery({
+                    endpoint: null,
+                    event: null,
+                    status: null,
+                    since: null,
+                    until: null,
+                  })}
               >
                 Clear filters
               </button>
@@ -144,14 +183,19 @@ export function WebhookLogsPage() {
           : (
             <Empty title="No deliveries yet">
               <p>
-                Deliveries appear here when something happens in your records, for example when a member is added.
-                To try an endpoint now, use “Send test event” on the Webhooks page.
+                Deliveries appear here when something happens in your records, for example when a member is
+                added. To try an endpoint now, use “Send test event” on the Webhooks page.
               </p>
             </Empty>
           )
       )}
       {rows && rows.length > 0 && (
-        <div className="table-wrap" role="region" aria-label="Deliveries" tabIndex={0}>
+        <div
+          className="table-wrap"
+          role="region"
+          aria-label="Deliveries"
+          tabIndex={0}
+        >
           <table className="logs">
             <thead>
               <tr>
@@ -161,19 +205,31 @@ export function WebhookLogsPage() {
                 <th scope="col">Status</th>
                 <th scope="col">Attempts</th>
                 <th scope="col" className="wide">Last response</th>
-                <th scope="col"><span className="sr-only">Open</span></th>
+                <th scope="col">
+                  <span className="sr-only">Open</span>
+                </th>
               </tr>
             </thead>
             <tbody>
               {rows.map((d) => (
-                <tr key={d.id} className={d.id === openId ? "selected" : undefined} data-delivery-id={d.id}>
-                  <td><Time iso={d.created_at} /></td>
-                  <td><code>{d.event_type}</code></td>
+                <tr
+                  key={d.id}
+                  className={d.id === openId ? "selected" : undefined}
+                  data-delivery-id={d.id}
+                >
+                  <td>
+                    <Time iso={d.created_at} />
+                  </td>
+                  <td>
+                    <code>{d.event_type}</code>
+                  </td>
                   <td className="wide url">{urlOf(d.endpoint_id)}</td>
                   <td>
                     <Badge status={d.status} />
                     {d.status === "retrying" && d.next_attempt_at && (
-                      <div className="muted small">next try <Time iso={d.next_attempt_at} /></div>
+                      <div className="muted small">
+                        next try <Time iso={d.next_attempt_at} />
+                      </div>
                     )}
                   </td>
                   <td>{d.attempt_count}</td>
@@ -184,7 +240,9 @@ export function WebhookLogsPage() {
                   <td>
                     <button
                       type="button"
-                      aria-label={`Details of ${d.event_type} delivery created ${new Date(d.created_at).toLocaleString()}`}
+                      aria-label={`Details of ${d.event_type} delivery created ${
+                        new Date(d.created_at).toLocaleString()
+                      }`}
                       onClick={() => setQuery({ delivery: d.id })}
                     >
                       Details
@@ -202,13 +260,24 @@ export function WebhookLogsPage() {
         </button>
       )}
       {openId && (
-        <DeliveryPanel key={openId} id={openId} urlOf={urlOf} onChanged={refresh} close={() => setQuery({ delivery: null })} />
+        <DeliveryPanel
+          key={openId}
+          id={openId}
+          urlOf={urlOf}
+          onChanged={refresh}
+          close={() => setQuery({ delivery: null })}
+        />
       )}
     </>
   );
 }
 
-function FilterBar({ endpoints, eventTypes }: { endpoints: { id: string; url: string }[]; eventTypes: string[] }) {
+function FilterBar(
+  { endpoints, eventTypes }: {
+    endpoints: { id: string; url: string }[];
+    eventTypes: string[];
+  },
+) {
   const loc = useLocation();
   const q = loc.searchParams;
   const id = useId();
@@ -218,7 +287,11 @@ function FilterBar({ endpoints, eventTypes }: { endpoints: { id: string; url: st
     onChange: (e: { target: { value: string } }) => setQuery({ [name]: e.target.value, delivery: null }),
   });
   return (
-    <form className="filters" aria-label="Filter deliveries" onSubmit={(e) => e.preventDefault()}>
+    <form
+      className="filters"
+      aria-label="Filter deliveries"
+      onSubmit={(e) => e.preventDefault()}
+    >
       <div>
         <label htmlFor={`${id}-endpoint`}>Endpoint</label>
         <select {...field("endpoint")}>
@@ -242,7 +315,11 @@ function FilterBar({ endpoints, eventTypes }: { endpoints: { id: string; url: st
       </div>
       <div>
         <label htmlFor={`${id}-since`}>From</label>
-        <input type="datetime-local" {...field("since")} max={toLocalInput(new Date(Date.now() + 86400000))} />
+        <input
+          type="datetime-local"
+          {...field("since")}
+          max={toLocalInput(new Date(Date.now() + 86400000))}
+        />
       </div>
       <div>
         <label htmlFor={`${id}-until`}>Until</label>
@@ -253,10 +330,18 @@ function FilterBar({ endpoints, eventTypes }: { endpoints: { id: string; url: st
 }
 
 function DeliveryPanel(
-  { id, urlOf, onChanged, close }: { id: string; urlOf(id: string): string; onChanged(): Promise<void>; close(): void },
+  { id, urlOf, onChanged, close }: {
+    id: string;
+    urlOf(id: string): string;
+    onChanged(): Promise<void>;
+    close(): void;
+  },
 ) {
   const detail = useLoad(
-    () => unwrap(api.GET("/webhooks/deliveries/{id}", { params: { path: { id } } })),
+    () =>
+      unwrap(
+        api.GET("/webhooks/deliveries/{id}", { params: { path: { id } } }),
+      ),
     [id],
   );
   const action = useAction();
@@ -271,21 +356,65 @@ function DeliveryPanel(
   return (
     <section className="panel detail" aria-labelledby={`detail-${id}`}>
       <div className="page-head">
-        <h2 id={`detail-${id}`} ref={headingRef} tabIndex={-1}>Delivery details</h2>
+        <h2 id={`detail-${id}`} ref={headingRef} tabIndex={-1}>
+          Delivery details
+        </h2>
         <button type="button" onClick={close}>Close details</button>
       </div>
-      {detail.error && <ErrorBox error={`Could not load the delivery: ${detail.error}`} retry={detail.reload} />}
+      {detail.error && (
+        <ErrorBox
+          error={`Could not load the delivery: ${detail.error}`}
+          retry={detail.reload}
+        />
+      )}
       {!d && !detail.error && <Loading what="the delivery" />}
       {d && (
         <>
           <dl className="facts">
-            <div><dt>Status</dt><dd><Badge status={d.status} /></dd></div>
-            <div><dt>Event</dt><dd><code>{d.event_type}</code></dd></div>
-            <div><dt>Endpoint</dt><dd className="url">{urlOf(d.endpoint_id)}</dd></div>
-            <div><dt>webhook-id</dt><dd><code>{d.event_id}</code></dd></div>
-            <div><dt>Created</dt><dd><Time iso={d.created_at} /></dd></div>
-            {d.delivered_at && <div><dt>Delivered</dt><dd><Time iso={d.delivered_at} /></dd></div>}
-            {d.next_attempt_at && <div><dt>Next attempt</dt><dd><Time iso={d.next_attempt_at} /></dd></div>}
+            <div>
+              <dt>Status</dt>
+              <dd>
+                <Badge status={d.status} />
+              </dd>
+            </div>
+            <div>
+              <dt>Event</dt>
+              <dd>
+                <code>{d.event_type}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Endpoint</dt>
+              <dd className="url">{urlOf(d.endpoint_id)}</dd>
+            </div>
+            <div>
+              <dt>webhook-id</dt>
+              <dd>
+                <code>{d.event_id}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Created</dt>
+              <dd>
+                <Time iso={d.created_at} />
+              </dd>
+            </div>
+            {d.delivered_at && (
+              <div>
+                <dt>Delivered</dt>
+                <dd>
+                  <Time iso={d.delivered_at} />
+                </dd>
+              </div>
+            )}
+            {d.next_attempt_at && (
+              <div>
+                <dt>Next attempt</dt>
+                <dd>
+                  <Time iso={d.next_attempt_at} />
+                </dd>
+              </div>
+            )}
           </dl>
           <div className="actions">
             <button
@@ -293,7 +422,11 @@ function DeliveryPanel(
               disabled={action.pending}
               onClick={() =>
                 action.run(async () => {
-                  await unwrap(api.POST("/webhooks/deliveries/{id}/redeliver", { params: { path: { id } } }));
+                  await unwrap(
+                    api.POST("/webhooks/deliveries/{id}/redeliver", {
+                      params: { path: { id } },
+                    }),
+                  );
                   await Promise.all([detail.reload(), onChanged()]);
                   return "Sent again: it goes out within seconds with the same webhook-id.";
                 })}
@@ -304,43 +437,61 @@ function DeliveryPanel(
           <ActionResult action={action} />
 
           <h3>Attempts</h3>
-          {d.attempts.length === 0
-            ? <p className="muted">No attempt yet: it is waiting to be sent.</p>
-            : (
-              <div className="table-wrap" role="region" aria-label="Attempts" tabIndex={0}>
-                <table className="attempts">
-                  <thead>
-                    <tr>
-                      <th scope="col">#</th>
-                      <th scope="col">Time</th>
-                      <th scope="col">Response</th>
-                      <th scope="col">Duration</th>
-                      <th scope="col">Error</th>
-                      <th scope="col">Response body (start)</th>
+          {d.attempts.length === 0 ? <p className="muted">No attempt yet: it is waiting to be sent.</p> : (
+            <div
+              className="table-wrap"
+              role="region"
+              aria-label="Attempts"
+              tabIndex={0}
+            >
+              <table className="attempts">
+                <thead>
+                  <tr>
+                    <th scope="col">#</th>
+                    <th scope="col">Time</th>
+                    <th scope="col">Response</th>
+                    <th scope="col">Duration</th>
+                    <th scope="col">Error</th>
+                    <th scope="col">Response body (start)</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.attempts.map((a) => (
+                    <tr key={a.id}>
+                      <td>{a.attempt_number}</td>
+                      <td>
+                        <Time iso={a.attempted_at} />
+                      </td>
+                      <td
+                        className={a.response_status &&
+                            a.response_status < 300
+                          ? "ok"
+                          : "error"}
+                      >
+                        {a.response_status !== null ? `HTTP ${a.response_status}` : "No response"}
+                      </td>
+                      <td>
+                        {a.duration_ms !== null ? `${a.duration_ms} ms` : ""}
+                      </td>
+                      <td>{a.error}</td>
+                      <td>
+                        <code className="excerpt">{a.response_excerpt}</code>
+                      </td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    {d.attempts.map((a) => (
-                      <tr key={a.id}>
-                        <td>{a.attempt_number}</td>
-                        <td><Time iso={a.attempted_at} /></td>
-                        <td className={a.response_status && a.response_status < 300 ? "ok" : "error"}>
-                          {a.response_status !== null ? `HTTP ${a.response_status}` : "No response"}
-                        </td>
-                        <td>{a.duration_ms !== null ? `${a.duration_ms} ms` : ""}</td>
-                        <td>{a.error}</td>
-                        <td><code className="excerpt">{a.response_excerpt}</code></td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
 
           <div className="page-head">
             <h3>Body as sent</h3>
             <div className="actions">
-              <button type="button" aria-pressed={formatted} onClick={() => setFormatted((f) => !f)}>
+              <button
+                type="button"
+                aria-pressed={formatted}
+                onClick={() => setFormatted((f) => !f)}
+              >
                 {formatted ? "Show exact bytes" : "Format for reading"}
               </button>
               <CopyButton text={d.body} label="Copy body" />
@@ -351,7 +502,12 @@ function DeliveryPanel(
               ? "Formatted for reading. The signature is over the exact bytes, not this view."
               : `Exactly the ${new TextEncoder().encode(d.body).length} bytes that were signed and sent.`}
           </p>
-          <pre className="code body" tabIndex={0} aria-label="Body" data-exact={!formatted}>
+          <pre
+            className="code body"
+            tabIndex={0}
+            aria-label="Body"
+            data-exact={!formatted}
+          >
             {formatted ? prettyJson(d.body) : d.body}
           </pre>
         </>

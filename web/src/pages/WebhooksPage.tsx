@@ -1,21 +1,29 @@
 // Settings > Integrations > Webhooks: the organization's endpoints with their health, and everything an
 // administrator does with one.
 import { useId, useState } from "react";
-import { api, ApiError, type Endpoint, type EventTypeInfo, unwrap } from "../api/client";
-import { percent, toLocalInput, fromLocalInput, timeZoneName } from "../format";
-import { Link } from "../router";
-import { type Action, useAction, useLoad, useTick } from "../ui/hooks";
-import { ActionResult, Dialog, Empty, ErrorBox, Loading, OnceSecret, Time } from "../ui/parts";
-import { hexSnippet, standardSnippet } from "./snippets";
+import { api, ApiError, type Endpoint, type EventTypeInfo, unwrap } from "../api/client.ts";
+import { fromLocalInput, percent, timeZoneName, toLocalInput } from "../format.ts";
+import { Link } from "../router.tsx";
+import { type Action, useAction, useLoad, useTick } from "../ui/hooks.ts";
+import { ActionResult, Dialog, Empty, ErrorBox, Loading, OnceSecret, Time } from "../ui/parts.tsx";
+import { hexSnippet, standardSnippet } from "./snippets.ts";
 
 type EventType = Endpoint["events"][number];
 
 export function WebhooksPage() {
   useTick();
-  const endpoints = useLoad(() => unwrap(api.GET("/webhooks/endpoints")).then((r) => r.data), []);
-  const catalogue = useLoad(() => unwrap(api.GET("/webhooks/event-types")).then((r) => r.data), []);
+  const endpoints = useLoad(
+    () => unwrap(api.GET("/webhooks/endpoints")).then((r) => r.data),
+    [],
+  );
+  const catalogue = useLoad(
+    () => unwrap(api.GET("/webhooks/event-types")).then((r) => r.data),
+    [],
+  );
   const [adding, setAdding] = useState(false);
-  const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
+  const [secret, setSecret] = useState<{ title: string; value: string } | null>(
+    null,
+  );
   const list = endpoints.data ?? [];
 
   return (
@@ -23,12 +31,18 @@ export function WebhooksPage() {
       <div className="page-head">
         <h1>Webhooks</h1>
         {!adding && (
-          <button type="button" className="primary" onClick={() => setAdding(true)}>Add endpoint</button>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => setAdding(true)}
+          >
+            Add endpoint
+          </button>
         )}
       </div>
       <p className="lead">
-        When something happens in your church's records (a new member, a donation, attendance), we send a signed
-        message to the addresses below: your own systems, Zapier, Make or n8n.
+        When something happens in your church's records (a new member, a donation, attendance), we send a
+        signed message to the addresses below: your own systems, Zapier, Make or n8n.
       </p>
 
       {secret && (
@@ -37,7 +51,9 @@ export function WebhooksPage() {
           <OnceSecret label="Signing secret" value={secret.value}>
             <VerifyHelp />
           </OnceSecret>
-          <button type="button" onClick={() => setSecret(null)}>I have saved the secret</button>
+          <button type="button" onClick={() => setSecret(null)}>
+            I have saved the secret
+          </button>
         </section>
       )}
 
@@ -48,21 +64,37 @@ export function WebhooksPage() {
           onCancel={() => setAdding(false)}
           onSaved={(created) => {
             setAdding(false);
-            if (created?.secret) setSecret({ title: `Endpoint added: ${created.url}`, value: created.secret });
+            if (created?.secret) {
+              setSecret({
+                title: `Endpoint added: ${created.url}`,
+                value: created.secret,
+              });
+            }
             void endpoints.reload();
           }}
         />
       )}
 
-      {endpoints.error && <ErrorBox error={`Could not load endpoints: ${endpoints.error}`} retry={endpoints.reload} />}
+      {endpoints.error && (
+        <ErrorBox
+          error={`Could not load endpoints: ${endpoints.error}`}
+          retry={endpoints.reload}
+        />
+      )}
       {endpoints.loading && !endpoints.data && <Loading what="endpoints" />}
       {endpoints.data && list.length === 0 && !adding && (
         <Empty title="No endpoints yet">
           <p>
-            Add the address of the system that should hear about new members, donations and attendance. You will
-            choose which events it receives and get a secret to check that messages really come from us.
+            Add the address of the system that should hear about new members, donations and attendance. You
+            will choose which events it receives and get a secret to check that messages really come from us.
           </p>
-          <button type="button" className="primary" onClick={() => setAdding(true)}>Add your first endpoint</button>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => setAdding(true)}
+          >
+            Add your first endpoint
+          </button>
         </Empty>
       )}
       <ul className="cards" aria-label="Endpoints">
@@ -85,13 +117,23 @@ function VerifyHelp() {
     <details>
       <summary>How your receiver checks a delivery</summary>
       <p>
-        Every delivery carries <code>x-webhook-signature</code>: the lowercase hex HMAC-SHA256 of the raw body
-        with this secret. Compare it in constant time and answer 401 when it differs. The Standard Webhooks
-        headers (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>) are sent
-        too, for the standard libraries.
+        Every delivery carries{" "}
+        <code>x-webhook-signature</code>: the lowercase hex HMAC-SHA256 of the raw body with this secret.
+        Compare it in constant time and answer 401 when it differs. The Standard Webhooks headers (<code>
+          webhook-id
+        </code>, <code>webhook-timestamp</code>,{" "}
+        <code>webhook-signature</code>) are sent too, for the standard libraries.
       </p>
-      <pre className="code" tabIndex={0} aria-label="Verification with HMAC">{hexSnippet()}</pre>
-      <pre className="code" tabIndex={0} aria-label="Verification with the Standard Webhooks library">{standardSnippet()}</pre>
+      <pre
+        className="code"
+        tabIndex={0}
+        aria-label="Verification with HMAC"
+      >{hexSnippet()}</pre>
+      <pre
+        className="code"
+        tabIndex={0}
+        aria-label="Verification with the Standard Webhooks library"
+      >{standardSnippet()}</pre>
     </details>
   );
 }
@@ -106,7 +148,9 @@ function Health({ e }: { e: Endpoint }) {
           {h.last_attempt_at
             ? (
               <>
-                <span className={h.last_outcome === "delivered" ? "ok" : "error"}>
+                <span
+                  className={h.last_outcome === "delivered" ? "ok" : "error"}
+                >
                   {h.last_outcome === "delivered" ? "Delivered" : "Failed"}
                   {h.last_response_status !== null ? ` (HTTP ${h.last_response_status})` : " (no response)"}
                 </span>{" "}
@@ -118,7 +162,9 @@ function Health({ e }: { e: Endpoint }) {
       </div>
       <div>
         <dt>Failures in a row</dt>
-        <dd className={h.consecutive_failures > 0 ? "error" : undefined}>{h.consecutive_failures}</dd>
+        <dd className={h.consecutive_failures > 0 ? "error" : undefined}>
+          {h.consecutive_failures}
+        </dd>
       </div>
       <div>
         <dt>Success rate (24 h)</dt>
@@ -142,27 +188,41 @@ function EndpointCard(
 ) {
   const action = useAction();
   const [editing, setEditing] = useState(false);
-  const [dialog, setDialog] = useState<null | "delete" | "rotate" | "recover">(null);
+  const [dialog, setDialog] = useState<null | "delete" | "rotate" | "recover">(
+    null,
+  );
   const headingId = useId();
 
   return (
     <li className="card" aria-labelledby={headingId}>
       <div className="card-head">
         <h2 id={headingId} className="url">{e.url}</h2>
-        <span className={`badge ${e.enabled ? "badge-delivered" : "badge-disabled"}`}>
+        <span
+          className={`badge ${e.enabled ? "badge-delivered" : "badge-disabled"}`}
+        >
           {e.enabled ? "Enabled" : "Disabled"}
         </span>
       </div>
       {e.description && <p>{e.description}</p>}
       {!e.enabled && e.disabled_reason && (
-        <p className="warn">Disabled: {e.disabled_reason}{e.disabled_at && <> · <Time iso={e.disabled_at} /></>}</p>
+        <p className="warn">
+          Disabled: {e.disabled_reason}
+          {e.disabled_at && (
+            <>
+              · <Time iso={e.disabled_at} />
+            </>
+          )}
+        </p>
       )}
       <p>
-        <span className="muted">Events: </span>
+        <span className="muted">Events:</span>
         {e.events.map((t) => <code key={t} className="chip">{t}</code>)}
       </p>
-      {e.previous_secret_expires_at && new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
-        <p className="muted">The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.</p>
+      {e.previous_secret_expires_at &&
+        new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
+        <p className="muted">
+          The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.
+        </p>
       )}
       <Health e={e} />
 
@@ -181,7 +241,11 @@ function EndpointCard(
           />
         )
         : (
-          <div className="actions" role="group" aria-label={`Actions for ${e.url}`}>
+          <div
+            className="actions"
+            role="group"
+            aria-label={`Actions for ${e.url}`}
+          >
             <button type="button" onClick={() => setEditing(true)}>Edit</button>
             <button
               type="button"
@@ -205,26 +269,59 @@ function EndpointCard(
               disabled={action.pending || !e.enabled}
               onClick={() =>
                 action.run(async () => {
-                  await unwrap(api.POST("/webhooks/endpoints/{id}/test", { params: { path: { id: e.id } } }));
+                  await unwrap(
+                    api.POST("/webhooks/endpoints/{id}/test", {
+                      params: { path: { id: e.id } },
+                    }),
+                  );
                   return "Test event sent. It appears in Webhook Logs within seconds.";
                 })}
             >
               Send test event
             </button>
-            <button type="button" onClick={() => setDialog("rotate")}>Rotate secret</button>
-            <button type="button" disabled={!e.enabled} onClick={() => setDialog("recover")}>
+            <button type="button" onClick={() => setDialog("rotate")}>
+              Rotate secret
+            </button>
+            <button
+              type="button"
+              disabled={!e.enabled}
+              onClick={() => setDialog("recover")}
+            >
               Recover failed
             </button>
-            <Link className="button" href={`/settings/integrations/webhook-logs?endpoint=${e.id}`}>View logs</Link>
-            <button type="button" className="danger" onClick={() => setDialog("delete")}>Delete</button>
+            <Link
+              className="button"
+              href={`/settings/integrations/webhook-logs?endpoint=${e.id}`}
+            >
+              View logs
+            </Link>
+            <button
+              type="button"
+              className="danger"
+              onClick={() => setDialog("delete")}
+            >
+              Delete
+            </button>
           </div>
         )}
       <ActionResult action={action} />
 
-      <Dialog title="Delete this endpoint?" open={dialog === "delete"} onClose={() => setDialog(null)}>
-        <DeleteForm endpoint={e} onDone={onChanged} close={() => setDialog(null)} />
+      <Dialog
+        title="Delete this endpoint?"
+        open={dialog === "delete"}
+        onClose={() => setDialog(null)}
+      >
+        <DeleteForm
+          endpoint={e}
+          onDone={onChanged}
+          close={() => setDialog(null)}
+        />
       </Dialog>
-      <Dialog title="Rotate the signing secret" open={dialog === "rotate"} onClose={() => setDialog(null)}>
+      <Dialog
+        title="Rotate the signing secret"
+        open={dialog === "rotate"}
+        onClose={() => setDialog(null)}
+      >
         <RotateForm
           endpoint={e}
           close={() => setDialog(null)}
@@ -235,14 +332,29 @@ function EndpointCard(
           }}
         />
       </Dialog>
-      <Dialog title="Recover failed deliveries" open={dialog === "recover"} onClose={() => setDialog(null)}>
-        <RecoverForm endpoint={e} close={() => setDialog(null)} parent={action} onDone={onChanged} />
+      <Dialog
+        title="Recover failed deliveries"
+        open={dialog === "recover"}
+        onClose={() => setDialog(null)}
+      >
+        <RecoverForm
+          endpoint={e}
+          close={() => setDialog(null)}
+          parent={action}
+          onDone={onChanged}
+        />
       </Dialog>
     </li>
   );
 }
 
-function DeleteForm({ endpoint, onDone, close }: { endpoint: Endpoint; onDone(): Promise<void>; close(): void }) {
+function DeleteForm(
+  { endpoint, onDone, close }: {
+    endpoint: Endpoint;
+    onDone(): Promise<void>;
+    close(): void;
+  },
+) {
   const action = useAction();
   return (
     <form
@@ -250,7 +362,11 @@ function DeleteForm({ endpoint, onDone, close }: { endpoint: Endpoint; onDone():
       onSubmit={async (ev) => {
         ev.preventDefault();
         const ok = await action.run(async () => {
-          await unwrap(api.DELETE("/webhooks/endpoints/{id}", { params: { path: { id: endpoint.id } } }));
+          await unwrap(
+            api.DELETE("/webhooks/endpoints/{id}", {
+              params: { path: { id: endpoint.id } },
+            }),
+          );
         });
         if (ok) {
           close();
@@ -259,8 +375,9 @@ function DeleteForm({ endpoint, onDone, close }: { endpoint: Endpoint; onDone():
       }}
     >
       <p>
-        <strong>{endpoint.url}</strong> will stop receiving events, and its delivery history will be deleted. This
-        cannot be undone. To pause deliveries instead, disable the endpoint.
+        <strong>{endpoint.url}</strong>{" "}
+        will stop receiving events, and its delivery history will be deleted. This cannot be undone. To pause
+        deliveries instead, disable the endpoint.
       </p>
       <ActionResult action={action} />
       <div className="actions">
@@ -281,7 +398,11 @@ const GRACE = [
 ];
 
 function RotateForm(
-  { endpoint, close, onRotated }: { endpoint: Endpoint; close(): void; onRotated(secret: string): void },
+  { endpoint, close, onRotated }: {
+    endpoint: Endpoint;
+    close(): void;
+    onRotated(secret: string): void;
+  },
 ) {
   const action = useAction();
   const [grace, setGrace] = useState(86400);
@@ -292,21 +413,28 @@ function RotateForm(
         ev.preventDefault();
         let secret = "";
         const ok = await action.run(async () => {
-          const r = await unwrap(api.POST("/webhooks/endpoints/{id}/rotate-secret", {
-            params: { path: { id: endpoint.id } },
-            body: { grace_seconds: grace },
-          }));
+          const r = await unwrap(
+            api.POST("/webhooks/endpoints/{id}/rotate-secret", {
+              params: { path: { id: endpoint.id } },
+              body: { grace_seconds: grace },
+            }),
+          );
           secret = r.secret;
         });
         if (ok) onRotated(secret);
       }}
     >
       <p>
-        A new secret signs every delivery to <strong>{endpoint.url}</strong>. During the grace period the old
-        secret signs too, so the receiver keeps working while you update it.
+        A new secret signs every delivery to{" "}
+        <strong>{endpoint.url}</strong>. During the grace period the old secret signs too, so the receiver
+        keeps working while you update it.
       </p>
       <label htmlFor={id}>Grace period</label>
-      <select id={id} value={grace} onChange={(e) => setGrace(Number(e.target.value))}>
+      <select
+        id={id}
+        value={grace}
+        onChange={(e) => setGrace(Number(e.target.value))}
+      >
         {GRACE.map((g) => <option key={g.seconds} value={g.seconds}>{g.label}</option>)}
       </select>
       <ActionResult action={action} />
@@ -321,7 +449,12 @@ function RotateForm(
 }
 
 function RecoverForm(
-  { endpoint, close, parent, onDone }: { endpoint: Endpoint; close(): void; parent: Action; onDone(): Promise<void> },
+  { endpoint, close, parent, onDone }: {
+    endpoint: Endpoint;
+    close(): void;
+    parent: Action;
+    onDone(): Promise<void>;
+  },
 ) {
   const action = useAction();
   const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - 24 * 3600 * 1000)));
@@ -350,16 +483,25 @@ function RecoverForm(
             await onDone();
             return n === 0
               ? "No permanently failed deliveries since then: nothing to send again."
-              : `${n} failed deliver${n === 1 ? "y is" : "ies are"} being sent again. Follow them in Webhook Logs.`;
+              : `${n} failed deliver${
+                n === 1 ? "y is" : "ies are"
+              } being sent again. Follow them in Webhook Logs.`;
           });
         }
       }}
     >
       <p>
-        Every delivery to <strong>{endpoint.url}</strong> that failed permanently since this time is sent again.
+        Every delivery to <strong>{endpoint.url}</strong>{" "}
+        that failed permanently since this time is sent again.
       </p>
       <label htmlFor={id}>Since ({timeZoneName()})</label>
-      <input id={id} type="datetime-local" required value={since} onChange={(e) => setSince(e.target.value)} />
+      <input
+        id={id}
+        type="datetime-local"
+        required
+        value={since}
+        onChange={(e) => setSince(e.target.value)}
+      />
       <ActionResult action={action} />
       <div className="actions">
         <button type="submit" className="primary" disabled={action.pending}>
@@ -406,16 +548,28 @@ function EndpointForm(
             if (endpoint) {
               await unwrap(api.PATCH("/webhooks/endpoints/{id}", {
                 params: { path: { id: endpoint.id } },
-                body: { url: url.trim(), events, description: description.trim() || null },
+                body: {
+                  url: url.trim(),
+                  events,
+                  description: description.trim() || null,
+                },
               }));
             } else {
               created = await unwrap(api.POST("/webhooks/endpoints", {
-                body: { url: url.trim(), events, ...(description.trim() ? { description: description.trim() } : {}) },
+                body: {
+                  url: url.trim(),
+                  events,
+                  ...(description.trim() ? { description: description.trim() } : {}),
+                },
               }));
             }
           } catch (e) {
             if (e instanceof ApiError && e.fields.length) {
-              setFieldErrors(Object.fromEntries(e.fields.map((f) => [f.field.split(".")[0]!, f.message])));
+              setFieldErrors(
+                Object.fromEntries(
+                  e.fields.map((f) => [f.field.split(".")[0]!, f.message]),
+                ),
+              );
             }
             throw e;
           }
@@ -423,7 +577,9 @@ function EndpointForm(
         if (ok) onSaved(created);
       }}
     >
-      <h2 id={`${id}-title`}>{editing ? "Edit endpoint" : "Add an endpoint"}</h2>
+      <h2 id={`${id}-title`}>
+        {editing ? "Edit endpoint" : "Add an endpoint"}
+      </h2>
       <label htmlFor={`${id}-url`}>Endpoint URL</label>
       <input
         id={`${id}-url`}
@@ -436,7 +592,9 @@ function EndpointForm(
         aria-describedby={`${id}-url-help${fieldErrors.url ? ` ${id}-url-err` : ""}`}
         onChange={(e) => setUrl(e.target.value)}
       />
-      <p id={`${id}-url-help`} className="help">An https address that can be reached from the internet.</p>
+      <p id={`${id}-url-help`} className="help">
+        An https address that can be reached from the internet.
+      </p>
       {fieldErrors.url && <p id={`${id}-url-err`} className="field-error">{fieldErrors.url}</p>}
 
       <label htmlFor={`${id}-desc`}>Description (optional)</label>
@@ -448,9 +606,15 @@ function EndpointForm(
         onChange={(e) => setDescription(e.target.value)}
       />
 
-      <fieldset aria-describedby={fieldErrors.events ? `${id}-ev-err` : undefined}>
+      <fieldset
+        aria-describedby={fieldErrors.events ? `${id}-ev-err` : undefined}
+      >
         <legend>Events to send</legend>
-        {catalogueError && <p className="error">Could not load the event list: {catalogueError}</p>}
+        {catalogueError && (
+          <p className="error">
+            Could not load the event list: {catalogueError}
+          </p>
+        )}
         {!catalogue && !catalogueError && <Loading what="events" />}
         {catalogue?.map((t) => {
           const type = t.type as EventType;
@@ -470,12 +634,19 @@ function EndpointForm(
               <p id={`${id}-${t.type}-d`} className="help">{t.description}</p>
               <details>
                 <summary>Example body of {t.type}</summary>
-                <pre className="code" tabIndex={0}>{JSON.stringify(t.example, null, 2)}</pre>
+                <pre
+                  className="code"
+                  tabIndex={0}
+                >{JSON.stringify(t.example, null, 2)}</pre>
               </details>
             </div>
           );
         })}
-        {fieldErrors.events && <p id={`${id}-ev-err`} className="field-error">{fieldErrors.events}</p>}
+        {fieldErrors.events && (
+          <p id={`${id}-ev-err`} className="field-error">
+            {fieldErrors.events}
+          </p>
+        )}
       </fieldset>
       <ActionResult action={action} />
       <div className="actions">

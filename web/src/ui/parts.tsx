@@ -1,9 +1,14 @@
 // Small pieces every page uses: times, status badges, result messages, confirmations, copy buttons.
 import { type ReactNode, useEffect, useId, useRef, useState } from "react";
-import { formatTime, relativeTime } from "../format";
-import type { Action } from "./hooks";
+import { formatTime, relativeTime } from "../format.ts";
+import type { Action } from "./hooks.ts";
 
-export function Time({ iso, fallback = "—" }: { iso: string | null | undefined; fallback?: string }) {
+export function Time(
+  { iso, fallback = "—" }: {
+    iso: string | null | undefined;
+    fallback?: string;
+  },
+) {
   if (!iso) return <span className="muted">{fallback}</span>;
   return (
     <time dateTime={iso} title={new Date(iso).toString()}>
@@ -44,7 +49,9 @@ export function ActionResult({ action }: { action: Action }) {
     : <p className="error" role="alert">{action.message.text}</p>;
 }
 
-export function ErrorBox({ error, retry }: { error: string; retry?: () => void }) {
+export function ErrorBox(
+  { error, retry }: { error: string; retry?: () => void },
+) {
   return (
     <div className="error-box" role="alert">
       <p>{error}</p>
@@ -53,7 +60,9 @@ export function ErrorBox({ error, retry }: { error: string; retry?: () => void }
   );
 }
 
-export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+export function Empty(
+  { title, children }: { title: string; children?: ReactNode },
+) {
   return (
     <div className="empty">
       <h3>{title}</h3>
@@ -68,7 +77,12 @@ export function Loading({ what }: { what: string }) {
 
 /** A modal confirmation on the native <dialog>: focus moves in, Escape cancels, focus returns. */
 export function Dialog(
-  { title, open, onClose, children }: { title: string; open: boolean; onClose(): void; children: ReactNode },
+  { title, open, onClose, children }: {
+    title: string;
+    open: boolean;
+    onClose(): void;
+    children: ReactNode;
+  },
 ) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -79,7 +93,12 @@ export function Dialog(
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
+    <dialog
+      ref={ref}
+      aria-labelledby={titleId}
+      onClose={onClose}
+      onCancel={onClose}
+    >
       {open && (
         <>
           <h2 id={titleId}>{title}</h2>
@@ -90,7 +109,9 @@ export function Dialog(
   );
 }
 
-export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+export function CopyButton(
+  { text, label = "Copy" }: { text: string; label?: string },
+) {
   const [copied, setCopied] = useState<null | "ok" | "failed">(null);
   return (
     <>
@@ -115,16 +136,30 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
 }
 
 /** A secret shown exactly once: a read-only field, a copy button, and nothing stored anywhere. */
-export function OnceSecret({ label, value, children }: { label: string; value: string; children?: ReactNode }) {
+export function OnceSecret(
+  { label, value, children }: {
+    label: string;
+    value: string;
+    children?: ReactNode;
+  },
+) {
   const id = useId();
   return (
     <div className="secret" role="group" aria-labelledby={`${id}-l`}>
       <label id={`${id}-l`} htmlFor={id}>{label}</label>
       <div className="row">
-        <input id={id} readOnly value={value} spellCheck={false} onFocus={(e) => e.currentTarget.select()} />
+        <input
+          id={id}
+          readOnly
+          value={value}
+          spellCheck={false}
+          onFocus={(e) => e.currentTarget.select()}
+        />
         <CopyButton text={value} />
       </div>
-      <p className="warn">Copy it now: it is shown only once and cannot be read again.</p>
+      <p className="warn">
+        Copy it now: it is shown only once and cannot be read again.
+      </p>
       {children}
     </div>
   );
