@@ -17,6 +17,22 @@ as $$
   select 'whsec_' || encode(extensions.gen_random_bytes(32), 'base64')
 $$;
 
+-- Signing secrets an endpoint may have: ours (`whsec_` + base64 of at least 24 bytes), or one the
+-- organization defines itself: 24 to 256 printable ASCII characters with at least 8 different ones,
+-- not starting with `whsec_` (so it is never mistaken for the base64 form). The hex signature keys HMAC
+-- with the secret exactly as the organization sees it; the Standard Webhooks signature with the decoded
+-- bytes of the whsec_ form, or with the UTF-8 bytes of an own secret.
+create function private.webhook_secret_acceptable(secret text) returns boolean
+language sql immutable
+set search_path = ''
+as $$
+  select case
+    when secret ~ '^whsec_' then secret ~ '^whsec_[A-Za-z0-9+/]{32,}={0,2}$'
+    else length(secret) between 24 and 256 and secret ~ '^[!-~]+$'
+         and (select count(distinct c) from regexp_split_to_table(secret, '') c) >= 8
+  end
+$$;
+
 -- The event types organizations can subscribe to. `webhook.test` exists only for "send a test event".
 create function private.webhook_event_types() returns text[]
 language sql immutable
@@ -37,9 +53,9 @@ create table public.webhook_endpoints (
   ),
   events text[] not null check (cardinality(events) > 0 and events <@ private.webhook_event_types()),
   secret text not null default private.webhook_new_secret()
-    check (secret ~ '^whsec_[A-Za-z0-9+/]{32,}={0,2}$'),
+    check (private.webhook_secret_acceptable(secret)),
   -- During a secret rotation the old secret keeps signing too, until it expires.
-  previous_secret text check (previous_secret is null or previous_secret ~ '^whsec_[A-Za-z0-9+/]{32,}={0,2}$'),
+  previous_secret text check (previous_secret is null or private.webhook_secret_acceptable(previous_secret)),
   previous_secret_expires_at timestamptz,
   enabled boolean not null default true,
   disabled_reason text,
@@ -207,5 +223,7 @@ create policy webhook_delivery_attempts_admin_select on public.webhook_delivery_
   for select to authenticated
   using (organization_id = (select private.admin_organization_id()));
 
-revoke all on function private.webhook_new_secret(), private.webhook_event_types() from public;
-grant execute on function private.webhook_new_secret(), private.webhook_event_types() to authenticated, service_role;
+revoke all on function private.webhook_new_secret(), private.webhook_event_types(),
+  private.webhook_secret_acceptable(text) from public;
+grant execute on function private.webhook_new_secret(), private.webhook_event_types(),
+  private.webhook_secret_acceptable(text) to authenticated, service_role;

@@ -3,7 +3,7 @@
 --   pending ──attempt──► delivered                  2xx within the timeout
 --      │                                            
 --      └────attempt──► retrying ──attempt──► ...    anything else; next attempt after backoff + jitter
---                          │                        (or the receiver's Retry-After), never later than
+--                          │                        (longer if the receiver's Retry-After says so), never later than
 --                          ▼                        24 h after the first attempt
 --                  permanently_failed               still failing 24 h after the first attempt, 410 Gone,
 --                                                   or the endpoint was disabled
@@ -25,6 +25,13 @@ as $$
   select make_interval(secs => least(10 * power(2, greatest(failed_attempts, 1) - 1), 4 * 3600)
                                * (0.75 + random() * 0.5))
 $$;
+
+-- A receiver's Retry-After only ever lengthens our own backoff (it is a lower bound, never a way to
+-- make us retry sooner: `Retry-After: 0` on every 503 would otherwise mean an attempt a second for
+-- 24 hours), and it is capped, as Svix does, so one header cannot park a delivery past its window.
+create function private.webhook_retry_after_cap() returns interval
+language sql immutable
+as $$ select interval '1 hour' $$;
 
 -- Claims due deliveries for one dispatcher: FOR (NO KEY) UPDATE SKIP LOCKED, so dispatchers running at once
 -- never claim the same row, and a lease: next_attempt_at moves `lease_seconds` ahead, so the row is not
@@ -141,11 +148,10 @@ begin
            when decided.new_status in ('delivered', 'permanently_failed') then null
            when not decided.holds_lease then d.next_attempt_at
            else least(
-             now() + case
-               when decided.retry_after_seconds is not null
-                 then make_interval(secs => greatest(decided.retry_after_seconds, 1))
-               else private.webhook_retry_delay(decided.attempt_count + 1)
-             end,
+             now() + greatest(
+               private.webhook_retry_delay(decided.attempt_count + 1),
+               make_interval(secs => least(coalesce(decided.retry_after_seconds, 0),
+                                           extract(epoch from private.webhook_retry_after_cap())))),
              decided.window_start + private.webhook_retry_window())
          end,
          leased_until = case when decided.holds_lease or decided.new_status = 'delivered' then null else d.leased_until end,
@@ -201,6 +207,7 @@ $$;
 
 -- Server-side only: the dispatcher connects as the database owner (SUPABASE_DB_URL).
 revoke all on function private.webhook_retry_window(), private.webhook_retry_delay(integer),
+  private.webhook_retry_after_cap(),
   private.webhook_claim(integer, integer, jsonb, integer), private.webhook_record_results(jsonb),
   private.webhook_housekeeping() from public, authenticated;
 grant execute on function private.webhook_claim(integer, integer, jsonb, integer),

@@ -12,17 +12,40 @@
 -- delivery keeps its event id, so receivers see the same webhook-id and can de-duplicate; it gets a
 -- fresh 24-hour retry window.
 
--- Raises unless the caller may operate on this organization's webhooks.
-create function private.webhook_require_admin(organization_id uuid) returns void
+-- The organization whose webhooks the caller may operate on: null for the server (any organization).
+-- Users who administer none are refused here, before any row is looked at. The operations then look a
+-- row up only within that organization, so another organization's row is neither locked nor told
+-- apart from one that does not exist: both answer the same error (no existence oracle).
+create function private.webhook_operator_organization() returns uuid
 language plpgsql stable security definer
 set search_path = ''
 as $$
+declare
+  org uuid;
 begin
   -- Users arrive as `authenticated`/`anon` (SET ROLE by PostgREST or withClaims); the server does not.
-  if current_setting('role', true) in ('authenticated', 'anon')
-     and organization_id is distinct from private.admin_organization_id() then
+  if coalesce(current_setting('role', true), 'none') not in ('authenticated', 'anon') then
+    return null;
+  end if;
+  org := private.admin_organization_id();
+  if org is null then
     raise exception 'not an admin of this organization' using errcode = '42501';
   end if;
+  return org;
+end;
+$$;
+
+-- What a user who may not see the row is told, whether it exists in another organization or not at
+-- all; the server (operator organization null) gets a plain "not found".
+create function private.webhook_not_found(operator_org uuid, what text) returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if operator_org is null then
+    raise exception 'no such %', what using errcode = 'P0002';
+  end if;
+  raise exception 'no such % in your organization, or not an admin of it', what using errcode = '42501';
 end;
 $$;
 
@@ -31,14 +54,16 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
+  org uuid := private.webhook_operator_organization();
   d public.webhook_deliveries;
   endpoint_enabled boolean;
 begin
-  select * into d from public.webhook_deliveries where id = delivery_id for update;
+  select * into d from public.webhook_deliveries x
+   where x.id = delivery_id and (org is null or x.organization_id = org)
+     for update;
   if not found then
-    raise exception 'no such delivery' using errcode = 'P0002';
+    perform private.webhook_not_found(org, 'delivery');
   end if;
-  perform private.webhook_require_admin(d.organization_id);
   select enabled into endpoint_enabled from public.webhook_endpoints where id = d.endpoint_id;
   if not endpoint_enabled then
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
@@ -62,14 +87,15 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
+  org uuid := private.webhook_operator_organization();
   ep public.webhook_endpoints;
   recovered integer;
 begin
-  select * into ep from public.webhook_endpoints e where e.id = webhook_recover_failed.endpoint_id;
+  select * into ep from public.webhook_endpoints e
+   where e.id = webhook_recover_failed.endpoint_id and (org is null or e.organization_id = org);
   if not found then
-    raise exception 'no such endpoint' using errcode = 'P0002';
+    perform private.webhook_not_found(org, 'endpoint');
   end if;
-  perform private.webhook_require_admin(ep.organization_id);
   if not ep.enabled then
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
   end if;
@@ -91,15 +117,16 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
+  org uuid := private.webhook_operator_organization();
   ep public.webhook_endpoints;
   event_id uuid := gen_random_uuid();
   test_row jsonb;
 begin
-  select * into ep from public.webhook_endpoints e where e.id = webhook_send_test_event.endpoint_id;
+  select * into ep from public.webhook_endpoints e
+   where e.id = webhook_send_test_event.endpoint_id and (org is null or e.organization_id = org);
   if not found then
-    raise exception 'no such endpoint' using errcode = 'P0002';
+    perform private.webhook_not_found(org, 'endpoint');
   end if;
-  perform private.webhook_require_admin(ep.organization_id);
   if not ep.enabled then
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
   end if;
@@ -125,14 +152,16 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
+  org uuid := private.webhook_operator_organization();
   ep public.webhook_endpoints;
   fresh text := coalesce(new_secret, private.webhook_new_secret());
 begin
-  select * into ep from public.webhook_endpoints e where e.id = webhook_rotate_secret.endpoint_id for update;
+  select * into ep from public.webhook_endpoints e
+   where e.id = webhook_rotate_secret.endpoint_id and (org is null or e.organization_id = org)
+     for update;
   if not found then
-    raise exception 'no such endpoint' using errcode = 'P0002';
+    perform private.webhook_not_found(org, 'endpoint');
   end if;
-  perform private.webhook_require_admin(ep.organization_id);
   if grace < interval '0' or grace > interval '7 days' then
     raise exception 'grace must be between 0 and 7 days' using errcode = '22023';
   end if;
@@ -145,7 +174,8 @@ begin
 end;
 $$;
 
-revoke all on function private.webhook_require_admin(uuid) from public, authenticated;
+revoke all on function private.webhook_operator_organization(), private.webhook_not_found(uuid, text)
+  from public, authenticated;
 revoke all on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
   public.webhook_send_test_event(uuid), public.webhook_rotate_secret(uuid, interval, text) from public, anon;
 grant execute on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),

@@ -38,17 +38,23 @@ create policy webhook_delivery_attempts_admin_select on public.webhook_delivery_
   using (organization_id = (select private.webhook_admin_organization_id()));
 
 -- The operations (redeliver, recover, test event, rotate) check the same thing.
-create or replace function private.webhook_require_admin(organization_id uuid) returns void
+create or replace function private.webhook_operator_organization() returns uuid
 language plpgsql stable security definer
 set search_path = ''
 as $$
+declare
+  org uuid;
 begin
   -- Users and API keys arrive as `authenticated`/`anon` (SET ROLE by PostgREST or withClaims); the
   -- server does not.
-  if current_setting('role', true) in ('authenticated', 'anon')
-     and organization_id is distinct from private.webhook_admin_organization_id() then
+  if coalesce(current_setting('role', true), 'none') not in ('authenticated', 'anon') then
+    return null;
+  end if;
+  org := private.webhook_admin_organization_id();
+  if org is null then
     raise exception 'not an admin of this organization' using errcode = '42501';
   end if;
+  return org;
 end;
 $$;
-revoke all on function private.webhook_require_admin(uuid) from public, authenticated;
+revoke all on function private.webhook_operator_organization() from public, authenticated;

@@ -269,6 +269,7 @@ export class DeliveryEngine {
     const verdict = await checkTargetUrl(url, {
       allowPrivate: this.opts.allowPrivateTargets,
       resolve: this.opts.resolve,
+      alwaysResolve: true,
     });
     if (this.targetCache.size > 10_000) this.targetCache.clear();
     this.targetCache.set(url, { verdict, until: now + TARGET_CACHE_MS });

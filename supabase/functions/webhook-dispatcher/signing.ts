@@ -4,6 +4,8 @@
 //   x-webhook-id / -event / -timestamp
 //   webhook-id, webhook-timestamp, webhook-signature: "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>"
 //                         with key = base64-decoded part after "whsec_"           (Standard Webhooks)
+//                         or, for a secret the organization chose itself (no whsec_ prefix), its
+//                         UTF-8 bytes: the standardwebhooks libraries' "raw" secret format
 //
 // During a secret rotation both secrets sign: Standard Webhooks carries both as space-separated
 // "v1," entries (receivers accept any one), and the hex scheme adds x-webhook-signature-previous.
@@ -13,12 +15,13 @@ import { createHmac } from "node:crypto";
 
 const stdKeys = new Map<string, Uint8Array>();
 
-/** The Standard Webhooks key: the bytes base64-encoded after `whsec_` (or the whole string). */
+/** The Standard Webhooks key: the bytes base64-encoded after `whsec_`, else the secret's UTF-8 bytes. */
 export function standardWebhooksKey(secret: string): Uint8Array {
   let key = stdKeys.get(secret);
   if (!key) {
-    const b64 = secret.startsWith("whsec_") ? secret.slice(6) : secret;
-    key = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    key = secret.startsWith("whsec_")
+      ? Uint8Array.from(atob(secret.slice(6)), (c) => c.charCodeAt(0))
+      : new TextEncoder().encode(secret);
     // Bounded: a few thousand active endpoints at most; start over rather than grow without limit.
     if (stdKeys.size > 10_000) stdKeys.clear();
     stdKeys.set(secret, key);

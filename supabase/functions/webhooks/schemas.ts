@@ -13,9 +13,15 @@ export const EventType = z.enum(EVENT_TYPES);
 
 export const DELIVERY_STATES = ["pending", "retrying", "delivered", "permanently_failed"] as const;
 
-export const Secret = z.string().regex(
-  /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/,
-  "must be whsec_ followed by base64",
+// The same rule as the database's private.webhook_secret_acceptable: ours (whsec_ + base64 of at least
+// 24 bytes) or the organization's own, 24 to 256 printable ASCII characters with 8 or more different.
+export const Secret = z.string().refine(
+  (s) =>
+    s.startsWith("whsec_")
+      ? /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(s)
+      : /^[!-~]{24,256}$/.test(s) && new Set(s).size >= 8,
+  "must be whsec_ followed by base64, or your own secret of 24 to 256 printable characters " +
+    "(no spaces, at least 8 different)",
 );
 
 export const Endpoint = z.object({
