@@ -6,14 +6,33 @@
 // The tests run in order and share one browser and one stack: each is a step of the administrator's
 // story in issue 12's acceptance scenario. Every page is screenshotted at 1280x800 and 390x844 into
 // web/tests/artifacts/ and checked with axe-core.
-import { assert, assertEquals, assertMatch, assertNotEquals } from "../../tests/helpers/assert.ts";
+/// <reference lib="dom" />
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertNotEquals,
+} from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
-import { type ReceivedRequest, type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
+import {
+  type DevStack,
+  startDevStack,
+  upsertDevUser,
+} from "../../tests/helpers/dev_stack.ts";
+import {
+  type ReceivedRequest,
+  type Receiver,
+  startReceiver,
+} from "../../tests/helpers/receiver.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
 import { Webhook } from "standardwebhooks";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { buildWeb, captureAndCheck, launchBrowser, serveStatic } from "./helpers/browser.ts";
+import {
+  buildWeb,
+  captureAndCheck,
+  launchBrowser,
+  serveStatic,
+} from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const run = crypto.randomUUID().slice(0, 8);
@@ -144,8 +163,11 @@ Deno.test(
       origin: site.url,
     });
     page = await context.newPage();
-    page.on("console", (m) => consoleLines.push(m.text()));
-    page.on("pageerror", (e) => consoleLines.push(`pageerror: ${e.message}`));
+    page.on("console", (m: { text(): string }) => consoleLines.push(m.text()));
+    page.on(
+      "pageerror",
+      (e: Error) => consoleLines.push(`pageerror: ${e.message}`),
+    );
   },
 );
 
@@ -274,7 +296,9 @@ Deno.test(
   "the receiver answers 500: the page shows the delivery retrying with each attempt's status",
   opts,
   async () => {
-    receiver.respond(() => new Response("down for maintenance", { status: 500 }));
+    receiver.respond(() =>
+      new Response("down for maintenance", { status: 500 })
+    );
     const before = receiver.requests.length;
     await addMember("Grace");
     await receiver.waitFor(before + 1, 15_000);
@@ -360,7 +384,9 @@ Deno.test(
     await sql()`insert into public.donations (organization_id, member_id, amount_minor, currency)
               values (${firstId}, ${memberId}, 2500, 'USD')`;
     const all = await receiver.waitFor(before + 2, 15_000);
-    const donation = all.slice(before).find((r) => r.headers.get("x-webhook-event") === "donation.recorded")!;
+    const donation = all.slice(before).find((r) =>
+      r.headers.get("x-webhook-event") === "donation.recorded"
+    )!;
     assert(donation, "donation.recorded delivered");
     assert(await verifies(donation, secret), "verifies with the new secret");
     assert(
@@ -631,7 +657,9 @@ Deno.test(
   "no secret or API key was ever written to localStorage or the console",
   opts,
   async () => {
-    const storage = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
+    const storage = await page.evaluate(() =>
+      JSON.stringify({ ...localStorage, ...sessionStorage })
+    );
     for (
       const [what, value] of [["secret", secret], ["old secret", oldSecret], [
         "API key",
@@ -655,7 +683,7 @@ Deno.test(
 Deno.test(
   "every page: no serious or critical axe violation, no sideways scrolling at 390 px",
   opts,
-  async () => {
+  () => {
     assert(
       pagesChecked.length >= 15,
       `pages checked: ${pagesChecked.join(", ")}`,

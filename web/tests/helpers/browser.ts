@@ -1,6 +1,7 @@
 // What the browser tests need around the settings UI: a production build pointed at a stack, a static
 // host for it (with the fallback every static host offers), Debian's Chromium through playwright-core,
 // screenshots and an axe-core accessibility check.
+/// <reference lib="dom" />
 import { type Browser, chromium, type Page } from "playwright-core";
 import axe from "axe-core";
 
@@ -30,7 +31,9 @@ export async function buildWeb(
   }).output();
   if (!out.success) {
     throw new Error(
-      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${new TextDecoder().decode(out.stderr)}`,
+      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${
+        new TextDecoder().decode(out.stderr)
+      }`,
     );
   }
   return outDir;
@@ -53,7 +56,9 @@ export function serveStatic(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
-      const file = path.includes("..") || path.endsWith("/") ? "/index.html" : path;
+      const file = path.includes("..") || path.endsWith("/")
+        ? "/index.html"
+        : path;
       for (const candidate of [file, "/index.html"]) {
         try {
           const body = await Deno.readFile(`${dir}${candidate}`);
@@ -152,7 +157,10 @@ export async function captureAndCheck(
       path: `${artifactsDir}/${name}-${size.width}x${size.height}.png`,
       fullPage: true,
     });
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - globalThis.innerWidth);
+    const overflow = await page.evaluate(() =>
+      document.documentElement.scrollWidth -
+      document.documentElement.clientWidth
+    );
     if (overflow > 1) {
       problems.push(
         `${name} at ${size.width}px: the page scrolls sideways by ${overflow}px`,
@@ -160,7 +168,9 @@ export async function captureAndCheck(
     }
     for (const v of await seriousA11yViolations(page)) {
       problems.push(
-        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
+        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${
+          v.targets.join(", ")
+        }`,
       );
     }
   }
