@@ -13,7 +13,9 @@ const sql = postgres(url, { max: 1, onnotice: () => {} });
 
 await sql.unsafe(`
   insert into public.organizations (id, name)
-    select gen_random_uuid(), 'Church ' || g from generate_series(1, ${Math.max(1, users / 20)}) g;
+    select gen_random_uuid(), 'Church ' || g from generate_series(1, ${
+  Math.max(1, users / 20)
+}) g;
   insert into auth.users (id, email) select gen_random_uuid(), 'u' || g || '@example.org' from generate_series(1, ${users}) g;
   with o as (select id, row_number() over () as n from public.organizations),
        u as (select id, row_number() over () as n from auth.users)
@@ -28,7 +30,9 @@ await sql.unsafe(`
   insert into public.platform_user_flags (user_id, is_platform_admin) select id, true from auth.users limit 50;
   analyze;
 `);
-const ids = (await sql<{ id: string }[]>`select id from auth.users order by random() limit ${calls}`).map((
+const ids = (await sql<
+  { id: string }[]
+>`select id from auth.users order by random() limit ${calls}`).map((
   r,
 ) => r.id);
 
@@ -54,7 +58,11 @@ await sql.begin(async (tx) => {
   }
 });
 const s = summarize(samples);
-console.log(`access-token hook, ${users} users, ${calls} calls (one connection, round trip included)`);
+console.log(
+  `access-token hook, ${users} users, ${calls} calls (one connection, round trip included)`,
+);
 console.log(`machine: ${machine()}`);
-console.log(`p50 ${fmt(s.p50)}  p90 ${fmt(s.p90)}  p99 ${fmt(s.p99)}  max ${fmt(s.max)}`);
+console.log(
+  `p50 ${fmt(s.p50)}  p90 ${fmt(s.p90)}  p99 ${fmt(s.p99)}  max ${fmt(s.max)}`,
+);
 await sql.end();

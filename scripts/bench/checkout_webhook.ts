@@ -12,7 +12,11 @@
 import { parseArgs } from "node:util";
 import { createSql } from "../../supabase/functions/_shared/db.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
-import { applyLogged, findTargets, logVerified } from "../../supabase/functions/_shared/inbound/store.ts";
+import {
+  applyLogged,
+  findTargets,
+  logVerified,
+} from "../../supabase/functions/_shared/inbound/store.ts";
 import type { Change } from "../../supabase/functions/_shared/inbound/types.ts";
 import { KeepAliveClient } from "./http_client.ts";
 
@@ -31,8 +35,13 @@ const REQUESTS = Number(values.requests);
 const ROUNDS = Number(values.rounds);
 const POOL = Number(values.pool);
 const SUBSCRIPTIONS = 1000;
-const dbUrl = Deno.env.get("BENCH_DATABASE_URL") ?? Deno.env.get("SUPABASE_DB_URL");
-if (!dbUrl) throw new Error("set BENCH_DATABASE_URL (or run scripts/bench/checkout_webhook.sh)");
+const dbUrl = Deno.env.get("BENCH_DATABASE_URL") ??
+  Deno.env.get("SUPABASE_DB_URL");
+if (!dbUrl) {
+  throw new Error(
+    "set BENCH_DATABASE_URL (or run scripts/bench/checkout_webhook.sh)",
+  );
+}
 
 const sql = createSql(dbUrl, { max: POOL });
 
@@ -84,7 +93,10 @@ async function prepare(n: number): Promise<Prepared[]> {
   return out;
 }
 
-async function drive(n: number, one: (p: Prepared) => Promise<boolean>): Promise<Result> {
+async function drive(
+  n: number,
+  one: (p: Prepared) => Promise<boolean>,
+): Promise<Result> {
   const prepared = await prepare(n);
   const latencies: number[] = [];
   let errors = 0;
@@ -101,13 +113,22 @@ async function drive(n: number, one: (p: Prepared) => Promise<boolean>): Promise
   }));
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!;
+  const pct = (p: number) =>
+    latencies[
+      Math.min(latencies.length - 1, Math.floor(latencies.length * p))
+    ]!;
   return { rps: n / elapsed, p50: pct(0.5), p99: pct(0.99), errors };
 }
 
 // The SQL a delivery costs, issued directly: the pipeline's own statements.
 async function direct({ key, body, raw: text }: Prepared): Promise<boolean> {
-  const targets = await findTargets(sql, "checkout", organizationId, undefined, undefined);
+  const targets = await findTargets(
+    sql,
+    "checkout",
+    organizationId,
+    undefined,
+    undefined,
+  );
   const logged = await logVerified(sql, {
     organizationId: targets[0]!.organization_id,
     provider: "checkout",
@@ -154,7 +175,8 @@ while (!base) {
   const { value, done } = await reader.read();
   if (done) throw new Error(`dev server exited: ${banner}`);
   banner += value;
-  base = banner.match(/serving (http:\/\/127\.0\.0\.1:\d+\/checkout-webhook)/)?.[1];
+  base = banner.match(/serving (http:\/\/127\.0\.0\.1:\d+\/checkout-webhook)/)
+    ?.[1];
 }
 const url = `${base}/${organizationId}`;
 // Keep reading so the child never blocks on a full pipe.
@@ -165,7 +187,10 @@ const url = `${base}/${organizationId}`;
 // One keep-alive connection per concurrent worker, as a provider's delivery workers would hold.
 const target = new URL(url);
 const clients = await Promise.all(
-  Array.from({ length: CONCURRENCY }, () => KeepAliveClient.connect(target.hostname, Number(target.port))),
+  Array.from(
+    { length: CONCURRENCY },
+    () => KeepAliveClient.connect(target.hostname, Number(target.port)),
+  ),
 );
 const idle = [...clients];
 async function app({ key, raw, signature }: Prepared): Promise<boolean> {
@@ -185,9 +210,16 @@ async function app({ key, raw, signature }: Prepared): Promise<boolean> {
 }
 
 // The same app in this process, called without HTTP: separates the pipeline's cost from the HTTP stack's.
-const { createApp } = await import("../../supabase/functions/checkout-webhook/app.ts");
-const { loadConfig } = await import("../../supabase/functions/_shared/config.ts");
-const inProcessApp = createApp({ sql, config: loadConfig({ SUPABASE_DB_URL: dbUrl }) });
+const { createApp } = await import(
+  "../../supabase/functions/checkout-webhook/app.ts"
+);
+const { loadConfig } = await import(
+  "../../supabase/functions/_shared/config.ts"
+);
+const inProcessApp = createApp({
+  sql,
+  config: loadConfig({ SUPABASE_DB_URL: dbUrl }),
+});
 const inProcessUrl = `http://bench.local/checkout-webhook/${organizationId}`;
 async function inProcess({ key, raw, signature }: Prepared): Promise<boolean> {
   const res = await inProcessApp.fetch(
@@ -205,7 +237,8 @@ async function inProcess({ key, raw, signature }: Prepared): Promise<boolean> {
   return res.status === 200;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rounds: { direct: Result[]; app: Result[]; inProcess: Result[] } = {
   direct: [],
   app: [],
@@ -249,13 +282,16 @@ const a = summary(rounds.app);
 const ip = summary(rounds.inProcess);
 const cpu = (() => {
   try {
-    return Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)?.[1];
+    return Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)
+      ?.[1];
   } catch {
     return undefined;
   }
 })();
 const row = (name: string, s: ReturnType<typeof summary>) =>
-  `| ${name} | ${s.rps.toFixed(0)} | ${s.p50.toFixed(1)} | ${s.p99.toFixed(1)} | ${s.errors} |`;
+  `| ${name} | ${s.rps.toFixed(0)} | ${s.p50.toFixed(1)} | ${
+    s.p99.toFixed(1)
+  } | ${s.errors} |`;
 const report = [
   "<!-- checkout-webhook:start -->",
   "## checkout-webhook: signed deliveries over loopback vs. the same SQL directly",
@@ -303,8 +339,11 @@ if (values.write) {
   } catch {
     doc = "# Benchmarks\n";
   }
-  const re = /<!-- checkout-webhook:start -->[\s\S]*<!-- checkout-webhook:end -->/;
-  doc = re.test(doc) ? doc.replace(re, report) : `${doc.trimEnd()}\n\n${report}\n`;
+  const re =
+    /<!-- checkout-webhook:start -->[\s\S]*<!-- checkout-webhook:end -->/;
+  doc = re.test(doc)
+    ? doc.replace(re, report)
+    : `${doc.trimEnd()}\n\n${report}\n`;
   await Deno.writeTextFile(path, doc);
   console.error("BENCHMARKS.md updated");
 }

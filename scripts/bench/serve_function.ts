@@ -4,7 +4,9 @@
 import { runtimeDeps } from "../../supabase/functions/_shared/app.ts";
 
 const name = Deno.args[0];
-if (!name || !/^[a-z-]+$/.test(name)) throw new Error("usage: serve_function.ts <function-name>");
+if (!name || !/^[a-z-]+$/.test(name)) {
+  throw new Error("usage: serve_function.ts <function-name>");
+}
 const { createApp } = await import(`../../supabase/functions/${name}/app.ts`);
 const deps = runtimeDeps();
 const app = createApp(deps);
@@ -13,7 +15,8 @@ const server = Deno.serve({
   hostname: "127.0.0.1",
   port: 0,
   signal: controller.signal,
-  onListen: ({ port }) => console.log(`serving http://127.0.0.1:${port}/${name}`),
+  onListen: ({ port }) =>
+    console.log(`serving http://127.0.0.1:${port}/${name}`),
 }, app.fetch);
 Deno.addSignalListener("SIGINT", () => controller.abort());
 await server.finished;

@@ -6,14 +6,29 @@
 //      endpoints, the catalogue and the first page of deliveries, and renders them.
 // Run: bash scripts/bench/run.sh settings_web   (BENCH_DELIVERIES, BENCH_REPEATS to change the sizes)
 import { gzipSync } from "node:zlib";
-import { buildWeb, launchBrowser, serveStatic } from "../../web/tests/helpers/browser.ts";
+import {
+  buildWeb,
+  launchBrowser,
+  serveStatic,
+} from "../../web/tests/helpers/browser.ts";
 import { machine, summarize } from "./stats.ts";
 
+// The callback given to page.evaluate runs in the page, which has a DOM (Deno's types do not).
+declare const document: {
+  querySelectorAll(selector: string): { length: number };
+};
+
 const dbUrl = Deno.env.get("BENCH_DATABASE_URL");
-if (!dbUrl) throw new Error("BENCH_DATABASE_URL is not set: run through scripts/bench/run.sh settings_web");
+if (!dbUrl) {
+  throw new Error(
+    "BENCH_DATABASE_URL is not set: run through scripts/bench/run.sh settings_web",
+  );
+}
 Deno.env.set("TEST_DATABASE_URL", dbUrl);
 const { closeSql, sql } = await import("../../tests/helpers/db.ts");
-const { startDevStack, upsertDevUser } = await import("../../tests/helpers/dev_stack.ts");
+const { startDevStack, upsertDevUser } = await import(
+  "../../tests/helpers/dev_stack.ts"
+);
 
 const DELIVERIES = Number(Deno.env.get("BENCH_DELIVERIES") ?? 10_000);
 const REPEATS = Number(Deno.env.get("BENCH_REPEATS") ?? 15);
@@ -57,7 +72,12 @@ async function seed(org: string, endpointUrl: string) {
 }
 
 const email = `bench-${crypto.randomUUID().slice(0, 8)}@example.org`;
-const mine = await upsertDevUser({ email, password: PASSWORD, organization: "Bench Church", role: "admin" });
+const mine = await upsertDevUser({
+  email,
+  password: PASSWORD,
+  organization: "Bench Church",
+  role: "admin",
+});
 const other = await upsertDevUser({
   email: `other-${email}`,
   password: PASSWORD,
@@ -85,7 +105,10 @@ const shown: number[] = [];
 for (let i = 0; i < REPEATS + 2; i++) {
   await page.goto(logs);
   const handle = await page.waitForFunction(
-    () => document.querySelectorAll("table.logs tbody tr").length >= 50 ? performance.now() : false,
+    () =>
+      document.querySelectorAll("table.logs tbody tr").length >= 50
+        ? performance.now()
+        : false,
     null,
     { polling: "raf", timeout: 30_000 },
   );
@@ -101,11 +124,16 @@ const token = await page.evaluate(() => {
 const api: number[] = [];
 for (let i = 0; i < REPEATS + 2; i++) {
   const t0 = performance.now();
-  const res = await fetch(`${stack.url}/functions/v1/webhooks/deliveries?limit=50`, {
-    headers: { authorization: `Bearer ${token}`, apikey: stack.anonKey },
-  });
+  const res = await fetch(
+    `${stack.url}/functions/v1/webhooks/deliveries?limit=50`,
+    {
+      headers: { authorization: `Bearer ${token}`, apikey: stack.anonKey },
+    },
+  );
   const body = await res.json();
-  if (res.status !== 200 || body.data.length !== 50) throw new Error(`deliveries: ${res.status}`);
+  if (res.status !== 200 || body.data.length !== 50) {
+    throw new Error(`deliveries: ${res.status}`);
+  }
   if (i >= 2) api.push(performance.now() - t0);
 }
 
@@ -119,11 +147,23 @@ const s = summarize(shown);
 const a = summarize(api);
 const f = (n: number) => n.toFixed(0);
 console.log(`machine: ${machine()}`);
-console.log(`bundle: ${(raw / 1024).toFixed(1)} kB JavaScript, ${(gz / 1024).toFixed(1)} kB gzipped (goal < 200 kB)`);
+console.log(
+  `bundle: ${(raw / 1024).toFixed(1)} kB JavaScript, ${
+    (gz / 1024).toFixed(1)
+  } kB gzipped (goal < 200 kB)`,
+);
 console.log(
   `Webhook Logs, ${DELIVERIES} deliveries in the organization (+${DELIVERIES} in another), ${REPEATS} loads:`,
 );
 console.log(`| measure | p50 ms | p90 ms | max ms |`);
 console.log(`|---|---|---|---|`);
-console.log(`| navigation start -> first 50 deliveries on screen | ${f(s.p50)} | ${f(s.p90)} | ${f(s.max)} |`);
-console.log(`| GET /deliveries?limit=50 alone (HTTP, loopback) | ${f(a.p50)} | ${f(a.p90)} | ${f(a.max)} |`);
+console.log(
+  `| navigation start -> first 50 deliveries on screen | ${f(s.p50)} | ${
+    f(s.p90)
+  } | ${f(s.max)} |`,
+);
+console.log(
+  `| GET /deliveries?limit=50 alone (HTTP, loopback) | ${f(a.p50)} | ${
+    f(a.p90)
+  } | ${f(a.max)} |`,
+);

@@ -1,7 +1,10 @@
 // Small statistics helpers shared by the benchmarks.
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  const idx = Math.min(
+    sorted.length - 1,
+    Math.max(0, Math.ceil((p / 100) * sorted.length) - 1),
+  );
   return sorted[idx]!;
 }
 
@@ -19,7 +22,9 @@ export function summarize(samples: number[]) {
 export function machine(): string {
   const cpus = (() => {
     try {
-      return Deno.readTextFileSync("/proc/cpuinfo").split("\n").filter((l) => l.startsWith("processor"))
+      return Deno.readTextFileSync("/proc/cpuinfo").split("\n").filter((l) =>
+        l.startsWith("processor")
+      )
         .length;
     } catch {
       return "?";

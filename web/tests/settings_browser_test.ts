@@ -6,7 +6,6 @@
 // The tests run in order and share one browser and one stack: each is a step of the administrator's
 // story in issue 12's acceptance scenario. Every page is screenshotted at 1280x800 and 390x844 into
 // web/tests/artifacts/ and checked with axe-core.
-/// <reference lib="dom" />
 import {
   assert,
   assertEquals,
@@ -79,7 +78,10 @@ async function signOut() {
 }
 
 async function clipboard(): Promise<string> {
-  return await page.evaluate(() => navigator.clipboard.readText());
+  return await page.evaluate(() =>
+    (navigator as unknown as { clipboard: { readText(): Promise<string> } })
+      .clipboard.readText()
+  );
 }
 
 async function addMember(first: string): Promise<string> {

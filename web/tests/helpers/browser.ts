@@ -1,7 +1,6 @@
 // What the browser tests need around the settings UI: a production build pointed at a stack, a static
 // host for it (with the fallback every static host offers), Debian's Chromium through playwright-core,
 // screenshots and an axe-core accessibility check.
-/// <reference lib="dom" />
 import { type Browser, chromium, type Page } from "playwright-core";
 import axe from "axe-core";
 
@@ -78,6 +77,11 @@ export function serveStatic(
     close: () => server.shutdown(),
   };
 }
+
+// Callbacks given to page.evaluate run in the page, which has a DOM (Deno's types do not).
+declare const document: {
+  documentElement: { scrollWidth: number; clientWidth: number };
+};
 
 export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
 
