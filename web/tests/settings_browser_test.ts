@@ -663,10 +663,11 @@ Deno.test(
       JSON.stringify({ ...localStorage, ...sessionStorage })
     );
     for (
-      const [what, value] of [["secret", secret], ["old secret", oldSecret], [
-        "API key",
-        apiKey,
-      ]]
+      const [what, value] of Object.entries({
+        secret,
+        "old secret": oldSecret,
+        "API key": apiKey,
+      })
     ) {
       assert(value.length > 10, `${what} was captured`);
       assert(!storage.includes(value), `${what} not in storage`);
