@@ -234,7 +234,7 @@ Deno.test(
     await url.fill(`${receiver.url}/hook`);
     await page.getByRole("button", { name: "Add endpoint", exact: true })
       .click();
-    const field = page.getByLabel("Signing secret");
+    const field = page.getByRole("textbox", { name: "Signing secret" });
     await field.waitFor();
     await page.getByRole("button", { name: "Copy", exact: true }).click();
     await page.getByText("Copied").waitFor();
@@ -255,7 +255,7 @@ Deno.test(
 
     await page.getByRole("button", { name: "I have saved the secret" }).click();
     assertEquals(
-      await page.getByLabel("Signing secret").count(),
+      await page.getByRole("textbox", { name: "Signing secret" }).count(),
       0,
       "the secret is gone from the page",
     );
@@ -373,7 +373,7 @@ Deno.test(
     await dialog.getByLabel("Grace period").selectOption("86400");
     await check("webhooks-rotate-dialog");
     await dialog.getByRole("button", { name: "Rotate secret" }).click();
-    await page.getByLabel("Signing secret").waitFor();
+    await page.getByRole("textbox", { name: "Signing secret" }).waitFor();
     await page.getByRole("button", { name: "Copy", exact: true }).click();
     oldSecret = secret;
     secret = await clipboard();
@@ -468,7 +468,7 @@ Deno.test(
     await page.getByText("Give the key a name").waitFor();
     await page.getByLabel("Name").fill("Zapier");
     await page.getByRole("button", { name: "Create key" }).click();
-    await page.getByLabel("API key", { exact: true }).waitFor();
+    await page.getByRole("textbox", { name: "API key" }).waitFor();
     await page.getByRole("button", { name: "Copy", exact: true }).click();
     apiKey = await clipboard();
     assertMatch(apiKey, /^orgkey_/);
