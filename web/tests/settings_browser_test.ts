@@ -114,6 +114,7 @@ async function verifies(req: ReceivedRequest, key: string): Promise<boolean> {
 async function goTo(linkName: string, path: RegExp) {
   await page.getByRole("navigation", { name: "Settings" }).getByRole("link", {
     name: linkName,
+    exact: true,
   }).click();
   await page.waitForURL(path);
 }
@@ -307,7 +308,9 @@ Deno.test(
     const row = logRow("member.created", 0);
     await row.getByText("Retrying").waitFor({ timeout: 15_000 });
     await row.getByRole("button", { name: /Details/ }).click();
-    await page.locator("table.attempts tbody tr").first().getByText("HTTP 500")
+    await page.locator("table.attempts tbody tr").first().filter({
+      hasText: "HTTP 500",
+    })
       .waitFor();
     // Bring the next retry forward instead of waiting out the backoff; the page refreshes by itself.
     await sql()`update public.webhook_deliveries set next_attempt_at = now()
@@ -342,7 +345,7 @@ Deno.test(
     const req = rest.at(-1)!;
     assertEquals(req.headers.get("webhook-id"), failedId);
     assert(await verifies(req, secret));
-    await page.locator(".detail .facts").getByText("Delivered").waitFor({
+    await page.locator(".detail .facts .badge").getByText("Delivered").waitFor({
       timeout: 10_000,
     });
     await logRow("member.created", 0).getByText("Delivered").waitFor({
