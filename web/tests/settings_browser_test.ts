@@ -119,6 +119,19 @@ async function goTo(linkName: string, path: RegExp) {
   await page.waitForURL(path);
 }
 
+/** Polls the database until `check` holds (the dispatcher records results just after the receiver answers). */
+async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 15_000,
+) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** The row of the Logs table for a delivery of this event, newest first. */
 function logRow(eventType: string, nth = 0) {
   return page.locator("table.logs tbody tr").filter({ hasText: eventType }).nth(
@@ -430,6 +443,13 @@ Deno.test(
     const n = receiver.requests.length;
     await addMember("Lost");
     await receiver.waitFor(n + 1, 15_000);
+    await until(
+      "the 503 to be recorded",
+      async () =>
+        (await sql()`select 1 from public.webhook_deliveries
+                   where organization_id = ${firstId} and status = 'retrying' and last_response_status = 503`)
+          .length === 1,
+    );
     await sql()`update public.webhook_deliveries
               set status = 'permanently_failed', next_attempt_at = null, leased_until = null, lease_token = null
               where organization_id = ${firstId} and status = 'retrying'`;
