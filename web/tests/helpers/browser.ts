@@ -161,12 +161,21 @@ export async function captureAndCheck(
       path: `${artifactsDir}/${name}-${size.width}x${size.height}.png`,
       fullPage: true,
     });
-    const overflow = await page.evaluate(() =>
-      document.documentElement.scrollWidth -
-      document.documentElement.clientWidth
-    );
-    if (overflow > 1) {
-      problems.push(
+    const overflow = await page.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const by = document.documentElement.scrollWidth - width;
+      // The innermost elements that stick out, to say what to fix.
+      const out = [...document.querySelectorAll("body *")]
+        // deno-lint-ignore no-explicit-any
+        .filter((el: any) => el.getBoundingClientRect().right > width + 1 && el.children.length === 0)
+        .slice(0, 3)
+        // deno-lint-ignore no-explicit-any
+        .map((el: any) => `${el.tagName.toLowerCase()}.${el.className}`);
+      return { by, out };
+    });
+    if (overflow.by > 1) {
+      problems.push(`${name} at ${size.width}px: the page scrolls sideways by ${overflow.by}px (${overflow.out.join(", ")})`);
+    }
         `${name} at ${size.width}px: the page scrolls sideways by ${overflow}px`,
       );
     }
