@@ -167,16 +167,20 @@ export async function captureAndCheck(
       // The innermost elements that stick out, to say what to fix.
       const out = [...document.querySelectorAll("body *")]
         // deno-lint-ignore no-explicit-any
-        .filter((el: any) => el.getBoundingClientRect().right > width + 1 && el.children.length === 0)
+        .filter((el: any) =>
+          el.getBoundingClientRect().right > width + 1 &&
+          el.children.length === 0
+        )
         .slice(0, 3)
         // deno-lint-ignore no-explicit-any
         .map((el: any) => `${el.tagName.toLowerCase()}.${el.className}`);
       return { by, out };
     });
     if (overflow.by > 1) {
-      problems.push(`${name} at ${size.width}px: the page scrolls sideways by ${overflow.by}px (${overflow.out.join(", ")})`);
-    }
-        `${name} at ${size.width}px: the page scrolls sideways by ${overflow}px`,
+      problems.push(
+        `${name} at ${size.width}px: the page scrolls sideways by ${overflow.by}px (${
+          overflow.out.join(", ")
+        })`,
       );
     }
     for (const v of await seriousA11yViolations(page)) {
