@@ -79,8 +79,15 @@ export function serveStatic(
 }
 
 // Callbacks given to page.evaluate run in the page, which has a DOM (Deno's types do not).
+interface PageElement {
+  tagName: string;
+  className: string;
+  children: { length: number };
+  getBoundingClientRect(): { right: number };
+}
 declare const document: {
   documentElement: { scrollWidth: number; clientWidth: number };
+  querySelectorAll(selector: string): Iterable<PageElement>;
 };
 
 export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
@@ -166,14 +173,12 @@ export async function captureAndCheck(
       const by = document.documentElement.scrollWidth - width;
       // The innermost elements that stick out, to say what to fix.
       const out = [...document.querySelectorAll("body *")]
-        // deno-lint-ignore no-explicit-any
-        .filter((el: any) =>
+        .filter((el) =>
           el.getBoundingClientRect().right > width + 1 &&
           el.children.length === 0
         )
         .slice(0, 3)
-        // deno-lint-ignore no-explicit-any
-        .map((el: any) => `${el.tagName.toLowerCase()}.${el.className}`);
+        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
       return { by, out };
     });
     if (overflow.by > 1) {
