@@ -184,7 +184,7 @@ export function WebhookLogsPage() {
           ? "Deliveries in flight: refreshing every 2 seconds."
           : "Refreshing every 5 seconds."}
         {updatedAt && (
-          <>Last updated {new Date(updatedAt).toLocaleTimeString()}.</>
+          <>{" "}Last updated {new Date(updatedAt).toLocaleTimeString()}.</>
         )}
       </p>
       {rows === null && !error && <Loading what="deliveries" />}
