@@ -3,6 +3,7 @@
 // Auth, which does not run here.
 //   npm run dev:token -- --email admin@example.org --organization "First Church" [--role admin|staff]
 import * as jose from "jose";
+import { LOCAL_AUTH_ISSUER } from "../supabase/functions/_shared/auth.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
 import { devJwtSecret } from "./dev-secret.ts";
 
@@ -46,6 +47,7 @@ try {
   })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setIssuedAt()
+    .setIssuer(LOCAL_AUTH_ISSUER)
     .setAudience("authenticated")
     .setExpirationTime("1h")
     .sign(new TextEncoder().encode(await devJwtSecret()));

@@ -7,6 +7,7 @@ import { serve, type TestServer } from "./helpers/server.ts";
 import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import {
   createTokenVerifier,
+  LOCAL_AUTH_ISSUER,
   requireUser,
   type TokenVerifier,
   type UserEnv,
@@ -92,9 +93,11 @@ Deno.test("the same JWKS given inline (SUPABASE_JWKS) verifies without any fetch
   await setup();
   const before = jwksFetches;
   const inline = createTokenVerifier({ jwks: JSON.stringify(jwks) });
-  const token = await es256(baseClaims(), { iss: "ignored-without-SUPABASE_URL" });
+  const token = await es256(baseClaims(), { iss: LOCAL_AUTH_ISSUER });
   assertEquals((await inline(token)).sub, userId);
   assertEquals(jwksFetches, before);
+  // Without SUPABASE_URL the issuer is still checked: the local stack's, nothing else.
+  await rejectsWith(inline, await es256(baseClaims(), { iss: issuer }), "invalid_token");
 });
 
 Deno.test("legacy HS256 tokens verify with JWT_SECRET and not without it", async () => {

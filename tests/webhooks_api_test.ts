@@ -270,12 +270,16 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     const [log] =
       await sql()`insert into public.donation_payment_webhook_log (organization_id, provider, event, payload, signature_valid, status)
       values (${a.organizationId}, 'checkout', 'charged', '{"event":"charged"}', true, 'unmatched') returning id`;
+    const invitation =
+      (await call(api.base, "POST", "/invitations", adminA, { email: "invitee@example.org" }))
+        .data;
     const ids: Record<string, string> = {
       "/endpoints/:id": endpoint.id,
       "/deliveries/:id": delivery!.id,
       "/api-keys/:id": apiKey.id,
       "/inbound-log/:id": log!.id,
       "/subscriptions/:id": endpoint.id,
+      "/invitations/:id": invitation.id,
     };
     const bodies: Record<string, unknown> = {
       "POST /endpoints": { url: "http://127.0.0.1:9/x", events: ["member.created"] },
@@ -284,12 +288,15 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /endpoints/:id/recover": { since: new Date(0).toISOString() },
       "POST /subscriptions": { target_url: "http://127.0.0.1:9/z", event: "member.created" },
       "POST /api-keys": { name: "x" },
+      "POST /invitations": { email: "someone-else@example.org" },
+      // Aimed at A: an invitation addressed to someone else, and a membership in A.
+      "POST /invitations/accept": { invitation_id: invitation.id },
     };
     const concrete = (path: string) =>
       path.replace(/^(\/[a-z-]+)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`).replace(
         ":event_type",
         "member.created",
-      );
+      ).replace(":organization_id", a.organizationId);
 
     const staffA = json(await tokenFor(a.staff, a.organizationId));
     const adminB = json(await tokenFor(b.admin, b.organizationId));
@@ -310,7 +317,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       const method = spec.method.toUpperCase();
       const body = bodies[`${method} ${spec.path}`];
       const label = `${method} ${spec.path}`;
-      const hasId = spec.path.includes(":id");
+      // Routes naming something of A (by id in the path, or A's invitation in the body).
+      const hasId = /:id|:organization_id/.test(spec.path) || label === "POST /invitations/accept";
 
       const anon = await call(api.base, method, path, { "content-type": "application/json" }, body);
       assertEquals(anon.status, 401, `anon ${label}`);

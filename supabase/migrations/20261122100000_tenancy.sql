@@ -5,6 +5,13 @@
 -- for (auth.uid(), that organization), so a member removed from an organization loses access at once,
 -- not when the token expires.
 
+-- Supabase's default privileges give anon and authenticated every table privilege on what is created in
+-- `public`. Row-level security filters rows for select, insert, update and delete, but TRUNCATE skips it
+-- (one staff member could empty every organization's table), REFERENCES lets a foreign key probe other
+-- tenants' keys and TRIGGER runs the grantee's code on everyone's writes. No user role gets them, on
+-- any table made from here on by the role that runs migrations (issue 13, finding 7).
+alter default privileges in schema public revoke truncate, references, trigger on tables from anon, authenticated;
+
 create schema if not exists private;
 revoke all on schema private from public;
 grant usage on schema private to authenticated, service_role, supabase_auth_admin;
@@ -141,13 +148,13 @@ create policy organizations_update on public.organizations
   with check (id = (select private.admin_organization_id()));
 
 -- profiles: a user sees their own memberships everywhere, and the people of their active organization.
--- Admins manage the people of their active organization.
+-- Admins change roles in and remove people from their active organization. Nobody adds a membership by
+-- writing a row: a membership is consented to, by accepting an invitation (public.accept_invitation,
+-- 20261122100300_invitations.sql), so no organization can enroll a user, let alone become the
+-- organization that user's next token lands in (the hook prefers the oldest membership).
 create policy profiles_select on public.profiles
   for select to authenticated
   using (user_id = (select auth.uid()) or organization_id = (select private.active_organization_id()));
-create policy profiles_insert on public.profiles
-  for insert to authenticated
-  with check (organization_id = (select private.admin_organization_id()));
 create policy profiles_update on public.profiles
   for update to authenticated
   using (organization_id = (select private.admin_organization_id()))
@@ -177,3 +184,35 @@ revoke all on public.organizations, public.profiles, public.organization_setting
   public.user_active_organization, public.platform_user_flags from anon;
 revoke insert, update, delete on public.user_active_organization, public.platform_user_flags
   from authenticated;
+-- Server-set columns stay server-set: ids, organization and user of a membership, and every created_at
+-- (the hook orders memberships by it). Users write only what a person decides.
+revoke insert, update on public.organizations, public.profiles from authenticated;
+grant update (name) on public.organizations to authenticated;
+grant update (role, display_name) on public.profiles to authenticated;
+
+-- Every organization keeps an admin: through user roles the last admin can neither leave, be removed nor
+-- be demoted (make someone else admin first). The server (service role, account deletion, an
+-- organization's deletion) is not held to it. Taking the organization's row lock serializes two admins
+-- leaving at the same moment, so they cannot both pass the check.
+create function private.keep_an_admin() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+begin
+  if current_setting('role', true) not in ('authenticated', 'anon') or old.role <> 'admin'
+     or (tg_op = 'UPDATE' and new.role = 'admin') then
+    return coalesce(new, old);
+  end if;
+  perform 1 from public.organizations o where o.id = old.organization_id for update;
+  if not exists (
+    select 1 from public.profiles p
+    where p.organization_id = old.organization_id and p.role = 'admin' and p.id <> old.id
+  ) then
+    raise exception 'the last admin of an organization cannot leave or stop being admin'
+      using errcode = '55000', hint = 'Make another member an admin first.';
+  end if;
+  return coalesce(new, old);
+end;
+$$;
+create trigger profiles_keep_an_admin before delete or update of role on public.profiles
+  for each row execute function private.keep_an_admin();

@@ -25,15 +25,35 @@ create index organization_api_keys_organization_idx on public.organization_api_k
 create trigger organization_api_keys_fixed_org before update of organization_id on public.organization_api_keys
   for each row execute function private.forbid_organization_change();
 
+-- Revocation is final: once revoked_at is set nobody can clear or move it (an admin restoring a key
+-- someone revoked because it leaked would silently re-open it), and the time is the server's own.
+create function private.api_key_revocation_is_final() returns trigger
+language plpgsql as $$
+begin
+  if old.revoked_at is not null and new.revoked_at is distinct from old.revoked_at then
+    raise exception 'a revoked API key stays revoked' using errcode = '42501';
+  end if;
+  if old.revoked_at is null and new.revoked_at is not null then
+    new.revoked_at := now();
+  end if;
+  return new;
+end;
+$$;
+create trigger organization_api_keys_revocation_final before update of revoked_at on public.organization_api_keys
+  for each row execute function private.api_key_revocation_is_final();
+
 -- The organization a request made with an API key acts for: the claimed organization if the claimed
--- key is live and belongs to it, else null.
+-- key is live and belongs to it, else null. The server builds such claims itself after looking the
+-- presented key up (they never carry `sub`); a signed-in user's token names a user, so an `api_key_id`
+-- in it is never taken as a key, whoever signed it.
 create function private.api_key_organization_id() returns uuid
 language sql stable security definer
 set search_path = ''
 as $$
   select k.organization_id
   from public.organization_api_keys k
-  where k.id = case
+  where auth.jwt() ->> 'sub' is null
+    and k.id = case
       when (auth.jwt() ->> 'api_key_id') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
       then (auth.jwt() ->> 'api_key_id')::uuid
     end

@@ -72,6 +72,8 @@ begin
   insert into public.workflow_runs (organization_id, workflow_id, member_id) values (org, wf, member);
   insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash)
     values (org, 'Zapier', 'orgkey_abcdefg', encode(sha256(convert_to(org::text, 'utf8')), 'hex'));
+  insert into public.organization_invitations (organization_id, email, role, token_hash)
+    values (org, 'invitee@example.org', 'admin', encode(sha256(convert_to('invitation ' || org, 'utf8')), 'hex'));
   -- Outbound webhooks: an endpoint subscribed to member.created, so the member below raises an
   -- event and a delivery through the real triggers.
   insert into public.webhook_endpoints (organization_id, url, events)
@@ -195,13 +197,15 @@ select set_config('request.jwt.claims', json_build_object('role', 'authenticated
 set local role authenticated;
 select tenancy_probe.probe('API key of B claiming A -> A', 'a1000000-0000-4000-8000-000000000000');
 reset role;
-update public.organization_api_keys set revoked_at = now() where organization_id = 'a1000000-0000-4000-8000-000000000000';
+-- (a second key of A, revoked: revocation is final, so A's first key stays live for the checks below)
+insert into public.organization_api_keys (id, organization_id, name, key_prefix, key_hash, revoked_at)
+  values ('a5000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000', 'Old Zapier', 'orgkey_revoked',
+          encode(sha256('revoked key of A'::bytea), 'hex'), now());
 select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'a1000000-0000-4000-8000-000000000000',
-  'api_key_id', (select id from public.organization_api_keys where organization_id = 'a1000000-0000-4000-8000-000000000000'))::text, true);
+  'api_key_id', 'a5000000-0000-4000-8000-000000000001')::text, true);
 set local role authenticated;
 select tenancy_probe.probe('revoked API key of A -> A', 'a1000000-0000-4000-8000-000000000000');
 reset role;
-update public.organization_api_keys set revoked_at = null where organization_id = 'a1000000-0000-4000-8000-000000000000';
 
 -- Control: the admin of A acting on A succeeds in reading every table (run after the attacks, which
 -- must not have disturbed A's rows either).
@@ -288,7 +292,7 @@ select lives_ok($$ insert into public.donations (organization_id, member_id, amo
 reset role;
 -- A live API key of A configures A's webhooks and reads nothing else of A.
 select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'a1000000-0000-4000-8000-000000000000',
-  'api_key_id', (select id from public.organization_api_keys where organization_id = 'a1000000-0000-4000-8000-000000000000'))::text, true);
+  'api_key_id', (select id from public.organization_api_keys where organization_id = 'a1000000-0000-4000-8000-000000000000' and revoked_at is null))::text, true);
 set local role authenticated;
 select ok((select count(*) from public.webhook_endpoints) >= 1 and (select count(*) from public.webhook_deliveries) >= 1,
   'a live API key of A sees A''s endpoints and deliveries');

@@ -1,6 +1,7 @@
 // Access tokens as Supabase Auth would sign them, with a key pair made for the test run, and the
 // function configuration that trusts exactly that key.
 import * as jose from "jose";
+import { LOCAL_AUTH_ISSUER } from "../../supabase/functions/_shared/auth.ts";
 import { type Config, loadConfig } from "../../supabase/functions/_shared/config.ts";
 import { testDbUrl, type TestUser } from "./db.ts";
 
@@ -23,10 +24,16 @@ export async function testConfig(extra: Record<string, string> = {}): Promise<Co
 export async function tokenFor(
   user: TestUser,
   organizationId?: string,
-  opts: { expiresIn?: string | number; claims?: Record<string, unknown> } = {},
+  opts: {
+    /** null: no `exp` claim at all. */
+    expiresIn?: string | number | null;
+    /** null: no `iss` claim at all. Default: the issuer the functions expect without SUPABASE_URL. */
+    issuer?: string | null;
+    claims?: Record<string, unknown>;
+  } = {},
 ): Promise<string> {
   const { privateKey } = await signingKeys();
-  return await new jose.SignJWT({
+  const jwt = new jose.SignJWT({
     sub: user.id,
     email: user.email,
     role: "authenticated",
@@ -37,7 +44,8 @@ export async function tokenFor(
   })
     .setProtectedHeader({ alg: "ES256", kid: "test-key", typ: "JWT" })
     .setIssuedAt()
-    .setAudience("authenticated")
-    .setExpirationTime(opts.expiresIn ?? "1h")
-    .sign(privateKey);
+    .setAudience("authenticated");
+  if (opts.expiresIn !== null) jwt.setExpirationTime(opts.expiresIn ?? "1h");
+  if (opts.issuer !== null) jwt.setIssuer(opts.issuer ?? LOCAL_AUTH_ISSUER);
+  return await jwt.sign(privateKey);
 }

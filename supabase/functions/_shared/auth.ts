@@ -20,14 +20,18 @@ export interface UserClaims extends JwtClaims {
 
 export type TokenVerifier = (token: string) => Promise<UserClaims>;
 
+/** The issuer of Supabase Auth's local stack (`supabase start`), expected when SUPABASE_URL is unset. */
+export const LOCAL_AUTH_ISSUER = "http://127.0.0.1:54321/auth/v1";
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ASYMMETRIC = ["ES256", "RS256", "EdDSA"];
 
 /**
  * Builds the verifier once per process: the JWKS given inline (SUPABASE_JWKS), else the project's
  * published JWKS (fetched and cached by jose), and the legacy HS256 secret when configured. Tokens must
- * be signed with one of those keys (never `alg: none`), unexpired, for audience `authenticated`, and
- * name a user (`sub`) and a role.
+ * be signed with one of those keys (never `alg: none`), carry `exp` and be unexpired, come from the
+ * project's issuer (`SUPABASE_URL`/auth/v1, else LOCAL_AUTH_ISSUER), be for audience `authenticated`,
+ * and name a user (`sub`) and a role.
  */
 export function createTokenVerifier(
   config: Pick<Config, "jwks" | "supabaseUrl" | "jwtSecret">,
@@ -42,8 +46,17 @@ export function createTokenVerifier(
     });
   }
   const secret = config.jwtSecret ? new TextEncoder().encode(config.jwtSecret) : undefined;
-  const issuer = config.supabaseUrl ? new URL("/auth/v1", config.supabaseUrl).href : undefined;
-  const options: jose.JWTVerifyOptions = { audience: "authenticated", issuer, clockTolerance: 5 };
+  // Always checked: a token another Supabase project (or any other issuer sharing a key) signed is not
+  // ours. Without SUPABASE_URL (tests, scripts) the expected issuer is the local stack's.
+  const issuer = config.supabaseUrl ? new URL("/auth/v1", config.supabaseUrl).href : LOCAL_AUTH_ISSUER;
+  // `exp` is required: jose only checks it when present, and a token that never expires cannot be
+  // taken back.
+  const options: jose.JWTVerifyOptions = {
+    audience: "authenticated",
+    issuer,
+    requiredClaims: ["exp", "iss"],
+    clockTolerance: 5,
+  };
 
   return async (token: string) => {
     let header: jose.ProtectedHeaderParameters;

@@ -48,8 +48,10 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
         claims: { role: "authenticated", api_key_id: key.api_key_id, organization_id: key.organization_id },
       });
     } else {
-      const claims = await verify(credential);
-      c.set("actor", { kind: "user", claims, userId: claims.sub });
+      // Key identity comes only from the key lookup above: an `api_key_id` in a user's token is dropped
+      // (the database ignores it too, for any token with a `sub`).
+      const { api_key_id: _ignored, ...claims } = await verify(credential);
+      c.set("actor", { kind: "user", claims: claims as UserClaims, userId: claims.sub });
     }
     await next();
   };
@@ -79,9 +81,12 @@ export async function asAdmin<T>(
   });
 }
 
-/** Users only: API keys cannot manage API keys. */
-export function requireUserActor(c: Context<ActorEnv>): Extract<Actor, { kind: "user" }> {
+/** Users only (API keys cannot manage API keys, nor people). */
+export function requireUserActor(
+  c: Context<ActorEnv>,
+  message = "API keys cannot manage API keys",
+): Extract<Actor, { kind: "user" }> {
   const actor = c.get("actor");
-  if (actor.kind !== "user") throw new AppError(403, "user_required", "API keys cannot manage API keys");
+  if (actor.kind !== "user") throw new AppError(403, "user_required", message);
   return actor;
 }

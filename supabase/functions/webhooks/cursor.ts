@@ -1,11 +1,16 @@
 // Keyset pagination cursors: (timestamp, id) of the last row of a page, newest first. Rows written while
 // a client pages through are newer than its cursor and never shift later pages. The timestamp is kept
 // as Postgres' own text so no precision is lost in the round trip.
+//
+// A cursor comes back from the client, so it is input like any other: the decoder accepts only
+// timestamps PostgreSQL will accept too (real calendar dates, times within the day, UTC offsets within
+// Postgres' ±15:59), so a tampered cursor is a 400 here rather than a cast error in the query.
 import { z } from "zod";
 import { badRequest } from "../_shared/errors.ts";
 
 // timestamptz as Postgres prints it, e.g. 2026-11-22 10:15:30.123456+00
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)?$/;
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?(?:([+-])(\d{2})(?::?(\d{2}))?|Z)?$/;
 
 export function encodeCursor(row: { cursor_at?: string; id: string }): string {
   return btoa(JSON.stringify([row.cursor_at, row.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(
@@ -14,11 +19,25 @@ export function encodeCursor(row: { cursor_at?: string; id: string }): string {
   );
 }
 
+function isValidTimestamp(text: string): boolean {
+  const m = TIMESTAMP.exec(text);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as number[];
+  const offsetHours = m[9] === undefined ? 0 : Number(m[9]);
+  const offsetMinutes = m[10] === undefined ? 0 : Number(m[10]);
+  if (year! < 1 || month! < 1 || month! > 12 || day! < 1) return false;
+  const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
+  const monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month! - 1]!;
+  return day! <= monthDays && hour! <= 23 && minute! <= 59 && second! <= 59 && offsetHours <= 15 &&
+    offsetMinutes <= 59;
+}
+
 export function decodeCursor(cursor: string): [string, string] {
   try {
     const [at, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/"))) as unknown[];
     if (
-      typeof at === "string" && TIMESTAMP.test(at) && typeof id === "string" && z.uuid().safeParse(id).success
+      typeof at === "string" && isValidTimestamp(at) && typeof id === "string" &&
+      z.uuid().safeParse(id).success
     ) {
       return [at, id];
     }

@@ -1,0 +1,240 @@
+// People joining and leaving organizations: admins invite an e-mail address with a role, list and
+// revoke invitations; the invitee sees and accepts theirs; a member leaves. Memberships exist only
+// because their user accepted (issue 13, finding 1). Everything runs as the caller through the SQL
+// functions of 20261122100300_invitations.sql, which check who may do what; API keys cannot manage
+// people.
+import { z } from "zod";
+import { withClaims } from "../../_shared/db.ts";
+import { AppError, notFound } from "../../_shared/errors.ts";
+import { type ActorEnv, asAdmin, requireUserActor } from "../actor.ts";
+import type { AppDeps } from "../../_shared/app.ts";
+import type { Context } from "hono";
+import type { Tx } from "../../_shared/db.ts";
+import { route, type RouteFactory } from "../route.ts";
+import { fromSqlError } from "../sql_errors.ts";
+import { jsonBody, param } from "../validate.ts";
+
+const Role = z.enum(["admin", "staff"]);
+
+const Invitation = z.object({
+  id: z.uuid(),
+  email: z.string(),
+  role: Role,
+  status: z.enum(["pending", "accepted", "revoked", "expired"]),
+  invited_by: z.uuid().nullable(),
+  created_at: z.string(),
+  expires_at: z.string(),
+  accepted_at: z.string().nullable(),
+  accepted_by: z.uuid().nullable(),
+  revoked_at: z.string().nullable(),
+});
+const CreatedInvitation = z.object({
+  id: z.uuid(),
+  organization_id: z.uuid(),
+  email: z.string(),
+  role: Role,
+  token: z.string().describe("Send it to the invitee; shown only in this response, stored hashed"),
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+const ReceivedInvitation = z.object({
+  id: z.uuid(),
+  organization_id: z.uuid(),
+  organization_name: z.string(),
+  role: Role,
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+const CreateInvitation = z.object({
+  email: z.email().max(320),
+  role: Role.default("staff"),
+}).strict();
+const AcceptInvitation = z.object({
+  token: z.string().min(1).max(200).optional(),
+  invitation_id: z.uuid().optional(),
+}).strict().refine((b) => (b.token === undefined) !== (b.invitation_id === undefined), {
+  message: "give either token or invitation_id",
+}).describe("The token from the invitation, or the id of an invitation addressed to your confirmed e-mail");
+const Membership = z.object({ organization_id: z.uuid(), role: Role });
+
+const INVITATION_COLUMNS = `id, email, role,
+  case when accepted_at is not null then 'accepted' when revoked_at is not null then 'revoked'
+       when expires_at <= now() then 'expired' else 'pending' end as status,
+  invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at`;
+
+/** What the invitation functions raise, as API errors. */
+function invitationError(err: unknown): unknown {
+  const code = (err as { code?: string } | null)?.code;
+  if (code === "P0002") return notFound("not_found", "No such open invitation or membership for you");
+  if (code === "23505") return new AppError(409, "already_member", "Already a member of this organization");
+  if (code === "55000") {
+    return new AppError(
+      409,
+      "last_admin",
+      "The last admin of an organization cannot leave or stop being admin; make another member admin first",
+    );
+  }
+  return fromSqlError(err);
+}
+
+/** As the signed-in user, whatever organization their token names (invitees are not members yet). */
+async function asUser<T>(deps: AppDeps, c: Context<ActorEnv>, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const actor = requireUserActor(c, "API keys cannot join or leave organizations");
+  try {
+    return await withClaims(deps.userSql ?? deps.sql, actor.claims, fn);
+  } catch (err) {
+    throw invitationError(err);
+  }
+}
+
+const id = { id: z.uuid() };
+
+export const invitationRoutes: RouteFactory = (deps) => [
+  route(
+    {
+      method: "get",
+      path: "/invitations",
+      summary: "List the organization's invitations, newest first (admins)",
+      tag: "People",
+      access: "user",
+      responses: { 200: { description: "Invitations", schema: z.object({ data: z.array(Invitation) }) } },
+    },
+    async (c) => {
+      requireUserActor(c, "API keys cannot manage people");
+      const data = await asAdmin(deps, c, (tx) =>
+        tx.unsafe(
+          `select ${INVITATION_COLUMNS} from public.organization_invitations order by created_at desc, id limit 500`,
+        ));
+      return c.json({ data });
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/invitations",
+      summary: "Invite an e-mail address with a role (admins); the token is returned once",
+      tag: "People",
+      access: "user",
+      body: CreateInvitation,
+      responses: {
+        201: { description: "The invitation with its token", schema: CreatedInvitation },
+        409: { description: "The address already belongs to a member" },
+      },
+    },
+    async (c) => {
+      requireUserActor(c, "API keys cannot manage people");
+      const input = await jsonBody(c, CreateInvitation);
+      const created = await asAdmin(deps, c, async (tx) => {
+        try {
+          const [r] = await tx<{ invitation: z.infer<typeof CreatedInvitation> }[]>`
+            select public.create_invitation(${input.email}, ${input.role}) as invitation`;
+          return r!.invitation;
+        } catch (err) {
+          throw invitationError(err);
+        }
+      });
+      return c.json(created, 201);
+    },
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/invitations/:id",
+      summary: "Revoke an open invitation (admins); its token stops working",
+      tag: "People",
+      access: "user",
+      params: id,
+      responses: {
+        200: { description: "The revoked invitation", schema: Invitation },
+        404: { description: "No open invitation with this id in the organization" },
+      },
+    },
+    async (c) => {
+      requireUserActor(c, "API keys cannot manage people");
+      const invitationId = param(c, "id", z.uuid());
+      const row = await asAdmin(deps, c, async (tx) => {
+        try {
+          await tx`select public.revoke_invitation(${invitationId})`;
+        } catch (err) {
+          throw invitationError(err);
+        }
+        const [r] = await tx.unsafe(
+          `select ${INVITATION_COLUMNS} from public.organization_invitations where id = $1`,
+          [invitationId],
+        );
+        return r;
+      });
+      return c.json(row);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/invitations/received",
+      summary: "Open invitations addressed to your confirmed e-mail address",
+      tag: "People",
+      access: "user",
+      responses: {
+        200: {
+          description: "Invitations you can accept",
+          schema: z.object({ data: z.array(ReceivedInvitation) }),
+        },
+      },
+    },
+    async (c) => {
+      const data = await asUser(deps, c, (tx) => tx`select * from public.my_invitations()`);
+      return c.json({ data });
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/invitations/accept",
+      summary: "Accept an invitation: with its token, or by id when it is addressed to your e-mail",
+      tag: "People",
+      access: "user",
+      body: AcceptInvitation,
+      responses: {
+        200: {
+          description:
+            "The membership created. Your active organization does not change; switch to it if you like.",
+          schema: Membership,
+        },
+        404: { description: "No such open invitation for you (unknown, expired, revoked or used)" },
+        409: { description: "Already a member" },
+      },
+    },
+    async (c) => {
+      requireUserActor(c, "API keys cannot join or leave organizations");
+      const input = await jsonBody(c, AcceptInvitation);
+      const membership = await asUser(deps, c, async (tx) => {
+        const [r] = await tx<{ membership: z.infer<typeof Membership> }[]>`
+          select public.accept_invitation(
+            token => ${input.token ?? null}::text,
+            invitation_id => ${input.invitation_id ?? null}::uuid) as membership`;
+        return r!.membership;
+      });
+      return c.json(membership);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/memberships/:organization_id/leave",
+      summary: "Leave an organization you belong to (the last admin cannot)",
+      tag: "People",
+      access: "user",
+      params: { organization_id: z.uuid() },
+      responses: {
+        200: { description: "No longer a member", schema: z.object({ organization_id: z.uuid() }) },
+        404: { description: "Not a member of that organization" },
+        409: { description: "You are its last admin" },
+      },
+    },
+    async (c) => {
+      const organizationId = param(c, "organization_id", z.uuid());
+      await asUser(deps, c, (tx) => tx`select public.leave_organization(${organizationId})`);
+      return c.json({ organization_id: organizationId });
+    },
+  ),
+];

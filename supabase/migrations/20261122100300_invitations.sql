@@ -1,0 +1,200 @@
+-- Invitations: how a person joins an organization, with their consent.
+--
+-- An admin invites an e-mail address with a role; the invitation carries a one-time token (shown to the
+-- admin once, stored as SHA-256 only) to send to that address. The invitee, signed in, accepts it either
+-- with the token or, without one, because the invitation names their own confirmed e-mail address. Only
+-- accepting creates the membership (`profiles` row), with server-set columns: who, which organization,
+-- the role the admin chose, now(). A member leaves with leave_organization(); the last admin cannot
+-- (private.keep_an_admin in the tenancy migration).
+--
+-- The shape follows Basejump's invitations (an admin-created row with a role and a token, accepted by
+-- an RPC that inserts the membership), with e-mail addressing, expiry, revocation and hashed tokens.
+-- Everything is an RPC-callable function in `public` (security definer, fixed search_path); users have
+-- no write privilege on the table at all, and admins read their organization's rows without the hash.
+
+-- Invitations ------------------------------------------------------------------------------------------
+create table public.organization_invitations (
+  id uuid primary key default gen_random_uuid(),
+  organization_id uuid not null references public.organizations (id) on delete cascade,
+  -- Lower-cased: auth.users keeps e-mail addresses lower-case too.
+  email text not null check (email = lower(email) and email ~ '^[^@[:space:]]+@[^@[:space:]]+$' and length(email) <= 320),
+  role text not null check (role in ('admin', 'staff')),
+  token_hash text not null unique check (token_hash ~ '^[0-9a-f]{64}$'),
+  invited_by uuid references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  expires_at timestamptz not null default now() + interval '7 days',
+  accepted_at timestamptz,
+  accepted_by uuid references auth.users (id) on delete set null,
+  revoked_at timestamptz,
+  check (accepted_at is null or revoked_at is null)
+);
+-- One open invitation per address and organization (inviting again replaces it).
+create unique index organization_invitations_open_idx on public.organization_invitations (organization_id, email)
+  where accepted_at is null and revoked_at is null;
+-- "Invitations for me" looks invitations up by address.
+create index organization_invitations_email_idx on public.organization_invitations (email)
+  where accepted_at is null and revoked_at is null;
+
+create trigger organization_invitations_fixed_org before update of organization_id on public.organization_invitations
+  for each row execute function private.forbid_organization_change();
+
+alter table public.organization_invitations enable row level security;
+revoke all on public.organization_invitations from anon, authenticated;
+grant select (id, organization_id, email, role, invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at)
+  on public.organization_invitations to authenticated;
+create policy organization_invitations_admin_select on public.organization_invitations for select to authenticated
+  using (organization_id = (select private.admin_organization_id()));
+
+-- The caller's e-mail address, if Supabase Auth has confirmed it (an unconfirmed address proves nothing
+-- where sign-up without confirmation is allowed).
+create function private.confirmed_email() returns text
+language sql stable security definer
+set search_path = ''
+as $$
+  select lower(u.email) from auth.users u where u.id = auth.uid() and u.email_confirmed_at is not null
+$$;
+revoke all on function private.confirmed_email() from public;
+
+-- Functions (RPC) ---------------------------------------------------------------------------------------
+
+-- An admin of the active organization invites an address. Returns the token once; inviting an address
+-- that already has an open invitation revokes that one (its token stops working).
+create function public.create_invitation(email text, role text default 'staff')
+returns jsonb
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  org uuid := private.admin_organization_id();
+  address text := lower(trim(create_invitation.email));
+  secret text := 'inv_' || encode(extensions.gen_random_bytes(32), 'hex');
+  created public.organization_invitations;
+begin
+  if org is null then
+    raise exception 'only admins of the active organization can invite' using errcode = '42501';
+  end if;
+  if create_invitation.role is null or create_invitation.role not in ('admin', 'staff') then
+    raise exception 'role must be admin or staff' using errcode = '22023';
+  end if;
+  if address is null or address !~ '^[^@[:space:]]+@[^@[:space:]]+$' or length(address) > 320 then
+    raise exception 'email is not an e-mail address' using errcode = '22023';
+  end if;
+  if exists (
+    select 1 from public.profiles p join auth.users u on u.id = p.user_id
+    where p.organization_id = org and lower(u.email) = address
+  ) then
+    raise exception 'that address already belongs to a member' using errcode = '23505';
+  end if;
+  update public.organization_invitations i set revoked_at = now()
+  where i.organization_id = org and i.email = address and i.accepted_at is null and i.revoked_at is null;
+  insert into public.organization_invitations (organization_id, email, role, token_hash, invited_by)
+  values (org, address, create_invitation.role, encode(sha256(convert_to(secret, 'UTF8')), 'hex'), auth.uid())
+  returning * into created;
+  return jsonb_build_object('id', created.id, 'organization_id', created.organization_id, 'email', created.email,
+    'role', created.role, 'token', secret, 'created_at', created.created_at, 'expires_at', created.expires_at);
+end;
+$$;
+
+-- An admin withdraws an open invitation of the active organization. Another organization's invitation
+-- and one that does not exist answer the same (P0002).
+create function public.revoke_invitation(invitation_id uuid) returns void
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  org uuid := private.admin_organization_id();
+begin
+  if org is null then
+    raise exception 'only admins of the active organization can revoke invitations' using errcode = '42501';
+  end if;
+  update public.organization_invitations i set revoked_at = now()
+  where i.id = revoke_invitation.invitation_id and i.organization_id = org
+    and i.accepted_at is null and i.revoked_at is null;
+  if not found then
+    raise exception 'no open invitation %', revoke_invitation.invitation_id using errcode = 'P0002';
+  end if;
+end;
+$$;
+
+-- Open invitations addressed to the caller's confirmed e-mail address, with the organization's name
+-- (the invitee is not a member yet, so cannot read the organization itself).
+create function public.my_invitations()
+returns table (id uuid, organization_id uuid, organization_name text, role text, created_at timestamptz, expires_at timestamptz)
+language sql stable security definer
+set search_path = ''
+as $$
+  select i.id, i.organization_id, o.name, i.role, i.created_at, i.expires_at
+  from public.organization_invitations i
+  join public.organizations o on o.id = i.organization_id
+  where i.email = private.confirmed_email()
+    and i.accepted_at is null and i.revoked_at is null and i.expires_at > now()
+  order by i.created_at desc, i.id
+$$;
+
+-- The invitee accepts: with the token (whoever holds it was sent it), or with the invitation's id when
+-- it is addressed to the caller's confirmed e-mail address. Unknown, expired, revoked, used and
+-- someone else's invitations all answer P0002 alike. The membership gets the invitation's role and
+-- the server's time; which organization the user's tokens name does not change (the hook prefers the
+-- remembered choice, else the oldest membership, and this one is the newest).
+create function public.accept_invitation(token text default null, invitation_id uuid default null)
+returns jsonb
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  uid uuid := auth.uid();
+  inv public.organization_invitations;
+begin
+  if uid is null then
+    raise exception 'not signed in' using errcode = '42501';
+  end if;
+  if (accept_invitation.token is null) = (accept_invitation.invitation_id is null) then
+    raise exception 'give either the token or the invitation id' using errcode = '22023';
+  end if;
+  select * into inv from public.organization_invitations i
+  where i.accepted_at is null and i.revoked_at is null and i.expires_at > now()
+    and case
+      when accept_invitation.token is not null
+        then i.token_hash = encode(sha256(convert_to(accept_invitation.token, 'UTF8')), 'hex')
+      else i.id = accept_invitation.invitation_id and i.email = private.confirmed_email()
+    end
+  for update;
+  if inv.id is null then
+    raise exception 'no such open invitation for you' using errcode = 'P0002';
+  end if;
+  if exists (select 1 from public.profiles p where p.user_id = uid and p.organization_id = inv.organization_id) then
+    raise exception 'you are already a member of this organization' using errcode = '23505';
+  end if;
+  insert into public.profiles (user_id, organization_id, role) values (uid, inv.organization_id, inv.role);
+  update public.organization_invitations i set accepted_at = now(), accepted_by = uid where i.id = inv.id;
+  return jsonb_build_object('organization_id', inv.organization_id, 'role', inv.role);
+end;
+$$;
+
+-- A member leaves an organization (any of theirs, not only the active one). The last admin cannot
+-- (55000, from private.keep_an_admin). Not a member answers P0002.
+create function public.leave_organization(organization_id uuid) returns void
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  uid uuid := auth.uid();
+begin
+  if uid is null then
+    raise exception 'not signed in' using errcode = '42501';
+  end if;
+  delete from public.profiles p where p.user_id = uid and p.organization_id = leave_organization.organization_id;
+  if not found then
+    raise exception 'not a member of that organization' using errcode = 'P0002';
+  end if;
+  delete from public.user_active_organization a
+  where a.user_id = uid and a.organization_id = leave_organization.organization_id;
+end;
+$$;
+
+revoke execute on function public.create_invitation(text, text), public.revoke_invitation(uuid),
+  public.my_invitations(), public.accept_invitation(text, uuid), public.leave_organization(uuid)
+  from public, anon;
+grant execute on function public.create_invitation(text, text), public.revoke_invitation(uuid),
+  public.my_invitations(), public.accept_invitation(text, uuid), public.leave_organization(uuid)
+  to authenticated, service_role;

@@ -1,0 +1,199 @@
+// Invitations and leaving through the configuration API as deployed (issue 13, finding 1): an admin
+// invites, only the invitee's acceptance makes a membership, the invitee's landing organization never
+// moves because of another organization, members leave, the last admin stays; staff, API keys, other
+// organizations and strangers cannot use any of it.
+import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
+import { closeSql, createTenant, createUser, sql, type TestUser } from "./helpers/db.ts";
+import { tokenFor } from "./helpers/tokens.ts";
+import { startWebhooksApi } from "./helpers/webhooks_api.ts";
+
+const auth = (t: string) => ({ authorization: `Bearer ${t}`, "content-type": "application/json" });
+
+async function confirmedUser(): Promise<TestUser> {
+  const user = await createUser();
+  await sql()`update auth.users set email_confirmed_at = now() where id = ${user.id}`;
+  return user;
+}
+
+/** The organization the user's next token names, asking the hook as Supabase Auth does. */
+async function landsIn(user: TestUser): Promise<string | null> {
+  const [row] = await sql().begin(async (tx) => {
+    await tx`set local role supabase_auth_admin`;
+    const event = JSON.stringify({ user_id: user.id, claims: { sub: user.id, role: "authenticated" } });
+    return await tx<{ org: string | null }[]>`
+      select public.custom_access_token_hook(${event}::text::jsonb) -> 'claims' ->> 'organization_id' as org`;
+  });
+  return row!.org;
+}
+
+Deno.test("an admin invites, the invitee accepts and later leaves; the invitee's landing organization never moves", async () => {
+  const api = await startWebhooksApi();
+  try {
+    const a = await createTenant();
+    const b = await createTenant();
+    const victim = await confirmedUser();
+    await sql()`insert into public.profiles (user_id, organization_id, role, created_at)
+                values (${victim.id}, ${b.organizationId}, 'staff', now() - interval '1 day')`;
+    const adminA = await tokenFor(a.admin, a.organizationId);
+
+    const invited = await fetch(`${api.base}/invitations`, {
+      method: "POST",
+      headers: auth(adminA),
+      body: JSON.stringify({ email: victim.email, role: "staff" }),
+    });
+    assertEquals(invited.status, 201);
+    const invitation = await invited.json();
+    assertMatch(invitation.token, /^inv_[0-9a-f]{64}$/);
+    assertEquals([invitation.email, invitation.role, invitation.organization_id], [
+      victim.email,
+      "staff",
+      a.organizationId,
+    ]);
+    assertEquals(await landsIn(victim), b.organizationId, "an invitation alone changes nothing");
+
+    const list = await (await fetch(`${api.base}/invitations`, { headers: auth(adminA) })).json();
+    assertEquals(list.data.map((i: { id: string; status: string }) => [i.id, i.status]), [[
+      invitation.id,
+      "pending",
+    ]]);
+    assert(!JSON.stringify(list).includes(invitation.token), "the token is never listed");
+
+    const victimToken = await tokenFor(victim, b.organizationId);
+    const received = await (await fetch(`${api.base}/invitations/received`, { headers: auth(victimToken) }))
+      .json();
+    assertEquals(received.data.map((i: { id: string }) => i.id), [invitation.id]);
+
+    const accepted = await fetch(`${api.base}/invitations/accept`, {
+      method: "POST",
+      headers: auth(victimToken),
+      body: JSON.stringify({ invitation_id: invitation.id }),
+    });
+    assertEquals(accepted.status, 200);
+    assertEquals(await accepted.json(), { organization_id: a.organizationId, role: "staff" });
+    assertEquals(await landsIn(victim), b.organizationId, "accepting does not move the landing organization");
+    const again = await fetch(`${api.base}/invitations/accept`, {
+      method: "POST",
+      headers: auth(victimToken),
+      body: JSON.stringify({ token: invitation.token }),
+    });
+    assertEquals([again.status, (await again.json()).error.code], [404, "not_found"]);
+
+    const left = await fetch(`${api.base}/memberships/${a.organizationId}/leave`, {
+      method: "POST",
+      headers: auth(victimToken),
+    });
+    assertEquals(left.status, 200);
+    await left.body?.cancel();
+    const [gone] = await sql()`select count(*)::int as n from public.profiles
+                               where user_id = ${victim.id} and organization_id = ${a.organizationId}`;
+    assertEquals(gone!.n, 0);
+
+    // The last admin of B cannot leave it.
+    const adminB = await tokenFor(b.admin, b.organizationId);
+    const lastAdmin = await fetch(`${api.base}/memberships/${b.organizationId}/leave`, {
+      method: "POST",
+      headers: auth(adminB),
+    });
+    assertEquals([lastAdmin.status, (await lastAdmin.json()).error.code], [409, "last_admin"]);
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("staff, API keys, other organizations and other users cannot invite, revoke or take an invitation", async () => {
+  const api = await startWebhooksApi();
+  try {
+    const a = await createTenant();
+    const b = await createTenant();
+    const invitee = await confirmedUser();
+    const stranger = await confirmedUser();
+    const adminA = await tokenFor(a.admin, a.organizationId);
+    const invitation = await (await fetch(`${api.base}/invitations`, {
+      method: "POST",
+      headers: auth(adminA),
+      body: JSON.stringify({ email: invitee.email, role: "admin" }),
+    })).json();
+
+    const staffA = await tokenFor(a.staff, a.organizationId);
+    const staffInvite = await fetch(`${api.base}/invitations`, {
+      method: "POST",
+      headers: auth(staffA),
+      body: JSON.stringify({ email: stranger.email }),
+    });
+    assertEquals([staffInvite.status, (await staffInvite.json()).error.code], [403, "admin_required"]);
+
+    const key = (await (await fetch(`${api.base}/api-keys`, {
+      method: "POST",
+      headers: auth(adminA),
+      body: JSON.stringify({ name: "Zapier" }),
+    })).json()).key;
+    for (
+      const [method, path] of [["GET", "/invitations"], ["POST", "/invitations"], [
+        "POST",
+        "/invitations/accept",
+      ]]
+    ) {
+      const res = await fetch(`${api.base}${path}`, {
+        method,
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: method === "POST" ? JSON.stringify({ email: stranger.email }) : undefined,
+      });
+      assertEquals([res.status, (await res.json()).error.code], [403, "user_required"], `${method} ${path}`);
+    }
+
+    const adminB = await tokenFor(b.admin, b.organizationId);
+    const bList = await (await fetch(`${api.base}/invitations`, { headers: auth(adminB) })).json();
+    assertEquals(bList.data, [], "admin of B sees none of A's invitations");
+    const bRevoke = await fetch(`${api.base}/invitations/${invitation.id}`, {
+      method: "DELETE",
+      headers: auth(adminB),
+    });
+    assertEquals(bRevoke.status, 404, "another organization's invitation is not found");
+    await bRevoke.body?.cancel();
+
+    const strangerToken = await tokenFor(stranger);
+    const byId = await fetch(`${api.base}/invitations/accept`, {
+      method: "POST",
+      headers: auth(strangerToken),
+      body: JSON.stringify({ invitation_id: invitation.id }),
+    });
+    assertEquals(byId.status, 404, "an invitation addressed to someone else cannot be accepted by id");
+    await byId.body?.cancel();
+    const bad = await fetch(`${api.base}/invitations/accept`, {
+      method: "POST",
+      headers: auth(strangerToken),
+      body: JSON.stringify({ token: "inv_" + "0".repeat(64) }),
+    });
+    assertEquals(bad.status, 404, "a guessed token is not found");
+    await bad.body?.cancel();
+    const malformed = await fetch(`${api.base}/invitations/accept`, {
+      method: "POST",
+      headers: auth(strangerToken),
+      body: JSON.stringify({ token: "x", invitation_id: invitation.id }),
+    });
+    assertEquals(malformed.status, 400);
+    await malformed.body?.cancel();
+
+    const revoked = await fetch(`${api.base}/invitations/${invitation.id}`, {
+      method: "DELETE",
+      headers: auth(adminA),
+    });
+    assertEquals([revoked.status, (await revoked.json()).status], [200, "revoked"]);
+    const late = await fetch(`${api.base}/invitations/accept`, {
+      method: "POST",
+      headers: auth(await tokenFor(invitee)),
+      body: JSON.stringify({ token: invitation.token }),
+    });
+    assertEquals(late.status, 404, "a revoked invitation cannot be accepted");
+    await late.body?.cancel();
+    const [members] =
+      await sql()`select count(*)::int as n from public.profiles where user_id = ${invitee.id}`;
+    assertEquals(members!.n, 0);
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("cleanup", async () => {
+  await closeSql();
+});
