@@ -40,6 +40,7 @@ export function WebhooksPage() {
     [],
   );
   const [adding, setAdding] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(
     null,
   );
@@ -64,6 +65,7 @@ export function WebhooksPage() {
         donation, attendance), we send a signed message to the addresses below:
         your own systems, Zapier, Make or n8n.
       </p>
+      <p className="ok" role="status">{notice}</p>
 
       {secret && (
         <section className="panel" aria-label={secret.title}>
@@ -125,6 +127,10 @@ export function WebhooksPage() {
             endpoint={e}
             catalogue={catalogue.data}
             onChanged={endpoints.reload}
+            onDeleted={async () => {
+              setNotice(`Deleted ${e.url} and its delivery history.`);
+              await endpoints.reload();
+            }}
             onSecret={(value) =>
               setSecret({ title: `New secret for ${e.url}`, value })}
           />
@@ -207,10 +213,11 @@ function Health({ e }: { e: Endpoint }) {
 }
 
 function EndpointCard(
-  { endpoint: e, catalogue, onChanged, onSecret }: {
+  { endpoint: e, catalogue, onChanged, onDeleted, onSecret }: {
     endpoint: Endpoint;
     catalogue: EventTypeInfo[] | undefined;
     onChanged(): Promise<void>;
+    onDeleted(): Promise<void>;
     onSecret(value: string): void;
   },
 ) {
@@ -266,8 +273,10 @@ function EndpointCard(
             onCancel={() => setEditing(false)}
             onSaved={() => {
               setEditing(false);
-              action.clear();
-              void onChanged();
+              void action.run(async () => {
+                await onChanged();
+                return "Changes saved.";
+              });
             }}
           />
         )
@@ -344,7 +353,7 @@ function EndpointCard(
       >
         <DeleteForm
           endpoint={e}
-          onDone={onChanged}
+          onDone={onDeleted}
           close={() => setDialog(null)}
         />
       </Dialog>
