@@ -628,6 +628,29 @@ Deno.test(
     assertEquals(await page.getByLabel("Organization").inputValue(), graceId);
     assert(!(await page.content()).includes(receiver.url));
     await check("webhooks-other-organization");
+
+    // An endpoint of Grace Chapel, deleted after a confirmation (Cancel first keeps it).
+    await page.getByRole("button", { name: "Add your first endpoint" }).click();
+    await page.getByLabel("Endpoint URL").fill(`${receiver.url}/grace`);
+    await page.getByLabel("attendance.marked").check();
+    await page.getByRole("button", { name: "Add endpoint", exact: true })
+      .click();
+    await page.getByRole("button", { name: "I have saved the secret" }).click();
+    const card = page.locator("li.card");
+    await card.getByRole("button", { name: "Delete" }).click();
+    const confirm = page.getByRole("dialog", { name: "Delete this endpoint?" });
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    await card.waitFor();
+    await card.getByRole("button", { name: "Delete" }).click();
+    await confirm.getByRole("button", { name: "Delete endpoint" }).click();
+    await page.getByText(
+      `Deleted ${receiver.url}/grace and its delivery history.`,
+    ).waitFor();
+    await page.getByRole("heading", { name: "No endpoints yet" }).waitFor();
+    const left =
+      await sql()`select 1 from public.webhook_endpoints where organization_id = ${graceId}`;
+    assertEquals(left.length, 0);
+
     await goTo("Webhook Logs", /webhook-logs/);
     await page.getByRole("heading", { name: "No deliveries yet" }).waitFor();
     await check("logs-empty");
