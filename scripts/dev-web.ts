@@ -13,7 +13,7 @@ export interface WebDev {
  */
 export async function startWebDev(apiUrl: string, anonKey: string): Promise<WebDev | undefined> {
   if (Deno.env.get("WEB_DEV") === "false") return undefined;
-  if ((await Deno.permissions.query({ name: "run" })).state !== "granted") return undefined;
+  if ((await Deno.permissions.query({ name: "run", command: "node" })).state !== "granted") return undefined;
   const vite = `${root}web/node_modules/vite/bin/vite.js`;
   try {
     await Deno.stat(vite);
