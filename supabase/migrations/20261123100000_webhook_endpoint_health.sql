@@ -48,20 +48,17 @@ create function private.webhook_attempts_fold_health() returns trigger
 language plpgsql security definer
 set search_path = ''
 as $$
-declare
-  e record;
 begin
-  for e in
-    with a as (
-      select d.endpoint_id, d.organization_id, n.attempted_at, n.response_status,
-             (n.response_status between 200 and 299 and n.error is null) as ok
-      from new_attempts n join public.webhook_deliveries d on d.id = n.delivery_id
-    ), ordered as (
-      select a.*,
-             max(a.attempted_at) filter (where a.ok) over (partition by a.endpoint_id) as last_ok_at,
-             row_number() over (partition by a.endpoint_id order by a.attempted_at desc) as recency
-      from a
-    )
+  with a as (
+    select d.endpoint_id, d.organization_id, n.attempted_at, n.response_status,
+           (n.response_status between 200 and 299 and n.error is null) as ok
+    from new_attempts n join public.webhook_deliveries d on d.id = n.delivery_id
+  ), ordered as (
+    select a.*,
+           max(a.attempted_at) filter (where a.ok) over (partition by a.endpoint_id) as last_ok_at,
+           row_number() over (partition by a.endpoint_id order by a.attempted_at desc) as recency
+    from a
+  ), per_endpoint as (
     select o.endpoint_id, o.organization_id,
            max(o.attempted_at) as last_at,
            max(o.response_status) filter (where o.recency = 1) as last_status,
@@ -71,38 +68,42 @@ begin
              as failures_after_last_ok
     from ordered o
     group by o.endpoint_id, o.organization_id
-  loop
-    insert into public.webhook_endpoint_health as h
-      (endpoint_id, organization_id, last_attempt_at, last_response_status, last_outcome, consecutive_failures)
-    values (e.endpoint_id, e.organization_id, e.last_at, e.last_status,
-            case when e.last_ok then 'delivered' else 'failed' end, e.failures_after_last_ok)
-    on conflict (endpoint_id) do update set
-      -- Batches from racing dispatchers can arrive out of order: the newest attempt decides the last
-      -- result; failures in a row restart at a success and otherwise add up.
-      last_attempt_at = greatest(h.last_attempt_at, excluded.last_attempt_at),
-      last_response_status = case when excluded.last_attempt_at >= h.last_attempt_at
-        then excluded.last_response_status else h.last_response_status end,
-      last_outcome = case when excluded.last_attempt_at >= h.last_attempt_at
-        then excluded.last_outcome else h.last_outcome end,
-      consecutive_failures = case when e.any_ok then excluded.consecutive_failures
-        else h.consecutive_failures + excluded.consecutive_failures end;
-  end loop;
+  )
+  insert into public.webhook_endpoint_health as h
+    (endpoint_id, organization_id, last_attempt_at, last_response_status, last_outcome, consecutive_failures)
+  select e.endpoint_id, e.organization_id, e.last_at, e.last_status,
+         case when e.last_ok then 'delivered' else 'failed' end, e.failures_after_last_ok
+  from per_endpoint e
+  on conflict (endpoint_id) do update set
+    -- Batches from racing dispatchers can arrive out of order: the newest attempt decides the last
+    -- result; failures in a row restart at a success and otherwise add up.
+    last_attempt_at = greatest(h.last_attempt_at, excluded.last_attempt_at),
+    last_response_status = case when excluded.last_attempt_at >= h.last_attempt_at
+      then excluded.last_response_status else h.last_response_status end,
+    last_outcome = case when excluded.last_attempt_at >= h.last_attempt_at
+      then excluded.last_outcome else h.last_outcome end,
+    consecutive_failures = case
+      when (select e.any_ok from per_endpoint e where e.endpoint_id = excluded.endpoint_id)
+        then excluded.consecutive_failures
+      else h.consecutive_failures + excluded.consecutive_failures end;
 
-  insert into public.webhook_endpoint_health_buckets as b
-    (endpoint_id, bucket_start, organization_id, attempts, delivered)
-  select d.endpoint_id, private.webhook_bucket_start(n.attempted_at), d.organization_id, count(*),
-         count(*) filter (where n.response_status between 200 and 299 and n.error is null)
-  from new_attempts n join public.webhook_deliveries d on d.id = n.delivery_id
-  group by 1, 2, 3
-  on conflict (endpoint_id, bucket_start) do update set
-    attempts = b.attempts + excluded.attempts,
-    delivered = b.delivered + excluded.delivered;
-
-  -- Buckets older than the window are never read again.
-  delete from public.webhook_endpoint_health_buckets b
-  where b.endpoint_id in (select d.endpoint_id from new_attempts n
-                          join public.webhook_deliveries d on d.id = n.delivery_id)
-    and b.bucket_start < now() - interval '25 hours';
+  -- Buckets; an endpoint that opened a new bucket also drops the ones older than the window (about
+  -- once per endpoint per 10 minutes, not on every batch).
+  with counted as (
+    insert into public.webhook_endpoint_health_buckets as b
+      (endpoint_id, bucket_start, organization_id, attempts, delivered)
+    select d.endpoint_id, private.webhook_bucket_start(n.attempted_at), d.organization_id, count(*),
+           count(*) filter (where n.response_status between 200 and 299 and n.error is null)
+    from new_attempts n join public.webhook_deliveries d on d.id = n.delivery_id
+    group by 1, 2, 3
+    on conflict (endpoint_id, bucket_start) do update set
+      attempts = b.attempts + excluded.attempts,
+      delivered = b.delivered + excluded.delivered
+    returning b.endpoint_id, xmax = 0 as opened
+  )
+  delete from public.webhook_endpoint_health_buckets stale
+  using (select distinct endpoint_id from counted where opened) fresh
+  where stale.endpoint_id = fresh.endpoint_id and stale.bucket_start < now() - interval '25 hours';
   return null;
 end;
 $$;
