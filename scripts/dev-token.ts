@@ -1,58 +1,63 @@
-// Local development only: makes (or reuses) a user, an organization and a membership in the local
-// database, and prints an access token for them that the dev server accepts, standing in for Supabase
-// Auth, which does not run here.
-//   npm run dev:token -- --email admin@example.org --organization "First Church" [--role admin|staff]
-import * as jose from "jose";
-import { LOCAL_AUTH_ISSUER } from "../supabase/functions/_shared/auth.ts";
-import { createSql } from "../supabase/functions/_shared/db.ts";
-import { devJwtSecret } from "./dev-secret.ts";
+// Local development only: signs in at the running dev server's token service (a real password grant,
+// through the access-token hook) and prints the access token, for curl examples:
+//   TOKEN=$(npm run -s dev:token -- --email admin@firstchurch.example --password demo-password)
+import { parseArgs } from "node:util";
+import { keysDir } from "./local-auth/keys.ts";
 
-const args = new Map<string, string>();
-for (let i = 0; i < Deno.args.length; i += 2) {
-  args.set(Deno.args[i]!.replace(/^--/, ""), Deno.args[i + 1] ?? "");
+const USAGE = `Usage: npm run -s dev:token -- --email EMAIL --password PASSWORD
+
+Signs in at the local token service of the running dev server (npm run dev; SUPABASE_URL or
+http://127.0.0.1:$PORT, default port 54321) and prints the access token. Users come from
+supabase/seed.sql or npm run dev:user.`;
+
+function usage(message?: string): never {
+  if (message) console.error(`dev:token: ${message}\n`);
+  (message ? console.error : console.log)(USAGE);
+  Deno.exit(message ? 2 : 0);
 }
-const email = args.get("email") ?? "admin@example.org";
-const organization = args.get("organization") ?? "First Church";
-const role = args.get("role") ?? "admin";
-if (!["admin", "staff"].includes(role)) throw new Error("--role must be admin or staff");
 
-const url = Deno.env.get("SUPABASE_DB_URL") ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-if (!/@(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(url)) {
-  console.error("dev-token: refuses to touch a database that is not on this machine");
+let values: { email?: string; password?: string; help?: boolean };
+try {
+  ({ values } = parseArgs({
+    args: Deno.args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      email: { type: "string" },
+      password: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  }));
+} catch (err) {
+  usage((err as Error).message);
+}
+if (values.help) usage();
+if (!values.email || !values.password) usage("--email and --password are required");
+
+let anonKey = Deno.env.get("SUPABASE_ANON_KEY");
+try {
+  anonKey ??= (await Deno.readTextFile(new URL("anon-key", keysDir()))).trim();
+} catch {
+  console.error("dev:token: no local anon key yet; start the dev server first (npm run dev)");
   Deno.exit(1);
 }
-const sql = createSql(url, { max: 1 });
+const base = Deno.env.get("SUPABASE_URL") ?? `http://127.0.0.1:${Deno.env.get("PORT") ?? 54321}`;
+let res: Response;
 try {
-  const [user] = await sql<{ id: string }[]>`
-    insert into auth.users (id, email, aud, role) values (gen_random_uuid(), ${email}, 'authenticated', 'authenticated')
-    on conflict do nothing returning id`;
-  const userId = user?.id ??
-    (await sql<{ id: string }[]>`select id from auth.users where email = ${email}`)[0]!.id;
-  const [org] = await sql<
-    { id: string }[]
-  >`select id from public.organizations where name = ${organization} limit 1`;
-  const orgId = org?.id ??
-    (await sql<
-      { id: string }[]
-    >`insert into public.organizations (name) values (${organization}) returning id`)[0]!.id;
-  await sql`insert into public.profiles (user_id, organization_id, role) values (${userId}, ${orgId}, ${role})
-            on conflict (user_id, organization_id) do update set role = excluded.role`;
-  const token = await new jose.SignJWT({
-    sub: userId,
-    email,
-    role: "authenticated",
-    organization_id: orgId,
-    is_platform_admin: false,
-    is_superadmin: false,
-  })
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .setIssuedAt()
-    .setIssuer(LOCAL_AUTH_ISSUER)
-    .setAudience("authenticated")
-    .setExpirationTime("1h")
-    .sign(new TextEncoder().encode(await devJwtSecret()));
-  console.error(`user ${email} (${userId}) is ${role} of "${organization}" (${orgId}); token valid 1 h:`);
-  console.log(token);
-} finally {
-  await sql.end();
+  res = await fetch(`${base}/auth/v1/token?grant_type=password`, {
+    method: "POST",
+    headers: { apikey: anonKey, "content-type": "application/json" },
+    body: JSON.stringify({ email: values.email, password: values.password }),
+  });
+} catch {
+  console.error(`dev:token: nothing answers at ${base}; start the dev server first (npm run dev)`);
+  Deno.exit(1);
 }
+const body = await res.json().catch(() => ({}));
+if (!res.ok || typeof body.access_token !== "string") {
+  console.error(
+    `dev:token: sign-in refused (${res.status}): ${body.msg ?? body.message ?? "unexpected answer"}`,
+  );
+  Deno.exit(1);
+}
+console.log(body.access_token);

@@ -1,13 +1,22 @@
 // Local service: every function in supabase/functions/ served from one process at
 // http://127.0.0.1:54321/functions/v1/<name>, each mounted from its app module exactly as its index.ts
-// deploys it. Run through scripts/dev.sh, which prepares the database first.
+// deploys it, and a stand-in for Supabase Auth at /auth/v1 (scripts/local-auth/). Run through
+// scripts/dev.sh, which prepares the database first.
+//
+// The functions verify user tokens exactly as deployed ones do: SUPABASE_URL is this server's own URL,
+// so they fetch the key set from /auth/v1/.well-known/jwks.json; no shared secret is trusted.
 //
 // Outbound webhooks are delivered from this process too (there is no pg_net locally): a delivery
 // engine wakes on the outbox triggers' NOTIFY and on a short poll, so a local delivery arrives within
 // a second. WEBHOOKS_DEV_DISPATCH=false turns that off.
 import { type AppDeps, runtimeDeps } from "../supabase/functions/_shared/app.ts";
 import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
-import { devJwtSecret } from "./dev-secret.ts";
+import { createAuthService } from "./local-auth/service.ts";
+import { localAnonKey, localSigningKey } from "./local-auth/keys.ts";
+import { loadAuthSettings } from "./local-auth/config.ts";
+import { withLocalCors } from "./local-cors.ts";
+import { startWebDev } from "./dev-web.ts";
+import type { Sql } from "../supabase/functions/_shared/db.ts";
 
 type Fetch = (req: Request) => Response | Promise<Response>;
 interface FunctionApp {
@@ -49,33 +58,98 @@ export function router(apps: Map<string, Fetch>): Fetch {
   };
 }
 
+/** The whole local API: /auth/v1/* to the token service, /functions/v1/* to the functions, CORS for both. */
+export function gateway(
+  apps: Map<string, Fetch>,
+  auth: (req: Request, path: string) => Promise<Response>,
+): Fetch {
+  const functions = router(apps);
+  return withLocalCors((req) => {
+    const { pathname } = new URL(req.url);
+    if (pathname === "/auth/v1" || pathname.startsWith("/auth/v1/")) {
+      return auth(req, pathname.slice("/auth/v1".length));
+    }
+    return functions(req);
+  });
+}
+
+const DEMO_USERS = ["admin@firstchurch.example", "staff@firstchurch.example"];
+
+/** The seeded demo sign-ins that exist in this database (none when the database is down or unseeded). */
+async function demoSignIns(sql: Sql): Promise<string[]> {
+  const query = sql<{ email: string }[]>`select email from auth.users where email in ${
+    sql(DEMO_USERS)
+  } order by email`
+    .then((rows) => rows.map((r) => r.email))
+    .catch(() => [] as string[]);
+  const timeout = new Promise<string[]>((resolve) => setTimeout(() => resolve([]), 2000));
+  return await Promise.race([query, timeout]);
+}
+
 if (import.meta.main) {
-  // Supabase Auth does not run locally: tokens from `npm run dev:token` are signed with this secret.
-  if (!Deno.env.get("JWT_SECRET") && !Deno.env.get("SUPABASE_JWKS")) {
-    Deno.env.set("JWT_SECRET", await devJwtSecret());
+  const port = Number(Deno.env.get("PORT") ?? 54321);
+  const [anonKey, signingKey, settings] = await Promise.all([
+    localAnonKey(),
+    localSigningKey(),
+    loadAuthSettings(),
+  ]);
+  // Requests that arrive while the functions load wait for them.
+  const handler = Promise.withResolvers<Fetch>();
+  const controller = new AbortController();
+  let listening!: (port: number) => void;
+  const bound = new Promise<number>((resolve) => (listening = resolve));
+  let server: Deno.HttpServer;
+  try {
+    server = Deno.serve(
+      { hostname: "127.0.0.1", port, signal: controller.signal, onListen: ({ port }) => listening(port) },
+      async (req) => (await handler.promise)(req),
+    );
+  } catch (err) {
+    if (err instanceof Deno.errors.AddrInUse) {
+      console.error(
+        `dev: port ${port} is already in use (another dev server?); stop it or choose another: PORT=54331 npm run dev`,
+      );
+      Deno.exit(1);
+    }
+    throw err;
   }
+  const url = `http://127.0.0.1:${await bound}`;
+  for (const name of ["JWT_SECRET", "SUPABASE_JWKS"]) {
+    if (Deno.env.get(name)) {
+      console.log(`ignoring ${name}: the local functions trust only the local token service's JWKS`);
+      Deno.env.delete(name);
+    }
+  }
+  Deno.env.set("SUPABASE_URL", url);
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);
-  const port = Number(Deno.env.get("PORT") ?? 54321);
-  const controller = new AbortController();
-  const server = Deno.serve(
-    {
-      hostname: "127.0.0.1",
-      port,
-      signal: controller.signal,
-      onListen: ({ hostname, port }) => {
-        for (const name of apps.keys()) {
-          console.log(`serving http://${hostname}:${port}/functions/v1/${name}`);
-        }
-      },
-    },
-    router(apps),
-  );
+  const auth = createAuthService({ sql: deps.sql, issuer: `${url}/auth/v1`, anonKey, signingKey, settings });
+  handler.resolve(gateway(apps, auth));
+  for (const name of apps.keys()) console.log(`serving ${url}/functions/v1/${name}`);
   const dispatcher = Deno.env.get("WEBHOOKS_DEV_DISPATCH") === "false" ? undefined : startLocalDispatcher(
     deps.sql,
     { allowPrivateTargets: deps.config.allowPrivateTargets, transport: deps.config.webhooksTransport },
   );
   if (dispatcher) console.log("delivering outbound webhooks locally (on NOTIFY and every 500 ms)");
+  const demo = await demoSignIns(deps.sql);
+  console.log("");
+  console.log(`API URL:   ${url}`);
+  console.log(
+    `Auth URL:  ${url}/auth/v1 (local stand-in for Supabase Auth; JWKS at /auth/v1/.well-known/jwks.json)`,
+  );
+  console.log(`anon key:  ${anonKey}`);
+  if (demo.length) {
+    console.log(`demo sign-ins (supabase/seed.sql), password demo-password: ${demo.join(", ")}`);
+    console.log(
+      `  curl -s -X POST '${url}/auth/v1/token?grant_type=password' -H 'apikey: ${anonKey}' ` +
+        `-H 'content-type: application/json' -d '{"email":"${demo[0]}","password":"demo-password"}'`,
+    );
+  }
+  // The settings UI (web/) on its own port, against this stack (needs --allow-run, which dev.sh gives).
+  const web = await startWebDev(url, anonKey);
+  if (web) console.log(`Settings UI: ${web.url}  (web/, Vite; sign in with a demo account)`);
+  console.log(`dev server ready on ${url} (Ctrl-C stops it)`);
+
   const shutdown = () => {
     console.log("shutting down");
     controller.abort();
@@ -83,6 +157,7 @@ if (import.meta.main) {
   Deno.addSignalListener("SIGINT", shutdown);
   Deno.addSignalListener("SIGTERM", shutdown);
   await server.finished;
+  await web?.stop();
   await dispatcher?.stop();
   await Promise.all([deps.sql.end({ timeout: 5 }), deps.userSql?.end({ timeout: 5 })]);
 }

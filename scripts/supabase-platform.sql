@@ -77,6 +77,64 @@ create table if not exists auth.users (
 );
 alter table auth.users owner to supabase_auth_admin;
 
+-- Sessions and refresh tokens (GoTrue's migrations: sessions, refresh_tokens with parent and
+-- session_id, mfa_amr_claims). Supabase Auth keeps them; locally the dev server's token stand-in
+-- (scripts/local-auth/) does.
+do $$
+begin
+  if to_regtype('auth.aal_level') is null then
+    create type auth.aal_level as enum ('aal1', 'aal2', 'aal3');
+  end if;
+end
+$$;
+
+create table if not exists auth.sessions (
+  id uuid not null primary key,
+  user_id uuid not null references auth.users (id) on delete cascade,
+  created_at timestamptz,
+  updated_at timestamptz,
+  factor_id uuid,
+  aal auth.aal_level,
+  not_after timestamptz,
+  refreshed_at timestamp without time zone,
+  user_agent text,
+  ip inet,
+  tag text
+);
+create index if not exists sessions_user_id_idx on auth.sessions (user_id);
+create index if not exists user_id_created_at_idx on auth.sessions (user_id, created_at);
+create index if not exists sessions_not_after_idx on auth.sessions (not_after desc);
+
+create table if not exists auth.refresh_tokens (
+  instance_id uuid,
+  id bigserial primary key,
+  token varchar(255) unique,
+  user_id varchar(255),
+  revoked boolean,
+  created_at timestamptz,
+  updated_at timestamptz,
+  parent varchar(255),
+  session_id uuid references auth.sessions (id) on delete cascade
+);
+create index if not exists refresh_tokens_instance_id_idx on auth.refresh_tokens (instance_id);
+create index if not exists refresh_tokens_instance_id_user_id_idx on auth.refresh_tokens (instance_id, user_id);
+create index if not exists refresh_tokens_parent_idx on auth.refresh_tokens (parent);
+create index if not exists refresh_tokens_session_id_revoked_idx on auth.refresh_tokens (session_id, revoked);
+create index if not exists refresh_tokens_updated_at_idx on auth.refresh_tokens (updated_at desc);
+
+create table if not exists auth.mfa_amr_claims (
+  session_id uuid not null references auth.sessions (id) on delete cascade,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  authentication_method text not null,
+  id uuid not null primary key,
+  constraint mfa_amr_claims_session_id_authentication_method_pkey unique (session_id, authentication_method)
+);
+
+alter table auth.sessions owner to supabase_auth_admin;
+alter table auth.refresh_tokens owner to supabase_auth_admin;
+alter table auth.mfa_amr_claims owner to supabase_auth_admin;
+
 -- auth.uid() / auth.role() / auth.email() / auth.jwt(): read the claims PostgREST puts in
 -- `request.jwt.claims` (and the legacy per-claim settings), exactly as Supabase defines them.
 do $$

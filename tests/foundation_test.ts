@@ -1,8 +1,9 @@
 // The local stack itself: the dev server mounts every function as deployed, health checks reach the
 // database, the raw-body reader and signature check behave, the bootstrap fails in one clear line.
 import { assert, assertEquals, assertMatch, assertRejects } from "./helpers/assert.ts";
-import { closeSql, sql, testDbUrl } from "./helpers/db.ts";
+import { closeSql, testDbUrl } from "./helpers/db.ts";
 import { serve } from "./helpers/server.ts";
+import { startDevStack } from "./helpers/dev_stack.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
 import { loadFunctions, router } from "../scripts/dev.ts";
@@ -56,36 +57,11 @@ Deno.test("health answers 503 with a JSON error when the database is down", asyn
 });
 
 Deno.test("the dev server starts on its own, serves, and shuts down cleanly on SIGINT", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "scripts/dev.ts"],
-    cwd: root,
-    env: {
-      SUPABASE_DB_URL: testDbUrl(),
-      PORT: "0",
-      JWT_SECRET: "dev-server-test-secret-with-32-characters!!",
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  let base: string | undefined;
-  while (!base) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += value;
-    base = out.match(/serving (http:\/\/127\.0\.0\.1:\d+\/functions\/v1\/[a-z-]+)/)?.[1];
-  }
-  assert(base, `dev server printed its URL: ${out}`);
-  const res = await fetch(`${base}/health`);
+  const stack = await startDevStack();
+  const res = await fetch(`${stack.url}/functions/v1/webhooks/health`);
   assertEquals(res.status, 200);
   await res.body?.cancel();
-  child.kill("SIGINT");
-  const status = await child.status;
-  reader.releaseLock();
-  await child.stdout.cancel().catch(() => {});
-  await child.stderr.cancel();
-  assertEquals(status.code, 0, "exits 0 after SIGINT");
+  await stack.stop(); // rejects unless the server exits 0
 });
 
 Deno.test("readRawBody returns the exact bytes and refuses a body past the limit while streaming", async () => {
@@ -168,42 +144,6 @@ Deno.test("db-bootstrap refuses a database without pg_cron preloaded, saying wha
   const stderr = new TextDecoder().decode(out.stderr).trim();
   assertEquals(stderr.split("\n").length, 1, stderr);
   assertMatch(stderr, /pg_cron runs only in database 'postgres'/);
-});
-
-Deno.test("dev:token makes a local user, organization and membership, and a token the functions accept", async () => {
-  const secret = "dev-token-test-secret-with-at-least-32-chars";
-  const org = `Dev Church ${crypto.randomUUID().slice(0, 6)}`;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "scripts/dev-token.ts",
-      "--email",
-      `${org}@example.org`,
-      "--organization",
-      org,
-    ],
-    cwd: root,
-    env: { SUPABASE_DB_URL: testDbUrl(), JWT_SECRET: secret },
-  }).output();
-  assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
-  const token = new TextDecoder().decode(out.stdout).trim();
-  const { createTokenVerifier } = await import("../supabase/functions/_shared/auth.ts");
-  const claims = await createTokenVerifier({ jwtSecret: secret })(token);
-  const [row] =
-    await sql()`select p.role from public.profiles p join public.organizations o on o.id = p.organization_id
-                            where o.name = ${org} and p.user_id = ${claims.sub} and o.id = ${claims
-      .organization_id!}`;
-  assertEquals(row?.role, "admin");
-
-  const remote = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "scripts/dev-token.ts"],
-    cwd: root,
-    env: { SUPABASE_DB_URL: "postgresql://postgres@db.example.org:5432/postgres", JWT_SECRET: secret },
-  }).output();
-  assertEquals(remote.code, 1, "refuses a database that is not local");
 });
 
 Deno.test("cleanup", async () => {

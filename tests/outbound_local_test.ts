@@ -1,12 +1,11 @@
 // Local delivery: without pg_net, the dev server's engine wakes on the outbox triggers' NOTIFY, so a
 // change made locally reaches its endpoint within a second, not at the next poll.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
+import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { createEndpoint, deliveriesOf, retireEndpoints } from "./helpers/outbound.ts";
 import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
-
-const root = new URL("../", import.meta.url).pathname;
+import { startDevStack } from "./helpers/dev_stack.ts";
 
 Deno.test("the local loop delivers on NOTIFY, long before its poll would", async () => {
   const tenant = await createTenant();
@@ -35,27 +34,9 @@ Deno.test("the dev server delivers outbound webhooks locally and still shuts dow
   const tenant = await createTenant();
   const receiver = await startReceiver();
   const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["donation.recorded"]);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "scripts/dev.ts"],
-    cwd: root,
-    env: {
-      SUPABASE_DB_URL: testDbUrl(),
-      PORT: "0",
-      WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
-      JWT_SECRET: "local-test-secret-with-32-characters!!",
-    },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stack = await startDevStack();
   try {
-    let out = "";
-    while (!out.includes("delivering outbound webhooks locally")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    assert(out.includes("delivering outbound webhooks locally"), out);
+    assert(stack.output().includes("delivering outbound webhooks locally"), stack.output());
     await new Promise((r) => setTimeout(r, 500));
     await sql()`insert into public.donations (organization_id, amount_minor, currency)
                 values (${tenant.organizationId}, 1000, 'USD')`;
@@ -67,42 +48,20 @@ Deno.test("the dev server delivers outbound webhooks locally and still shuts dow
     }
     assertEquals((await deliveriesOf(ep.id))[0]!.status, "delivered");
   } finally {
-    child.kill("SIGINT");
-    const status = await child.status;
-    reader.releaseLock();
-    await child.stdout.cancel().catch(() => {});
     await retireEndpoints(ep.id);
     await receiver.close();
-    assertEquals(status.code, 0, "exits 0 after SIGINT");
+    await stack.stop(); // rejects unless the server exits 0 after SIGINT
   }
 });
 
 Deno.test("with the database down, the dev server still serves and stops promptly on SIGINT", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "scripts/dev.ts"],
-    cwd: root,
-    env: {
-      SUPABASE_DB_URL: "postgresql://postgres@127.0.0.1:1/postgres",
-      PORT: "0",
-      JWT_SECRET: "local-test-secret-with-32-characters!!",
-    },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  while (!out.includes("delivering outbound webhooks locally")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += value;
-  }
+  const stack = await startDevStack({
+    env: { SUPABASE_DB_URL: "postgresql://postgres@127.0.0.1:1/postgres" },
+  });
+  assert(stack.output().includes("delivering outbound webhooks locally"), stack.output());
   await new Promise((r) => setTimeout(r, 1500)); // a few failed claims and LISTEN attempts
   const started = Date.now();
-  child.kill("SIGINT");
-  const status = await child.status;
-  reader.releaseLock();
-  await child.stdout.cancel().catch(() => {});
-  assertEquals(status.code, 0);
+  await stack.stop();
   assert(Date.now() - started < 5000, `stopped in ${Date.now() - started} ms`);
 });
 

@@ -1,0 +1,536 @@
+// A local stand-in for Supabase Auth (GoTrue), for development and tests only, never deployed: the
+// paths supabase-js uses for password sessions, with GoTrue's request and response shapes, error codes
+// and session rules (internal/api/token.go, token_refresh.go, tokens/service.go, logout.go, user.go):
+//   POST /token?grant_type=password | refresh_token, GET /user, POST /logout, GET /.well-known/jwks.json
+// Users, sessions and refresh tokens live in auth.users, auth.sessions and auth.refresh_tokens; the
+// custom access-token hook is called as supabase_auth_admin exactly as GoTrue calls it; tokens are
+// signed ES256 with the key published in the JWKS.
+import * as jose from "jose";
+import type { Sql, Tx } from "../../supabase/functions/_shared/db.ts";
+import type { AuthSettings } from "./config.ts";
+import type { SigningKey } from "./keys.ts";
+import { AuthError, authErrorResponse, authJson, badRequest, forbidden, internal } from "./errors.ts";
+import { validateClaims } from "./claims.ts";
+
+export interface AuthServiceOptions {
+  sql: Sql;
+  /** `<API URL>/auth/v1`: the `iss` of every token, as Supabase Auth sets it. */
+  issuer: string;
+  anonKey: string;
+  signingKey: SigningKey;
+  settings: AuthSettings;
+}
+
+const NIL_UUID = "00000000-0000-0000-0000-000000000000";
+const AUDIENCE = "authenticated";
+const MAX_BODY = 64 * 1024;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface UserRow {
+  id: string;
+  aud: string | null;
+  role: string | null;
+  email: string | null;
+  phone: string | null;
+  has_password: boolean;
+  email_confirmed_at: Date | null;
+  phone_confirmed_at: Date | null;
+  invited_at: Date | null;
+  confirmation_sent_at: Date | null;
+  recovery_sent_at: Date | null;
+  email_change: string | null;
+  email_change_sent_at: Date | null;
+  last_sign_in_at: Date | null;
+  raw_app_meta_data: Record<string, unknown> | null;
+  raw_user_meta_data: Record<string, unknown> | null;
+  created_at: Date | null;
+  updated_at: Date | null;
+  banned_until: Date | null;
+  deleted_at: Date | null;
+  is_anonymous: boolean | null;
+}
+
+const USER_COLUMNS = `id, aud, role, email, phone,
+  coalesce(encrypted_password, '') <> '' as has_password, email_confirmed_at, phone_confirmed_at, invited_at,
+  confirmation_sent_at, recovery_sent_at, email_change, email_change_sent_at, last_sign_in_at,
+  raw_app_meta_data, raw_user_meta_data, created_at, updated_at, banned_until, deleted_at, is_anonymous`;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
+
+/** GoTrue's JSON for a user (models.User): empty strings for a missing e-mail or phone, no secrets. */
+export function userJson(u: UserRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: u.id,
+    aud: u.aud ?? "",
+    role: u.role ?? "",
+    email: u.email ?? "",
+    email_confirmed_at: iso(u.email_confirmed_at),
+    invited_at: iso(u.invited_at),
+    phone: u.phone ?? "",
+    phone_confirmed_at: iso(u.phone_confirmed_at),
+    confirmation_sent_at: iso(u.confirmation_sent_at),
+    confirmed_at: iso(u.email_confirmed_at ?? u.phone_confirmed_at),
+    recovery_sent_at: iso(u.recovery_sent_at),
+    new_email: u.email_change || undefined,
+    email_change_sent_at: iso(u.email_change_sent_at),
+    last_sign_in_at: iso(u.last_sign_in_at),
+    app_metadata: u.raw_app_meta_data ?? {},
+    user_metadata: u.raw_user_meta_data ?? {},
+    identities: [],
+    created_at: iso(u.created_at) ?? new Date(0).toISOString(),
+    updated_at: iso(u.updated_at) ?? new Date(0).toISOString(),
+    banned_until: iso(u.banned_until),
+    deleted_at: iso(u.deleted_at),
+    is_anonymous: u.is_anonymous ?? false,
+  };
+  for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key];
+  return out;
+}
+
+const banned = (u: UserRow) => u.banned_until !== null && u.banned_until.getTime() > Date.now();
+
+/** GoTrue's v1 refresh token: 12 characters of [a-z0-9] (crypto.SecureAlphanumeric(12)). */
+function newRefreshToken(): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  let out = "";
+  while (out.length < 12) {
+    for (const b of crypto.getRandomValues(new Uint8Array(16))) {
+      // 252 = 7 * 36: rejecting the rest keeps every character equally likely.
+      if (b < 252 && out.length < 12) out += alphabet[b % 36];
+    }
+  }
+  return out;
+}
+
+function timingSafeEqual(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0;
+}
+
+async function readJson(req: Request): Promise<Record<string, unknown>> {
+  const declared = Number(req.headers.get("content-length") ?? 0);
+  if (declared > MAX_BODY) throw new AuthError(413, "request_too_large", "Request body too large");
+  const bytes = new Uint8Array(await req.arrayBuffer());
+  if (bytes.length > MAX_BODY) throw new AuthError(413, "request_too_large", "Request body too large");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw badRequest("bad_json", `Could not parse request body as JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw badRequest("bad_json", "Could not parse request body as JSON: expected an object");
+  }
+  return parsed as Record<string, unknown>;
+}
+
+const str = (v: unknown) => (typeof v === "string" ? v : "");
+
+export function createAuthService(
+  opts: AuthServiceOptions,
+): (req: Request, path: string) => Promise<Response> {
+  const { sql, issuer, signingKey, settings } = opts;
+  const jwks = { keys: [signingKey.publicJwk] };
+  const publicKey = jose.importJWK(signingKey.publicJwk, "ES256");
+
+  /** Builds the claims, runs the hook, validates and signs: tokens/service.go GenerateAccessToken. */
+  async function accessToken(
+    tx: Tx,
+    req: Request,
+    user: UserRow,
+    sessionId: string,
+    method: "password" | "token_refresh",
+  ): Promise<{ token: string; expiresAt: number }> {
+    const [session] = await tx<
+      { aal: string | null }[]
+    >`select aal::text from auth.sessions where id = ${sessionId}`;
+    const amr = await tx<{ method: string; timestamp: number }[]>`
+      select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
+      from auth.mfa_amr_claims where session_id = ${sessionId} order by updated_at desc`;
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const expiresAt = issuedAt + settings.jwtExpiry;
+    let claims: Record<string, unknown> = {
+      iss: issuer,
+      sub: user.id,
+      aud: user.aud ?? "",
+      exp: expiresAt,
+      iat: issuedAt,
+      email: user.email ?? "",
+      phone: user.phone ?? "",
+      app_metadata: user.raw_app_meta_data ?? {},
+      user_metadata: user.raw_user_meta_data ?? {},
+      role: user.role ?? "",
+      aal: session?.aal ?? "aal1",
+      amr: amr.map((a) => ({ method: a.method, timestamp: a.timestamp })),
+      session_id: sessionId,
+      is_anonymous: user.is_anonymous ?? false,
+    };
+    if (settings.accessTokenHook) {
+      claims = await runAccessTokenHook(tx, req, user.id, claims, method);
+    }
+    const token = await new jose.SignJWT(claims as jose.JWTPayload)
+      .setProtectedHeader({ alg: "ES256", kid: signingKey.kid, typ: "JWT" })
+      .sign(signingKey.privateKey);
+    return { token, expiresAt };
+  }
+
+  /**
+   * hookspgfunc.go: `set local statement_timeout TO '2000'; select <hook>(input)` on the request's
+   * transaction (as supabase_auth_admin), then hookserrors.Check, the {claims} output and the minimum
+   * claims schema. Any failure fails the request, as it does in Supabase Auth.
+   */
+  async function runAccessTokenHook(
+    tx: Tx,
+    req: Request,
+    userId: string,
+    claims: Record<string, unknown>,
+    method: string,
+  ): Promise<Record<string, unknown>> {
+    const input = {
+      metadata: {
+        uuid: crypto.randomUUID(),
+        time: new Date().toISOString(),
+        name: "customize-access-token",
+        ...(clientIp(req) ? { ip_address: clientIp(req) } : {}),
+      },
+      user_id: userId,
+      claims,
+      authentication_method: method,
+    };
+    let output: unknown;
+    try {
+      await tx`set local statement_timeout to '2000'`;
+      const [row] = await tx.unsafe<{ output: unknown }[]>(
+        `select ${settings.accessTokenHook}($1::jsonb) as output`,
+        // postgres.js serializes a jsonb parameter itself (JSON.stringify): hand it the object.
+        [input as unknown as string],
+      );
+      await tx`set local statement_timeout to default`;
+      output = row?.output;
+    } catch (err) {
+      console.error(JSON.stringify({
+        level: "warn",
+        component: "local-auth",
+        msg: "Hook errored out",
+        hook: settings.accessTokenHookUri,
+        error: (err as Error).message,
+      }));
+      throw internal(`Error running hook URI: ${settings.accessTokenHookUri}`);
+    }
+    if (typeof output === "string") {
+      try {
+        output = JSON.parse(output);
+      } catch {
+        throw internal("Error unmarshaling JSON output.");
+      }
+    }
+    const out = (typeof output === "object" && output !== null ? output : {}) as Record<string, unknown>;
+    const hookError = out.error as { http_code?: unknown; message?: unknown } | undefined;
+    if (
+      hookError && typeof hookError === "object" && typeof hookError.message === "string" && hookError.message
+    ) {
+      const status = typeof hookError.http_code === "number" && hookError.http_code
+        ? hookError.http_code
+        : 500;
+      throw new AuthError(status, "", hookError.message);
+    }
+    if (!("claims" in out)) throw new AuthError(500, "", "output claims field is missing");
+    const next = out.claims;
+    if (typeof next !== "object" || next === null || Array.isArray(next)) {
+      throw internal("Error unmarshaling JSON output.");
+    }
+    const problems = validateClaims(next as Record<string, unknown>);
+    if (problems.length) {
+      throw new AuthError(
+        500,
+        "",
+        `output claims do not conform to the expected schema: \n${problems.map((p) => `- ${p}\n`).join("")}`,
+      );
+    }
+    return next as Record<string, unknown>;
+  }
+
+  function tokenResponse(user: UserRow, token: string, expiresAt: number, refreshToken: string) {
+    return {
+      access_token: token,
+      token_type: "bearer",
+      expires_in: expiresAt - Math.floor(Date.now() / 1000),
+      expires_at: expiresAt,
+      refresh_token: refreshToken,
+      user: userJson(user),
+    };
+  }
+
+  /** Everything Supabase Auth does in one request runs as its own database role. */
+  function asAuthAdmin<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return sql.begin(async (tx) => {
+      await tx`set local role supabase_auth_admin`;
+      return await fn(tx);
+    }) as Promise<T>;
+  }
+
+  async function passwordGrant(req: Request): Promise<Response> {
+    const params = await readJson(req);
+    const email = str(params.email);
+    const phone = str(params.phone);
+    const password = str(params.password);
+    if (email && phone) {
+      throw badRequest(
+        "validation_failed",
+        "Only an email address or phone number should be provided on login.",
+      );
+    }
+    if (phone) throw new AuthError(422, "phone_provider_disabled", "Phone logins are disabled");
+    if (!email) throw badRequest("validation_failed", "missing email or phone");
+
+    // models.FindUserByEmailAndAudience
+    const [user] = await sql.unsafe<UserRow[]>(
+      `select ${USER_COLUMNS} from auth.users
+       where instance_id = $1 and lower(email) = lower($2) and aud = $3 and is_sso_user = false`,
+      [NIL_UUID, email, AUDIENCE],
+    );
+    const invalid = badRequest("invalid_credentials", "Invalid login credentials");
+    if (!user || !user.has_password) throw invalid;
+    if (banned(user)) throw badRequest("user_banned", "User is banned");
+    let valid = false;
+    try {
+      // bcrypt, verified by pgcrypto where Supabase Auth would use Go's bcrypt: the same hashes work.
+      const [row] = await sql<{ ok: boolean }[]>`
+        select encrypted_password = extensions.crypt(${password}, encrypted_password) as ok
+        from auth.users where id = ${user.id}`;
+      valid = row?.ok === true;
+    } catch {
+      valid = false; // not a hash crypt() understands
+    }
+    if (!valid) throw invalid;
+    if (!user.email_confirmed_at) throw badRequest("email_not_confirmed", "Email not confirmed");
+
+    const body = await asAuthAdmin(async (tx) => {
+      const sessionId = crypto.randomUUID();
+      await tx`insert into auth.sessions (id, user_id, created_at, updated_at, aal, user_agent)
+               values (${sessionId}, ${user.id}, now(), now(), 'aal1', ${req.headers.get("user-agent")})`;
+      await tx`insert into auth.mfa_amr_claims (id, session_id, created_at, updated_at, authentication_method)
+               values (gen_random_uuid(), ${sessionId}, now(), now(), 'password')`;
+      const refreshToken = newRefreshToken();
+      await tx`insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
+               values (${NIL_UUID}, ${refreshToken}, ${user.id}, false, now(), now(), ${sessionId})`;
+      const [signedIn] = await tx.unsafe<UserRow[]>(
+        `update auth.users set last_sign_in_at = now(), updated_at = now() where id = $1 returning ${USER_COLUMNS}`,
+        [user.id],
+      );
+      const { token, expiresAt } = await accessToken(tx, req, signedIn!, sessionId, "password");
+      return tokenResponse(signedIn!, token, expiresAt, refreshToken);
+    });
+    return authJson(body);
+  }
+
+  async function refreshTokenGrant(req: Request): Promise<Response> {
+    const params = await readJson(req);
+    const refreshToken = str(params.refresh_token);
+    // RefreshTokenGrantParams.Validate: only v1 tokens (12 characters) are issued here.
+    if (!/^[a-z0-9]{12}$/.test(refreshToken)) {
+      throw badRequest("validation_failed", "Refresh token is not valid");
+    }
+    const outcome = await asAuthAdmin(async (tx): Promise<{ body?: unknown; error?: AuthError }> => {
+      // Locking the session serializes concurrent refreshes of one session (GoTrue: FOR UPDATE + retry).
+      const [found] = await tx<
+        {
+          id: number;
+          token: string;
+          revoked: boolean;
+          updated_at: Date;
+          session_id: string;
+          user_id: string;
+          not_after: Date | null;
+        }[]
+      >`
+        select rt.id::int, rt.token, coalesce(rt.revoked, false) as revoked, rt.updated_at, rt.session_id,
+               s.user_id, s.not_after
+        from auth.refresh_tokens rt join auth.sessions s on s.id = rt.session_id
+        where rt.token = ${refreshToken}
+        for update of s`;
+      if (!found) {
+        return {
+          error: badRequest("refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found"),
+        };
+      }
+      const [user] = await tx.unsafe<UserRow[]>(`select ${USER_COLUMNS} from auth.users where id = $1`, [
+        found.user_id,
+      ]);
+      if (!user) {
+        return {
+          error: badRequest("refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found"),
+        };
+      }
+      if (banned(user)) return { error: badRequest("user_banned", "Invalid Refresh Token: User Banned") };
+      if (found.not_after && found.not_after.getTime() < Date.now()) {
+        return { error: badRequest("session_expired", "Invalid Refresh Token: Session Expired") };
+      }
+
+      let issued = "";
+      if (found.revoked) {
+        const [active] = await tx<{ token: string; parent: string | null }[]>`
+          select token, parent from auth.refresh_tokens
+          where session_id = ${found.session_id} and revoked is false order by id desc limit 1`;
+        if (active && active.parent === found.token) {
+          // The client lost the answer to its last refresh: hand it the token that answer carried.
+          issued = active.token;
+        } else {
+          const reuseUntil = found.updated_at.getTime() + settings.refreshTokenReuseInterval * 1000;
+          if (Date.now() > reuseUntil) {
+            if (settings.refreshTokenRotation) {
+              // Possible theft: the whole session goes (GoTrue's LogoutSession), so neither this
+              // token's holder nor the session's other holder can refresh any more, and the
+              // session's access tokens stop working at /user.
+              await tx`delete from auth.sessions where id = ${found.session_id}`;
+            }
+            return { error: badRequest("refresh_token_already_used", "Invalid Refresh Token: Already Used") };
+          }
+        }
+      }
+      if (!issued) {
+        // GrantRefreshTokenSwap: the presented token is used up, its child carries on the session.
+        await tx`update auth.refresh_tokens set revoked = true, updated_at = now() where id = ${found.id}`;
+        issued = newRefreshToken();
+        await tx`insert into auth.refresh_tokens
+                   (instance_id, token, user_id, revoked, created_at, updated_at, parent, session_id)
+                 values (${NIL_UUID}, ${issued}, ${user.id}, false, now(), now(), ${found.token}, ${found.session_id})`;
+      }
+      const { token, expiresAt } = await accessToken(tx, req, user, found.session_id, "token_refresh");
+      await tx`update auth.sessions
+               set refreshed_at = now() at time zone 'utc', updated_at = now(), user_agent = ${
+        req.headers.get("user-agent")
+      }
+               where id = ${found.session_id}`;
+      return { body: tokenResponse(user, token, expiresAt, issued) };
+    });
+    // A detected reuse must stay committed (the session is gone) while the request still fails.
+    if (outcome.error) throw outcome.error;
+    return authJson(outcome.body);
+  }
+
+  /** auth.go requireAuthentication: a valid token of ours, its user, and its session if it names one. */
+  async function authenticate(
+    req: Request,
+  ): Promise<{ user: UserRow; claims: jose.JWTPayload; sessionId?: string }> {
+    const match = (req.headers.get("authorization") ?? "").match(/^(?:B|b)earer (\S+$)/);
+    if (!match) throw new AuthError(401, "no_authorization", "This endpoint requires a valid Bearer token");
+    let claims: jose.JWTPayload;
+    try {
+      const header = jose.decodeProtectedHeader(match[1]!);
+      if (header.kid !== signingKey.kid) {
+        throw new Error(`unrecognized JWT kid ${header.kid} for algorithm ${header.alg}`);
+      }
+      ({ payload: claims } = await jose.jwtVerify(match[1]!, await publicKey, { algorithms: ["ES256"] }));
+    } catch (err) {
+      const reason = err instanceof jose.errors.JWTExpired
+        ? "token has invalid claims: token is expired"
+        : (err as Error).message;
+      throw forbidden("bad_jwt", `invalid JWT: unable to parse or verify signature, ${reason}`);
+    }
+    if (!claims.sub) throw forbidden("bad_jwt", "invalid claim: missing sub claim");
+    if (!UUID.test(claims.sub)) throw badRequest("bad_jwt", "invalid claim: sub claim must be a UUID");
+    const [user] = await sql.unsafe<UserRow[]>(`select ${USER_COLUMNS} from auth.users where id = $1`, [
+      claims.sub,
+    ]);
+    if (!user) throw forbidden("user_not_found", "User from sub claim in JWT does not exist");
+    const sessionId = typeof claims.session_id === "string" && claims.session_id !== NIL_UUID
+      ? claims.session_id
+      : undefined;
+    if (sessionId) {
+      if (!UUID.test(sessionId)) throw forbidden("bad_jwt", "invalid claim: session_id claim must be a UUID");
+      const [session] = await sql`select 1 from auth.sessions where id = ${sessionId}`;
+      if (!session) {
+        throw forbidden("session_not_found", "Session from session_id claim in JWT does not exist");
+      }
+    }
+    if (banned(user)) throw forbidden("user_banned", "User is banned");
+    return { user, claims, sessionId };
+  }
+
+  async function getUser(req: Request): Promise<Response> {
+    const { user, claims } = await authenticate(req);
+    const aud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
+    if (aud !== AUDIENCE) {
+      throw badRequest("validation_failed", "Token audience doesn't match request audience");
+    }
+    return authJson(userJson(user));
+  }
+
+  async function logout(req: Request): Promise<Response> {
+    const scope = new URL(req.url).searchParams.get("scope") ?? "";
+    if (!["", "global", "local", "others"].includes(scope)) {
+      throw badRequest("validation_failed", `Unsupported logout scope "${scope}"`);
+    }
+    const { user, sessionId } = await authenticate(req);
+    if (sessionId && scope === "local") {
+      await sql`delete from auth.sessions where id = ${sessionId}`;
+    } else if (sessionId && scope === "others") {
+      await sql`delete from auth.sessions where id <> ${sessionId} and user_id = ${user.id}`;
+    } else {
+      await sql`delete from auth.sessions where user_id = ${user.id}`;
+    }
+    return new Response(null, { status: 204 });
+  }
+
+  function apiKeyError(req: Request): Response | undefined {
+    const key = req.headers.get("apikey") ?? new URL(req.url).searchParams.get("apikey");
+    if (!key) {
+      return Response.json(
+        {
+          message: "No API key found in request",
+          hint: "No `apikey` request header or url param was found.",
+        },
+        { status: 401 },
+      );
+    }
+    if (!timingSafeEqual(key, opts.anonKey)) {
+      return Response.json(
+        { message: "Invalid API key", hint: "Double check your Supabase `anon` or `service_role` API key." },
+        { status: 401 },
+      );
+    }
+    return undefined;
+  }
+
+  async function route(req: Request, path: string): Promise<Response> {
+    // The key set is public, as on a hosted project: verifiers fetch it without an API key.
+    if (path === "/.well-known/jwks.json" && req.method === "GET") {
+      return new Response(JSON.stringify(jwks), {
+        headers: { "content-type": "application/json", "cache-control": "public, max-age=600" },
+      });
+    }
+    const refused = apiKeyError(req);
+    if (refused) return refused;
+    if (path === "/token" && req.method === "POST") {
+      const grant = new URL(req.url).searchParams.get("grant_type");
+      if (grant === "password") return await passwordGrant(req);
+      if (grant === "refresh_token") return await refreshTokenGrant(req);
+      throw badRequest("invalid_credentials", "unsupported_grant_type");
+    }
+    if (path === "/user" && req.method === "GET") return await getUser(req);
+    if (path === "/logout" && req.method === "POST") return await logout(req);
+    const known = ["/token", "/user", "/logout", "/.well-known/jwks.json"].includes(path);
+    if (known) throw new AuthError(405, "method_not_allowed", "Method not allowed");
+    throw new AuthError(404, "not_found", "This path is not served by the local Supabase Auth stand-in");
+  }
+
+  return async (req, path) => {
+    try {
+      return await route(req, path);
+    } catch (err) {
+      if (err instanceof AuthError) return authErrorResponse(req, err);
+      console.error(
+        JSON.stringify({ level: "error", component: "local-auth", error: (err as Error).message }),
+      );
+      return authErrorResponse(req, internal("Database error"));
+    }
+  };
+}
+
+function clientIp(req: Request): string | undefined {
+  return req.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || undefined;
+}

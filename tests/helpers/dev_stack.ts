@@ -1,0 +1,101 @@
+// The real local stack for a test: scripts/dev.ts spawned on a random port against the run's database,
+// with its own key directory (so its anon key and signing key are its own), plus the same user upsert
+// `npm run dev:user` runs.
+import { sql, testDbUrl } from "./db.ts";
+import { type DevUser, type DevUserInput, upsertDevUser as upsert } from "../../scripts/local-auth/users.ts";
+
+/** `npm run dev:user`'s upsert on the test database (through the shared test pool: closeSql() ends it). */
+export function upsertDevUser(input: DevUserInput): Promise<DevUser> {
+  return upsert(sql(), input);
+}
+
+const root = new URL("../../", import.meta.url).pathname;
+
+export interface DevStack {
+  /** `http://127.0.0.1:<port>`: /auth/v1 and /functions/v1 live under it. */
+  url: string;
+  anonKey: string;
+  /** This server's key directory (LOCAL_AUTH_DIR): anon-key and signing-key.json. */
+  keysDir: string;
+  /** Everything the server printed so far (stdout and stderr). */
+  output(): string;
+  /** SIGINT, then waits for the exit; rejects when the server did not exit 0 within 10 s. */
+  stop(): Promise<void>;
+}
+
+export async function startDevStack(opts: { env?: Record<string, string> } = {}): Promise<DevStack> {
+  const dir = await Deno.makeTempDir({ prefix: "dev-stack-keys-" });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      `--allow-write=${dir}`,
+      "--allow-sys",
+      "scripts/dev.ts",
+    ],
+    cwd: root,
+    env: {
+      SUPABASE_DB_URL: testDbUrl(),
+      PORT: "0",
+      LOCAL_AUTH_DIR: dir,
+      WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+      ...opts.env,
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  let onData: (() => void) | undefined;
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+      out += text;
+      onData?.();
+    }
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  const status = child.status;
+  let exited = false;
+  status.then(() => (exited = true));
+
+  const url = await new Promise<string | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), 30_000);
+    onData = () => {
+      const m = out.match(/dev server ready on (http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    status.then(() => {
+      clearTimeout(timer);
+      resolve(out.match(/dev server ready on (http:\/\/127\.0\.0\.1:\d+)/)?.[1]);
+    });
+  });
+  const anonKey = out.match(/anon key:\s+(\S+)/)?.[1];
+  const cleanup = () => Deno.remove(dir, { recursive: true }).catch(() => {});
+  if (!url || !anonKey) {
+    if (!exited) child.kill("SIGKILL");
+    await status;
+    await drained;
+    await cleanup();
+    throw new Error(`dev server did not start:\n${out}`);
+  }
+  return {
+    url,
+    anonKey,
+    keysDir: dir,
+    output: () => out,
+    stop: async () => {
+      if (!exited) child.kill("SIGINT");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      const { code } = await status;
+      clearTimeout(timer);
+      await drained;
+      await cleanup();
+      if (code !== 0) throw new Error(`dev server exited ${code}:\n${out}`);
+    },
+  };
+}
