@@ -13,9 +13,7 @@ const sql = postgres(url, { max: 1, onnotice: () => {} });
 
 await sql.unsafe(`
   insert into public.organizations (id, name)
-    select gen_random_uuid(), 'Church ' || g from generate_series(1, ${
-  Math.max(1, users / 20)
-}) g;
+    select gen_random_uuid(), 'Church ' || g from generate_series(1, ${Math.max(1, users / 20)}) g;
   insert into auth.users (id, email) select gen_random_uuid(), 'u' || g || '@example.org' from generate_series(1, ${users}) g;
   with o as (select id, row_number() over () as n from public.organizations),
        u as (select id, row_number() over () as n from auth.users)

@@ -12,11 +12,7 @@
 import { parseArgs } from "node:util";
 import { createSql } from "../../supabase/functions/_shared/db.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
-import {
-  applyLogged,
-  findTargets,
-  logVerified,
-} from "../../supabase/functions/_shared/inbound/store.ts";
+import { applyLogged, findTargets, logVerified } from "../../supabase/functions/_shared/inbound/store.ts";
 import type { Change } from "../../supabase/functions/_shared/inbound/types.ts";
 import { KeepAliveClient } from "./http_client.ts";
 
@@ -237,8 +233,7 @@ async function inProcess({ key, raw, signature }: Prepared): Promise<boolean> {
   return res.status === 200;
 }
 
-const median = (xs: number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rounds: { direct: Result[]; app: Result[]; inProcess: Result[] } = {
   direct: [],
   app: [],
@@ -289,9 +284,7 @@ const cpu = (() => {
   }
 })();
 const row = (name: string, s: ReturnType<typeof summary>) =>
-  `| ${name} | ${s.rps.toFixed(0)} | ${s.p50.toFixed(1)} | ${
-    s.p99.toFixed(1)
-  } | ${s.errors} |`;
+  `| ${name} | ${s.rps.toFixed(0)} | ${s.p50.toFixed(1)} | ${s.p99.toFixed(1)} | ${s.errors} |`;
 const report = [
   "<!-- checkout-webhook:start -->",
   "## checkout-webhook: signed deliveries over loopback vs. the same SQL directly",
@@ -339,11 +332,8 @@ if (values.write) {
   } catch {
     doc = "# Benchmarks\n";
   }
-  const re =
-    /<!-- checkout-webhook:start -->[\s\S]*<!-- checkout-webhook:end -->/;
-  doc = re.test(doc)
-    ? doc.replace(re, report)
-    : `${doc.trimEnd()}\n\n${report}\n`;
+  const re = /<!-- checkout-webhook:start -->[\s\S]*<!-- checkout-webhook:end -->/;
+  doc = re.test(doc) ? doc.replace(re, report) : `${doc.trimEnd()}\n\n${report}\n`;
   await Deno.writeTextFile(path, doc);
   console.error("BENCHMARKS.md updated");
 }

@@ -88,9 +88,7 @@ async function prepareOutbound(count: number) {
   const ids = Array.from({ length: count }, () => newMessageId());
   await admin`
     insert into public.whatsapp_messages (organization_id, conversation_id, provider_message_id, direction, type, status)
-    select ${organizationId}, ${
-    thread!.id
-  }, id, 'outbound', 'text', 'sent' from unnest(${ids}::text[]) id`;
+    select ${organizationId}, ${thread!.id}, id, 'outbound', 'text', 'sent' from unnest(${ids}::text[]) id`;
   outbound.push(...ids);
 }
 
@@ -178,8 +176,7 @@ const scenarios: Scenario[] = [
   {
     name: "GET handshake",
     prepare: () => {
-      const q =
-        `${server.base}?hub.mode=subscribe&hub.verify_token=${account.verifyToken}&hub.challenge=42`;
+      const q = `${server.base}?hub.mode=subscribe&hub.verify_token=${account.verifyToken}&hub.challenge=42`;
       return Promise.resolve(async () => await expectOk(await fetch(q)));
     },
   },
@@ -215,9 +212,7 @@ for (const s of scenarios) {
 const t0 = performance.now();
 await Promise.all(Array.from({ length: CONCURRENCY }, async (_, c) => {
   for (let i = 0; i < N; i++) {
-    const phone = i % 2 === 0
-      ? freshPhone()
-      : `1555002${String(c).padStart(4, "0")}`;
+    const phone = i % 2 === 0 ? freshPhone() : `1555002${String(c).padStart(4, "0")}`;
     const body = webhookBody([
       change(account, { messages: [textMessage(phone, `c${c}-${i}`)] }),
     ]);
@@ -237,9 +232,7 @@ console.log(
 console.log(`|---|---|---|---|`);
 for (const r of results) {
   console.log(
-    `| ${r.name} | ${r.median.toFixed(2)} | ${r.p95.toFixed(2)} | ${
-      (r.median / base).toFixed(2)
-    } |`,
+    `| ${r.name} | ${r.median.toFixed(2)} | ${r.p95.toFixed(2)} | ${(r.median / base).toFixed(2)} |`,
   );
 }
 const batch = results.find((r) => r.name.startsWith("batch"))!;
@@ -249,9 +242,9 @@ console.log(
   } x a single-message request`,
 );
 console.log(
-  `throughput: ${CONCURRENCY} concurrent clients, ${
-    CONCURRENCY * N
-  } single-message requests: ${throughput.toFixed(0)} requests/s`,
+  `throughput: ${CONCURRENCY} concurrent clients, ${CONCURRENCY * N} single-message requests: ${
+    throughput.toFixed(0)
+  } requests/s`,
 );
 
 await server.close();

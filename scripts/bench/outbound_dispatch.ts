@@ -166,9 +166,7 @@ for (let i = 0; i < REPEATS; i++) {
   withHang.push(b);
   console.log(
     `run ${i + 1}: all healthy ${a.toFixed(0)} deliveries/s; ` +
-      `1 of 20 hanging: healthy ${b.toFixed(0)} deliveries/s (${
-        ((b / a) * 100).toFixed(0)
-      }%)`,
+      `1 of 20 hanging: healthy ${b.toFixed(0)} deliveries/s (${((b / a) * 100).toFixed(0)}%)`,
   );
 }
 const lat = await stream(sql);
@@ -179,9 +177,7 @@ console.log(
   }`,
 );
 console.log(
-  `median healthy deliveries/s with 1 of 20 endpoints hanging: ${
-    median(withHang).toFixed(0)
-  }`,
+  `median healthy deliveries/s with 1 of 20 endpoints hanging: ${median(withHang).toFixed(0)}`,
 );
 console.log(
   `ratio of medians: ${((median(withHang) / median(base)) * 100).toFixed(0)}%`,

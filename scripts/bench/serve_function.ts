@@ -15,8 +15,7 @@ const server = Deno.serve({
   hostname: "127.0.0.1",
   port: 0,
   signal: controller.signal,
-  onListen: ({ port }) =>
-    console.log(`serving http://127.0.0.1:${port}/${name}`),
+  onListen: ({ port }) => console.log(`serving http://127.0.0.1:${port}/${name}`),
 }, app.fetch);
 Deno.addSignalListener("SIGINT", () => controller.abort());
 await server.finished;

@@ -6,11 +6,7 @@
 //      endpoints, the catalogue and the first page of deliveries, and renders them.
 // Run: bash scripts/bench/run.sh settings_web   (BENCH_DELIVERIES, BENCH_REPEATS to change the sizes)
 import { gzipSync } from "node:zlib";
-import {
-  buildWeb,
-  launchBrowser,
-  serveStatic,
-} from "../../web/tests/helpers/browser.ts";
+import { buildWeb, launchBrowser, serveStatic } from "../../web/tests/helpers/browser.ts";
 import { machine, summarize } from "./stats.ts";
 
 // The callback given to page.evaluate runs in the page, which has a DOM (Deno's types do not).
@@ -105,10 +101,7 @@ const shown: number[] = [];
 for (let i = 0; i < REPEATS + 2; i++) {
   await page.goto(logs);
   const handle = await page.waitForFunction(
-    () =>
-      document.querySelectorAll("table.logs tbody tr").length >= 50
-        ? performance.now()
-        : false,
+    () => document.querySelectorAll("table.logs tbody tr").length >= 50 ? performance.now() : false,
     null,
     { polling: "raf", timeout: 30_000 },
   );
@@ -148,9 +141,7 @@ const a = summarize(api);
 const f = (n: number) => n.toFixed(0);
 console.log(`machine: ${machine()}`);
 console.log(
-  `bundle: ${(raw / 1024).toFixed(1)} kB JavaScript, ${
-    (gz / 1024).toFixed(1)
-  } kB gzipped (goal < 200 kB)`,
+  `bundle: ${(raw / 1024).toFixed(1)} kB JavaScript, ${(gz / 1024).toFixed(1)} kB gzipped (goal < 200 kB)`,
 );
 console.log(
   `Webhook Logs, ${DELIVERIES} deliveries in the organization (+${DELIVERIES} in another), ${REPEATS} loads:`,
@@ -158,12 +149,8 @@ console.log(
 console.log(`| measure | p50 ms | p90 ms | max ms |`);
 console.log(`|---|---|---|---|`);
 console.log(
-  `| navigation start -> first 50 deliveries on screen | ${f(s.p50)} | ${
-    f(s.p90)
-  } | ${f(s.max)} |`,
+  `| navigation start -> first 50 deliveries on screen | ${f(s.p50)} | ${f(s.p90)} | ${f(s.max)} |`,
 );
 console.log(
-  `| GET /deliveries?limit=50 alone (HTTP, loopback) | ${f(a.p50)} | ${
-    f(a.p90)
-  } | ${f(a.max)} |`,
+  `| GET /deliveries?limit=50 alone (HTTP, loopback) | ${f(a.p50)} | ${f(a.p90)} | ${f(a.max)} |`,
 );

@@ -22,9 +22,7 @@ export function summarize(samples: number[]) {
 export function machine(): string {
   const cpus = (() => {
     try {
-      return Deno.readTextFileSync("/proc/cpuinfo").split("\n").filter((l) =>
-        l.startsWith("processor")
-      )
+      return Deno.readTextFileSync("/proc/cpuinfo").split("\n").filter((l) => l.startsWith("processor"))
         .length;
     } catch {
       return "?";

@@ -41,9 +41,7 @@ export function App() {
 
   useEffect(() => {
     if (state.kind === "signed_out" && loc.pathname !== "/auth") {
-      const next = loc.pathname === "/"
-        ? ""
-        : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
+      const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
       navigate(`/auth${next}`, { replace: true });
     }
     if (
@@ -62,10 +60,8 @@ export function App() {
       <main className="narrow">
         <h1>Settings are not configured</h1>
         <p>
-          This build has no Supabase URL or anon key. Build it with{" "}
-          <code>VITE_SUPABASE_URL</code> and <code>VITE_SUPABASE_ANON_KEY</code>
-          {" "}
-          set (see the README).
+          This build has no Supabase URL or anon key. Build it with <code>VITE_SUPABASE_URL</code> and{" "}
+          <code>VITE_SUPABASE_ANON_KEY</code> set (see the README).
         </p>
       </main>
     );
@@ -170,9 +166,8 @@ function Body({ page }: { page: (typeof PAGES)[number] | undefined }) {
           <h2>Webhook settings are for administrators</h2>
           <p>
             You are signed in to {session.organization.organization_name}{" "}
-            as staff. Webhooks, their logs, API keys and payment webhooks are
-            managed by the organization's administrators; ask one of them if
-            something needs changing.
+            as staff. Webhooks, their logs, API keys and payment webhooks are managed by the organization's
+            administrators; ask one of them if something needs changing.
           </p>
         </div>
       </>
@@ -202,9 +197,7 @@ function Header() {
               disabled={switching}
               onChange={async (e) => {
                 const id = e.target.value;
-                const name = me.memberships.find((m) =>
-                  m.organization_id === id
-                )?.organization_name;
+                const name = me.memberships.find((m) => m.organization_id === id)?.organization_name;
                 setSwitching(true);
                 setError(null);
                 setStatus(`Switching to ${name}…`);
@@ -236,9 +229,7 @@ function Header() {
           </span>
         )}
         <span className="email">
-          {session.state.kind === "signed_in"
-            ? session.state.session.user.email
-            : ""}
+          {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
         </span>
         <button
           type="button"

@@ -1,15 +1,7 @@
 // Who is signed in, for which organization, and with which role there. Claims in the token only shape
 // the interface; the API decides what anyone may do.
 import type { Session } from "@supabase/supabase-js";
-import {
-  createContext,
-  type ReactNode,
-  useCallback,
-  useContext,
-  useEffect,
-  useRef,
-  useState,
-} from "react";
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
 import { callApi, type Me, onAuthProblem } from "./api/client.ts";
 import { supabase } from "./api/supabase.ts";
 import { navigate } from "./router.tsx";
@@ -61,10 +53,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     } catch (e) {
       setState((
         s,
-      ) => (s.kind === "signed_in"
-        ? { ...s, meError: (e as Error).message }
-        : s)
-      );
+      ) => (s.kind === "signed_in" ? { ...s, meError: (e as Error).message } : s));
       return null;
     }
   }, []);
@@ -115,9 +104,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         setState((s) => {
           // A refresh that failed (expired or revoked session) ends here too: back to /auth.
           if (s.kind === "signed_in") {
-            setNotice((n) =>
-              n ?? "Your session has ended. Please sign in again."
-            );
+            setNotice((n) => n ?? "Your session has ended. Please sign in again.");
             navigate("/auth", { replace: true });
           }
           return { kind: "signed_out" };
@@ -125,9 +112,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         return;
       }
       setState((s) =>
-        s.kind === "signed_in"
-          ? { ...s, session }
-          : { kind: "signed_in", session, me: null, meError: null }
+        s.kind === "signed_in" ? { ...s, session } : { kind: "signed_in", session, me: null, meError: null }
       );
     });
     return () => {
@@ -155,9 +140,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         const before = state.kind === "signed_in" ? state.me : null;
         const me = await reloadMe();
         if (!me || me.active_organization_id) return;
-        const lost = before?.memberships.find((m) =>
-          m.organization_id === before.active_organization_id
-        );
+        const lost = before?.memberships.find((m) => m.organization_id === before.active_organization_id);
         const name = lost?.organization_name ?? "that organization";
         const next = me.memberships[0];
         if (next) {
@@ -176,10 +159,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     }), [state, reloadMe, signOut, switchOrganization]);
 
   const me = state.kind === "signed_in" ? state.me : null;
-  const organization =
-    me?.memberships.find((m) =>
-      m.organization_id === me.active_organization_id
-    ) ?? null;
+  const organization = me?.memberships.find((m) => m.organization_id === me.active_organization_id) ?? null;
   const value: SessionApi = {
     state,
     me,

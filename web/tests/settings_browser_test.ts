@@ -6,32 +6,14 @@
 // The tests run in order and share one browser and one stack: each is a step of the administrator's
 // story in issue 12's acceptance scenario. Every page is screenshotted at 1280x800 and 390x844 into
 // web/tests/artifacts/ and checked with axe-core.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-  assertNotEquals,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch, assertNotEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
-import {
-  type ReceivedRequest,
-  type Receiver,
-  startReceiver,
-} from "../../tests/helpers/receiver.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
+import { type ReceivedRequest, type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
 import { Webhook } from "standardwebhooks";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import {
-  buildWeb,
-  captureAndCheck,
-  launchBrowser,
-  serveStatic,
-} from "./helpers/browser.ts";
+import { buildWeb, captureAndCheck, launchBrowser, serveStatic } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const run = crypto.randomUUID().slice(0, 8);
@@ -312,9 +294,7 @@ Deno.test(
   "the receiver answers 500: the page shows the delivery retrying with each attempt's status",
   opts,
   async () => {
-    receiver.respond(() =>
-      new Response("down for maintenance", { status: 500 })
-    );
+    receiver.respond(() => new Response("down for maintenance", { status: 500 }));
     const before = receiver.requests.length;
     await addMember("Grace");
     await receiver.waitFor(before + 1, 15_000);
@@ -402,9 +382,7 @@ Deno.test(
     await sql()`insert into public.donations (organization_id, member_id, amount_minor, currency)
               values (${firstId}, ${memberId}, 2500, 'USD')`;
     const all = await receiver.waitFor(before + 2, 15_000);
-    const donation = all.slice(before).find((r) =>
-      r.headers.get("x-webhook-event") === "donation.recorded"
-    )!;
+    const donation = all.slice(before).find((r) => r.headers.get("x-webhook-event") === "donation.recorded")!;
     assert(donation, "donation.recorded delivered");
     assert(await verifies(donation, secret), "verifies with the new secret");
     assert(
@@ -647,8 +625,7 @@ Deno.test(
       `Deleted ${receiver.url}/grace and its delivery history.`,
     ).waitFor();
     await page.getByRole("heading", { name: "No endpoints yet" }).waitFor();
-    const left =
-      await sql()`select 1 from public.webhook_endpoints where organization_id = ${graceId}`;
+    const left = await sql()`select 1 from public.webhook_endpoints where organization_id = ${graceId}`;
     assertEquals(left.length, 0);
 
     await goTo("Webhook Logs", /webhook-logs/);
@@ -705,9 +682,7 @@ Deno.test(
   "no secret or API key was ever written to localStorage or the console",
   opts,
   async () => {
-    const storage = await page.evaluate(() =>
-      JSON.stringify({ ...localStorage, ...sessionStorage })
-    );
+    const storage = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
     for (
       const [what, value] of Object.entries({
         secret,

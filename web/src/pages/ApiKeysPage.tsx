@@ -2,15 +2,7 @@
 import { useId, useState } from "react";
 import { api, type ApiKey, unwrap } from "../api/client.ts";
 import { useAction, useLoad, useTick } from "../ui/hooks.ts";
-import {
-  ActionResult,
-  Dialog,
-  Empty,
-  ErrorBox,
-  Loading,
-  OnceSecret,
-  Time,
-} from "../ui/parts.tsx";
+import { ActionResult, Dialog, Empty, ErrorBox, Loading, OnceSecret, Time } from "../ui/parts.tsx";
 
 export function ApiKeysPage() {
   useTick();
@@ -32,9 +24,8 @@ export function ApiKeysPage() {
     <>
       <h1>API keys</h1>
       <p className="lead">
-        Automation platforms (Zapier, Make, n8n) and your own scripts use an API
-        key to manage this organization's webhooks. A key can do nothing else:
-        it cannot read members, donations or payments.
+        Automation platforms (Zapier, Make, n8n) and your own scripts use an API key to manage this
+        organization's webhooks. A key can do nothing else: it cannot read members, donations or payments.
       </p>
 
       <form
@@ -80,9 +71,7 @@ export function ApiKeysPage() {
             {create.pending ? "Creating…" : "Create key"}
           </button>
         </div>
-        {nameError && (
-          <p id={`${id}-err`} className="field-error">{nameError}</p>
-        )}
+        {nameError && <p id={`${id}-err`} className="field-error">{nameError}</p>}
         <ActionResult action={create} />
       </form>
 
@@ -91,14 +80,12 @@ export function ApiKeysPage() {
           <h2>Key created: {created.name}</h2>
           <OnceSecret label="API key" value={created.key}>
             <p className="help">
-              Send it as <code>X-API-Key: &lt;key&gt;</code>{" "}
-              to the webhooks API.
+              Send it as <code>X-API-Key: &lt;key&gt;</code> to the webhooks API.
             </p>
           </OnceSecret>
           <button
             type="button"
-            onClick={() =>
-              setCreated(null)}
+            onClick={() => setCreated(null)}
           >
             I have saved the key
           </button>

@@ -3,16 +3,7 @@
 import { useId, useState } from "react";
 import { api, type InboundEntry, unwrap } from "../api/client.ts";
 import { useAction, useLoad, useTick } from "../ui/hooks.ts";
-import {
-  ActionResult,
-  Badge,
-  Dialog,
-  Empty,
-  ErrorBox,
-  Loading,
-  statusWord,
-  Time,
-} from "../ui/parts.tsx";
+import { ActionResult, Badge, Dialog, Empty, ErrorBox, Loading, statusWord, Time } from "../ui/parts.tsx";
 
 const STATES = [
   "received",
@@ -62,10 +53,9 @@ export function PaymentWebhooksPage() {
         </button>
       </div>
       <p className="lead">
-        Every notification your payment providers sent (subscriptions and card
-        payments), logged before it was applied. When one could not be applied,
-        fix the cause and replay it: an entry that was already applied changes
-        nothing.
+        Every notification your payment providers sent (subscriptions and card payments), logged before it was
+        applied. When one could not be applied, fix the cause and replay it: an entry that was already applied
+        changes nothing.
       </p>
       <ActionResult action={replayAll} />
       <div className="filters">
@@ -77,9 +67,7 @@ export function PaymentWebhooksPage() {
             onChange={(e) => setStatus(e.target.value as State | "")}
           >
             <option value="">Any status</option>
-            {STATES.map((s) => (
-              <option key={s} value={s}>{statusWord(s)}</option>
-            ))}
+            {STATES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
           </select>
         </div>
       </div>
@@ -145,9 +133,9 @@ export function PaymentWebhooksPage() {
                     <button
                       type="button"
                       onClick={() => setOpen(r.id)}
-                      aria-label={`Details of ${
-                        r.event ?? "notification"
-                      } received ${new Date(r.received_at).toLocaleString()}`}
+                      aria-label={`Details of ${r.event ?? "notification"} received ${
+                        new Date(r.received_at).toLocaleString()
+                      }`}
                     >
                       Details
                     </button>
@@ -173,9 +161,7 @@ export function PaymentWebhooksPage() {
               setCursor(r.next_cursor);
             })}
         >
-          {more.pending
-            ? "Loading older notifications…"
-            : "Show older notifications"}
+          {more.pending ? "Loading older notifications…" : "Show older notifications"}
         </button>
       )}
       {open && (
@@ -193,8 +179,8 @@ export function PaymentWebhooksPage() {
         onClose={() => setConfirmAll(false)}
       >
         <p>
-          Every failed or unmatched notification of this organization is applied
-          again, oldest first. Ones that were already applied change nothing.
+          Every failed or unmatched notification of this organization is applied again, oldest first. Ones
+          that were already applied change nothing.
         </p>
         <div className="actions">
           <button
@@ -215,9 +201,7 @@ export function PaymentWebhooksPage() {
                   counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
                 }
                 return `Replayed ${r.data.length}: ` +
-                  [...counts].map(([s, n]) =>
-                    `${n} ${statusWord(s).toLowerCase()}`
-                  ).join(", ") + ".";
+                  [...counts].map(([s, n]) => `${n} ${statusWord(s).toLowerCase()}`).join(", ") + ".";
               });
             }}
           >
@@ -289,11 +273,7 @@ function EntryPanel(
             <div>
               <dt>Signature</dt>
               <dd>
-                {e.signature_valid === null
-                  ? "—"
-                  : e.signature_valid
-                  ? "Valid"
-                  : "Invalid"}
+                {e.signature_valid === null ? "—" : e.signature_valid ? "Valid" : "Invalid"}
               </dd>
             </div>
             <div>

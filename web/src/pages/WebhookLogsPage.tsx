@@ -1,31 +1,11 @@
 // Settings > Integrations > Webhook Logs: every delivery, newest first, with filters, cursor paging, the
 // exact body as sent and every attempt. The list refreshes by itself, faster while deliveries are in flight.
 import { useEffect, useId, useRef, useState } from "react";
-import {
-  api,
-  type Delivery,
-  type DeliveryDetail,
-  type DeliveryStatus,
-  unwrap,
-} from "../api/client.ts";
-import {
-  fromLocalInput,
-  prettyJson,
-  timeZoneName,
-  toLocalInput,
-} from "../format.ts";
+import { api, type Delivery, type DeliveryDetail, type DeliveryStatus, unwrap } from "../api/client.ts";
+import { fromLocalInput, prettyJson, timeZoneName, toLocalInput } from "../format.ts";
 import { setQuery, useLocation } from "../router.tsx";
 import { useAction, useInterval, useLoad, useTick } from "../ui/hooks.ts";
-import {
-  ActionResult,
-  Badge,
-  CopyButton,
-  Empty,
-  ErrorBox,
-  Loading,
-  statusWord,
-  Time,
-} from "../ui/parts.tsx";
+import { ActionResult, Badge, CopyButton, Empty, ErrorBox, Loading, statusWord, Time } from "../ui/parts.tsx";
 
 const STATUSES: DeliveryStatus[] = [
   "pending",
@@ -68,8 +48,7 @@ export function WebhookLogsPage() {
     () => unwrap(api.GET("/webhooks/event-types")).then((r) => r.data),
     [],
   );
-  const urlOf = (id: string) =>
-    endpoints.data?.find((e) => e.id === id)?.url ?? "deleted endpoint";
+  const urlOf = (id: string) => endpoints.data?.find((e) => e.id === id)?.url ?? "deleted endpoint";
 
   const [rows, setRows] = useState<Delivery[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -112,9 +91,7 @@ export function WebhookLogsPage() {
       const r = await fetchPage(limit);
       if (mine !== gen.current) return;
       setRows((cur) => {
-        const tail = (cur ?? []).slice(limit).filter((d) =>
-          !r.data.some((x) => x.id === d.id)
-        );
+        const tail = (cur ?? []).slice(limit).filter((d) => !r.data.some((x) => x.id === d.id));
         return [...r.data, ...tail];
       });
       if (shown <= limit) setCursor(r.next_cursor);
@@ -162,9 +139,8 @@ export function WebhookLogsPage() {
         <button type="button" onClick={() => void refresh()}>Refresh</button>
       </div>
       <p className="lead">
-        Every message we sent to your endpoints, newest first. A failed delivery
-        is retried for 24 hours, then marked permanently failed. Times are in
-        your time zone ({timeZoneName()}).
+        Every message we sent to your endpoints, newest first. A failed delivery is retried for 24 hours, then
+        marked permanently failed. Times are in your time zone ({timeZoneName()}).
       </p>
       <FilterBar
         endpoints={endpoints.data?.map((e) => ({ id: e.id, url: e.url })) ?? []}
@@ -180,12 +156,8 @@ export function WebhookLogsPage() {
         />
       )}
       <p className="muted small" aria-live="off">
-        {busy
-          ? "Deliveries in flight: refreshing every 2 seconds."
-          : "Refreshing every 5 seconds."}
-        {updatedAt && (
-          <>{" "}Last updated {new Date(updatedAt).toLocaleTimeString()}.</>
-        )}
+        {busy ? "Deliveries in flight: refreshing every 2 seconds." : "Refreshing every 5 seconds."}
+        {updatedAt && <>{" "}Last updated {new Date(updatedAt).toLocaleTimeString()}.</>}
       </p>
       {rows === null && !error && <Loading what="deliveries" />}
       {rows && rows.length === 0 && (
@@ -211,9 +183,8 @@ export function WebhookLogsPage() {
           : (
             <Empty title="No deliveries yet">
               <p>
-                Deliveries appear here when something happens in your records,
-                for example when a member is added. To try an endpoint now, use
-                “Send test event” on the Webhooks page.
+                Deliveries appear here when something happens in your records, for example when a member is
+                added. To try an endpoint now, use “Send test event” on the Webhooks page.
               </p>
             </Empty>
           )
@@ -263,12 +234,8 @@ export function WebhookLogsPage() {
                   </td>
                   <td>{d.attempt_count}</td>
                   <td className="wide">
-                    {d.last_response_status !== null
-                      ? `HTTP ${d.last_response_status}`
-                      : ""}
-                    {d.last_error && (
-                      <div className="muted small">{d.last_error}</div>
-                    )}
+                    {d.last_response_status !== null ? `HTTP ${d.last_response_status}` : ""}
+                    {d.last_error && <div className="muted small">{d.last_error}</div>}
                   </td>
                   <td>
                     <button
@@ -317,8 +284,7 @@ function FilterBar(
   const field = (name: string) => ({
     id: `${id}-${name}`,
     value: q.get(name) ?? "",
-    onChange: (e: { target: { value: string } }) =>
-      setQuery({ [name]: e.target.value, delivery: null }),
+    onChange: (e: { target: { value: string } }) => setQuery({ [name]: e.target.value, delivery: null }),
   });
   return (
     <form
@@ -330,8 +296,7 @@ function FilterBar(
         <label htmlFor={`${id}-endpoint`}>Endpoint</label>
         <select {...field("endpoint")}>
           <option value="">All endpoints</option>
-          {endpoints.map((e) => <option key={e.id} value={e.id}>{e.url}
-          </option>)}
+          {endpoints.map((e) => <option key={e.id} value={e.id}>{e.url}</option>)}
         </select>
       </div>
       <div>
@@ -345,9 +310,7 @@ function FilterBar(
         <label htmlFor={`${id}-status`}>Status</label>
         <select {...field("status")}>
           <option value="">Any status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>{statusWord(s)}</option>
-          ))}
+          {STATUSES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
         </select>
       </div>
       <div>
@@ -474,56 +437,52 @@ function DeliveryPanel(
           <ActionResult action={action} />
 
           <h3>Attempts</h3>
-          {d.attempts.length === 0
-            ? <p className="muted">No attempt yet: it is waiting to be sent.</p>
-            : (
-              <div
-                className="table-wrap"
-                role="region"
-                aria-label="Attempts"
-                tabIndex={0}
-              >
-                <table className="attempts">
-                  <thead>
-                    <tr>
-                      <th scope="col">#</th>
-                      <th scope="col">Time</th>
-                      <th scope="col">Response</th>
-                      <th scope="col">Duration</th>
-                      <th scope="col">Error</th>
-                      <th scope="col">Response body (start)</th>
+          {d.attempts.length === 0 ? <p className="muted">No attempt yet: it is waiting to be sent.</p> : (
+            <div
+              className="table-wrap"
+              role="region"
+              aria-label="Attempts"
+              tabIndex={0}
+            >
+              <table className="attempts">
+                <thead>
+                  <tr>
+                    <th scope="col">#</th>
+                    <th scope="col">Time</th>
+                    <th scope="col">Response</th>
+                    <th scope="col">Duration</th>
+                    <th scope="col">Error</th>
+                    <th scope="col">Response body (start)</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.attempts.map((a) => (
+                    <tr key={a.id}>
+                      <td>{a.attempt_number}</td>
+                      <td>
+                        <Time iso={a.attempted_at} />
+                      </td>
+                      <td
+                        className={a.response_status &&
+                            a.response_status < 300
+                          ? "ok"
+                          : "error"}
+                      >
+                        {a.response_status !== null ? `HTTP ${a.response_status}` : "No response"}
+                      </td>
+                      <td>
+                        {a.duration_ms !== null ? `${a.duration_ms} ms` : ""}
+                      </td>
+                      <td>{a.error}</td>
+                      <td>
+                        <code className="excerpt">{a.response_excerpt}</code>
+                      </td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    {d.attempts.map((a) => (
-                      <tr key={a.id}>
-                        <td>{a.attempt_number}</td>
-                        <td>
-                          <Time iso={a.attempted_at} />
-                        </td>
-                        <td
-                          className={a.response_status &&
-                              a.response_status < 300
-                            ? "ok"
-                            : "error"}
-                        >
-                          {a.response_status !== null
-                            ? `HTTP ${a.response_status}`
-                            : "No response"}
-                        </td>
-                        <td>
-                          {a.duration_ms !== null ? `${a.duration_ms} ms` : ""}
-                        </td>
-                        <td>{a.error}</td>
-                        <td>
-                          <code className="excerpt">{a.response_excerpt}</code>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
 
           <div className="page-head">
             <h3>Body as sent</h3>
@@ -541,9 +500,7 @@ function DeliveryPanel(
           <p className="help">
             {formatted
               ? "Formatted for reading. The signature is over the exact bytes, not this view."
-              : `Exactly the ${
-                new TextEncoder().encode(d.body).length
-              } bytes that were signed and sent.`}
+              : `Exactly the ${new TextEncoder().encode(d.body).length} bytes that were signed and sent.`}
           </p>
           <pre
             className="code body"

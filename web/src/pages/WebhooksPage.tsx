@@ -1,30 +1,11 @@
 // Settings > Integrations > Webhooks: the organization's endpoints with their health, and everything an
 // administrator does with one.
 import { useId, useState } from "react";
-import {
-  api,
-  ApiError,
-  type Endpoint,
-  type EventTypeInfo,
-  unwrap,
-} from "../api/client.ts";
-import {
-  fromLocalInput,
-  percent,
-  timeZoneName,
-  toLocalInput,
-} from "../format.ts";
+import { api, ApiError, type Endpoint, type EventTypeInfo, unwrap } from "../api/client.ts";
+import { fromLocalInput, percent, timeZoneName, toLocalInput } from "../format.ts";
 import { Link } from "../router.tsx";
 import { type Action, useAction, useLoad, useTick } from "../ui/hooks.ts";
-import {
-  ActionResult,
-  Dialog,
-  Empty,
-  ErrorBox,
-  Loading,
-  OnceSecret,
-  Time,
-} from "../ui/parts.tsx";
+import { ActionResult, Dialog, Empty, ErrorBox, Loading, OnceSecret, Time } from "../ui/parts.tsx";
 import { hexSnippet, standardSnippet } from "./snippets.ts";
 
 type EventType = Endpoint["events"][number];
@@ -61,9 +42,8 @@ export function WebhooksPage() {
         )}
       </div>
       <p className="lead">
-        When something happens in your church's records (a new member, a
-        donation, attendance), we send a signed message to the addresses below:
-        your own systems, Zapier, Make or n8n.
+        When something happens in your church's records (a new member, a donation, attendance), we send a
+        signed message to the addresses below: your own systems, Zapier, Make or n8n.
       </p>
       <p className="ok" role="status">{notice}</p>
 
@@ -107,9 +87,8 @@ export function WebhooksPage() {
       {endpoints.data && list.length === 0 && !adding && (
         <Empty title="No endpoints yet">
           <p>
-            Add the address of the system that should hear about new members,
-            donations and attendance. You will choose which events it receives
-            and get a secret to check that messages really come from us.
+            Add the address of the system that should hear about new members, donations and attendance. You
+            will choose which events it receives and get a secret to check that messages really come from us.
           </p>
           <button
             type="button"
@@ -131,8 +110,7 @@ export function WebhooksPage() {
               setNotice(`Deleted ${e.url} and its delivery history.`);
               await endpoints.reload();
             }}
-            onSecret={(value) =>
-              setSecret({ title: `New secret for ${e.url}`, value })}
+            onSecret={(value) => setSecret({ title: `New secret for ${e.url}`, value })}
           />
         ))}
       </ul>
@@ -146,13 +124,11 @@ function VerifyHelp() {
       <summary>How your receiver checks a delivery</summary>
       <p>
         Every delivery carries{" "}
-        <code>x-webhook-signature</code>: the lowercase hex HMAC-SHA256 of the
-        raw body with this secret. Compare it in constant time and answer 401
-        when it differs. The Standard Webhooks headers (<code>
+        <code>x-webhook-signature</code>: the lowercase hex HMAC-SHA256 of the raw body with this secret.
+        Compare it in constant time and answer 401 when it differs. The Standard Webhooks headers (<code>
           webhook-id
         </code>, <code>webhook-timestamp</code>,{" "}
-        <code>webhook-signature</code>) are sent too, for the standard
-        libraries.
+        <code>webhook-signature</code>) are sent too, for the standard libraries.
       </p>
       <pre
         className="code"
@@ -182,9 +158,7 @@ function Health({ e }: { e: Endpoint }) {
                   className={h.last_outcome === "delivered" ? "ok" : "error"}
                 >
                   {h.last_outcome === "delivered" ? "Delivered" : "Failed"}
-                  {h.last_response_status !== null
-                    ? ` (HTTP ${h.last_response_status})`
-                    : " (no response)"}
+                  {h.last_response_status !== null ? ` (HTTP ${h.last_response_status})` : " (no response)"}
                 </span>{" "}
                 <Time iso={h.last_attempt_at} />
               </>
@@ -203,9 +177,7 @@ function Health({ e }: { e: Endpoint }) {
         <dd>
           {h.success_rate_24h === null
             ? <span className="muted">No attempts</span>
-            : `${percent(h.success_rate_24h)} of ${h.attempts_24h} attempt${
-              h.attempts_24h === 1 ? "" : "s"
-            }`}
+            : `${percent(h.success_rate_24h)} of ${h.attempts_24h} attempt${h.attempts_24h === 1 ? "" : "s"}`}
         </dd>
       </div>
     </dl>
@@ -233,9 +205,7 @@ function EndpointCard(
       <div className="card-head">
         <h2 id={headingId} className="url">{e.url}</h2>
         <span
-          className={`badge ${
-            e.enabled ? "badge-delivered" : "badge-disabled"
-          }`}
+          className={`badge ${e.enabled ? "badge-delivered" : "badge-disabled"}`}
         >
           {e.enabled ? "Enabled" : "Disabled"}
         </span>
@@ -258,8 +228,7 @@ function EndpointCard(
       {e.previous_secret_expires_at &&
         new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
         <p className="muted">
-          The previous secret also signs until{" "}
-          <Time iso={e.previous_secret_expires_at} />.
+          The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.
         </p>
       )}
       <Health e={e} />
@@ -416,9 +385,8 @@ function DeleteForm(
     >
       <p>
         <strong>{endpoint.url}</strong>{" "}
-        will stop receiving events, and its delivery history will be deleted.
-        This cannot be undone. To pause deliveries instead, disable the
-        endpoint.
+        will stop receiving events, and its delivery history will be deleted. This cannot be undone. To pause
+        deliveries instead, disable the endpoint.
       </p>
       <ActionResult action={action} />
       <div className="actions">
@@ -467,8 +435,8 @@ function RotateForm(
     >
       <p>
         A new secret signs every delivery to{" "}
-        <strong>{endpoint.url}</strong>. During the grace period the old secret
-        signs too, so the receiver keeps working while you update it.
+        <strong>{endpoint.url}</strong>. During the grace period the old secret signs too, so the receiver
+        keeps working while you update it.
       </p>
       <label htmlFor={id}>Grace period</label>
       <select
@@ -476,9 +444,7 @@ function RotateForm(
         value={grace}
         onChange={(e) => setGrace(Number(e.target.value))}
       >
-        {GRACE.map((g) => (
-          <option key={g.seconds} value={g.seconds}>{g.label}</option>
-        ))}
+        {GRACE.map((g) => <option key={g.seconds} value={g.seconds}>{g.label}</option>)}
       </select>
       <ActionResult action={action} />
       <div className="actions">
@@ -500,9 +466,7 @@ function RecoverForm(
   },
 ) {
   const action = useAction();
-  const [since, setSince] = useState(() =>
-    toLocalInput(new Date(Date.now() - 24 * 3600 * 1000))
-  );
+  const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - 24 * 3600 * 1000)));
   const id = useId();
   return (
     <form
@@ -511,9 +475,7 @@ function RecoverForm(
         const iso = fromLocalInput(since);
         if (!iso) {
           action.clear();
-          await action.run(() =>
-            Promise.reject(new Error("Enter a date and time."))
-          );
+          await action.run(() => Promise.reject(new Error("Enter a date and time.")));
           return;
         }
         let n = 0;
@@ -585,8 +547,7 @@ function EndpointForm(
       onSubmit={async (ev) => {
         ev.preventDefault();
         const local: Record<string, string> = {};
-        if (!url.trim()) {local.url =
-            "Enter the address that should receive the events.";}
+        if (!url.trim()) local.url = "Enter the address that should receive the events.";
         if (events.length === 0) local.events = "Choose at least one event.";
         setFieldErrors(local);
         if (Object.keys(local).length) return;
@@ -607,9 +568,7 @@ function EndpointForm(
                 body: {
                   url: url.trim(),
                   events,
-                  ...(description.trim()
-                    ? { description: description.trim() }
-                    : {}),
+                  ...(description.trim() ? { description: description.trim() } : {}),
                 },
               }));
             }
@@ -639,17 +598,13 @@ function EndpointForm(
         value={url}
         autoFocus
         aria-invalid={fieldErrors.url ? true : undefined}
-        aria-describedby={`${id}-url-help${
-          fieldErrors.url ? ` ${id}-url-err` : ""
-        }`}
+        aria-describedby={`${id}-url-help${fieldErrors.url ? ` ${id}-url-err` : ""}`}
         onChange={(e) => setUrl(e.target.value)}
       />
       <p id={`${id}-url-help`} className="help">
         An https address that can be reached from the internet.
       </p>
-      {fieldErrors.url && (
-        <p id={`${id}-url-err`} className="field-error">{fieldErrors.url}</p>
-      )}
+      {fieldErrors.url && <p id={`${id}-url-err`} className="field-error">{fieldErrors.url}</p>}
 
       <label htmlFor={`${id}-desc`}>Description (optional)</label>
       <input
@@ -680,11 +635,7 @@ function EndpointForm(
                 checked={events.includes(type)}
                 aria-describedby={`${id}-${t.type}-d`}
                 onChange={(e) =>
-                  setEvents((cur) =>
-                    e.target.checked
-                      ? [...cur, type]
-                      : cur.filter((x) => x !== type)
-                  )}
+                  setEvents((cur) => e.target.checked ? [...cur, type] : cur.filter((x) => x !== type))}
               />
               <label htmlFor={`${id}-${t.type}`}>
                 <code>{t.type}</code>
@@ -709,11 +660,7 @@ function EndpointForm(
       <ActionResult action={action} />
       <div className="actions">
         <button type="submit" className="primary" disabled={action.pending}>
-          {action.pending
-            ? "Saving…"
-            : editing
-            ? "Save changes"
-            : "Add endpoint"}
+          {action.pending ? "Saving…" : editing ? "Save changes" : "Add endpoint"}
         </button>
         <button type="button" onClick={onCancel}>Cancel</button>
       </div>

@@ -30,9 +30,7 @@ export async function buildWeb(
   }).output();
   if (!out.success) {
     throw new Error(
-      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${
-        new TextDecoder().decode(out.stderr)
-      }`,
+      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${new TextDecoder().decode(out.stderr)}`,
     );
   }
   return outDir;
@@ -55,9 +53,7 @@ export function serveStatic(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
-      const file = path.includes("..") || path.endsWith("/")
-        ? "/index.html"
-        : path;
+      const file = path.includes("..") || path.endsWith("/") ? "/index.html" : path;
       for (const candidate of [file, "/index.html"]) {
         try {
           const body = await Deno.readFile(`${dir}${candidate}`);
@@ -190,9 +186,7 @@ export async function captureAndCheck(
     }
     for (const v of await seriousA11yViolations(page)) {
       problems.push(
-        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${
-          v.targets.join(", ")
-        }`,
+        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
       );
     }
   }
