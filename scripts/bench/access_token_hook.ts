@@ -28,9 +28,7 @@ await sql.unsafe(`
   insert into public.platform_user_flags (user_id, is_platform_admin) select id, true from auth.users limit 50;
   analyze;
 `);
-const ids = (await sql<
-  { id: string }[]
->`select id from auth.users order by random() limit ${calls}`).map((
+const ids = (await sql<{ id: string }[]>`select id from auth.users order by random() limit ${calls}`).map((
   r,
 ) => r.id);
 
@@ -56,11 +54,7 @@ await sql.begin(async (tx) => {
   }
 });
 const s = summarize(samples);
-console.log(
-  `access-token hook, ${users} users, ${calls} calls (one connection, round trip included)`,
-);
+console.log(`access-token hook, ${users} users, ${calls} calls (one connection, round trip included)`);
 console.log(`machine: ${machine()}`);
-console.log(
-  `p50 ${fmt(s.p50)}  p90 ${fmt(s.p90)}  p99 ${fmt(s.p99)}  max ${fmt(s.max)}`,
-);
+console.log(`p50 ${fmt(s.p50)}  p90 ${fmt(s.p90)}  p99 ${fmt(s.p99)}  max ${fmt(s.max)}`);
 await sql.end();

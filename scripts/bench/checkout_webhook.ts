@@ -31,13 +31,8 @@ const REQUESTS = Number(values.requests);
 const ROUNDS = Number(values.rounds);
 const POOL = Number(values.pool);
 const SUBSCRIPTIONS = 1000;
-const dbUrl = Deno.env.get("BENCH_DATABASE_URL") ??
-  Deno.env.get("SUPABASE_DB_URL");
-if (!dbUrl) {
-  throw new Error(
-    "set BENCH_DATABASE_URL (or run scripts/bench/checkout_webhook.sh)",
-  );
-}
+const dbUrl = Deno.env.get("BENCH_DATABASE_URL") ?? Deno.env.get("SUPABASE_DB_URL");
+if (!dbUrl) throw new Error("set BENCH_DATABASE_URL (or run scripts/bench/checkout_webhook.sh)");
 
 const sql = createSql(dbUrl, { max: POOL });
 
@@ -89,10 +84,7 @@ async function prepare(n: number): Promise<Prepared[]> {
   return out;
 }
 
-async function drive(
-  n: number,
-  one: (p: Prepared) => Promise<boolean>,
-): Promise<Result> {
+async function drive(n: number, one: (p: Prepared) => Promise<boolean>): Promise<Result> {
   const prepared = await prepare(n);
   const latencies: number[] = [];
   let errors = 0;
@@ -109,22 +101,13 @@ async function drive(
   }));
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  const pct = (p: number) =>
-    latencies[
-      Math.min(latencies.length - 1, Math.floor(latencies.length * p))
-    ]!;
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!;
   return { rps: n / elapsed, p50: pct(0.5), p99: pct(0.99), errors };
 }
 
 // The SQL a delivery costs, issued directly: the pipeline's own statements.
 async function direct({ key, body, raw: text }: Prepared): Promise<boolean> {
-  const targets = await findTargets(
-    sql,
-    "checkout",
-    organizationId,
-    undefined,
-    undefined,
-  );
+  const targets = await findTargets(sql, "checkout", organizationId, undefined, undefined);
   const logged = await logVerified(sql, {
     organizationId: targets[0]!.organization_id,
     provider: "checkout",
@@ -171,8 +154,7 @@ while (!base) {
   const { value, done } = await reader.read();
   if (done) throw new Error(`dev server exited: ${banner}`);
   banner += value;
-  base = banner.match(/serving (http:\/\/127\.0\.0\.1:\d+\/checkout-webhook)/)
-    ?.[1];
+  base = banner.match(/serving (http:\/\/127\.0\.0\.1:\d+\/checkout-webhook)/)?.[1];
 }
 const url = `${base}/${organizationId}`;
 // Keep reading so the child never blocks on a full pipe.
@@ -183,10 +165,7 @@ const url = `${base}/${organizationId}`;
 // One keep-alive connection per concurrent worker, as a provider's delivery workers would hold.
 const target = new URL(url);
 const clients = await Promise.all(
-  Array.from(
-    { length: CONCURRENCY },
-    () => KeepAliveClient.connect(target.hostname, Number(target.port)),
-  ),
+  Array.from({ length: CONCURRENCY }, () => KeepAliveClient.connect(target.hostname, Number(target.port))),
 );
 const idle = [...clients];
 async function app({ key, raw, signature }: Prepared): Promise<boolean> {
@@ -206,16 +185,9 @@ async function app({ key, raw, signature }: Prepared): Promise<boolean> {
 }
 
 // The same app in this process, called without HTTP: separates the pipeline's cost from the HTTP stack's.
-const { createApp } = await import(
-  "../../supabase/functions/checkout-webhook/app.ts"
-);
-const { loadConfig } = await import(
-  "../../supabase/functions/_shared/config.ts"
-);
-const inProcessApp = createApp({
-  sql,
-  config: loadConfig({ SUPABASE_DB_URL: dbUrl }),
-});
+const { createApp } = await import("../../supabase/functions/checkout-webhook/app.ts");
+const { loadConfig } = await import("../../supabase/functions/_shared/config.ts");
+const inProcessApp = createApp({ sql, config: loadConfig({ SUPABASE_DB_URL: dbUrl }) });
 const inProcessUrl = `http://bench.local/checkout-webhook/${organizationId}`;
 async function inProcess({ key, raw, signature }: Prepared): Promise<boolean> {
   const res = await inProcessApp.fetch(
@@ -277,8 +249,7 @@ const a = summary(rounds.app);
 const ip = summary(rounds.inProcess);
 const cpu = (() => {
   try {
-    return Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)
-      ?.[1];
+    return Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)?.[1];
   } catch {
     return undefined;
   }

@@ -17,21 +17,14 @@ export class KeepAliveClient {
     this.#conn = conn;
   }
 
-  static async connect(
-    hostname: string,
-    port: number,
-  ): Promise<KeepAliveClient> {
+  static async connect(hostname: string, port: number): Promise<KeepAliveClient> {
     const conn = await Deno.connect({ hostname, port });
     conn.setNoDelay(true);
     return new KeepAliveClient(conn);
   }
 
   /** Builds the bytes of a POST request once, so sending it costs only the write. */
-  static post(
-    url: URL,
-    headers: Record<string, string>,
-    body: string,
-  ): Uint8Array {
+  static post(url: URL, headers: Record<string, string>, body: string): Uint8Array {
     const bodyBytes = encoder.encode(body);
     const head = [
       `POST ${url.pathname}${url.search} HTTP/1.1`,
@@ -49,9 +42,7 @@ export class KeepAliveClient {
 
   async send(request: Uint8Array): Promise<RawResponse> {
     let written = 0;
-    while (written < request.byteLength) {
-      written += await this.#conn.write(request.subarray(written));
-    }
+    while (written < request.byteLength) written += await this.#conn.write(request.subarray(written));
     let headerEnd: number;
     while ((headerEnd = indexOf(this.#buf, HEADER_END)) < 0) await this.#fill();
     const head = decoder.decode(this.#buf.subarray(0, headerEnd));
@@ -67,16 +58,9 @@ export class KeepAliveClient {
       const parts: Uint8Array[] = [];
       for (;;) {
         let lineEnd: number;
-        while ((lineEnd = indexOf(this.#buf, [13, 10], rest)) < 0) {
-          await this.#fill();
-        }
-        const size = parseInt(
-          decoder.decode(this.#buf.subarray(rest, lineEnd)),
-          16,
-        );
-        while (this.#buf.byteLength < lineEnd + 2 + size + 2) {
-          await this.#fill();
-        }
+        while ((lineEnd = indexOf(this.#buf, [13, 10], rest)) < 0) await this.#fill();
+        const size = parseInt(decoder.decode(this.#buf.subarray(rest, lineEnd)), 16);
+        while (this.#buf.byteLength < lineEnd + 2 + size + 2) await this.#fill();
         if (size === 0) {
           rest = lineEnd + 4;
           break;
@@ -111,9 +95,7 @@ export class KeepAliveClient {
 
 function indexOf(haystack: Uint8Array, needle: number[], from = 0): number {
   outer: for (let i = from; i <= haystack.byteLength - needle.length; i++) {
-    for (let j = 0; j < needle.length; j++) {
-      if (haystack[i + j] !== needle[j]) continue outer;
-    }
+    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
     return i;
   }
   return -1;

@@ -22,9 +22,7 @@ import {
 
 const url = Deno.env.get("BENCH_DATABASE_URL");
 if (!url) {
-  console.error(
-    "BENCH_DATABASE_URL is not set (a database with the migrations applied)",
-  );
+  console.error("BENCH_DATABASE_URL is not set (a database with the migrations applied)");
   Deno.exit(2);
 }
 const N = Number(Deno.env.get("BENCH_N") ?? 300);
@@ -32,10 +30,7 @@ const WARMUP = 30;
 const CONCURRENCY = 8;
 
 const admin = createSql(url, { max: 2 });
-const deps = {
-  config: loadConfig({ SUPABASE_DB_URL: url }),
-  sql: createSql(url, { max: 10 }),
-};
+const deps = { config: loadConfig({ SUPABASE_DB_URL: url }), sql: createSql(url, { max: 10 }) };
 const server = await serveFunction("messaging-webhook", createApp(deps));
 
 const [org] = await admin<
@@ -68,9 +63,7 @@ const freshPhone = () => `1777${String(phoneCounter++).padStart(7, "0")}`;
 const regular = "15550010010";
 
 async function expectOk(res: Response) {
-  if (res.status !== 200) {
-    throw new Error(`unexpected ${res.status}: ${await res.text()}`);
-  }
+  if (res.status !== 200) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
   await res.body?.cancel();
 }
 
@@ -112,10 +105,7 @@ const scenarios: Scenario[] = [
     prepare: () => {
       const phone = freshPhone();
       const body = webhookBody([
-        change(account, {
-          contacts: [contact(phone, "New")],
-          messages: [textMessage(phone, "hi")],
-        }),
+        change(account, { contacts: [contact(phone, "New")], messages: [textMessage(phone, "hi")] }),
       ]);
       return Promise.resolve(async () =>
         await expectOk(await signedPost(server.base, body, account.appSecret))
@@ -126,9 +116,7 @@ const scenarios: Scenario[] = [
     name: "receipt (delivered)",
     prepare: () => {
       const id = outbound.pop()!;
-      const body = webhookBody([
-        change(account, { statuses: [status(id, "delivered", regular)] }),
-      ]);
+      const body = webhookBody([change(account, { statuses: [status(id, "delivered", regular)] })]);
       return Promise.resolve(async () =>
         await expectOk(await signedPost(server.base, body, account.appSecret))
       );
@@ -138,9 +126,7 @@ const scenarios: Scenario[] = [
     name: "duplicate redelivery",
     prepare: () => {
       const body = webhookBody([
-        change(account, {
-          messages: [textMessage(regular, "again", { id: "wamid.bench-dup" })],
-        }),
+        change(account, { messages: [textMessage(regular, "again", { id: "wamid.bench-dup" })] }),
       ]);
       return Promise.resolve(async () =>
         await expectOk(await signedPost(server.base, body, account.appSecret))
@@ -163,9 +149,7 @@ const scenarios: Scenario[] = [
   {
     name: "bad signature (401)",
     prepare: () => {
-      const body = webhookBody([
-        change(account, { messages: [textMessage(regular, "forged")] }),
-      ]);
+      const body = webhookBody([change(account, { messages: [textMessage(regular, "forged")] })]);
       return Promise.resolve(async () => {
         const res = await signedPost(server.base, body, "wrong-secret");
         if (res.status !== 401) throw new Error(`unexpected ${res.status}`);
@@ -201,11 +185,7 @@ for (let round = 0; round < N + WARMUP; round++) {
 }
 for (const s of scenarios) {
   const xs = samples.get(s.name)!.sort((a, b) => a - b);
-  results.push({
-    name: s.name,
-    median: quantile(xs, 0.5),
-    p95: quantile(xs, 0.95),
-  });
+  results.push({ name: s.name, median: quantile(xs, 0.5), p95: quantile(xs, 0.95) });
 }
 
 // Throughput: CONCURRENCY clients each sending N single-message requests, half to new contacts.
@@ -213,9 +193,7 @@ const t0 = performance.now();
 await Promise.all(Array.from({ length: CONCURRENCY }, async (_, c) => {
   for (let i = 0; i < N; i++) {
     const phone = i % 2 === 0 ? freshPhone() : `1555002${String(c).padStart(4, "0")}`;
-    const body = webhookBody([
-      change(account, { messages: [textMessage(phone, `c${c}-${i}`)] }),
-    ]);
+    const body = webhookBody([change(account, { messages: [textMessage(phone, `c${c}-${i}`)] })]);
     await expectOk(await signedPost(server.base, body, account.appSecret));
   }
 }));
@@ -226,9 +204,7 @@ const base = results[0]!.median;
 console.log(
   `messaging-webhook benchmark: ${N} measured requests per scenario (after ${WARMUP} warm-up), interleaved`,
 );
-console.log(
-  `| scenario | median ms | p95 ms | median / "text, existing thread" |`,
-);
+console.log(`| scenario | median ms | p95 ms | median / "text, existing thread" |`);
 console.log(`|---|---|---|---|`);
 for (const r of results) {
   console.log(

@@ -9,26 +9,16 @@ import { createSql, type Sql } from "../../supabase/functions/_shared/db.ts";
 import { startLocalDispatcher } from "../../supabase/functions/webhook-dispatcher/local_loop.ts";
 
 const url = Deno.env.get("BENCH_DATABASE_URL");
-if (!url) {
-  throw new Error(
-    "BENCH_DATABASE_URL is not set; run scripts/bench/outbound_dispatch.sh",
-  );
-}
+if (!url) throw new Error("BENCH_DATABASE_URL is not set; run scripts/bench/outbound_dispatch.sh");
 const ROWS = Number(Deno.env.get("BENCH_ROWS") ?? 500);
 const REPEATS = Number(Deno.env.get("BENCH_REPEATS") ?? 3);
 const ENDPOINTS = 20;
 /** "http1" (the dispatcher's default client) or "fetch", to compare the two. */
-const TRANSPORT = (Deno.env.get("BENCH_TRANSPORT") ?? "http1") as
-  | "http1"
-  | "fetch";
+const TRANSPORT = (Deno.env.get("BENCH_TRANSPORT") ?? "http1") as "http1" | "fetch";
 
 // Receivers -------------------------------------------------------------------------------------------
 const child = new Deno.Command(Deno.execPath(), {
-  args: [
-    "run",
-    "--allow-net",
-    new URL("./receivers_child.ts", import.meta.url).pathname,
-  ],
+  args: ["run", "--allow-net", new URL("./receivers_child.ts", import.meta.url).pathname],
   stdout: "piped",
   stderr: "inherit",
 }).spawn();
@@ -53,9 +43,7 @@ async function setup(sql: Sql): Promise<{ org: string; endpoints: string[] }> {
   for (const port of ports) {
     const [e] = await sql<{ id: string }[]>`
       insert into public.webhook_endpoints (organization_id, url, events)
-      values (${o!.id}, ${`http://127.0.0.1:${port}/hook`}, ${[
-      "member.created",
-    ]}) returning id`;
+      values (${o!.id}, ${`http://127.0.0.1:${port}/hook`}, ${["member.created"]}) returning id`;
     endpoints.push(e!.id);
   }
   return { org: o!.id, endpoints };
@@ -66,11 +54,7 @@ async function received(from = 0): Promise<number> {
   return counts.slice(from).reduce((a, b) => a + b, 0);
 }
 
-async function delivered(
-  sql: Sql,
-  org: string,
-  endpoints: string[],
-): Promise<number> {
+async function delivered(sql: Sql, org: string, endpoints: string[]): Promise<number> {
   const [r] = await sql<{ n: number }[]>`
     select count(*)::int as n from public.webhook_deliveries
     where organization_id = ${org} and endpoint_id = any(${endpoints}::uuid[]) and status = 'delivered'`;
@@ -90,19 +74,13 @@ async function burst(sql: Sql, hanging: boolean): Promise<number> {
   const { org, endpoints } = await setup(sql);
   const from = hanging ? 1 : 0;
   const expected = ROWS * (ENDPOINTS - from);
-  const local = startLocalDispatcher(sql, {
-    allowPrivateTargets: true,
-    transport: TRANSPORT,
-    log: () => {},
-  });
+  const local = startLocalDispatcher(sql, { allowPrivateTargets: true, transport: TRANSPORT, log: () => {} });
   await sleep(200);
   const started = Date.now();
   await sql`insert into public.members (organization_id, first_name, last_name)
             select ${org}, 'b' || g, 'burst' from generate_series(1, ${ROWS}::int) g`;
   while ((await received(from)) < expected) await sleep(10);
-  while ((await delivered(sql, org, endpoints.slice(from))) < expected) {
-    await sleep(5);
-  }
+  while ((await delivered(sql, org, endpoints.slice(from))) < expected) await sleep(5);
   const elapsed = (Date.now() - started) / 1000;
   await call("POST", "/release");
   await local.stop();
@@ -111,9 +89,7 @@ async function burst(sql: Sql, hanging: boolean): Promise<number> {
 }
 
 /** Steady stream: 10 rows every 100 ms (200 deliveries per tick); latency insert -> receipt. */
-async function stream(
-  sql: Sql,
-): Promise<{ p50: number; p99: number; n: number }> {
+async function stream(sql: Sql): Promise<{ p50: number; p99: number; n: number }> {
   await call("POST", "/reset?hang=0");
   const { org } = await setup(sql);
   // A one-minute poll: every delivery here is woken by the NOTIFY.
@@ -143,11 +119,7 @@ async function stream(
   const latencies = Object.entries(receipts).flatMap(([tag, times]) =>
     times.map((t) => t - sentAt.get(tag)!)
   );
-  return {
-    p50: pct(latencies, 50),
-    p99: pct(latencies, 99),
-    n: latencies.length,
-  };
+  return { p50: pct(latencies, 50), p99: pct(latencies, 99), n: latencies.length };
 }
 
 // Run -------------------------------------------------------------------------------------------------
@@ -176,12 +148,8 @@ console.log(
     median(base).toFixed(0)
   }`,
 );
-console.log(
-  `median healthy deliveries/s with 1 of 20 endpoints hanging: ${median(withHang).toFixed(0)}`,
-);
-console.log(
-  `ratio of medians: ${((median(withHang) / median(base)) * 100).toFixed(0)}%`,
-);
+console.log(`median healthy deliveries/s with 1 of 20 endpoints hanging: ${median(withHang).toFixed(0)}`);
+console.log(`ratio of medians: ${((median(withHang) / median(base)) * 100).toFixed(0)}%`);
 console.log(
   `latency insert -> receipt, NOTIFY path, ${lat.n} deliveries: p50 ${lat.p50} ms, p99 ${lat.p99} ms`,
 );

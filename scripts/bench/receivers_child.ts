@@ -14,11 +14,7 @@ const tagPattern = /"last_name": "([^"]*)"/;
 
 const ports: number[] = [];
 for (let i = 0; i < ENDPOINTS; i++) {
-  const server = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    onListen: () => {},
-  }, async (req) => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const text = await req.text();
     if (i === 0 && hang) {
       await release.promise;

@@ -4,9 +4,7 @@
 import { runtimeDeps } from "../../supabase/functions/_shared/app.ts";
 
 const name = Deno.args[0];
-if (!name || !/^[a-z-]+$/.test(name)) {
-  throw new Error("usage: serve_function.ts <function-name>");
-}
+if (!name || !/^[a-z-]+$/.test(name)) throw new Error("usage: serve_function.ts <function-name>");
 const { createApp } = await import(`../../supabase/functions/${name}/app.ts`);
 const deps = runtimeDeps();
 const app = createApp(deps);

@@ -1,10 +1,7 @@
 // Small statistics helpers shared by the benchmarks.
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
-  const idx = Math.min(
-    sorted.length - 1,
-    Math.max(0, Math.ceil((p / 100) * sorted.length) - 1),
-  );
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[idx]!;
 }
 
