@@ -39,6 +39,14 @@ export function App() {
   const session = useSession();
   const { state } = session;
 
+  // After moving to another page, screen readers and keyboards start at its content, not at the link.
+  const shownPath = useRef(loc.pathname);
+  useEffect(() => {
+    if (shownPath.current === loc.pathname) return;
+    shownPath.current = loc.pathname;
+    document.getElementById("main")?.focus();
+  }, [loc.pathname]);
+
   useEffect(() => {
     if (state.kind === "signed_out" && loc.pathname !== "/auth") {
       const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
