@@ -161,6 +161,7 @@ Deno.test(
       origin: site.url,
     });
     page = await context.newPage();
+    page.setDefaultTimeout(15_000);
     page.on("console", (m: { text(): string }) => consoleLines.push(m.text()));
     page.on(
       "pageerror",
