@@ -460,6 +460,33 @@ Deno.test(
   },
 );
 
+Deno.test("Webhook Logs pages by cursor: 50 at a time, older ones on request", opts, async () => {
+  // 70 older deliveries of this endpoint, as the dispatcher would have left them.
+  await sql()`
+    with ep as (select id from public.webhook_endpoints where organization_id = ${firstId} limit 1),
+    ev as (
+      insert into public.webhook_events (organization_id, type, payload, created_at)
+      select ${firstId}, 'attendance.marked', jsonb_build_object('n', g), now() - make_interval(days => 1, secs => g)
+      from generate_series(1, 70) g returning id, created_at)
+    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, attempt_count,
+      next_attempt_at, first_attempt_at, last_attempt_at, last_response_status, delivered_at, created_at)
+    select ${firstId}, ev.id, ep.id, 'delivered', 1, null, ev.created_at, ev.created_at, 200, ev.created_at, ev.created_at
+    from ev, ep`;
+  const counted = await sql()<{ total: number }[]>`
+      select count(*)::int as total from public.webhook_deliveries where organization_id = ${firstId}`;
+  const total = counted[0]!.total;
+  await page.goto(`${site.url}${LOGS}`);
+  const rows = page.locator("table.logs tbody tr");
+  await rows.nth(49).waitFor();
+  assertEquals(await rows.count(), 50);
+  await page.getByRole("button", { name: "Show older deliveries" }).click();
+  await rows.nth(total - 1).waitFor();
+  assertEquals(await rows.count(), total);
+  assertEquals(await page.getByRole("button", { name: "Show older deliveries" }).count(), 0);
+  const ids = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-delivery-id")));
+  assertEquals(new Set(ids).size, total, "no delivery listed twice");
+});
+
 Deno.test(
   "API keys: create (shown once), used by a script, last use shown, revoked",
   opts,
