@@ -117,8 +117,8 @@ export function ApiKeysPage() {
             <thead>
               <tr>
                 <th scope="col">Name</th>
-                <th scope="col">Key starts with</th>
-                <th scope="col">Created</th>
+                <th scope="col" className="wide">Key starts with</th>
+                <th scope="col" className="wide">Created</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Status</th>
                 <th scope="col">
@@ -130,10 +130,10 @@ export function ApiKeysPage() {
               {list.map((k) => (
                 <tr key={k.id}>
                   <td>{k.name}</td>
-                  <td>
+                  <td className="wide">
                     <code>{k.key_prefix}…</code>
                   </td>
-                  <td>
+                  <td className="wide">
                     <Time iso={k.created_at} />
                   </td>
                   <td>

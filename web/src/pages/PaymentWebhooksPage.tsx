@@ -102,7 +102,7 @@ export function PaymentWebhooksPage() {
             <thead>
               <tr>
                 <th scope="col">Received</th>
-                <th scope="col">Provider</th>
+                <th scope="col" className="wide">Provider</th>
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
                 <th scope="col" className="wide">Error</th>
@@ -121,7 +121,7 @@ export function PaymentWebhooksPage() {
                   <td>
                     <Time iso={r.received_at} />
                   </td>
-                  <td>{PROVIDERS[r.provider] ?? r.provider}</td>
+                  <td className="wide">{PROVIDERS[r.provider] ?? r.provider}</td>
                   <td>
                     <code>{r.event ?? "—"}</code>
                   </td>

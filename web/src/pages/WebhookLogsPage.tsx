@@ -203,7 +203,7 @@ export function WebhookLogsPage() {
                 <th scope="col">Event</th>
                 <th scope="col" className="wide">Endpoint</th>
                 <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
+                <th scope="col" className="wide">Attempts</th>
                 <th scope="col" className="wide">Last response</th>
                 <th scope="col">
                   <span className="sr-only">Open</span>
@@ -232,7 +232,7 @@ export function WebhookLogsPage() {
                       </div>
                     )}
                   </td>
-                  <td>{d.attempt_count}</td>
+                  <td className="wide">{d.attempt_count}</td>
                   <td className="wide">
                     {d.last_response_status !== null ? `HTTP ${d.last_response_status}` : ""}
                     {d.last_error && <div className="muted small">{d.last_error}</div>}
