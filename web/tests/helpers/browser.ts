@@ -90,6 +90,13 @@ export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
 
 /** Chromium headless, with a fresh profile (playwright-core makes a temporary one per launch). */
 export async function launchBrowser(): Promise<Browser> {
+  try {
+    await Deno.stat(CHROMIUM);
+  } catch {
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`,
+    );
+  }
   return await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
