@@ -11,6 +11,14 @@ if ! psql "$SUPABASE_DB_URL" -Atqc 'select 1' >/dev/null 2>&1 && [ "$(id -u)" = 
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -n | tail -n 1)" main start || true
 fi
 bash scripts/db-bootstrap.sh "$SUPABASE_DB_URL"
+# A first run on an empty database gets the demo data of supabase/seed.sql (organizations, sign-ins).
+empty=$(psql "$SUPABASE_DB_URL" -X -qAt -c \
+  "select not exists (select 1 from auth.users) and not exists (select 1 from public.organizations)")
+if [ "$empty" = t ]; then
+  PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning" \
+    psql "$SUPABASE_DB_URL" -X -q -v ON_ERROR_STOP=1 --single-transaction -f supabase/seed.sql >/dev/null
+  echo "dev: the database was empty: applied supabase/seed.sql (demo organizations and sign-ins)"
+fi
 # Local development delivers outbound webhooks to loopback receivers unless told otherwise.
 export WEBHOOKS_ALLOW_PRIVATE_TARGETS=${WEBHOOKS_ALLOW_PRIVATE_TARGETS:-true}
 exec node_modules/.bin/deno run --allow-net --allow-env --allow-read --allow-write=supabase/.temp --allow-sys --allow-run=node scripts/dev.ts

@@ -291,6 +291,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /invitations": { email: "someone-else@example.org" },
       // Aimed at A: an invitation addressed to someone else, and a membership in A.
       "POST /invitations/accept": { invitation_id: invitation.id },
+      // Aimed at A: switching into an organization one does not belong to.
+      "POST /me/active-organization": { organization_id: a.organizationId },
     };
     const concrete = (path: string) =>
       path.replace(/^(\/[a-z-]+)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`).replace(
@@ -340,6 +342,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
         const res = await call(api.base, method, path, headers, body);
         if (who === "API key of B" && spec.access === "user") {
           assertEquals(res.status, 403, `${who} ${label}`);
+        } else if (label === "POST /me/active-organization") {
+          assertEquals(res.data?.error?.code, "not_a_member", `${who} ${label}: ${res.text}`);
         } else if (hasId) {
           assertEquals(res.status, 404, `${who} ${label}: ${res.text}`);
         } else {

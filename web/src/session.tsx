@@ -2,7 +2,7 @@
 // the interface; the API decides what anyone may do.
 import type { Session } from "@supabase/supabase-js";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
-import { callApi, type Me, onAuthProblem } from "./api/client.ts";
+import { api, type Me, onAuthProblem, unwrap } from "./api/client.ts";
 import { supabase } from "./api/supabase.ts";
 import { navigate } from "./router.tsx";
 
@@ -45,7 +45,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   const reloadMe = useCallback(async (): Promise<Me | null> => {
     try {
-      const me = await callApi<Me>("GET", "/webhooks/me");
+      const me = await unwrap(api.GET("/webhooks/me"));
       setState((
         s,
       ) => (s.kind === "signed_in" ? { ...s, me, meError: null } : s));
@@ -66,9 +66,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const switchOrganization = useCallback(async (organizationId: string) => {
-    await callApi("POST", "/webhooks/me/active-organization", {
-      organization_id: organizationId,
-    });
+    await unwrap(api.POST("/webhooks/me/active-organization", { body: { organization_id: organizationId } }));
     const { data, error } = await supabase.auth.refreshSession();
     if (error || !data.session) {
       throw new Error(error?.message ?? "Could not refresh the session");

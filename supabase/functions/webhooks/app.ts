@@ -14,6 +14,7 @@ import { endpointRoutes } from "./routes/endpoints.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
+import { meRoutes } from "./routes/me.ts";
 import { invitationRoutes } from "./routes/invitations.ts";
 
 export const API_VERSION = "1.0.0";
@@ -26,6 +27,7 @@ export function routes(deps: AppDeps): Route[] {
     ...automationRoutes(deps),
     ...apiKeyRoutes(deps),
     ...inboundLogRoutes(deps),
+    ...meRoutes(deps),
     ...invitationRoutes(deps),
   ];
 }

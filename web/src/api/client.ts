@@ -114,41 +114,5 @@ export type InboundDetail = paths["/webhooks/inbound-log/{id}"]["get"]["response
 ];
 export type DeliveryStatus = Delivery["status"];
 
-/** Routes that the typed document may not describe yet go through here, with the same headers. */
-export async function callApi<T>(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const { data } = await supabase.auth.getSession();
-  const headers: Record<string, string> = { apikey: SUPABASE_ANON_KEY };
-  if (data.session) {
-    headers.authorization = `Bearer ${data.session.access_token}`;
-  }
-  if (body !== undefined) headers["content-type"] = "application/json";
-  return await unwrap<T>(
-    fetch(`${SUPABASE_URL}/functions/v1${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then(async (response) => {
-      const text = await response.text();
-      let parsed: unknown = undefined;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch { /* not JSON */ }
-      return response.ok ? { data: parsed as T, response } : { error: parsed, response };
-    }),
-  );
-}
-
-/** GET /webhooks/me and POST /webhooks/me/active-organization (CONTRACTS.md). */
-export interface Me {
-  user: { id: string; email: string };
-  active_organization_id: string | null;
-  memberships: {
-    organization_id: string;
-    organization_name: string;
-    role: "admin" | "staff";
-  }[];
-}
+/** GET /webhooks/me: who is signed in, the active organization and every membership. */
+export type Me = paths["/webhooks/me"]["get"]["responses"][200]["content"]["application/json"];

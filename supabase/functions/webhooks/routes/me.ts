@@ -1,0 +1,87 @@
+// The signed-in person and their organizations, for the settings UI's organization switcher. Works the
+// same against a hosted project (no PostgREST needed): list memberships, pick one, then refresh the
+// session so the access-token hook puts the new organization_id into the token.
+import { z } from "zod";
+import { forbidden } from "../../_shared/errors.ts";
+import { withClaims } from "../../_shared/db.ts";
+import { requireUserActor } from "../actor.ts";
+import { route, type RouteFactory } from "../route.ts";
+import { jsonBody } from "../validate.ts";
+
+const Membership = z.object({
+  organization_id: z.uuid(),
+  organization_name: z.string(),
+  role: z.enum(["admin", "staff"]),
+});
+const Me = z.object({
+  user: z.object({ id: z.uuid(), email: z.string().nullable() }),
+  active_organization_id: z.uuid().nullable()
+    .describe("The token's organization_id while the user is still a member there, else null"),
+  memberships: z.array(Membership),
+});
+const SetActive = z.object({ organization_id: z.uuid() }).strict();
+const Active = z.object({ active_organization_id: z.uuid() });
+
+export const meRoutes: RouteFactory = (deps) => [
+  route(
+    {
+      method: "get",
+      path: "/me",
+      summary: "The signed-in user, their active organization and every membership with its role",
+      tag: "Me",
+      access: "user",
+      responses: { 200: { description: "Who is signed in, and where", schema: Me } },
+    },
+    async (c) => {
+      const { claims, userId } = requireUserActor(c);
+      // As the user: row-level security shows their own memberships and the organizations they are in.
+      const memberships = await withClaims(
+        deps.userSql ?? deps.sql,
+        claims,
+        (tx) =>
+          tx<z.infer<typeof Membership>[]>`
+          select p.organization_id, o.name as organization_name, p.role
+          from public.profiles p join public.organizations o on o.id = p.organization_id
+          where p.user_id = ${userId}
+          order by o.name, p.organization_id`,
+      );
+      const claimed = claims.organization_id ?? null;
+      return c.json({
+        user: { id: userId, email: claims.email ?? null },
+        active_organization_id: memberships.some((m) => m.organization_id === claimed) ? claimed : null,
+        memberships,
+      });
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/me/active-organization",
+      summary: "Choose the active organization; then refresh the session (supabase.auth.refreshSession())",
+      tag: "Me",
+      access: "user",
+      body: SetActive,
+      responses: {
+        200: { description: "Remembered; the next token refresh carries it", schema: Active },
+        403: { description: "`not_a_member`: the user does not belong to that organization" },
+      },
+    },
+    async (c) => {
+      const { claims } = requireUserActor(c);
+      const { organization_id } = await jsonBody(c, SetActive);
+      try {
+        await withClaims(
+          deps.userSql ?? deps.sql,
+          claims,
+          (tx) => tx`select public.set_active_organization(${organization_id})`,
+        );
+      } catch (err) {
+        if ((err as { code?: string }).code === "42501") {
+          throw forbidden("not_a_member", "You are not a member of that organization");
+        }
+        throw err;
+      }
+      return c.json({ active_organization_id: organization_id });
+    },
+  ),
+];
