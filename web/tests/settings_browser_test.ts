@@ -276,7 +276,7 @@ Deno.test(
     await goTo("Webhook Logs", /webhook-logs/);
     const row = logRow("member.created");
     await row.getByText("Delivered").waitFor({ timeout: 15_000 });
-    await row.getByRole("button", { name: /Details/ }).click();
+    await row.getByRole("button", { name: /show details/ }).click();
     const body = page.getByLabel("Body", { exact: true });
     await body.waitFor();
     assertEquals(
@@ -301,7 +301,7 @@ Deno.test(
     await receiver.waitFor(before + 1, 15_000);
     const row = logRow("member.created", 0);
     await row.getByText("Retrying").waitFor({ timeout: 15_000 });
-    await row.getByRole("button", { name: /Details/ }).click();
+    await row.getByRole("button", { name: /show details/ }).click();
     await page.locator("table.attempts tbody tr").first().filter({
       hasText: "HTTP 500",
     })
@@ -577,7 +577,7 @@ Deno.test(
                 amount_minor, currency, interval)
               values (${firstId}, ${gatewayId}, 'pending', 5000, 'USD', 'month')`;
     await rows.filter({ hasText: "created" }).getByRole("button", {
-      name: /Details/,
+      name: /show details/,
     }).click();
     await page.getByLabel("Payload").waitFor();
     assert(

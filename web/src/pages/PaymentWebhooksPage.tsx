@@ -106,9 +106,6 @@ export function PaymentWebhooksPage() {
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
                 <th scope="col" className="wide">Error</th>
-                <th scope="col">
-                  <span className="sr-only">Open</span>
-                </th>
               </tr>
             </thead>
             <tbody>
@@ -123,23 +120,21 @@ export function PaymentWebhooksPage() {
                   </td>
                   <td className="wide">{PROVIDERS[r.provider] ?? r.provider}</td>
                   <td>
-                    <code>{r.event ?? "—"}</code>
+                    <button
+                      type="button"
+                      className="linkish"
+                      onClick={() => setOpen(r.id)}
+                      aria-label={`${r.event ?? "—"}, received ${
+                        new Date(r.received_at).toLocaleString()
+                      }: show details`}
+                    >
+                      <code>{r.event ?? "—"}</code>
+                    </button>
                   </td>
                   <td>
                     <Badge status={r.status} />
                   </td>
                   <td className="wide">{r.error}</td>
-                  <td>
-                    <button
-                      type="button"
-                      onClick={() => setOpen(r.id)}
-                      aria-label={`Details of ${r.event ?? "notification"} received ${
-                        new Date(r.received_at).toLocaleString()
-                      }`}
-                    >
-                      Details
-                    </button>
-                  </td>
                 </tr>
               ))}
             </tbody>
