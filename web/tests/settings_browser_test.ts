@@ -571,6 +571,10 @@ Deno.test(
     assertEquals(await rows.count(), 2);
     assert((await rows.first().textContent())!.includes("Unmatched"));
     await check("payment-webhooks");
+    await page.getByLabel("Provider").selectOption("payments");
+    await page.getByRole("heading", { name: "No notifications match these filters" }).waitFor();
+    await page.getByLabel("Provider").selectOption("checkout");
+    await rows.nth(1).waitFor();
 
     // The subscription now exists: replay the first one alone, then every other failed one.
     await sql()`insert into public.recurring_donations (organization_id, gateway_subscription_id, status,

@@ -1,7 +1,7 @@
 // Settings > Integrations > Payment webhooks: what the checkout and card-payment providers sent us,
 // whether it was applied, and replay for the ones that failed.
 import { useId, useState } from "react";
-import { api, type InboundEntry, unwrap } from "../api/client.ts";
+import { api, type InboundEntry, type paths, unwrap } from "../api/client.ts";
 import { useAction, useLoad, useTick } from "../ui/hooks.ts";
 import { ActionResult, Badge, Dialog, Empty, ErrorBox, Loading, statusWord, Time } from "../ui/parts.tsx";
 
@@ -14,7 +14,11 @@ const STATES = [
   "unverified",
 ] as const;
 type State = (typeof STATES)[number];
-const PROVIDERS: Record<string, string> = {
+type Provider = NonNullable<
+  NonNullable<paths["/webhooks/inbound-log"]["get"]["parameters"]["query"]>["provider"]
+>;
+// One label per provider the API knows: a provider added to the API fails the type check until it has one.
+const PROVIDERS: Record<Provider, string> = {
   checkout: "Checkout (subscriptions)",
   payments: "Card payments",
 };
@@ -22,6 +26,8 @@ const PROVIDERS: Record<string, string> = {
 export function PaymentWebhooksPage() {
   useTick();
   const [status, setStatus] = useState<State | "">("");
+  const [provider, setProvider] = useState<Provider | "">("");
+  const filter = { ...(status ? { status } : {}), ...(provider ? { provider } : {}) };
   const [rows, setRows] = useState<InboundEntry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [open, setOpen] = useState<string | null>(null);
@@ -31,12 +37,12 @@ export function PaymentWebhooksPage() {
 
   const page = useLoad(async () => {
     const r = await unwrap(api.GET("/webhooks/inbound-log", {
-      params: { query: { limit: 50, ...(status ? { status } : {}) } },
+      params: { query: { limit: 50, ...filter } },
     }));
     setRows(r.data);
     setCursor(r.next_cursor);
     return r;
-  }, [status]);
+  }, [status, provider]);
   const more = useAction();
 
   return (
@@ -60,6 +66,19 @@ export function PaymentWebhooksPage() {
       <ActionResult action={replayAll} />
       <div className="filters">
         <div>
+          <label htmlFor={`${id}-provider`}>Provider</label>
+          <select
+            id={`${id}-provider`}
+            value={provider}
+            onChange={(e) => setProvider(e.target.value as Provider | "")}
+          >
+            <option value="">All providers</option>
+            {(Object.keys(PROVIDERS) as Provider[]).map((p) => (
+              <option key={p} value={p}>{PROVIDERS[p]}</option>
+            ))}
+          </select>
+        </div>
+        <div>
           <label htmlFor={`${id}-status`}>Status</label>
           <select
             id={`${id}-status`}
@@ -80,13 +99,11 @@ export function PaymentWebhooksPage() {
       {page.loading && !page.data && <Loading what="the payment log" />}
       {page.data && rows.length === 0 && (
         <Empty
-          title={status
-            ? `No ${statusWord(status).toLowerCase()} notifications`
-            : "No payment notifications yet"}
+          title={status || provider ? "No notifications match these filters" : "No payment notifications yet"}
         >
           <p>
-            {status
-              ? "Choose another status to see other notifications."
+            {status || provider
+              ? "Choose another provider or status to see other notifications."
               : "They appear here when your checkout or card-payment provider sends one. Point the provider at this service's payment webhook addresses (see the README)."}
           </p>
         </Empty>
@@ -149,7 +166,7 @@ export function PaymentWebhooksPage() {
             more.run(async () => {
               const r = await unwrap(api.GET("/webhooks/inbound-log", {
                 params: {
-                  query: { limit: 50, cursor, ...(status ? { status } : {}) },
+                  query: { limit: 50, cursor, ...filter },
                 },
               }));
               setRows((cur) => [...cur, ...r.data]);
