@@ -17,10 +17,12 @@ type State = (typeof STATES)[number];
 type Provider = NonNullable<
   NonNullable<paths["/webhooks/inbound-log"]["get"]["parameters"]["query"]>["provider"]
 >;
-// One label per provider the API knows: a provider added to the API fails the type check until it has one.
-const PROVIDERS: Record<Provider, string> = {
+// The providers this page is about (the filter offers them); labels also for others the log may hold.
+const PAYMENT_PROVIDERS = ["checkout", "payments"] as const satisfies readonly Provider[];
+const PROVIDERS: Record<string, string | undefined> = {
   checkout: "Checkout (subscriptions)",
   payments: "Card payments",
+  whatsapp: "WhatsApp",
 };
 
 export function PaymentWebhooksPage() {
