@@ -121,6 +121,11 @@ if (import.meta.main) {
     }
   }
   Deno.env.set("SUPABASE_URL", url);
+  // Replay through the configuration API asks the receiver functions over HTTP ({SUPABASE_URL}/functions/v1)
+  // with the replay secret, as deployed: here they are this process.
+  if (!Deno.env.get("INBOUND_REPLAY_SECRET")) {
+    Deno.env.set("INBOUND_REPLAY_SECRET", `local-replay-${crypto.randomUUID()}`);
+  }
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);
   const auth = createAuthService({ sql: deps.sql, issuer: `${url}/auth/v1`, anonKey, signingKey, settings });

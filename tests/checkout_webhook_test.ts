@@ -14,9 +14,8 @@ import {
 } from "./helpers/payments.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
-import { createApp } from "../supabase/functions/checkout-webhook/app.ts";
+import { createApp, receiver } from "../supabase/functions/checkout-webhook/app.ts";
 import { replayFailed, replayLogged } from "../supabase/functions/_shared/inbound/replay.ts";
-import { paymentWebhookSpecs } from "../supabase/functions/_shared/inbound/registry.ts";
 
 const appSql = createSql(testDbUrl(), { max: 10 });
 const server = await serveFunction(
@@ -117,7 +116,12 @@ Deno.test("Razorpay subscription webhooks: x-razorpay-signature, x-razorpay-even
     payment: { id: "pay_Rz1", amount: 29900 },
   });
   assertEquals([again.status, again.json.status], [200, "duplicate"]);
-  const other = await rp("subscription.charged", 2, `evt_other_${sub.id}`, {
+  // The same signed bytes under another event id are the same delivery (issue 13, finding 2).
+  const sameBytes = await rp("subscription.charged", 2, `evt_other_${sub.id}`, {
+    payment: { id: "pay_Rz1", amount: 29900 },
+  });
+  assertEquals([sameBytes.status, sameBytes.json.status], [200, "duplicate"]);
+  const other = await rp("subscription.charged", 1, `evt_other_${sub.id}`, {
     payment: { id: "pay_Rz1", amount: 29900 },
   });
   assertEquals([other.status, other.json.outcome], [200, "stale"]);
@@ -200,17 +204,15 @@ Deno.test("wrong or missing signature: 401, logged unverified, nothing applied",
   assertEquals(overOtherBytes.status, 401);
   assertEquals((await subscriptionRow(sub.id)).status, "pending");
   assertEquals((await donationsOf(t.organizationId)).length, 0);
+  // Counted per reason, nothing of the bodies kept (issue 13, finding 3).
   const log = await logRows(t.organizationId);
-  assertEquals(log.map((l) => [l.status, l.signature_valid]), [["unverified", false], ["unverified", false], [
-    "unverified",
-    false,
-  ]]);
-  assertEquals(log[1]!.error, "signature missing");
-  // A big forged body is kept only as a 64 KiB excerpt.
+  assertEquals(log.map((l) => [l.status, l.signature_valid, l.error, l.deliveries, l.payload, l.raw_body]), [
+    ["unverified", false, "signature mismatch", 2, null, null],
+    ["unverified", false, "signature missing", 1, null, null],
+  ]);
   const big = { ...body, pad: "x".repeat(200 * 1024) };
   assertEquals((await deliver(url, big, { secret: "forged", key: key() })).status, 401);
-  const [bigRow] = (await logRows(t.organizationId)).slice(-1);
-  assertEquals([bigRow!.payload, bigRow!.raw_body?.length], [null, 64 * 1024]);
+  assertEquals((await logRows(t.organizationId)).map((l) => l.deliveries), [3, 1]);
   // The forged deliveries did not take the key: the genuine one with it is applied.
   const genuine = await deliver(url, body, { secret: t.secret, key: k });
   assertEquals([genuine.status, genuine.json.status], [200, "processed"]);
@@ -355,12 +357,16 @@ Deno.test("malformed JSON and unknown events: 400, logged as rejected", async ()
   assertEquals(log[1]!.event, "exploded");
   assertEquals((await subscriptionRow(sub.id)).status, "pending");
 
-  // Not JSON and no organization in the URL: logged without an organization, still 400.
-  const marker = `garbage-${crypto.randomUUID()}`;
-  assertEquals((await deliver(server.base, marker)).status, 400);
-  const [orphan] = await sql()<{ organization_id: string | null; status: string }[]>`
-    select organization_id, status from public.donation_payment_webhook_log where raw_body = ${marker}`;
-  assertEquals(orphan, { organization_id: null, status: "rejected" });
+  // Not JSON and no organization in the URL: 400, counted without an organization, nothing kept.
+  const counted = () =>
+    sql()<{ deliveries: number; raw_body: string | null }[]>`
+      select deliveries, raw_body from public.inbound_webhook_log
+      where organization_id is null and provider = 'checkout' and error = 'Body is not valid JSON'
+      order by received_at desc limit 1`;
+  const before = (await counted())[0]?.deliveries ?? 0;
+  assertEquals((await deliver(server.base, `garbage-${crypto.randomUUID()}`)).status, 400);
+  const [orphan] = await counted();
+  assertEquals([orphan?.raw_body, orphan?.deliveries], [null, before + 1]);
 });
 
 Deno.test("a body jsonb cannot hold (\\u0000) is applied and kept as text", async () => {
@@ -391,17 +397,17 @@ Deno.test("unknown subscription: logged as unmatched with 202, replayable once t
   assertEquals(logged!.status, "unmatched");
 
   const sub = await createSubscription(t.organizationId, { id: gatewayId });
-  const replayed = await replayFailed(sql(), paymentWebhookSpecs, t.organizationId);
+  const replayed = await replayFailed(sql(), receiver, t.organizationId);
   assertEquals(replayed.map((r) => r.status), ["processed"]);
   assertEquals((await subscriptionRow(sub.id)).status, "active");
   assertEquals((await donationsOf(t.organizationId)).map((d) => d.gateway_payment_id), ["pay_early"]);
   // Replaying an applied payload changes nothing.
-  assertEquals((await replayLogged(sql(), paymentWebhookSpecs, logged!.id))?.status, "duplicate");
-  assertEquals((await replayFailed(sql(), paymentWebhookSpecs, t.organizationId)).length, 0);
+  assertEquals((await replayLogged(sql(), receiver, logged!.id))?.status, "duplicate");
+  assertEquals((await replayFailed(sql(), receiver, t.organizationId)).length, 0);
   assertEquals((await donationsOf(t.organizationId)).length, 1);
   // Another organization's id does not reach this row.
   const other = await paymentTenant();
-  assertEquals(await replayLogged(sql(), paymentWebhookSpecs, logged!.id, other.organizationId), null);
+  assertEquals(await replayLogged(sql(), receiver, logged!.id, other.organizationId), null);
 });
 
 Deno.test("the replay script re-runs an organization's unmatched and failed deliveries", async () => {
@@ -421,7 +427,7 @@ Deno.test("the replay script re-runs an organization's unmatched and failed deli
         "--allow-net",
         "--allow-env",
         "--allow-read",
-        "scripts/replay-payment-webhooks.ts",
+        "scripts/replay-inbound-webhooks.ts",
         ...args,
       ],
       cwd: new URL("../", import.meta.url).pathname,
@@ -612,7 +618,7 @@ Deno.test("the log is readable by organization admins only", async () => {
   const visible = (claims: Record<string, unknown>) =>
     asUser(
       claims,
-      async (tx) => (await tx`select id, payload from public.donation_payment_webhook_log`).length,
+      async (tx) => (await tx`select id, payload from public.inbound_webhook_log`).length,
     );
   assertEquals(await visible(t.adminClaims), 1);
   assertEquals(await visible(t.staffClaims), 0);
@@ -621,11 +627,11 @@ Deno.test("the log is readable by organization admins only", async () => {
   assertEquals(await visible({ ...other.adminClaims, organization_id: t.organizationId }), 0);
   const anonDenied = await asUser(
     { role: "anon" },
-    (tx) => tx`select id from public.donation_payment_webhook_log`,
+    (tx) => tx`select id from public.inbound_webhook_log`,
   )
     .then(() => false, (e) => /permission denied/.test(String(e)));
   assert(anonDenied, "anon has no privilege on the log");
-  const writeDenied = await asUser(t.adminClaims, (tx) => tx`delete from public.donation_payment_webhook_log`)
+  const writeDenied = await asUser(t.adminClaims, (tx) => tx`delete from public.inbound_webhook_log`)
     .then(() => false, (e) => /permission denied/.test(String(e)));
   assert(writeDenied, "not even admins rewrite the log");
   const secretDenied = await asUser(

@@ -327,6 +327,71 @@ Deno.test("non-text messages keep their type and payload; system messages need n
   });
 });
 
+Deno.test("a member stored in national format matches through the organization's default country", async () => {
+  // +44 7911 123456 typed as a UK member would be: 07911 123456.
+  const international = "447911123456";
+  const cases: [string | null, string][] = [["GB", "matched"], ["US", "none"], [null, "none"]];
+  await withServer(async ({ base }) => {
+    for (const [country, expected] of cases) {
+      const account = await newAccount();
+      await sql()`
+        insert into public.organization_settings (organization_id, default_country)
+        values (${account.organizationId}, ${country})`;
+      const memberId = await createMember(account.organizationId, "07911 123456", "Nigel");
+      const res = await signedPost(
+        base,
+        webhookBody([change(account, { messages: [textMessage(international, "Hello from the UK")] })]),
+        account.appSecret,
+      );
+      assertEquals(res.status, 200);
+      await res.body?.cancel();
+      const [thread] = await threadsOf(account.organizationId);
+      assertEquals([thread!.member_match, thread!.member_id], [
+        expected,
+        expected === "matched" ? memberId : null,
+      ], `default country ${country}`);
+    }
+  });
+});
+
+Deno.test('a "number changed" system message moves the thread to the new number', async () => {
+  const account = await newAccount();
+  const oldPhone = newPhone();
+  const newNumber = newPhone();
+  const memberId = await createMember(account.organizationId, oldPhone, "Moving");
+  const changed = (from: string, to: string) => ({
+    from,
+    id: newMessageId(),
+    timestamp: unixNow(-5),
+    type: "system",
+    system: { body: `Moving changed from ${from} to ${to}`, wa_id: to, type: "user_changed_number" },
+  });
+  await withServer(async ({ base }) => {
+    const post = async (messages: Record<string, unknown>[]) => {
+      const res = await signedPost(base, webhookBody([change(account, { messages })]), account.appSecret);
+      assertEquals(res.status, 200);
+      await res.body?.cancel();
+    };
+    await post([textMessage(oldPhone, "before the change", { timestamp: unixNow(-10) })]);
+    const [before] = await threadsOf(account.organizationId);
+    await post([changed(oldPhone, newNumber)]);
+    await post([textMessage(newNumber, "after the change")]);
+    const threads = await threadsOf(account.organizationId);
+    assertEquals(threads.map((t) => [t.id, t.contact_phone, t.member_id]), [[
+      before!.id,
+      newNumber,
+      memberId,
+    ]]);
+    const messages = await messagesOf(account.organizationId);
+    assertEquals(messages.map((m) => [m.type, m.sender_phone]), [
+      ["text", oldPhone],
+      ["system", oldPhone],
+      ["text", newNumber],
+    ]);
+    assert(messages.every((m) => m.conversation_id === before!.id), "one thread");
+  });
+});
+
 Deno.test("text PostgreSQL cannot hold (NUL, unpaired surrogates) is stored with U+FFFD instead", async () => {
   const account = await newAccount();
   const phone = newPhone();
@@ -709,7 +774,7 @@ Deno.test("connection killed mid-request: 503 and nothing half-written; the retr
         await new Promise((r) => setTimeout(r, 25));
         const [row] = await sql()<{ pid: number }[]>`
           select pid from pg_stat_activity
-          where wait_event_type = 'Lock' and query ilike '%whatsapp_apply_webhook%' and pid <> pg_backend_pid()
+          where wait_event_type = 'Lock' and query ilike '%process_whatsapp_webhook%' and pid <> pg_backend_pid()
           limit 1`;
         pid = row?.pid;
       }

@@ -268,7 +268,7 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       await sql()`select id from public.webhook_deliveries where endpoint_id = ${endpoint.id}`;
     const apiKey = (await call(api.base, "POST", "/api-keys", adminA, { name: "A's key" })).data;
     const [log] =
-      await sql()`insert into public.donation_payment_webhook_log (organization_id, provider, event, payload, signature_valid, status)
+      await sql()`insert into public.inbound_webhook_log (organization_id, provider, event, payload, signature_valid, status)
       values (${a.organizationId}, 'checkout', 'charged', '{"event":"charged"}', true, 'unmatched') returning id`;
     const invitation =
       (await call(api.base, "POST", "/invitations", adminA, { email: "invitee@example.org" }))

@@ -6,14 +6,15 @@
 // Workload: signed `charged` events (unique Idempotency-Key and payment id) spread over 1000
 // subscriptions of one organization: each moves a subscription and records a donation. "Direct" runs,
 // per event, exactly the pipeline's three statements (find the organization and secret, write the log
-// row, apply) with the pipeline's own store functions, on a pool of the same size as the app's. "App"
+// row, apply) with the receiver's and the pipeline's own functions, on a pool of the same size as the app's. "App"
 // sends the HTTP requests to scripts/dev.ts in its own process, so HTTP, HMAC, validation and JSON are
 // what separates the two. Rounds alternate (direct, app, direct, app, ...) and medians are reported.
 import { parseArgs } from "node:util";
 import { createSql } from "../../supabase/functions/_shared/db.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
-import { applyLogged, findTargets, logVerified } from "../../supabase/functions/_shared/inbound/store.ts";
+import { logVerified } from "../../supabase/functions/_shared/inbound/store.ts";
 import type { Change } from "../../supabase/functions/_shared/inbound/types.ts";
+import { receiver } from "../../supabase/functions/checkout-webhook/app.ts";
 import { KeepAliveClient } from "./http_client.ts";
 
 const { values } = parseArgs({
@@ -107,16 +108,19 @@ async function drive(n: number, one: (p: Prepared) => Promise<boolean>): Promise
 
 // The SQL a delivery costs, issued directly: the pipeline's own statements.
 async function direct({ key, body, raw: text }: Prepared): Promise<boolean> {
-  const targets = await findTargets(sql, "checkout", organizationId, undefined, undefined);
+  const { targets } = await receiver.route(sql, body, organizationId);
+  const bytes = new TextEncoder().encode(text);
   const logged = await logVerified(sql, {
-    organizationId: targets[0]!.organization_id,
+    organizationId: targets[0]!.organizationId,
+    accountId: null,
     provider: "checkout",
     event: body.event,
     idempotencyKey: key,
+    bodySha256: new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)),
+    bodyBytes: bytes.byteLength,
     payloadText: text,
     rawBody: null,
     headers: { "content-type": "application/json", "idempotency-key": key },
-    signatureValid: true,
   });
   const change: Change = {
     kind: "subscription",
@@ -126,7 +130,7 @@ async function direct({ key, body, raw: text }: Prepared): Promise<boolean> {
     payment_failed: false,
     payment: { ...body.payment, paid_at: body.occurred_at },
   };
-  const result = await applyLogged(sql, logged.id, change);
+  const result = await receiver.apply(sql, logged.id, change);
   return result.outcome === "applied" || result.outcome === "stale";
 }
 

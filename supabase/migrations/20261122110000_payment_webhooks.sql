@@ -2,8 +2,9 @@
 -- us about money, kept so that nothing is lost, nothing is applied twice, and a failed write can be
 -- replayed.
 --
--- Reading order: the state the domain tables gain (subscription states, refunds), the log every inbound
--- payload lands in before anything is applied, then the functions that apply one logged event. The
+-- Reading order: the state the domain tables gain (subscription states, refunds), how a delivery finds
+-- its organization, then the functions that apply one logged event (the log itself, shared with the
+-- WhatsApp receiver, is 20261122105000_inbound_webhook_log.sql). The
 -- Edge Functions (checkout-webhook, payments-webhook) verify signatures and normalize the providers'
 -- shapes; everything that changes money rows happens in one statement here, so a payload is either
 -- applied completely and its log row marked processed, or not at all.
@@ -90,72 +91,6 @@ create policy donation_refunds_select on public.donation_refunds
 -- Admin-only like webhook_secret (organization_settings_admin is the table's only user policy).
 alter table public.organization_settings add column payments_webhook_secret text;
 
--- The inbound log -----------------------------------------------------------------------------------------
--- Every inbound payload that reached a known organization, or that could not be parsed, is written here
--- in its own transaction before anything is applied. A valid-signature delivery claims its idempotency
--- key (the Idempotency-Key header, or x-razorpay-event-id); unverified deliveries never claim a key, so
--- a forged request cannot block the genuine one. (Unknown organizations are answered 404 and not logged:
--- there is no tenant to show them to.)
-create table public.donation_payment_webhook_log (
-  id uuid primary key default gen_random_uuid(),
-  -- null when the organization could not be determined (e.g. a body that is not JSON, with no
-  -- organization in the URL)
-  organization_id uuid references public.organizations (id) on delete cascade,
-  provider text not null check (provider in ('checkout', 'payments')),
-  event text,
-  idempotency_key text,
-  -- The full body as JSON; raw_body keeps the text only when it is not JSON that jsonb can hold.
-  payload jsonb,
-  raw_body text,
-  -- The headers that matter for debugging (signature, idempotency, event id, content type, user agent).
-  headers jsonb not null default '{}'::jsonb,
-  -- true: verified with the organization's secret; false: wrong or missing signature; null: not checked.
-  signature_valid boolean,
-  -- received   stored, not applied yet (or an apply was interrupted)
-  -- processed  applied (or found to be stale/already applied): never applied again
-  -- unmatched  verified, but the subscription/payment it names does not exist (yet): replayable
-  -- failed     applying raised an error (in `error`): replayable, and a provider retry applies again
-  -- rejected   verified or unverifiable, but malformed or an unknown event: answered 400
-  -- unverified wrong or missing signature: answered 401, never applied
-  status text not null default 'received'
-    check (status in ('received', 'processed', 'unmatched', 'failed', 'rejected', 'unverified')),
-  error text,
-  result jsonb,
-  -- deliveries: how often the provider sent it; attempts: how often we tried to apply it.
-  deliveries integer not null default 1,
-  attempts integer not null default 0,
-  received_at timestamptz not null default now(),
-  last_received_at timestamptz not null default now(),
-  processed_at timestamptz,
-  updated_at timestamptz not null default now(),
-  check (payload is not null or raw_body is not null)
-);
-
--- The idempotency guard: one verified, well-formed row per (organization, provider, key). Rejected rows
--- stay out of it so that a corrected retry under the same key is still applied.
-create unique index donation_payment_webhook_log_idempotency_idx
-  on public.donation_payment_webhook_log (organization_id, provider, idempotency_key)
-  where signature_valid and status <> 'rejected';
--- Webhook Logs lists an organization's newest rows; replay picks its failed and unmatched ones.
-create index donation_payment_webhook_log_org_idx
-  on public.donation_payment_webhook_log (organization_id, received_at desc);
-create index donation_payment_webhook_log_replayable_idx
-  on public.donation_payment_webhook_log (organization_id, received_at)
-  where status in ('failed', 'unmatched');
-
-create trigger donation_payment_webhook_log_fixed_org
-  before update of organization_id on public.donation_payment_webhook_log
-  for each row execute function private.forbid_organization_change();
-
--- Payloads carry donors' names, e-mails and card details: organization admins only, read only.
-alter table public.donation_payment_webhook_log enable row level security;
-revoke all on public.donation_payment_webhook_log from anon;
-revoke insert, update, delete, truncate on public.donation_payment_webhook_log from authenticated;
-grant select on public.donation_payment_webhook_log to authenticated;
-create policy donation_payment_webhook_log_admin_select on public.donation_payment_webhook_log
-  for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
-
 -- Routing: which organizations could have sent this, with the secret to check it -------------------------
 -- The organization in the URL wins; otherwise one named in the payload; otherwise the organizations that
 -- know the subscription or payment id. Several candidates are possible (ids are unique per organization
@@ -189,7 +124,9 @@ as $$
                 else s.webhook_secret end as secret
   ) t
   where t.secret is not null and t.secret <> ''
-  limit 8
+  -- Every candidate, in a fixed order: what other organizations store (a copied subscription id, say)
+  -- can add candidates but never push out the one whose secret signed the delivery.
+  order by s.organization_id
 $$;
 
 -- Refund arithmetic ---------------------------------------------------------------------------------------
@@ -320,6 +257,8 @@ begin
     return jsonb_build_object('outcome', 'unmatched');
   end if;
 
+  -- An event at the same instant as the newest applied one may still move the state (the rules above
+  -- decide), but it never counts a failure again: a second copy of one failure is not a second failure.
   moves := rd.status not in ('cancelled', 'completed')
     and (rd.last_event_at is null or occurred >= rd.last_event_at)
     and (target not in ('pending', 'authenticated')
@@ -329,7 +268,8 @@ begin
     update public.recurring_donations
     set status = target,
         last_event_at = greatest(coalesce(last_event_at, occurred), occurred),
-        failure_count = case when failed then failure_count + 1
+        failure_count = case when failed and (rd.last_event_at is null or occurred > rd.last_event_at)
+                             then failure_count + 1
                              when payment is not null then 0 else failure_count end,
         last_charged_at = case when payment is not null
                                then greatest(coalesce(last_charged_at, occurred), occurred)
@@ -419,58 +359,36 @@ begin
 end;
 $$;
 
--- Applies one logged delivery, at most once: the log row is locked, a processed row is left alone
--- (a duplicate), otherwise the change is applied and the row marked in the same statement. If applying
--- raises, nothing of it stays and the caller records the failure with mark_payment_webhook_failed.
+-- Applies one logged payment delivery, at most once (private.claim_inbound_webhook locks the log row and
+-- answers a processed row as a duplicate); the change is applied and the row marked in the same
+-- statement. If applying raises, nothing of it stays and the caller records the failure with
+-- private.mark_inbound_webhook_failed.
 create function private.process_payment_webhook(p_log_id uuid, p_change jsonb)
 returns jsonb
 language plpgsql
 set search_path = ''
 as $$
 declare
-  log public.donation_payment_webhook_log%rowtype;
+  log public.inbound_webhook_log%rowtype;
   applied jsonb;
 begin
-  select * into log from public.donation_payment_webhook_log where id = p_log_id for update;
-  if not found then
-    raise exception 'no webhook log row %', p_log_id using errcode = 'P0002';
-  end if;
+  log := private.claim_inbound_webhook(p_log_id);
   if log.status = 'processed' then
     return jsonb_build_object('outcome', 'duplicate');
   end if;
-  if log.organization_id is null or log.signature_valid is not true then
-    raise exception 'webhook log row % is not a verified delivery', p_log_id using errcode = '22023';
-  end if;
-
   applied := case p_change ->> 'kind'
     when 'subscription' then private.apply_subscription_event(log.organization_id, p_change)
     when 'refund' then private.apply_refund_event(log.organization_id, p_change)
     when 'payment' then private.apply_payment_event(log.organization_id, p_change)
+    -- A verified event that changes nothing we keep (subscription.updated, payment.authorized, ...).
+    when 'none' then jsonb_build_object('outcome', 'ignored')
   end;
   if applied is null then
     raise exception 'unknown change kind %', p_change ->> 'kind' using errcode = '22023';
   end if;
-
-  update public.donation_payment_webhook_log
-  set status = case when applied ->> 'outcome' = 'unmatched' then 'unmatched' else 'processed' end,
-      result = applied,
-      error = null,
-      attempts = attempts + 1,
-      processed_at = case when applied ->> 'outcome' = 'unmatched' then null else now() end,
-      updated_at = now()
-  where id = p_log_id;
+  perform private.finish_inbound_webhook(p_log_id, applied, applied ->> 'outcome' = 'unmatched');
   return applied;
 end;
-$$;
-
-create function private.mark_payment_webhook_failed(p_log_id uuid, p_error text)
-returns void
-language sql
-set search_path = ''
-as $$
-  update public.donation_payment_webhook_log
-  set status = 'failed', error = left(p_error, 2000), attempts = attempts + 1, updated_at = now()
-  where id = p_log_id and status <> 'processed'
 $$;
 
 -- Server-side only: these read secrets and write money rows. Postgres grants EXECUTE to PUBLIC by
@@ -483,4 +401,3 @@ revoke all on function private.apply_subscription_event(uuid, jsonb) from public
 revoke all on function private.apply_refund_event(uuid, jsonb) from public, anon, authenticated;
 revoke all on function private.apply_payment_event(uuid, jsonb) from public, anon, authenticated;
 revoke all on function private.process_payment_webhook(uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.mark_payment_webhook_failed(uuid, text) from public, anon, authenticated;

@@ -18,6 +18,14 @@ create table public.messaging_accounts (
   unique (organization_id, id)
 );
 create index messaging_accounts_organization_idx on public.messaging_accounts (organization_id);
+-- The country an organization's members' numbers are written in when they lack a country code: inbound
+-- senders are matched to such numbers through it (private.whatsapp_upsert_thread). ISO 3166-1 alpha-2.
+alter table public.organization_settings add column default_country text
+  check (default_country ~ '^[A-Z]{2}$');
+-- The inbound log (20261122105000) keeps each WhatsApp payload under the account it came in for.
+alter table public.inbound_webhook_log add constraint inbound_webhook_log_account_fkey
+  foreign key (organization_id, account_id) references public.messaging_accounts (organization_id, id)
+  on delete set null (account_id);
 
 -- The secrets of an account live apart from it, in a table with row-level security on and no policy
 -- for any user role: only the server (which bypasses RLS) can read them. A future `grant select` on

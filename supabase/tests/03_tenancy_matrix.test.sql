@@ -86,7 +86,7 @@ begin
   insert into public.donation_refunds (organization_id, donation_id, gateway_refund_id, gateway_payment_id, amount_minor, currency, status)
     select org, d.id, 'rfnd_' || org, d.gateway_payment_id, 100, 'GBP', 'processed'
     from public.donations d where d.organization_id = org limit 1;
-  insert into public.donation_payment_webhook_log (organization_id, provider, event, idempotency_key, payload, signature_valid, status)
+  insert into public.inbound_webhook_log (organization_id, provider, event, idempotency_key, payload, signature_valid, status)
     values (org, 'checkout', 'charged', 'idem-' || org, '{"event":"charged"}', true, 'processed');
   -- WhatsApp
   insert into public.messaging_accounts (organization_id, phone_number_id, display_phone_number)
@@ -297,7 +297,7 @@ set local role authenticated;
 select ok((select count(*) from public.webhook_endpoints) >= 1 and (select count(*) from public.webhook_deliveries) >= 1,
   'a live API key of A sees A''s endpoints and deliveries');
 select is((select count(*)::int from public.members) + (select count(*)::int from public.donations)
-  + (select count(*)::int from public.donation_payment_webhook_log) + (select count(*)::int from public.organization_settings), 0,
+  + (select count(*)::int from public.inbound_webhook_log) + (select count(*)::int from public.organization_settings), 0,
   'an API key reads no members, donations, payment log or settings');
 reset role;
 select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);

@@ -2,7 +2,7 @@
 -- secrets nobody but the server reads, composite keys that keep references inside one organization,
 -- one thread per contact, forward-only receipts and receipts that arrive before their message.
 begin;
-select plan(25);
+select plan(27);
 
 -- Two organizations, each with an admin and a staff member, an account, a member and a thread.
 insert into auth.users (id, email) values
@@ -136,6 +136,16 @@ select is(
   || jsonb_build_object('status', (select status from public.whatsapp_messages where provider_message_id = 'wamid.OUT')),
   '{"applied": 1, "waiting": 0, "duplicates": 1, "status": "read"}'::jsonb,
   'a late "sent" is recorded but does not move "read" back; a repeated "read" is a duplicate');
+
+-- Receipts whose message never arrives are dropped after the retention period; history stays.
+select private.whatsapp_apply_webhook('[]'::jsonb, jsonb_build_array(
+  jsonb_build_object('organization_id', '0a000000-0000-4000-8000-000000000000', 'provider_message_id', 'wamid.NEVER',
+    'status', 'delivered', 'occurred_at', '2026-11-22T10:06:00Z')));
+update public.whatsapp_message_receipts set received_at = now() - interval '31 days';
+select is(private.whatsapp_drop_orphan_receipts(), 1, 'one receipt waited longer than 30 days for a message that never came');
+select is(
+  (select array_agg(provider_message_id order by provider_message_id, status) from public.whatsapp_message_receipts),
+  array['wamid.OUT', 'wamid.OUT'], 'the receipts of a stored message are its history and stay');
 
 select * from finish();
 rollback;

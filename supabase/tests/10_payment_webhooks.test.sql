@@ -1,7 +1,7 @@
 -- Payment webhook schema: the subscription states, refund arithmetic and the log's tenancy, checked in
 -- the database itself (the HTTP behaviour is in tests/*_webhook_test.ts).
 begin;
-select plan(14);
+select plan(18);
 
 -- Two organizations, each with an admin and a staff member.
 insert into auth.users (id, email, aud, role) values
@@ -18,7 +18,7 @@ insert into public.profiles (user_id, organization_id, role) values
 insert into public.organization_settings (organization_id, webhook_secret) values
   ('00000000-0000-4000-8000-0000000000a1', 'secret-a'),
   ('00000000-0000-4000-8000-0000000000b1', 'secret-b');
-insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
 values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k1', '{"event":"created"}', true, 'processed');
 
 select throws_ok(
@@ -27,15 +27,34 @@ select throws_ok(
   '23514', null, 'recurring_donations.status only takes the designed states');
 
 select throws_ok(
-  $$insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+  $$insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
     values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k1', '{}', true, 'received')$$,
   '23505', null, 'one verified delivery per organization, provider and key');
 select lives_ok(
-  $$insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
-    values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k1', '{}', false, 'unverified')$$,
-  'an unverified delivery does not occupy the key');
+  $$insert into public.inbound_webhook_log (organization_id, provider, signature_valid, status, error)
+    values ('00000000-0000-4000-8000-0000000000a1', 'checkout', false, 'unverified', 'signature mismatch')$$,
+  'an unverified delivery is counted without a key');
+select throws_ok(
+  $$insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+    values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k1', '{"event":"forged"}', false, 'unverified')$$,
+  '23514', null, 'an unverified row keeps nothing its sender chose (body, event, key, headers)');
+insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, body_sha256, signature_valid, status)
+values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k2', '{}', '\x01', true, 'processed');
+select throws_ok(
+  $$insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, body_sha256, signature_valid, status)
+    values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k3', '{}', '\x01', true, 'received')$$,
+  '23505', null, 'the same verified bytes under another key are the same delivery');
+select is(
+  (select count(*)::int from (
+    select private.log_refused_webhook('00000000-0000-4000-8000-0000000000a1', 'payments', 'unverified', 'signature missing', 100)
+    from generate_series(1, 50)) x),
+  50, 'fifty refused deliveries counted');
+select is(
+  (select array[count(*), sum(deliveries), sum(body_bytes)]::int[] from public.inbound_webhook_log
+   where provider = 'payments' and error = 'signature missing'),
+  array[1, 50, 5000], 'into one row holding their count and total size');
 select lives_ok(
-  $$insert into public.donation_payment_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+  $$insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
     values ('00000000-0000-4000-8000-0000000000a1', 'payments', 'k1', '{}', true, 'received')$$,
   'keys are per provider');
 
@@ -65,21 +84,21 @@ select throws_ok(
 set local role authenticated;
 select set_config('request.jwt.claims',
   '{"sub":"00000000-0000-4000-8000-00000000000a","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
-select is((select count(*)::int from public.donation_payment_webhook_log), 3, 'the admin of A sees A''s log');
-select throws_ok($$delete from public.donation_payment_webhook_log$$, '42501', null, 'nobody but the server writes the log');
+select is((select count(*)::int from public.inbound_webhook_log), 5, 'the admin of A sees A''s log');
+select throws_ok($$delete from public.inbound_webhook_log$$, '42501', null, 'nobody but the server writes the log');
 select throws_ok(
   $$select * from private.inbound_webhook_targets('checkout', '00000000-0000-4000-8000-0000000000a1', null, null)$$,
   '42501', null, 'users cannot call the secret lookup');
 select set_config('request.jwt.claims',
   '{"sub":"00000000-0000-4000-8000-00000000000b","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
-select is((select count(*)::int from public.donation_payment_webhook_log), 0, 'staff of A see nothing');
+select is((select count(*)::int from public.inbound_webhook_log), 0, 'staff of A see nothing');
 select is((select count(*)::int from public.donation_refunds), 2, 'staff of A see A''s refunds');
 select set_config('request.jwt.claims',
   '{"sub":"00000000-0000-4000-8000-00000000000c","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
-select is((select count(*)::int from public.donation_payment_webhook_log), 0, 'the admin of B claiming A sees nothing');
+select is((select count(*)::int from public.inbound_webhook_log), 0, 'the admin of B claiming A sees nothing');
 reset role;
 set local role anon;
-select throws_ok($$select count(*) from public.donation_payment_webhook_log$$, '42501', null, 'anon has no access');
+select throws_ok($$select count(*) from public.inbound_webhook_log$$, '42501', null, 'anon has no access');
 reset role;
 
 select * from finish();

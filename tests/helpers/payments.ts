@@ -126,7 +126,7 @@ export async function logRows(organizationId: string) {
       raw_body: string | null;
     }[]
   >`select id, status, signature_valid, idempotency_key, event, deliveries, attempts, error, payload, raw_body
-    from public.donation_payment_webhook_log where organization_id = ${organizationId} order by received_at, id`;
+    from public.inbound_webhook_log where organization_id = ${organizationId} order by received_at, id`;
 }
 
 export async function subscriptionRow(id: string) {

@@ -185,7 +185,7 @@ Deno.test({
 
     const rows = await sql()<{ key: string; n: number; status: string }[]>`
       select idempotency_key as key, count(*)::int as n, min(status) as status
-      from public.donation_payment_webhook_log
+      from public.inbound_webhook_log
       where organization_id = ${tenant.organizationId} and signature_valid
       group by idempotency_key`;
     const logByKey = new Map(rows.map((r) => [r.key, r]));

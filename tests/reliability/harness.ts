@@ -56,7 +56,7 @@ export async function domainSnapshot(): Promise<Record<string, string>> {
            (select md5(coalesce(string_agg(to_jsonb(m)::text, ',' order by id), ''))
               from public.whatsapp_messages m) as whatsapp_messages_digest,
            (select count(*) from public.members)::text as members,
-           (select count(*) from public.donation_payment_webhook_log
+           (select count(*) from public.inbound_webhook_log
              where signature_valid is true)::text as verified_log_rows`;
   return row!;
 }

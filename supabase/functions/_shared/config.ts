@@ -15,6 +15,10 @@ const EnvSchema = z.object({
   /** Outbound HTTP client: "http1" (pinned to the checked address, the default) or the runtime's fetch. */
   WEBHOOKS_TRANSPORT: z.enum(["http1", "fetch"]).default("http1"),
   DB_POOL_MAX: z.coerce.number().int().positive().default(10),
+  /** Bearer secret the configuration API presents to the receivers' replay endpoints (not the service key). */
+  INBOUND_REPLAY_SECRET: z.string().optional(),
+  /** Where the functions are served; defaults to SUPABASE_URL + /functions/v1. */
+  SUPABASE_FUNCTIONS_URL: z.string().url().optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -29,6 +33,10 @@ export interface Config {
   /** Outbound webhook HTTP client; unset means "http1". */
   webhooksTransport?: "http1" | "fetch";
   dbPoolMax: number;
+  /** Bearer secret for the receivers' replay endpoints; unset: replay over HTTP is refused (503). */
+  replaySecret?: string;
+  /** Base URL of the functions, e.g. https://<ref>.supabase.co/functions/v1. */
+  functionsUrl?: string;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -47,5 +55,11 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
     webhooksTransport: e.WEBHOOKS_TRANSPORT,
     dbPoolMax: e.DB_POOL_MAX,
+    replaySecret: e.INBOUND_REPLAY_SECRET || undefined,
+    functionsUrl: (e.SUPABASE_FUNCTIONS_URL ??
+      (e.SUPABASE_URL ? `${e.SUPABASE_URL.replace(/\/+$/, "")}/functions/v1` : undefined))?.replace(
+        /\/+$/,
+        "",
+      ),
   };
 }

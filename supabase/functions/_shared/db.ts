@@ -47,8 +47,10 @@ function installDriverCrashGuard() {
 
 /** The database ports the process connects to: a stray socket error names one of them. */
 const databasePorts = new Set<string>();
-// admin_shutdown, crash_shutdown, cannot_connect_now: the server going away or not back yet.
-const SERVER_GOING_AWAY = new Set(["57P01", "57P02", "57P03"]);
+// admin_shutdown, crash_shutdown, cannot_connect_now: the server going away or not back yet;
+// too_many_connections: a new connection refused while old pools drain after a reset (found by
+// tests/reliability/fault_whatsapp_apply_test.ts with 1,000 messages and ~330 killed backends).
+const SERVER_GOING_AWAY = new Set(["57P01", "57P02", "57P03", "53300"]);
 
 /**
  * postgres.js 3.4.9 also fetches array types on each new connection from an async function nobody

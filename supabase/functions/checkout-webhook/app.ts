@@ -1,13 +1,21 @@
-// Checkout (subscription) provider webhooks: POST /checkout-webhook[/<organization_id>].
+// Checkout (subscription) provider webhooks: POST /checkout-webhook[/<organization_id>], and
+// POST /checkout-webhook/replay for the configuration API (replay secret).
 import type { Context, Hono } from "hono";
 import { type AppDeps, newApp } from "../_shared/app.ts";
-import { handleInbound } from "../_shared/inbound/pipeline.ts";
+import { runInbound } from "../_shared/inbound/pipeline.ts";
+import { paymentReceiver, paymentResponse } from "../_shared/inbound/payment_receiver.ts";
+import { mountReplay } from "../_shared/inbound/replay_route.ts";
 import { checkoutSpec } from "./events.ts";
+
+export const receiver = paymentReceiver(checkoutSpec);
 
 export function createApp(deps: AppDeps): Hono {
   const app = newApp("checkout-webhook", deps);
+  mountReplay(app, deps.sql, receiver, deps.config.replaySecret);
   const receive = async (c: Context) => {
-    const res = await handleInbound(deps.sql, checkoutSpec, c.req.raw, c.req.param("organizationId"));
+    const res = paymentResponse(
+      await runInbound(deps.sql, receiver, c.req.raw, c.req.param("organizationId")),
+    );
     return c.json(res.body, res.status);
   };
   app.post("/", receive);

@@ -19,15 +19,18 @@ import {
   parseOr400,
   providerId,
   razorpayEntity,
+  razorpayEventTime,
   RazorpayPayment,
   RazorpaySubscription,
+  requirePayload,
   stringField,
   toIso,
   unknownEvent,
 } from "../_shared/inbound/shapes.ts";
 
 interface Mapping {
-  status: SubscriptionStatus;
+  /** Absent: the event changes no state we keep (accepted, logged, "ignored"). */
+  status?: SubscriptionStatus;
   charge?: true;
   failed?: true;
 }
@@ -52,6 +55,8 @@ export const RAZORPAY_EVENTS: Record<string, Mapping> = {
   "subscription.halted": { status: "halted" },
   "subscription.cancelled": { status: "cancelled" },
   "subscription.completed": { status: "completed" },
+  // Plan, quantity or schedule changed; Razorpay says there is no state change.
+  "subscription.updated": {},
 };
 
 const Neutral = z.object({
@@ -73,20 +78,23 @@ const chargeWithoutPayment = () =>
     "Payload does not match the expected shape: payment (a charge carries its payment)",
   );
 
-function normalize(body: unknown): NormalizedEvent {
+function normalize(body: unknown, receivedAt: Date): NormalizedEvent {
   if (isRazorpayEnvelope(body)) {
+    requirePayload(body);
     const event = (body as { event: string }).event;
     const mapping = Object.hasOwn(RAZORPAY_EVENTS, event) ? RAZORPAY_EVENTS[event]! : unknownEvent(event);
     const e = parseOr400(RazorpaySubscriptionEvent, body);
+    if (!mapping.status) return { event, change: { kind: "none" } };
     const p = e.payload.payment?.entity;
     if (mapping.charge && !p) throw chargeWithoutPayment();
+    const occurredAt = razorpayEventTime(body, receivedAt);
     return {
       event,
       change: {
         kind: "subscription",
         subscription_id: e.payload.subscription.entity.id,
         status: mapping.status,
-        occurred_at: toIso(e.created_at),
+        occurred_at: occurredAt,
         payment_failed: mapping.failed ?? false,
         ...(mapping.charge && p
           ? {
@@ -94,7 +102,7 @@ function normalize(body: unknown): NormalizedEvent {
               id: p.id,
               amount_minor: p.amount,
               currency: p.currency,
-              paid_at: toIso(p.created_at ?? e.created_at),
+              paid_at: p.created_at ? toIso(p.created_at) : occurredAt,
             },
           }
           : {}),
@@ -107,6 +115,7 @@ function normalize(body: unknown): NormalizedEvent {
     : unknownEvent(event);
   const e = parseOr400(Neutral, body);
   if (mapping.charge && !e.payment) throw chargeWithoutPayment();
+  if (!mapping.status) return { event: e.event, change: { kind: "none" } };
   return {
     event: e.event,
     change: {

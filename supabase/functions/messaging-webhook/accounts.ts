@@ -1,8 +1,9 @@
-// The gateway accounts a webhook routes to, their signature check and the subscription handshake.
+// The gateway accounts a webhook routes to (with the app secrets that sign it) and the subscription
+// handshake.
 // These reads run as the server: the secrets table has no policy for any user role.
 import { createHash } from "node:crypto";
 import type { Sql } from "../_shared/db.ts";
-import { bytesEqual, verifyHexSignature } from "../_shared/hmac.ts";
+import { bytesEqual } from "../_shared/hmac.ts";
 
 export interface Account {
   id: string;
@@ -30,24 +31,6 @@ export async function loadAccounts(sql: Sql, phoneNumberIds: string[]): Promise<
     });
   }
   return accounts;
-}
-
-/**
- * One body carries one signature, so it must verify under the app secret of every account it routes
- * to: a body mixing two accounts is accepted only if both share the secret (the same gateway app), and
- * knowing one account's secret never lets anyone write into another's threads.
- */
-export async function signedByAll(
-  accounts: Iterable<Account>,
-  rawBody: Uint8Array,
-  header: string | null,
-): Promise<boolean> {
-  const secrets = new Set([...accounts].map((a) => a.appSecret));
-  if (secrets.size === 0) return false;
-  for (const secret of secrets) {
-    if (!(await verifyHexSignature(secret, rawBody, header))) return false;
-  }
-  return true;
 }
 
 /**

@@ -1,23 +1,31 @@
 // Inbound WhatsApp gateway webhook (Cloud API shape).
 //
-//   GET  /messaging-webhook   subscription handshake: echoes hub.challenge when hub.verify_token is the
-//                             verify token of one of our accounts, 403 otherwise
-//   POST /messaging-webhook   messages and delivery receipts, signed x-hub-signature-256
+//   GET  /messaging-webhook          subscription handshake: echoes hub.challenge when hub.verify_token
+//                                    is the verify token of one of our accounts, 403 otherwise
+//   POST /messaging-webhook          messages and delivery receipts, signed x-hub-signature-256
+//   POST /messaging-webhook/replay   the configuration API's replay of logged payloads (replay secret)
 //
-// POST pipeline: raw body (1 MiB, 413) -> JSON and shape (400) -> signature header present (401) ->
-// accounts of the body's phone-number ids -> signature valid for each of them (401) -> one transaction
-// for everything -> 200. Changes for phone-number ids we do not know are skipped with a log line and
-// still answered 200, so the gateway does not retry them for days.
+// POST runs the shared inbound pipeline (_shared/inbound/pipeline.ts) with the WhatsApp receiver
+// (receiver.ts): raw body (1 MiB, 413) -> JSON and shape (400) -> accounts of the body's phone-number
+// ids -> signature valid for each of them (401) -> each account's part logged -> applied once -> 200.
+// Changes for phone-number ids we do not know are skipped with a (bounded) log line and still answered
+// 200, so the gateway does not retry them for days.
 import type { Hono } from "hono";
 import { type AppDeps, newApp } from "../_shared/app.ts";
-import { DEFAULT_BODY_LIMIT, parseJson, readRawBody } from "../_shared/body.ts";
-import { badRequest, forbidden, unauthorized } from "../_shared/errors.ts";
-import { loadAccounts, signedByAll, verifyTokenMatches } from "./accounts.ts";
-import { parseWebhook } from "./payload.ts";
-import { applyWebhook } from "./store.ts";
+import { badRequest, forbidden } from "../_shared/errors.ts";
+import { runInbound } from "../_shared/inbound/pipeline.ts";
+import { mountReplay } from "../_shared/inbound/replay_route.ts";
+import { verifyTokenMatches } from "./accounts.ts";
+import { whatsappReceiver } from "./receiver.ts";
 
-export const SIGNATURE_HEADER = "x-hub-signature-256";
+export { SIGNATURE_HEADER } from "./receiver.ts";
+export const receiver = whatsappReceiver;
 const MAX_CHALLENGE_LENGTH = 256;
+
+interface ApplyCounts {
+  messages?: { stored?: number; duplicates?: number };
+  receipts?: { applied?: number; waiting?: number; duplicates?: number };
+}
 
 export function createApp(deps: AppDeps): Hono {
   const app = newApp("messaging-webhook", deps);
@@ -35,36 +43,68 @@ export function createApp(deps: AppDeps): Hono {
     return c.text(challenge, 200, { "x-content-type-options": "nosniff" });
   });
 
+  mountReplay(app, deps.sql, whatsappReceiver, deps.config.replaySecret);
+
   app.post("/", async (c) => {
-    const raw = await readRawBody(c.req.raw, DEFAULT_BODY_LIMIT);
-    const webhook = parseWebhook(parseJson(raw));
-    const signature = c.req.header(SIGNATURE_HEADER) ?? null;
-    if (!signature) throw unauthorized("invalid_signature", `Missing ${SIGNATURE_HEADER}`);
-
-    const accounts = await loadAccounts(deps.sql, webhook.phoneNumberIds);
-    const unknown = webhook.phoneNumberIds.filter((id) => !accounts.has(id));
-    if (accounts.size > 0 && !(await signedByAll(accounts.values(), raw, signature))) {
-      throw unauthorized("invalid_signature", "Signature does not match");
-    }
-    if (unknown.length > 0) {
-      // Not an error of ours and nothing the gateway can fix by retrying: log it for the operator.
-      console.warn(JSON.stringify({
-        level: "warn",
-        function: "messaging-webhook",
-        msg: "unknown phone_number_id, changes skipped",
-        phone_number_ids: unknown,
-      }));
-    }
-
-    const known = (x: { phoneNumberId: string }) => accounts.has(x.phoneNumberId);
-    const messages = webhook.messages.filter(known);
-    const receipts = webhook.receipts.filter(known);
-    if (messages.length === 0 && receipts.length === 0) {
+    const outcome = await runInbound(deps.sql, whatsappReceiver, c.req.raw);
+    // Not an error of ours and nothing the gateway can fix by retrying: tell the operator, boundedly.
+    if (outcome.unknown.length > 0) warnUnknownIds(outcome.unknown);
+    if (outcome.parts.every((p) => p.change.messages.length === 0 && p.change.receipts.length === 0)) {
       return c.json({ status: "ignored" }, 200);
     }
-    const result = await applyWebhook(deps.sql, accounts, messages, receipts);
-    return c.json({ status: "ok", ...result, skipped_phone_number_ids: unknown.length }, 200);
+    const total = {
+      messages: { stored: 0, duplicates: 0 },
+      receipts: { applied: 0, waiting: 0, duplicates: 0 },
+    };
+    for (const part of outcome.parts) {
+      if (part.status === "duplicate") {
+        // Already applied as a whole: everything in it is a duplicate.
+        total.messages.duplicates += part.change.messages.length;
+        total.receipts.duplicates += part.change.receipts.length;
+        continue;
+      }
+      const r = (part.result ?? {}) as ApplyCounts;
+      total.messages.stored += r.messages?.stored ?? 0;
+      total.messages.duplicates += r.messages?.duplicates ?? 0;
+      total.receipts.applied += r.receipts?.applied ?? 0;
+      total.receipts.waiting += r.receipts?.waiting ?? 0;
+      total.receipts.duplicates += r.receipts?.duplicates ?? 0;
+    }
+    return c.json({
+      status: "ok",
+      ...total,
+      log_ids: outcome.parts.map((p) => p.logId),
+      skipped_phone_number_ids: outcome.unknown.length,
+    }, 200);
   });
 
   return app;
+}
+
+const WARN_INTERVAL_MS = 60_000;
+const WARN_SAMPLE = 3;
+let lastWarnAt = -Infinity;
+let suppressed = 0;
+
+/**
+ * Anyone can name phone-number ids (a body naming none of ours is checked against no secret), so this
+ * line must not grow with the body or with the request rate: a count and a few ids cut short, at most
+ * once a minute per process, with how many requests were left out since.
+ */
+function warnUnknownIds(ids: string[]): void {
+  const now = performance.now();
+  if (now - lastWarnAt < WARN_INTERVAL_MS) {
+    suppressed++;
+    return;
+  }
+  lastWarnAt = now;
+  console.warn(JSON.stringify({
+    level: "warn",
+    function: "messaging-webhook",
+    msg: "unknown phone_number_id, changes skipped",
+    count: ids.length,
+    sample: ids.slice(0, WARN_SAMPLE).map((id) => id.slice(0, 32)),
+    suppressed_requests: suppressed,
+  }));
+  suppressed = 0;
 }

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { badRequest } from "../_shared/errors.ts";
 import { normalizePhone } from "../_shared/phone.ts";
+import { type NationalForms, nationalForms } from "./phone_match.ts";
 import { MAX_JSON_DEPTH, valueDepth } from "../_shared/storable.ts";
 
 /** Unix seconds as the gateway sends them (a string of digits, sometimes a number). */
@@ -71,7 +72,12 @@ export interface ContactRef {
 export interface InboundMessage {
   phoneNumberId: string;
   providerMessageId: string;
+  /** The thread's contact: for a "number changed" system message, the NEW number (see movedFrom). */
   contact: ContactRef;
+  /** A "number changed" system message: the number the contact had, whose thread moves to the new one. */
+  movedFrom: string | null;
+  /** How the contact's number may be written nationally in a member record (phone_match.ts). */
+  national: NationalForms;
   profileName: string | null;
   sentAt: Date;
   type: string;
@@ -186,10 +192,23 @@ function toInboundMessage(
     throw badRequest("invalid_payload", "A message has no sender", { message_id: message.id });
   }
   const typed = (message as Json)[message.type];
+  // WhatsApp tells a contact's number change with a system message from the old number naming the new
+  // one (system.wa_id): the conversation moves to the new number.
+  let movedFrom: string | null = null;
+  const system = message.type === "system" ? typed as Json | undefined : undefined;
+  const changedTo = ["user_changed_number", "customer_changed_number"].includes(String(system?.type))
+    ? normalizePhone(typeof system?.wa_id === "string" ? system.wa_id : undefined)
+    : null;
+  if (changedTo && ref.phone && changedTo !== ref.phone) {
+    movedFrom = ref.phone;
+    ref = { ...ref, phone: changedTo };
+  }
   return {
     phoneNumberId,
     providerMessageId: message.id,
     contact: ref,
+    movedFrom,
+    national: nationalForms(ref.phone),
     profileName: contact?.profile?.name?.trim() || null,
     sentAt: message.timestamp,
     type: message.type,

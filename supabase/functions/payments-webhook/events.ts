@@ -15,8 +15,10 @@ import {
   parseOr400,
   providerId,
   razorpayEntity,
+  razorpayEventTime,
   RazorpayPayment,
   RazorpayRefund,
+  requirePayload,
   stringField,
   toIso,
   unknownEvent,
@@ -36,6 +38,12 @@ export const REFUND_EVENTS: Record<string, RefundStatus> = {
   "refund.failed": "failed",
 };
 export const PAYMENT_EVENTS = ["payment.captured"];
+/**
+ * Razorpay payment events that change nothing we keep: an authorization is not money taken (capture
+ * follows), and a failed attempt is retried by the donor or, for a subscription, reported by
+ * subscription.pending. Accepted and logged, so the provider does not retry them for a day.
+ */
+export const IGNORED_EVENTS = ["payment.authorized", "payment.failed"];
 
 const NeutralRefundEvent = z.object({
   event: z.string(),
@@ -56,10 +64,12 @@ const RazorpayPaymentEvent = envelope({
   payment: entityOf(RazorpayPayment.extend({ subscription_id: providerId.nullish() })),
 });
 
-function normalize(body: unknown): NormalizedEvent {
+function normalize(body: unknown, receivedAt: Date): NormalizedEvent {
   const event = (body as { event?: unknown } | null)?.event;
   if (typeof event !== "string") return unknownEvent(event);
   const razorpay = isRazorpayEnvelope(body);
+  if (razorpay) requirePayload(body);
+  if (razorpay && IGNORED_EVENTS.includes(event)) return { event, change: { kind: "none" } };
 
   if (Object.hasOwn(REFUND_EVENTS, event)) {
     const status = REFUND_EVENTS[event]!;
@@ -76,7 +86,7 @@ function normalize(body: unknown): NormalizedEvent {
             amount_minor: r.amount,
             currency: r.currency,
             status,
-            occurred_at: toIso(e.created_at),
+            occurred_at: razorpayEventTime(body, receivedAt, r.created_at),
           },
         },
       };
@@ -106,7 +116,7 @@ function normalize(body: unknown): NormalizedEvent {
             id: p.id,
             amount_minor: p.amount,
             currency: p.currency,
-            paid_at: toIso(p.created_at ?? e.created_at),
+            paid_at: p.created_at ? toIso(p.created_at) : razorpayEventTime(body, receivedAt),
           },
           ...(subscriptionId ? { subscription_id: subscriptionId } : {}),
         },

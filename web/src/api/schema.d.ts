@@ -1376,11 +1376,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List inbound payment webhooks, newest first */
+        /** List inbound webhooks (payments and WhatsApp), newest first */
         get: {
             parameters: {
                 query?: {
-                    provider?: "checkout" | "payments";
+                    provider?: "checkout" | "payments" | "whatsapp";
                     status?: "received" | "processed" | "unmatched" | "failed" | "rejected" | "unverified";
                     limit?: number;
                     cursor?: string;
@@ -1402,7 +1402,12 @@ export interface paths {
                                 /** Format: uuid */
                                 id: string;
                                 /** @enum {string} */
-                                provider: "checkout" | "payments";
+                                provider: "checkout" | "payments" | "whatsapp";
+                                /**
+                                 * Format: uuid
+                                 * @description WhatsApp: the gateway account (phone number) the entry came in for
+                                 */
+                                account_id: string | null;
                                 event: string | null;
                                 idempotency_key: string | null;
                                 /** @enum {string} */
@@ -1413,6 +1418,8 @@ export interface paths {
                                 deliveries: number;
                                 /** @description How many times it was applied */
                                 attempts: number;
+                                /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
+                                body_bytes: number;
                                 received_at: string;
                                 last_received_at: string;
                                 processed_at: string | null;
@@ -1457,7 +1464,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one inbound payment webhook with its body */
+        /** Read one inbound webhook with its body */
         get: {
             parameters: {
                 query?: never;
@@ -1479,7 +1486,12 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             /** @enum {string} */
-                            provider: "checkout" | "payments";
+                            provider: "checkout" | "payments" | "whatsapp";
+                            /**
+                             * Format: uuid
+                             * @description WhatsApp: the gateway account (phone number) the entry came in for
+                             */
+                            account_id: string | null;
                             event: string | null;
                             idempotency_key: string | null;
                             /** @enum {string} */
@@ -1490,6 +1502,8 @@ export interface paths {
                             deliveries: number;
                             /** @description How many times it was applied */
                             attempts: number;
+                            /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
+                            body_bytes: number;
                             received_at: string;
                             last_received_at: string;
                             processed_at: string | null;
@@ -1581,6 +1595,13 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description The receiver function that owns the entry could not be reached; retry later */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
         };
         delete?: never;
@@ -1634,6 +1655,13 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"];
                     };
+                };
+                /** @description A receiver function could not be reached; retry later */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
             };
         };

@@ -1,34 +1,26 @@
-// The inbound pipeline both payment receivers share (ARCHITECTURE.md section 6):
-//   raw body once (1 MiB, 413) -> organization (URL segment, else payload) -> HMAC over the raw bytes,
-//   constant time (401, logged unverified) -> log row committed -> apply once -> processed | failed.
-// Provider specifics (shapes, event names, headers) come in through a ProviderSpec.
+// The one inbound pipeline all three receivers run (ARCHITECTURE.md section 6). Stages:
+//   1. raw body, read once (1 MiB, 413)
+//   2. find who may have signed it (Receiver.route: URL segment, payload ids, phone-number ids)
+//   3. verify: HMAC-SHA256 over the raw bytes with each candidate's secret, constant time (401, counted
+//      as unverified with nothing of the body kept)
+//   4. log each verified part (one per organization and account) in its own transaction, deduplicated
+//      by delivery key and by the SHA-256 of its bytes
+//   5. apply each part once, in one statement that also marks its row (retrying only a deadlock or a
+//      serialization failure), or record the failure on the row
+// Each receiver supplies only what differs: routing, splitting, event names, normalizing, applying.
 import type { Sql } from "../db.ts";
 import { readRawBody } from "../body.ts";
 import { AppError, badRequest, isDatabaseUnavailable, notFound, unauthorized } from "../errors.ts";
 import { verifyHexSignatureSync } from "../hmac.ts";
-import { jsonDepth, MAX_JSON_DEPTH, storableInPostgres, storableString } from "../storable.ts";
-import {
-  applyLogged,
-  type ApplyResult,
-  findTargets,
-  type LogEntry,
-  logUnapplied,
-  logVerified,
-  markFailed,
-} from "./store.ts";
-import type { Change, ProviderSpec, RoutingHints } from "./types.ts";
+import { jsonDepth, MAX_JSON_DEPTH, storableInPostgres } from "../storable.ts";
+import { type LogEntry, logRefused, logRejected, logVerified, markFailed } from "./store.ts";
+import type { ApplyResult, Receiver, Target } from "./types.ts";
 
 export const INBOUND_BODY_LIMIT = 1024 * 1024;
 const MAX_KEY_LENGTH = 200;
-const UNVERIFIED_BODY_KEPT = 64 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface InboundResponse {
-  status: 200 | 202;
-  body: { status: "processed" | "duplicate" | "unmatched"; log_id: string; outcome?: string };
-}
-
-/** The headers worth keeping with a payload: enough to debug a delivery, nothing secret. */
+/** The headers worth keeping with a verified payload: enough to debug a delivery, nothing secret. */
 const LOGGED_HEADERS = [
   "content-type",
   "user-agent",
@@ -37,125 +29,208 @@ const LOGGED_HEADERS = [
   "x-checkout-signature",
   "x-payments-signature",
   "x-razorpay-signature",
+  "x-hub-signature-256",
 ];
 
-export async function handleInbound(
+export interface PartOutcome<C = unknown> {
+  logId: string;
+  target: Target;
+  status: "processed" | "duplicate" | "unmatched";
+  /** What the part asked for (a duplicate's too, so a receiver can say what it already had). */
+  change: C;
+  result?: ApplyResult;
+}
+
+export interface InboundOutcome<C = unknown> {
+  parts: PartOutcome<C>[];
+  /** Routing keys nothing is known for (see Routing.unknown). */
+  unknown: string[];
+}
+
+export async function runInbound<C>(
   sql: Sql,
-  spec: ProviderSpec,
+  receiver: Receiver<C>,
   req: Request,
   organizationSegment?: string,
-): Promise<InboundResponse> {
+): Promise<InboundOutcome<C>> {
+  // 1. The raw body.
+  const receivedAt = new Date();
   const raw = await readBody(req);
   // An organization id that is not even a UUID is just another unknown organization.
   if (organizationSegment !== undefined && !UUID.test(organizationSegment)) throw notFound();
-
   const { text, body, parseError, jsonbCanHold } = decode(raw);
-  const hints: RoutingHints = parseError ? {} : safeHints(spec, body);
-  const entry: LogEntry = {
-    organizationId: null,
-    provider: spec.provider,
-    event: parseError ? null : eventName(body),
-    idempotencyKey: await idempotencyKey(req.headers, raw),
-    // A body jsonb cannot hold (and any non-JSON one) is kept as text instead.
-    payloadText: jsonbCanHold ? text : null,
-    rawBody: jsonbCanHold ? null : text.replaceAll("\u0000", "\uFFFD"),
-    headers: loggedHeaders(req.headers),
-    signatureValid: null,
-  };
 
-  const claimedOrganization = organizationSegment ?? hints.organizationId;
-  if (parseError && !claimedOrganization) {
-    // No way to tell whose it is, so no way to check its signature: keep it for operators, refuse it.
-    await logUnapplied(sql, capped(entry), "rejected", parseError.message);
-    throw parseError;
-  }
-
-  const organizationId = await verifiedOrganization(
-    sql,
-    spec,
-    req.headers,
-    raw,
-    claimedOrganization,
-    hints,
-    entry,
-  );
-  entry.organizationId = organizationId;
-  entry.signatureValid = true;
-
-  if (entry.idempotencyKey.length > MAX_KEY_LENGTH) {
-    entry.idempotencyKey = entry.idempotencyKey.slice(0, MAX_KEY_LENGTH);
-    await logUnapplied(sql, entry, "rejected", "idempotency key too long");
-    throw badRequest("invalid_idempotency_key", `Idempotency key longer than ${MAX_KEY_LENGTH} characters`);
-  }
-
-  let change: Change;
+  // 2. Who may have signed it.
+  let routing;
   try {
-    if (parseError) throw parseError;
-    ({ change } = spec.normalize(body));
-    // Ids and names go into SQL: a NUL or an unpaired surrogate in one is no id a provider sends.
-    if (!storableInPostgres(change)) {
-      throw badRequest("invalid_payload", "Payload fields contain characters that cannot be stored");
-    }
+    routing = await receiver.route(sql, parseError ? undefined : body, organizationSegment);
   } catch (err) {
     if (err instanceof AppError && err.status === 400) {
-      // Rejected rows stay out of the idempotency index: a corrected retry with the same key still applies.
-      await logUnapplied(sql, entry, "rejected", err.message);
+      // Nobody to attribute it to, so no way to check its signature: counted, never kept.
+      await logRefused(sql, null, receiver.provider, "rejected", err.message, raw.byteLength);
     }
     throw err;
   }
-
-  const logged = await logVerified(sql, { ...entry, organizationId });
-  if (logged.status === "processed") {
-    return { status: 200, body: { status: "duplicate", log_id: logged.id } };
+  const unknown = routing.unknown ?? [];
+  if (routing.targets.length === 0) {
+    if (parseError) {
+      await logRefused(sql, null, receiver.provider, "rejected", parseError.message, raw.byteLength);
+      throw parseError;
+    }
+    return { parts: [], unknown };
   }
-  const result = await applyAndRecord(sql, logged.id, change);
-  return toResponse(logged.id, result);
+
+  // 3. Verify.
+  const verified = await verify(sql, receiver, req.headers, raw, routing.targets, routing.mode);
+
+  // 4. Log each part.
+  const sha256 = await digest(raw);
+  const headerKey = receiver.keyFromHeaders ? keyFromHeaders(req.headers) : undefined;
+  const headers = loggedHeaders(req.headers);
+  const parts = parseError || !receiver.split
+    ? [{ target: verified[0]!, body, whole: true }]
+    : receiver.split(body, verified).map((p) => ({ ...p, whole: false }));
+
+  const prepared: { entry: LogEntry; change: C; target: Target }[] = [];
+  for (const part of parts) {
+    const partText = part.whole ? text : JSON.stringify(part.body);
+    const partBytes = part.whole ? raw : new TextEncoder().encode(partText);
+    const partSha = part.whole ? sha256 : await digest(partBytes);
+    const canHold = part.whole ? jsonbCanHold : true;
+    const entry: LogEntry = {
+      organizationId: part.target.organizationId,
+      accountId: part.target.accountId ?? null,
+      provider: receiver.provider,
+      event: parseError ? null : safeEventName(receiver, part.body),
+      idempotencyKey: headerKey ?? `sha256:${hex(partSha)}`,
+      bodySha256: partSha,
+      bodyBytes: partBytes.byteLength,
+      // A body jsonb cannot hold (and any non-JSON one) is kept as text instead.
+      payloadText: canHold ? partText : null,
+      rawBody: canHold ? null : partText.replaceAll("\u0000", "\uFFFD"),
+      headers,
+    };
+    if (entry.idempotencyKey.length > MAX_KEY_LENGTH) {
+      entry.idempotencyKey = entry.idempotencyKey.slice(0, MAX_KEY_LENGTH);
+      await logRejected(sql, entry, "idempotency key too long");
+      throw badRequest("invalid_idempotency_key", `Idempotency key longer than ${MAX_KEY_LENGTH} characters`);
+    }
+    try {
+      if (parseError) throw parseError;
+      const change = receiver.normalize(part.body, {
+        organizationId: part.target.organizationId,
+        accountId: part.target.accountId ?? null,
+        receivedAt,
+      });
+      // Ids and names go into SQL: a NUL or an unpaired surrogate in one is no id a provider sends.
+      if (!storableInPostgres(change)) {
+        throw badRequest("invalid_payload", "Payload fields contain characters that cannot be stored");
+      }
+      prepared.push({ entry, change, target: part.target });
+    } catch (err) {
+      if (err instanceof AppError && err.status === 400) {
+        // Rejected rows stay out of the idempotency indexes: a corrected retry with the same key applies.
+        await logRejected(sql, entry, err.message);
+      }
+      throw err;
+    }
+  }
+
+  // Every part is in the log before any is applied: whatever fails later, nothing verified is lost.
+  const rows = [];
+  for (const p of prepared) rows.push({ ...p, row: await logVerified(sql, p.entry) });
+
+  // 5. Apply each part once.
+  const outcomes: PartOutcome<C>[] = [];
+  for (const { row: logged, ...p } of rows) {
+    if (logged.status === "processed") {
+      outcomes.push({ logId: logged.id, target: p.target, status: "duplicate", change: p.change });
+      continue;
+    }
+    const result = await applyAndRecord(sql, receiver, logged.id, p.change);
+    outcomes.push({ logId: logged.id, target: p.target, status: statusOf(result), change: p.change, result });
+  }
+  return { parts: outcomes, unknown };
 }
 
 /**
- * The organization whose secret signed these bytes. No candidate at all is a 404 (the same answer for
- * "no such organization", "no secret configured" and "nothing routes this payload"); candidates whose
- * secrets all fail are a 401, logged as unverified.
+ * The targets whose secrets signed these bytes. "any": the first (in the receiver's order) whose secret
+ * verifies; every candidate is tried, each distinct secret once, so no number of other organizations
+ * claiming the same ids keeps the genuine one from being found. "all": every target's secret must
+ * verify. Otherwise 401, counted as unverified (attributed to an organization only when there is one
+ * candidate).
  */
-async function verifiedOrganization(
+async function verify<C>(
   sql: Sql,
-  spec: ProviderSpec,
+  receiver: Receiver<C>,
   headers: Headers,
   raw: Uint8Array,
-  claimedOrganization: string | undefined,
-  hints: RoutingHints,
-  entry: LogEntry,
-): Promise<string> {
-  const targets = await findTargets(
-    sql,
-    spec.provider,
-    claimedOrganization,
-    hints.subscriptionId,
-    hints.paymentId,
-  );
-  if (targets.length === 0) throw notFound();
-  const signature = spec.signatureHeaders.map((h) => headers.get(h)).find((v) => v !== null);
-  for (const target of targets) {
-    if (verifyHexSignatureSync(target.secret, raw, signature)) return target.organization_id;
+  targets: Target[],
+  mode: "any" | "all",
+): Promise<Target[]> {
+  const signature = receiver.signatureHeaders.map((h) => headers.get(h)).find((v) => v !== null);
+  if (signature) {
+    const results = new Map<string, boolean>();
+    const ok = (t: Target) => {
+      let r = results.get(t.secret);
+      if (r === undefined) results.set(t.secret, r = verifyHexSignatureSync(t.secret, raw, signature));
+      return r;
+    };
+    if (mode === "any") {
+      const found = targets.find(ok);
+      if (found) return [found];
+    } else if (targets.every(ok)) {
+      return targets;
+    }
   }
-  const unverified = {
-    ...capped(entry),
-    organizationId: targets.length === 1 ? targets[0]!.organization_id : null,
-    signatureValid: false,
-  };
-  await logUnapplied(sql, unverified, "unverified", signature ? "signature mismatch" : "signature missing");
+  const organizations = new Set(targets.map((t) => t.organizationId));
+  const organizationId = organizations.size === 1 ? targets[0]!.organizationId : null;
+  const reason = signature ? "signature mismatch" : "signature missing";
+  await logRefused(sql, organizationId, receiver.provider, "unverified", reason, raw.byteLength);
   throw unauthorized("invalid_signature", "Signature missing or invalid");
 }
 
-/**
- * Bodies nobody vouched for (unverified, or not attributable to an organization) are kept for
- * debugging only and can never be replayed, so only their first 64 KiB are stored: unauthenticated
- * callers cannot fill the log with megabytes.
- */
-function capped(entry: LogEntry): LogEntry {
-  const text = entry.payloadText ?? entry.rawBody ?? "";
-  if (text.length <= UNVERIFIED_BODY_KEPT) return entry;
-  return { ...entry, payloadText: null, rawBody: text.slice(0, UNVERIFIED_BODY_KEPT) };
+/** Deadlocks and unique-key races abort the whole statement; running it again is safe. */
+const RETRYABLE = new Set(["40P01", "40001", "23505"]);
+const APPLY_ATTEMPTS = 4;
+
+/** Applies a logged change once; a failure is recorded on the log row and rethrown (-> 5xx). */
+export async function applyAndRecord<C>(
+  sql: Sql,
+  receiver: Receiver<C>,
+  logId: string,
+  change: C,
+): Promise<ApplyResult> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await receiver.apply(sql, logId, change);
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "";
+      if (attempt < APPLY_ATTEMPTS && RETRYABLE.has(code)) {
+        await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
+        continue;
+      }
+      // With the database gone the row stays 'received': the provider's retry or a replay applies it.
+      if (!isDatabaseUnavailable(err)) {
+        await markFailed(sql, logId, describe(err)).catch(() => {});
+      }
+      throw err;
+    }
+  }
+}
+
+export function statusOf(result: ApplyResult): PartOutcome["status"] {
+  return result.outcome === "duplicate"
+    ? "duplicate"
+    : result.outcome === "unmatched"
+    ? "unmatched"
+    : "processed";
+}
+
+export function describe(err: unknown): string {
+  if (err instanceof AppError) return `${err.code}: ${err.message}`;
+  const e = err as { code?: string; message?: string } | null;
+  return e?.message ? `${e.code ? `${e.code}: ` : ""}${e.message}` : String(err);
 }
 
 interface Decoded {
@@ -199,64 +274,28 @@ function readBody(req: Request): Promise<Uint8Array> {
   return readRawBody(req, INBOUND_BODY_LIMIT);
 }
 
-/** Applies a logged change once; a failure is recorded on the log row and rethrown (-> 5xx). */
-export async function applyAndRecord(sql: Sql, logId: string, change: Change): Promise<ApplyResult> {
+function safeEventName<C>(receiver: Receiver<C>, body: unknown): string | null {
   try {
-    return await applyLogged(sql, logId, change);
-  } catch (err) {
-    // With the database gone the row stays 'received': the provider's retry or a replay applies it.
-    if (!isDatabaseUnavailable(err)) {
-      await markFailed(sql, logId, describe(err)).catch(() => {});
-    }
-    throw err;
-  }
-}
-
-export function toResponse(logId: string, result: ApplyResult): InboundResponse {
-  switch (result.outcome) {
-    case "duplicate":
-      return { status: 200, body: { status: "duplicate", log_id: logId } };
-    case "unmatched":
-      return { status: 202, body: { status: "unmatched", log_id: logId } };
-    default:
-      return { status: 200, body: { status: "processed", log_id: logId, outcome: result.outcome } };
-  }
-}
-
-function describe(err: unknown): string {
-  if (err instanceof AppError) return `${err.code}: ${err.message}`;
-  const e = err as { code?: string; message?: string } | null;
-  return e?.message ? `${e.code ? `${e.code}: ` : ""}${e.message}` : String(err);
-}
-
-function safeHints(spec: ProviderSpec, body: unknown): RoutingHints {
-  try {
-    const hints = spec.hints(body);
-    if (hints.organizationId && !UUID.test(hints.organizationId)) delete hints.organizationId;
-    // A hint is a query parameter: one PostgreSQL cannot hold routes nowhere rather than failing.
-    for (const key of ["subscriptionId", "paymentId"] as const) {
-      if (hints[key] !== undefined && !storableInPostgres(hints[key])) delete hints[key];
-    }
-    return hints;
+    const name = receiver.eventName(body);
+    return name === null ? null : name.slice(0, 100).toWellFormed().replaceAll("\u0000", "\uFFFD");
   } catch {
-    return {};
+    return null;
   }
 }
 
-function eventName(body: unknown): string | null {
-  const event = (body as { event?: unknown } | null)?.event;
-  return typeof event === "string" ? storableString(event.slice(0, 100)) : null;
+async function digest(bytes: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
 }
+
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
 /**
  * The provider's delivery id: Idempotency-Key, else Razorpay's x-razorpay-event-id. A delivery with
- * neither is keyed by the hash of its body, so an identical redelivery is still recognised.
+ * neither is keyed by the hash of its bytes (which is always its second key anyway).
  */
-async function idempotencyKey(headers: Headers, raw: Uint8Array): Promise<string> {
+function keyFromHeaders(headers: Headers): string | undefined {
   const given = headers.get("idempotency-key") ?? headers.get("x-razorpay-event-id");
-  if (given && given.trim() !== "") return given.trim();
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", raw as BufferSource));
-  return `sha256:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return given && given.trim() !== "" ? given.trim() : undefined;
 }
 
 function loggedHeaders(headers: Headers): Record<string, string> {

@@ -1,12 +1,12 @@
-// Replay: re-runs logged payloads through the same normalize -> process_payment_webhook path a live
-// delivery takes. A processed row is left alone, so replaying an applied payload changes nothing;
-// unverified and rejected rows are never applied.
+// Replay: re-runs logged payloads through the same normalize -> apply path a live delivery takes, in
+// the receiver that owns them (each function replays only its own provider's rows). A processed row is
+// left alone, so replaying an applied payload changes nothing; unverified and rejected rows are never
+// applied.
 import type { Sql } from "../db.ts";
 import { AppError } from "../errors.ts";
-import { applyAndRecord } from "./pipeline.ts";
-import type { Provider, ProviderSpec } from "./types.ts";
-
-export type SpecRegistry = Record<Provider, ProviderSpec>;
+import { applyAndRecord, statusOf } from "./pipeline.ts";
+import { type LogRow, logRow, replayableRows } from "./store.ts";
+import type { Receiver } from "./types.ts";
 
 export interface ReplayOutcome {
   log_id: string;
@@ -15,74 +15,64 @@ export interface ReplayOutcome {
   reason?: string;
 }
 
-interface LogRow {
-  id: string;
-  organization_id: string | null;
-  provider: Provider;
-  payload: unknown;
-  signature_valid: boolean | null;
-  status: string;
-}
-
-/** Replays one log row; with organizationId, only if the row belongs to that organization. */
-export async function replayLogged(
+/** Replays one log row of this receiver; with organizationId, only if the row belongs to it. */
+export async function replayLogged<C>(
   sql: Sql,
-  specs: SpecRegistry,
+  receiver: Receiver<C>,
   logId: string,
   organizationId?: string,
 ): Promise<ReplayOutcome | null> {
-  const [row] = await sql<LogRow[]>`
-    select id, organization_id, provider, payload, signature_valid, status
-    from public.donation_payment_webhook_log
-    where id = ${logId}::uuid and (${organizationId ?? null}::uuid is null or organization_id = ${
-    organizationId ?? null
-  }::uuid)`;
-  return row ? await replayRow(sql, specs, row) : null;
+  const row = await logRow(sql, receiver.provider, logId, organizationId);
+  return row ? await replayRow(sql, receiver, row) : null;
 }
 
-/**
- * Replays every failed or unmatched row of an organization, oldest first, plus rows left 'received'
- * for over five minutes (an apply interrupted by a lost connection).
- */
-export async function replayFailed(
+export interface ReplayFailedOptions {
+  limit?: number;
+  /** Rows still 'received' count as interrupted after this long (default five minutes). */
+  staleAfterSeconds?: number;
+}
+
+/** Replays every failed, unmatched or interrupted row of an organization for this receiver, oldest first. */
+export async function replayFailed<C>(
   sql: Sql,
-  specs: SpecRegistry,
+  receiver: Receiver<C>,
   organizationId: string,
-  limit = 1000,
+  options: ReplayFailedOptions = {},
 ): Promise<ReplayOutcome[]> {
-  const rows = await sql<LogRow[]>`
-    select id, organization_id, provider, payload, signature_valid, status
-    from public.donation_payment_webhook_log
-    where organization_id = ${organizationId}::uuid
-      and (status in ('failed', 'unmatched')
-           or (status = 'received' and last_received_at < now() - interval '5 minutes'))
-    order by received_at
-    limit ${limit}`;
+  const rows = await replayableRows(
+    sql,
+    receiver.provider,
+    organizationId,
+    options.limit ?? 1000,
+    options.staleAfterSeconds ?? 300,
+  );
   const out: ReplayOutcome[] = [];
   // One at a time and in arrival order: the order events were received is the best order we know.
-  for (const row of rows) out.push(await replayRow(sql, specs, row));
+  for (const row of rows) out.push(await replayRow(sql, receiver, row));
   return out;
 }
 
-async function replayRow(sql: Sql, specs: SpecRegistry, row: LogRow): Promise<ReplayOutcome> {
+async function replayRow<C>(sql: Sql, receiver: Receiver<C>, row: LogRow): Promise<ReplayOutcome> {
   if (row.status === "processed") return { log_id: row.id, status: "duplicate" };
-  if (row.signature_valid !== true || row.status === "rejected" || row.payload === null) {
+  if (
+    row.signature_valid !== true || row.status === "rejected" || row.payload === null ||
+    row.organization_id === null
+  ) {
     return { log_id: row.id, status: "skipped", reason: `not replayable (${row.status})` };
   }
-  let change;
+  let change: C;
   try {
-    ({ change } = specs[row.provider].normalize(row.payload));
+    change = receiver.normalize(row.payload, {
+      organizationId: row.organization_id,
+      accountId: row.account_id,
+      receivedAt: row.received_at,
+    });
   } catch (err) {
     return { log_id: row.id, status: "skipped", reason: err instanceof AppError ? err.message : String(err) };
   }
   try {
-    const result = await applyAndRecord(sql, row.id, change);
-    const status = result.outcome === "duplicate"
-      ? "duplicate"
-      : result.outcome === "unmatched"
-      ? "unmatched"
-      : "processed";
-    return { log_id: row.id, status, outcome: result.outcome };
+    const result = await applyAndRecord(sql, receiver, row.id, change);
+    return { log_id: row.id, status: statusOf(result), outcome: result.outcome };
   } catch (err) {
     const e = err as { message?: string };
     return { log_id: row.id, status: "failed", reason: e?.message ?? String(err) };

@@ -41,10 +41,41 @@ export const NeutralPayment = z.object({
 // `notes` is an object, or an empty array when there are none.
 const Notes = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).nullish();
 
+/**
+ * A Razorpay event envelope: `<entity>.<action>` named, and marked as an envelope by `entity: "event"`,
+ * `payload`, `contains` or `account_id` (neutral events carry their objects at the top instead), so an
+ * envelope that lost its payload is still recognised as one.
+ */
 export function isRazorpayEnvelope(body: unknown): boolean {
-  const b = body as { event?: unknown; payload?: unknown } | null;
-  return typeof b === "object" && b !== null && typeof b.event === "string" && b.event.includes(".") &&
-    typeof b.payload === "object" && b.payload !== null;
+  const b = body as Record<string, unknown> | null;
+  return typeof b === "object" && b !== null && !Array.isArray(b) && typeof b.event === "string" &&
+    b.event.includes(".") &&
+    (b.entity === "event" || "payload" in b || "contains" in b || "account_id" in b);
+}
+
+/** Every Razorpay event carries its entities in `payload`: without one there is nothing to apply. */
+export function requirePayload(body: unknown): void {
+  const payload = (body as { payload?: unknown }).payload;
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
+    throw badRequest(
+      "missing_payload",
+      "missing payload: a Razorpay event carries its entities in `payload`",
+    );
+  }
+}
+
+/**
+ * When a Razorpay event happened: the envelope's created_at; some documented samples (the
+ * subscription.activated one with an immediate start and an upfront amount) carry it inside `payload`
+ * instead; failing both, the entity's own time where that is the event's (a refund's), else the time we
+ * received it. A verified event is never refused for lacking it.
+ */
+export function razorpayEventTime(body: unknown, receivedAt: Date, entityCreatedAt?: number): string {
+  const b = body as { created_at?: unknown; payload?: { created_at?: unknown } };
+  for (const t of [b.created_at, b.payload?.created_at, entityCreatedAt]) {
+    if (typeof t === "number" && Number.isInteger(t) && t > 0) return toIso(t);
+  }
+  return receivedAt.toISOString();
 }
 
 export function note(notes: unknown, key: string): string | undefined {
@@ -76,7 +107,7 @@ export const RazorpayRefund = z.object({
 });
 
 export const envelope = <S extends z.ZodRawShape>(payload: S) =>
-  z.object({ event: z.string(), payload: z.object(payload), created_at: unixSeconds });
+  z.object({ event: z.string(), payload: z.object(payload) });
 
 export const entityOf = <T extends z.ZodType>(entity: T) => z.object({ entity });
 

@@ -1,97 +1,113 @@
-// The SQL of the inbound pipeline. Each call is one statement (one round trip) in its own transaction:
-// the log row is committed before anything is applied, and applying is a single call to
-// private.process_payment_webhook, so a payload is applied completely or not at all.
+// The SQL of the inbound log (migration 20261122105000_inbound_webhook_log.sql). Each call is one
+// statement in its own transaction: the log row is committed before anything is applied, and applying
+// is a single call to the receiver's process function, so a payload is applied completely or not at all.
 import type { Sql } from "../db.ts";
 import { storableString } from "../storable.ts";
-import type { Change, Provider } from "./types.ts";
-
-export interface Target {
-  organization_id: string;
-  secret: string;
-}
-
-export function findTargets(
-  sql: Sql,
-  provider: Provider,
-  organizationId: string | undefined,
-  subscriptionId: string | undefined,
-  paymentId: string | undefined,
-): Promise<Target[]> {
-  return sql<Target[]>`
-    select organization_id, secret
-    from private.inbound_webhook_targets(${provider}, ${organizationId ?? null}::uuid,
-                                         ${subscriptionId ?? null}, ${paymentId ?? null})`;
-}
+import type { Provider } from "./types.ts";
 
 export interface LogEntry {
-  organizationId: string | null;
+  organizationId: string;
+  accountId: string | null;
   provider: Provider;
   event: string | null;
   idempotencyKey: string;
+  /** SHA-256 of the logged bytes: the same signed bytes are the same delivery whatever key they carry. */
+  bodySha256: Uint8Array;
+  bodyBytes: number;
   /** The body text when it is JSON jsonb can hold; otherwise rawBody carries it. */
   payloadText: string | null;
   rawBody: string | null;
   headers: Record<string, string>;
-  signatureValid: boolean | null;
 }
 
-/** Writes a delivery that is answered without being applied (unverified or rejected). */
-export async function logUnapplied(
-  sql: Sql,
-  entry: LogEntry,
-  status: "unverified" | "rejected",
-  error: string,
-): Promise<string> {
+/** Writes a verified delivery that is answered 400 without being applied (malformed, unknown event). */
+export async function logRejected(sql: Sql, entry: LogEntry, error: string): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
-    insert into public.donation_payment_webhook_log
-      (organization_id, provider, event, idempotency_key, payload, raw_body, headers, signature_valid,
-       status, error)
-    values (${entry.organizationId}, ${entry.provider}, ${entry.event}, ${entry.idempotencyKey},
-            ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${
-    sql.json(entry.headers)
-  }, ${entry.signatureValid},
-            ${status}, ${storableString(error)})
+    insert into public.inbound_webhook_log
+      (organization_id, provider, account_id, event, idempotency_key, payload, raw_body, body_sha256,
+       body_bytes, headers, signature_valid, status, error)
+    values (${entry.organizationId}, ${entry.provider}, ${entry.accountId}, ${entry.event},
+            ${entry.idempotencyKey}, ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${entry.bodySha256},
+            ${entry.bodyBytes}, ${sql.json(entry.headers)}, true, 'rejected', ${storableString(error)})
     returning id`;
   return row!.id;
 }
 
 /**
- * Records a verified delivery, or finds the row an earlier delivery with the same key left, counting
- * the delivery. A row that was not processed yet takes the newest payload (a provider retry is the same
- * event); a processed row is never touched beyond its counters.
+ * Counts a delivery nobody vouched for (wrong or missing signature, or no way to tell whose it is):
+ * our reason and its size only, folded into one row per organization, provider, reason and hour.
  */
-export async function logVerified(
+export async function logRefused(
   sql: Sql,
-  entry: LogEntry & { organizationId: string },
-): Promise<{ id: string; status: string }> {
+  organizationId: string | null,
+  provider: Provider,
+  status: "unverified" | "rejected",
+  reason: string,
+  bytes: number,
+): Promise<void> {
+  await sql`select private.log_refused_webhook(${organizationId}::uuid, ${provider}, ${status}, ${reason}, ${bytes})`;
+}
+
+/**
+ * Records a verified delivery, or finds the row an earlier delivery with the same key or the same
+ * bytes left, counting the delivery (private.log_verified_webhook).
+ */
+export async function logVerified(sql: Sql, entry: LogEntry): Promise<{ id: string; status: string }> {
   const [row] = await sql<{ id: string; status: string }[]>`
-    insert into public.donation_payment_webhook_log as l
-      (organization_id, provider, event, idempotency_key, payload, raw_body, headers, signature_valid, status)
-    values (${entry.organizationId}, ${entry.provider}, ${entry.event}, ${entry.idempotencyKey},
-            ${entry.payloadText}::text::jsonb, ${entry.rawBody}, ${sql.json(entry.headers)}, true, 'received')
-    on conflict (organization_id, provider, idempotency_key) where signature_valid and status <> 'rejected'
-    do update
-    set deliveries = l.deliveries + 1,
-        last_received_at = now(),
-        updated_at = now(),
-        payload = case when l.status = 'processed' then l.payload else excluded.payload end,
-        headers = case when l.status = 'processed' then l.headers else excluded.headers end,
-        event = case when l.status = 'processed' then l.event else excluded.event end
-    returning id, status`;
+    select id, status from private.log_verified_webhook(
+      ${entry.organizationId}::uuid, ${entry.provider}, ${entry.accountId}::uuid, ${entry.event},
+      ${entry.idempotencyKey}, ${entry.bodySha256}, ${entry.payloadText}::text::jsonb, ${entry.rawBody},
+      ${sql.json(entry.headers)}, ${entry.bodyBytes})`;
   return row!;
 }
 
-export interface ApplyResult {
-  outcome: "applied" | "stale" | "unmatched" | "duplicate";
-  [k: string]: unknown;
-}
-
-export async function applyLogged(sql: Sql, logId: string, change: Change): Promise<ApplyResult> {
-  const [row] = await sql<{ result: ApplyResult }[]>`
-    select private.process_payment_webhook(${logId}::uuid, ${sql.json(change as never)}) as result`;
-  return row!.result;
-}
-
 export async function markFailed(sql: Sql, logId: string, error: string): Promise<void> {
-  await sql`select private.mark_payment_webhook_failed(${logId}::uuid, ${storableString(error)})`;
+  await sql`select private.mark_inbound_webhook_failed(${logId}::uuid, ${storableString(error)})`;
+}
+
+export interface LogRow {
+  id: string;
+  organization_id: string | null;
+  account_id: string | null;
+  provider: Provider;
+  payload: unknown;
+  signature_valid: boolean | null;
+  status: string;
+  received_at: Date;
+}
+
+/** One row of a provider, optionally only if it belongs to an organization. */
+export async function logRow(
+  sql: Sql,
+  provider: Provider,
+  logId: string,
+  organizationId?: string,
+): Promise<LogRow | undefined> {
+  const [row] = await sql<LogRow[]>`
+    select id, organization_id, account_id, provider, payload, signature_valid, status, received_at
+    from public.inbound_webhook_log
+    where id = ${logId}::uuid and provider = ${provider}
+      and (${organizationId ?? null}::uuid is null or organization_id = ${organizationId ?? null}::uuid)`;
+  return row;
+}
+
+/**
+ * An organization's rows of a provider worth replaying, oldest first: failed and unmatched ones, and
+ * ones left 'received' longer than `staleAfterSeconds` (an apply interrupted by a lost connection).
+ */
+export function replayableRows(
+  sql: Sql,
+  provider: Provider,
+  organizationId: string,
+  limit: number,
+  staleAfterSeconds: number,
+): Promise<LogRow[]> {
+  return sql<LogRow[]>`
+    select id, organization_id, account_id, provider, payload, signature_valid, status, received_at
+    from public.inbound_webhook_log
+    where organization_id = ${organizationId}::uuid and provider = ${provider}
+      and (status in ('failed', 'unmatched')
+           or (status = 'received' and last_received_at <= now() - make_interval(secs => ${staleAfterSeconds})))
+    order by received_at, id
+    limit ${limit}`;
 }

@@ -1,7 +1,69 @@
-// The shapes every inbound payment webhook is reduced to before it touches the database. Provider
-// modules turn their payloads into these; the pipeline and the SQL functions only ever see these.
+// What the inbound pipeline (pipeline.ts) needs from a receiver, and the shapes every inbound payment
+// webhook is reduced to before it touches the database.
+import type { Sql } from "../db.ts";
 
-export type Provider = "checkout" | "payments";
+/** The log's provider column: which receiver owns a row (and replays it). */
+export type Provider = "checkout" | "payments" | "whatsapp";
+
+/** An organization (and, for WhatsApp, gateway account) that may have signed a body, with its secret. */
+export interface Target {
+  organizationId: string;
+  accountId?: string;
+  secret: string;
+}
+
+export interface Routing {
+  targets: Target[];
+  /**
+   * "any": the body belongs to the one target whose secret verifies it (payments: ids are unique per
+   * organization only). "all": the body routes to every target, so each one's secret must verify it
+   * (WhatsApp: one signature for a body naming several accounts).
+   */
+  mode: "any" | "all";
+  /** Routing keys the body names that nothing is known for (logged, boundedly). */
+  unknown?: string[];
+}
+
+/** One target's share of a verified body: what is logged as one row and applied as one change. */
+export interface Part {
+  target: Target;
+  body: unknown;
+}
+
+export interface ApplyResult {
+  /** ignored: a verified event that changes nothing we keep (e.g. subscription.updated). */
+  outcome: "applied" | "stale" | "unmatched" | "duplicate" | "ignored";
+  [k: string]: unknown;
+}
+
+/** Whose part is being normalized, and when it was received (live: now; replay: the log's time). */
+export interface NormalizeContext {
+  organizationId: string;
+  accountId: string | null;
+  receivedAt: Date;
+}
+
+/** Everything that differs between receivers; the stages themselves are pipeline.ts. */
+export interface Receiver<C = unknown> {
+  provider: Provider;
+  /** Signature headers in order of preference; the first one present is checked. */
+  signatureHeaders: readonly string[];
+  /** The Idempotency-Key header (or x-razorpay-event-id) names a delivery; otherwise only its bytes do. */
+  keyFromHeaders: boolean;
+  /**
+   * Who may have signed this body (body undefined: it is not JSON). No target at all: the receiver
+   * either throws (404) or returns none, and the pipeline answers with no parts.
+   */
+  route(sql: Sql, body: unknown, organizationSegment: string | undefined): Promise<Routing>;
+  /** The verified targets' shares; absent: one part, the whole body, for the single verified target. */
+  split?(body: unknown, verified: Target[]): Part[];
+  /** The event name an admin reads in the log (the body is verified by then). */
+  eventName(body: unknown): string | null;
+  /** Validates and maps a part; throws a 400 AppError for a malformed body or an unknown event. */
+  normalize(body: unknown, context: NormalizeContext): C;
+  /** Applies one logged part in one statement that also marks its log row (see the migrations). */
+  apply(sql: Sql, logId: string, change: C): Promise<ApplyResult>;
+}
 
 /** Stored states of a recurring donation (the CHECK on recurring_donations.status). */
 export type SubscriptionStatus =
@@ -49,7 +111,9 @@ export type Change =
     payment: Payment;
     /** Set for a recurring-payment notification: the donation is linked to that subscription. */
     subscription_id?: string;
-  };
+  }
+  /** A verified event we accept and log but that changes nothing (processed, outcome "ignored"). */
+  | { kind: "none" };
 
 export interface NormalizedEvent {
   /** The provider's event name, as logged. */
@@ -64,13 +128,13 @@ export interface RoutingHints {
   paymentId?: string;
 }
 
-/** What the shared pipeline needs to know about one receiver. */
+/** What checkout-webhook and payments-webhook each say about their provider (payment_receiver.ts). */
 export interface ProviderSpec {
-  provider: Provider;
+  provider: "checkout" | "payments";
   /** Signature headers in order of preference; the first one present is checked. */
   signatureHeaders: readonly string[];
   /** Never throws: a payload it cannot read yields no hints. */
   hints(body: unknown): RoutingHints;
   /** Validates and maps a payload; throws a 400 AppError for a malformed body or an unknown event. */
-  normalize(body: unknown): NormalizedEvent;
+  normalize(body: unknown, receivedAt: Date): NormalizedEvent;
 }

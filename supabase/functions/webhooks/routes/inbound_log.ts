@@ -1,11 +1,11 @@
-// The inbound payment webhook log (every checkout and card-payment provider delivery, verified or
-// not), for organization admins: read it, and replay entries through the same code path a live
-// delivery takes. People only: API keys are for webhook configuration and never see payment data.
+// The inbound webhook log (every checkout, card-payment and WhatsApp gateway delivery, verified or
+// not), for organization admins: read it, and replay entries through the code path a live delivery
+// takes, in the receiver function that owns them (receivers.ts). People only: API keys are for webhook
+// configuration and never see payment data or messages.
 import { z } from "zod";
 import { notFound } from "../../_shared/errors.ts";
-import { replayFailed, replayLogged } from "../../_shared/inbound/replay.ts";
-import { paymentWebhookSpecs } from "../../_shared/inbound/registry.ts";
 import { asAdmin, requireUserActor } from "../actor.ts";
+import { askReceiverToReplay, INBOUND_PROVIDERS, type InboundProvider } from "../receivers.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Page } from "../schemas.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
@@ -15,7 +15,10 @@ const LOG_STATES = ["received", "processed", "unmatched", "failed", "rejected", 
 
 const LogEntry = z.object({
   id: z.uuid(),
-  provider: z.enum(["checkout", "payments"]),
+  provider: z.enum(INBOUND_PROVIDERS),
+  account_id: z.uuid().nullable().describe(
+    "WhatsApp: the gateway account (phone number) the entry came in for",
+  ),
   event: z.string().nullable(),
   idempotency_key: z.string().nullable(),
   status: z.enum(LOG_STATES),
@@ -23,6 +26,9 @@ const LogEntry = z.object({
   error: z.string().nullable(),
   deliveries: z.number().int().describe("How many times the provider sent it"),
   attempts: z.number().int().describe("How many times it was applied"),
+  body_bytes: z.number().int().describe(
+    "Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total",
+  ),
   received_at: z.string(),
   last_received_at: z.string(),
   processed_at: z.string().nullable(),
@@ -33,7 +39,7 @@ const LogDetail = LogEntry.extend({
   result: z.unknown().nullable(),
 });
 const ListLog = z.object({
-  provider: z.enum(["checkout", "payments"]).optional(),
+  provider: z.enum(INBOUND_PROVIDERS).optional(),
   status: z.enum(LOG_STATES).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(200).optional(),
@@ -45,8 +51,9 @@ const Outcome = z.object({
   reason: z.string().optional(),
 });
 
-const COLUMNS = `id, provider, event, idempotency_key, status, signature_valid, error, deliveries, attempts,
-  received_at, last_received_at, processed_at, received_at::text as cursor_at`;
+const COLUMNS =
+  `id, provider, account_id, event, idempotency_key, status, signature_valid, error, deliveries, attempts,
+  body_bytes::float8 as body_bytes, received_at, last_received_at, processed_at, received_at::text as cursor_at`;
 type Row = z.infer<typeof LogEntry> & { cursor_at?: string };
 const strip = ({ cursor_at: _, ...rest }: Row) => rest;
 
@@ -55,7 +62,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/inbound-log",
-      summary: "List inbound payment webhooks, newest first",
+      summary: "List inbound webhooks (payments and WhatsApp), newest first",
       tag: "Inbound payment webhooks",
       access: "user",
       query: ListLog,
@@ -67,7 +74,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
       const rows = await asAdmin(deps, c, (tx) =>
         tx.unsafe<Row[]>(
-          `select ${COLUMNS} from public.donation_payment_webhook_log
+          `select ${COLUMNS} from public.inbound_webhook_log
            where ($1::text is null or provider = $1) and ($2::text is null or status = $2)
              and ($3::text is null or (received_at, id) < ($3::text::timestamptz, $4::uuid))
            order by received_at desc, id desc limit $5`,
@@ -84,7 +91,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/inbound-log/:id",
-      summary: "Read one inbound payment webhook with its body",
+      summary: "Read one inbound webhook with its body",
       tag: "Inbound payment webhooks",
       access: "user",
       params: { id: z.uuid() },
@@ -99,7 +106,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       const row = await asAdmin(deps, c, async (tx) => {
         const [r] = await tx.unsafe<Row[]>(
           `select ${COLUMNS}, coalesce(payload, to_jsonb(raw_body)) as payload, headers, result
-           from public.donation_payment_webhook_log where id = $1`,
+           from public.inbound_webhook_log where id = $1`,
           [logId],
         );
         return r;
@@ -119,19 +126,24 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       responses: {
         200: { description: "What the replay did", schema: Outcome },
         404: { description: "No such entry" },
+        503: { description: "The receiver function that owns the entry could not be reached; retry later" },
       },
     },
     async (c) => {
       requireUserActor(c);
       const logId = param(c, "id", z.uuid());
       // Visibility through RLS first (another organization's id is simply not found), then the replay
-      // itself on the server pool, scoped to the admin's organization once more.
-      const organizationId = await asAdmin(deps, c, async (tx, { organizationId }) => {
-        const [r] = await tx`select id from public.donation_payment_webhook_log where id = ${logId}`;
+      // itself in the receiver that owns the row, scoped to the admin's organization once more.
+      const { organizationId, provider } = await asAdmin(deps, c, async (tx, { organizationId }) => {
+        const [r] = await tx<{ provider: InboundProvider }[]>`
+          select provider from public.inbound_webhook_log where id = ${logId}`;
         if (!r) throw notFound("not_found", "No such log entry");
-        return organizationId;
+        return { organizationId, provider: r.provider };
       });
-      const outcome = await replayLogged(deps.sql, paymentWebhookSpecs, logId, organizationId);
+      const [outcome] = await askReceiverToReplay(deps.config, provider, {
+        organization_id: organizationId,
+        log_id: logId,
+      });
       if (!outcome) throw notFound("not_found", "No such log entry");
       return c.json(outcome);
     },
@@ -145,6 +157,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       access: "user",
       responses: {
         200: { description: "One outcome per entry", schema: z.object({ data: z.array(Outcome) }) },
+        503: { description: "A receiver function could not be reached; retry later" },
       },
     },
     async (c) => {
@@ -154,7 +167,12 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
         c,
         (_tx, { organizationId }) => Promise.resolve(organizationId),
       );
-      return c.json({ data: await replayFailed(deps.sql, paymentWebhookSpecs, organizationId) });
+      const data = [];
+      // Receiver by receiver, each oldest first.
+      for (const provider of INBOUND_PROVIDERS) {
+        data.push(...await askReceiverToReplay(deps.config, provider, { organization_id: organizationId }));
+      }
+      return c.json({ data });
     },
   ),
 ];

@@ -1,0 +1,58 @@
+// The replay endpoint every receiver serves: POST /<function>/replay, called by the configuration API
+// (which checks the admin and the organization) with the replay secret (INBOUND_REPLAY_SECRET, a secret
+// of its own rather than the service-role key: all it can do is replay what is logged). Replay thereby
+// runs in the function that owns the payload, through its live code path, and the configuration API
+// deploys none of the receivers' code.
+//   {"organization_id": uuid, "log_id": uuid}  one row of that organization
+//   {"organization_id": uuid}                  its failed, unmatched and interrupted rows, oldest first
+import type { Context, Hono } from "hono";
+import { z } from "zod";
+import type { Sql } from "../db.ts";
+import { badRequest, notFound, serviceUnavailable, unauthorized } from "../errors.ts";
+import { bytesEqual } from "../hmac.ts";
+import { replayFailed, replayLogged } from "./replay.ts";
+import type { Receiver } from "./types.ts";
+
+const ReplayRequest = z.object({
+  organization_id: z.uuid(),
+  log_id: z.uuid().optional(),
+  stale_after_seconds: z.number().int().min(0).max(86400).optional(),
+});
+
+export function mountReplay<C>(app: Hono, sql: Sql, receiver: Receiver<C>, replaySecret?: string): void {
+  app.post("/replay", async (c: Context) => {
+    await requireReplaySecret(c, replaySecret);
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      throw badRequest("invalid_json", "Body is not valid JSON");
+    }
+    const parsed = ReplayRequest.safeParse(body);
+    if (!parsed.success) {
+      throw badRequest("invalid_request", "Expected organization_id and optionally log_id");
+    }
+    const { organization_id, log_id, stale_after_seconds } = parsed.data;
+    if (log_id) {
+      const outcome = await replayLogged(sql, receiver, log_id, organization_id);
+      if (!outcome) throw notFound("not_found", "No such log entry");
+      return c.json({ data: [outcome] });
+    }
+    return c.json({
+      data: await replayFailed(sql, receiver, organization_id, { staleAfterSeconds: stale_after_seconds }),
+    });
+  });
+}
+
+/** Bearer <replay secret>, compared in constant time (over digests, so lengths do not matter). */
+async function requireReplaySecret(c: Context, replaySecret: string | undefined): Promise<void> {
+  if (!replaySecret) throw serviceUnavailable("Replay is not configured (INBOUND_REPLAY_SECRET)");
+  const header = c.req.header("authorization") ?? "";
+  const given = header.startsWith("Bearer ") ? header.slice(7) : "";
+  const [a, b] = await Promise.all([sha256(given), sha256(replaySecret)]);
+  if (!given || !bytesEqual(a, b)) throw unauthorized();
+}
+
+async function sha256(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+}

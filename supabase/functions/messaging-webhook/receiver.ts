@@ -1,0 +1,109 @@
+// The WhatsApp Cloud API receiver as the inbound pipeline sees it: a body routes to the gateway
+// accounts of the phone-number ids it names, each of whose app secrets must have signed it; it is
+// logged as one part per account (only that account's changes), and applied through
+// private.process_whatsapp_webhook.
+import type { ApplyResult, Part, Receiver, Target } from "../_shared/inbound/types.ts";
+import { loadAccounts } from "./accounts.ts";
+import { type InboundMessage, parseWebhook, type Receipt, storableStrings } from "./payload.ts";
+
+export const SIGNATURE_HEADER = "x-hub-signature-256";
+
+type AccountTarget = Target & { accountId: string; phoneNumberId: string };
+
+/** The rows private.whatsapp_apply_webhook takes, for one account of one organization. */
+export interface WhatsAppChange {
+  messages: Record<string, unknown>[];
+  receipts: Record<string, unknown>[];
+}
+
+type Json = Record<string, unknown>;
+
+export const whatsappReceiver: Receiver<WhatsAppChange> = {
+  provider: "whatsapp",
+  signatureHeaders: [SIGNATURE_HEADER],
+  // The gateway sends no delivery id: a part's bytes are its key.
+  keyFromHeaders: false,
+  async route(sql, body) {
+    if (body === undefined) return { targets: [], mode: "all" };
+    const webhook = parseWebhook(body);
+    const accounts = await loadAccounts(sql, webhook.phoneNumberIds);
+    const targets: AccountTarget[] = [...accounts.values()].map((a) => ({
+      organizationId: a.organizationId,
+      accountId: a.id,
+      phoneNumberId: a.phoneNumberId,
+      secret: a.appSecret,
+    }));
+    return { targets, mode: "all", unknown: webhook.phoneNumberIds.filter((id) => !accounts.has(id)) };
+  },
+  split(body, verified): Part[] {
+    const clean = storableStrings(body) as { object: string; entry: { id?: string; changes: Json[] }[] };
+    return (verified as AccountTarget[]).map((target) => ({
+      target,
+      body: {
+        object: clean.object,
+        entry: clean.entry
+          .map((e) => ({
+            ...e,
+            changes: e.changes.filter((c) => phoneNumberIdOf(c) === target.phoneNumberId),
+          }))
+          .filter((e) => e.changes.length > 0),
+      },
+    }));
+  },
+  eventName(body) {
+    const webhook = parseWebhook(body);
+    const kinds = [webhook.messages.length ? "messages" : "", webhook.receipts.length ? "statuses" : ""];
+    return kinds.filter(Boolean).join("+") || null;
+  },
+  normalize(body, owner) {
+    const webhook = parseWebhook(body);
+    return {
+      messages: webhook.messages.map((m) => messageRow(m, owner.organizationId, owner.accountId)),
+      receipts: webhook.receipts.map((r) => receiptRow(r, owner.organizationId)),
+    };
+  },
+  async apply(sql, logId, change) {
+    const [row] = await sql<{ result: ApplyResult }[]>`
+      select private.process_whatsapp_webhook(${logId}::uuid, ${sql.json(change.messages as never)},
+                                              ${sql.json(change.receipts as never)}) as result`;
+    return row!.result;
+  },
+};
+
+function phoneNumberIdOf(change: Json): string | undefined {
+  if (change.field !== undefined && change.field !== "messages") return undefined;
+  const id = ((change.value as Json | undefined)?.metadata as Json | undefined)?.phone_number_id;
+  return typeof id === "string" ? id : undefined;
+}
+
+function messageRow(m: InboundMessage, organizationId: string, accountId: string | null) {
+  return {
+    organization_id: organizationId,
+    account_id: accountId,
+    provider_message_id: m.providerMessageId,
+    phone: m.contact.phone,
+    moved_from: m.movedFrom,
+    phone_countries: m.national.countries,
+    phone_national: m.national.national,
+    user_id: m.contact.userId,
+    name: m.profileName,
+    sent_at: m.sentAt.toISOString(),
+    type: m.type,
+    text: m.text,
+    content: m.content,
+    raw: m.raw,
+  };
+}
+
+function receiptRow(r: Receipt, organizationId: string) {
+  return {
+    organization_id: organizationId,
+    provider_message_id: r.providerMessageId,
+    status: r.status,
+    occurred_at: r.occurredAt.toISOString(),
+    recipient_phone: r.recipient.phone,
+    recipient_user_id: r.recipient.userId,
+    errors: r.errors,
+    raw: r.raw,
+  };
+}
