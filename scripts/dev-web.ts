@@ -31,16 +31,25 @@ export async function startWebDev(apiUrl: string, anonKey: string): Promise<WebD
     stderr: "inherit",
   }).spawn();
   const url = `http://127.0.0.1:${port}`;
-  // Wait for Vite's "ready" line, then keep passing its output through.
+  // Wait for Vite's "ready" line (at most 30 s: the API must not wait on the UI), then keep passing its
+  // errors through.
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
+  const deadline = Date.now() + 30_000;
   while (!/ready in|Local:/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) {
-      console.error(`settings UI did not start:\n${seen}`);
+    const timeout = new Promise<"timeout">((r) =>
+      setTimeout(() => r("timeout"), Math.max(0, deadline - Date.now()))
+    );
+    const next = await Promise.race([reader.read(), timeout]);
+    if (next === "timeout" || next.done) {
+      console.error(`settings UI did not start on port ${port} (WEB_PORT changes it):\n${seen}`);
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      await child.status;
       return undefined;
     }
-    seen += value;
+    seen += next.value;
   }
   (async () => {
     for (;;) {
