@@ -35,13 +35,12 @@ export async function startWebDev(apiUrl: string, anonKey: string): Promise<WebD
   // errors through.
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
-  const deadline = Date.now() + 30_000;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), 30_000)));
   while (!/ready in|Local:/.test(seen)) {
-    const timeout = new Promise<"timeout">((r) =>
-      setTimeout(() => r("timeout"), Math.max(0, deadline - Date.now()))
-    );
     const next = await Promise.race([reader.read(), timeout]);
     if (next === "timeout" || next.done) {
+      clearTimeout(timer);
       console.error(`settings UI did not start on port ${port} (WEB_PORT changes it):\n${seen}`);
       try {
         child.kill("SIGTERM");
@@ -51,6 +50,8 @@ export async function startWebDev(apiUrl: string, anonKey: string): Promise<WebD
     }
     seen += next.value;
   }
+  // A pending timer would keep the process alive after Ctrl-C.
+  clearTimeout(timer);
   (async () => {
     for (;;) {
       const { value, done } = await reader.read();

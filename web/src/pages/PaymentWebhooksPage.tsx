@@ -75,9 +75,7 @@ export function PaymentWebhooksPage() {
             onChange={(e) => setProvider(e.target.value as Provider | "")}
           >
             <option value="">All providers</option>
-            {(Object.keys(PROVIDERS) as Provider[]).map((p) => (
-              <option key={p} value={p}>{PROVIDERS[p]}</option>
-            ))}
+            {PAYMENT_PROVIDERS.map((p) => <option key={p} value={p}>{PROVIDERS[p]}</option>)}
           </select>
         </div>
         <div>
