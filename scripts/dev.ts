@@ -133,7 +133,7 @@ if (import.meta.main) {
   for (const name of apps.keys()) console.log(`serving ${url}/functions/v1/${name}`);
   const dispatcher = Deno.env.get("WEBHOOKS_DEV_DISPATCH") === "false" ? undefined : startLocalDispatcher(
     deps.sql,
-    { allowPrivateTargets: deps.config.allowPrivateTargets, transport: deps.config.webhooksTransport },
+    { allowPrivateTargets: deps.config.allowPrivateTargets },
   );
   if (dispatcher) console.log("delivering outbound webhooks locally (on NOTIFY and every 500 ms)");
   const demo = await demoSignIns(deps.sql);

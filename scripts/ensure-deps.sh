@@ -22,6 +22,7 @@ need=()
 [ -e "/usr/share/postgresql/$major/extension/pgtap.control" ] || need+=("postgresql-$major-pgtap")
 command -v pg_prove >/dev/null || need+=(libtap-parser-sourcehandler-pgtap-perl)
 command -v pg_virtualenv >/dev/null || need+=(postgresql-common)
+command -v openssl >/dev/null || need+=(openssl) # the outbound TLS test makes its own CA
 # The browser tests drive Debian's Chromium (Playwright cannot download its own browser here).
 [ "${1:-}" = --browser ] && { [ -x /usr/bin/chromium ] || need+=(chromium); }
 if [ ${#need[@]} -gt 0 ]; then

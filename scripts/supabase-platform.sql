@@ -37,10 +37,23 @@ grant usage on schema auth to anon, authenticated, service_role;
 grant all on schema auth to supabase_auth_admin;
 
 -- Supabase's default privileges on public: every role may use what is created there; row-level
--- security is what keeps tenants apart.
-alter default privileges in schema public grant all on tables to postgres, anon, authenticated, service_role;
-alter default privileges in schema public grant all on functions to postgres, anon, authenticated, service_role;
-alter default privileges in schema public grant all on sequences to postgres, anon, authenticated, service_role;
+-- security is what keeps tenants apart. Set once, where missing, as Supabase sets them when it creates a
+-- project: this file runs on every bootstrap, and granting again would undo what a migration took back
+-- (20261122100000_tenancy.sql revokes TRUNCATE, REFERENCES and TRIGGER from the user roles), so every
+-- table a later migration creates would be truncatable by any signed-in user again.
+do $$
+begin
+  if not exists (
+    select 1 from pg_default_acl d
+    where d.defaclrole = (select oid from pg_roles where rolname = current_user)
+      and d.defaclnamespace = 'public'::regnamespace
+  ) then
+    alter default privileges in schema public grant all on tables to postgres, anon, authenticated, service_role;
+    alter default privileges in schema public grant all on functions to postgres, anon, authenticated, service_role;
+    alter default privileges in schema public grant all on sequences to postgres, anon, authenticated, service_role;
+  end if;
+end
+$$;
 
 create extension if not exists pgcrypto with schema extensions;
 create extension if not exists "uuid-ossp" with schema extensions;

@@ -1,7 +1,7 @@
 // The local stack itself: the dev server mounts every function as deployed, health checks reach the
 // database, the raw-body reader and signature check behave, the bootstrap fails in one clear line.
 import { assert, assertEquals, assertMatch, assertRejects } from "./helpers/assert.ts";
-import { closeSql, testDbUrl } from "./helpers/db.ts";
+import { closeSql, sql, testDbUrl } from "./helpers/db.ts";
 import { serve } from "./helpers/server.ts";
 import { startDevStack } from "./helpers/dev_stack.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
@@ -144,6 +144,25 @@ Deno.test("db-bootstrap refuses a database without pg_cron preloaded, saying wha
   const stderr = new TextDecoder().decode(out.stderr).trim();
   assertEquals(stderr.split("\n").length, 1, stderr);
   assertMatch(stderr, /pg_cron runs only in database 'postgres'/);
+});
+
+Deno.test("db-bootstrap run again keeps the migrations' revoked privileges: a new table is not truncatable by users", async () => {
+  // npm run dev bootstraps on every start; the platform script must not grant back TRUNCATE, REFERENCES
+  // and TRIGGER on tables created after that (issue 13, finding 7).
+  const out = await new Deno.Command("bash", { args: ["scripts/db-bootstrap.sh", testDbUrl()], cwd: root })
+    .output();
+  assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+  const rows = await sql().begin(async (tx) => {
+    await tx`create table public.bootstrap_again_probe (id int)`;
+    const found = await tx<{ role: string; privilege: string }[]>`
+      select r.role, p.privilege
+      from (values ('anon'), ('authenticated')) r(role)
+      cross join (values ('TRUNCATE'), ('REFERENCES'), ('TRIGGER')) p(privilege)
+      where has_table_privilege(r.role, 'public.bootstrap_again_probe', p.privilege)`;
+    await tx`drop table public.bootstrap_again_probe`;
+    return found;
+  });
+  assertEquals(rows.map((r) => `${r.role} ${r.privilege}`), []);
 });
 
 Deno.test("cleanup", async () => {

@@ -127,6 +127,11 @@ Deno.test("staff, API keys, other organizations and other users cannot invite, r
       headers: auth(adminA),
       body: JSON.stringify({ name: "Zapier" }),
     })).json()).key;
+    const me = await fetch(`${api.base}/me`, { headers: { "x-api-key": key } });
+    assertEquals((await me.json()).error, {
+      code: "user_required",
+      message: "API keys have no memberships; sign in as a person",
+    });
     for (
       const [method, path] of [["GET", "/invitations"], ["POST", "/invitations"], [
         "POST",

@@ -1,6 +1,6 @@
 // `npm run dev` as a newcomer meets it: on an empty database it applies supabase/seed.sql and prints a
 // curl line that signs the demo admin in, in one step; SIGTERM or SIGINT sent to npm stops it cleanly,
-// with no deno left holding the port; a busy port ends with one line naming PORT.
+// with no deno left holding the port (npm run dev:receiver too); a busy port ends with one line naming PORT.
 import * as jose from "jose";
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 
@@ -159,6 +159,31 @@ Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in,
     await cluster.status;
     await clusterOut.drained;
   }
+});
+
+Deno.test("npm run dev:receiver (the walkthrough's second terminal) stops on SIGTERM sent to npm and frees its port", async () => {
+  const port = freePort();
+  const npm = new Deno.Command("npm", {
+    args: ["run", "dev:receiver", "--", "--port", String(port)],
+    cwd: root,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const receiver = watch(npm);
+  assert(await receiver.until(/receiving on/, 60_000), `the receiver did not come up:\n${receiver.output()}`);
+  const children = await descendants(npm.pid);
+  npm.kill("SIGTERM");
+  const timer = setTimeout(() => npm.kill("SIGKILL"), 15_000);
+  await npm.status;
+  clearTimeout(timer);
+  for (let i = 0; i < 50 && children.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+  const orphans = children.filter(alive);
+  for (const pid of orphans) Deno.kill(pid, "SIGKILL");
+  await Promise.race([receiver.drained, new Promise((r) => setTimeout(r, 5000))]);
+  assertEquals(orphans, [], `no orphaned receiver after SIGTERM:\n${receiver.output()}`);
+  const probe = Deno.listen({ hostname: "127.0.0.1", port }); // throws if anything still holds it
+  probe.close();
 });
 
 Deno.test("a busy port ends the dev server with one line naming PORT", async () => {

@@ -201,7 +201,7 @@ Deno.test("a dispatcher killed mid-batch loses nothing: its leases expire and ev
 
     // The lease runs out (the clock moved on), housekeeping clears it, and the next run delivers all.
     await sql()`update public.webhook_deliveries
-                set next_attempt_at = now() - interval '1 second', leased_until = now() - interval '1 second'
+                set next_attempt_at = now() - interval '1 second'
                 where endpoint_id = ${ep.id}`;
     const [hk] = await sql()<{ r: { expired_leases: number } }[]>`select private.webhook_housekeeping() as r`;
     assert(hk!.r.expired_leases >= 10, `expired ${hk!.r.expired_leases}`);

@@ -102,6 +102,27 @@ Deno.test("finding 6: a refused URL names the rule, never the address an interna
   }
 });
 
+Deno.test("finding 11 (variant): in development, metadata written in IPv6 translation forms is still refused", () => {
+  // ::ffff:0:a.b.c.d (SIIT, RFC 6145) and the local-use NAT64 prefix 64:ff9b:1::/48 carry an IPv4
+  // address a translator reaches; production refuses both prefixes outright, development must still see
+  // the metadata address inside.
+  for (
+    const address of [
+      "::ffff:0:a9fe:a9fe",
+      "::ffff:0:169.254.169.254",
+      "64:ff9b:1::a9fe:a9fe",
+      "64:ff9b:1::6464:64c8", // 100.100.100.200
+    ]
+  ) {
+    assert(blockedAddressReason(address, true) !== null, `${address} must be refused in development`);
+    assert(blockedAddressReason(address, false) !== null, `${address} must be refused in production`);
+  }
+  // A translated public address stays refused in production (the prefix is not globally reachable).
+  assert(blockedAddressReason("::ffff:0:808:808", false) !== null);
+  assert(blockedAddressReason("64:ff9b:1::808:808", false) !== null);
+  assertEquals(blockedAddressReason("::ffff:0:7f00:1", true), null, "loopback stays allowed in development");
+});
+
 Deno.test("finding 11: IPv4-translated and IANA special-purpose ranges are refused; metadata even in development", async () => {
   for (
     const a of [

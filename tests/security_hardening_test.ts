@@ -260,6 +260,49 @@ Deno.test("finding 8: a key revoked through the API cannot be restored by an adm
   }
 });
 
+Deno.test("finding 9 (variant): a NUL character or an unpaired surrogate in any body or query field is a 400 naming it, never a 500", async () => {
+  const api = await startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
+  try {
+    const a = await createTenant();
+    const admin = await tokenFor(a.admin, a.organizationId);
+    // JSON escapes, so the bytes on the wire are the ones a hostile client sends.
+    const cases: [string, string, string | undefined, string][] = [
+      [
+        "POST",
+        "/endpoints",
+        '{"url":"http://127.0.0.1:9/a","events":["member.created"],"description":"a\\u0000b"}',
+        "description",
+      ],
+      [
+        "POST",
+        "/endpoints",
+        '{"url":"http://127.0.0.1:9/a","events":["member.created"],"description":"a\\ud800b"}',
+        "description",
+      ],
+      ["POST", "/api-keys", '{"name":"Zapier\\u0000"}', "name"],
+      ["POST", "/invitations/accept", '{"token":"inv_\\u0000"}', "token"],
+      ["POST", "/invitations", '{"email":"someone@example.org","role":"staff","x":"\\u0000"}', ""],
+      ["GET", "/deliveries?event_type=member.created%00", undefined, "event_type"],
+    ];
+    for (const [method, path, body, field] of cases) {
+      const res = await fetch(`${api.base}${path}`, { method, headers: auth(admin), body });
+      const text = await res.text();
+      if (field === "") {
+        // An unknown key is dropped by the schema before it reaches the database: not an error.
+        assert(res.status < 500, `${method} ${path}: ${res.status} ${text}`);
+        continue;
+      }
+      assertEquals(res.status, 400, `${method} ${path} ${body ?? ""}: ${text}`);
+      assertEquals(JSON.parse(text).error.details?.fields?.[0]?.field, field, text);
+    }
+    const [row] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from public.webhook_endpoints where organization_id = ${a.organizationId}`;
+    assertEquals(row?.n, 0, "nothing was stored");
+  } finally {
+    await api.close();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });

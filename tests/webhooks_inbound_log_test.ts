@@ -107,7 +107,9 @@ Deno.test("staff, other organizations, API keys and anonymous callers cannot rea
     })).json();
     const asKey = await fetch(`${s.api}/inbound-log`, { headers: { "x-api-key": key.key } });
     assertEquals(asKey.status, 403);
-    assertEquals((await asKey.json()).error.code, "user_required");
+    const refusal = (await asKey.json()).error;
+    assertEquals(refusal.code, "user_required");
+    assertEquals(refusal.message, "API keys cannot read or replay the inbound payment log");
 
     assertEquals((await fetch(`${s.api}/inbound-log`)).status, 401);
     const badCursor = await fetch(`${s.api}/inbound-log?cursor=nonsense`, { headers: auth(adminA) });

@@ -4,7 +4,7 @@
 // (receivers_child.ts), as real receivers would. Run it through scripts/bench/outbound_dispatch.sh,
 // which makes a throwaway database; or point BENCH_DATABASE_URL at a bootstrapped one you can spare.
 //
-//   BENCH_ROWS=500 BENCH_REPEATS=3 [BENCH_TRANSPORT=fetch] bash scripts/bench/outbound_dispatch.sh
+//   BENCH_ROWS=500 BENCH_REPEATS=3 bash scripts/bench/outbound_dispatch.sh
 import { createSql, type Sql } from "../../supabase/functions/_shared/db.ts";
 import { startLocalDispatcher } from "../../supabase/functions/webhook-dispatcher/local_loop.ts";
 
@@ -13,8 +13,6 @@ if (!url) throw new Error("BENCH_DATABASE_URL is not set; run scripts/bench/outb
 const ROWS = Number(Deno.env.get("BENCH_ROWS") ?? 500);
 const REPEATS = Number(Deno.env.get("BENCH_REPEATS") ?? 3);
 const ENDPOINTS = 20;
-/** "http1" (the dispatcher's default client) or "fetch", to compare the two. */
-const TRANSPORT = (Deno.env.get("BENCH_TRANSPORT") ?? "http1") as "http1" | "fetch";
 
 // Receivers -------------------------------------------------------------------------------------------
 const child = new Deno.Command(Deno.execPath(), {
@@ -74,7 +72,7 @@ async function burst(sql: Sql, hanging: boolean): Promise<number> {
   const { org, endpoints } = await setup(sql);
   const from = hanging ? 1 : 0;
   const expected = ROWS * (ENDPOINTS - from);
-  const local = startLocalDispatcher(sql, { allowPrivateTargets: true, transport: TRANSPORT, log: () => {} });
+  const local = startLocalDispatcher(sql, { allowPrivateTargets: true, log: () => {} });
   await sleep(200);
   const started = Date.now();
   await sql`insert into public.members (organization_id, first_name, last_name)
@@ -95,7 +93,6 @@ async function stream(sql: Sql): Promise<{ p50: number; p99: number; n: number }
   // A one-minute poll: every delivery here is woken by the NOTIFY.
   const local = startLocalDispatcher(sql, {
     allowPrivateTargets: true,
-    transport: TRANSPORT,
     pollMs: 60_000,
     log: () => {},
   });
@@ -125,7 +122,7 @@ async function stream(sql: Sql): Promise<{ p50: number; p99: number; n: number }
 // Run -------------------------------------------------------------------------------------------------
 const sql = createSql(url, { max: 10 });
 console.log(
-  `transport: ${TRANSPORT}, rows per burst: ${ROWS}, endpoints: ${ENDPOINTS}, ` +
+  `rows per burst: ${ROWS}, endpoints: ${ENDPOINTS}, ` +
     `deliveries per burst: ${ROWS * ENDPOINTS}`,
 );
 await burst(sql, false); // warm-up

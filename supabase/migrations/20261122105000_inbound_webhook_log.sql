@@ -106,6 +106,19 @@ create policy inbound_webhook_log_admin_select on public.inbound_webhook_log
   for select to authenticated
   using (organization_id = (select private.admin_organization_id()));
 
+-- donation_payment_webhook_log (contract name, SPEC section 2 and ARCHITECTURE section 5): the log of
+-- the checkout and card-payment payloads, as the interface names it. The rows live in the one log above;
+-- this view is that log's payment part. security_invoker: whoever reads it is held to the log's own
+-- row-level security (admins of the active organization only), never the view owner's.
+create view public.donation_payment_webhook_log with (security_invoker = true) as
+  select l.id, l.organization_id, l.provider, l.event, l.idempotency_key, l.payload, l.raw_body,
+         l.body_sha256, l.body_bytes, l.headers, l.signature_valid, l.status, l.error, l.result,
+         l.deliveries, l.attempts, l.received_at, l.last_received_at, l.processed_at, l.updated_at
+  from public.inbound_webhook_log l
+  where l.provider in ('checkout', 'payments');
+revoke all on public.donation_payment_webhook_log from anon, authenticated;
+grant select on public.donation_payment_webhook_log to authenticated;
+
 -- Writing the log -------------------------------------------------------------------------------------
 -- A verified delivery: the row an earlier delivery with the same key or the same bytes left (counting
 -- this delivery), else a new 'received' row. A row not processed yet takes the newest body (a provider

@@ -33,6 +33,13 @@ as $$
   end
 $$;
 
+-- The open delivery states, stated once: a delivery in one of them is still to be attempted (the
+-- dispatcher's work); `delivered` and `permanently_failed` are final. Immutable, so the planner folds
+-- it into a constant and the partial due index below matches the queries that use it.
+create function private.webhook_open_states() returns text[]
+language sql immutable parallel safe
+as $$ select array['pending', 'retrying'] $$;
+
 -- The event types organizations can subscribe to. `webhook.test` exists only for "send a test event".
 create function private.webhook_event_types() returns text[]
 language sql immutable
@@ -91,14 +98,15 @@ create table public.webhook_deliveries (
   status text not null default 'pending'
     check (status in ('pending', 'retrying', 'delivered', 'permanently_failed')),
   attempt_count integer not null default 0,
-  -- When the dispatcher may next pick this up. A claim pushes it forward by the lease length, so a
-  -- crashed dispatcher's work simply becomes due again when its lease runs out. Null once final.
+  -- When the dispatcher may next pick this up, and so the lease: a claim pushes it forward by the lease
+  -- length and sets lease_token, so a crashed dispatcher's work simply becomes due again when its lease
+  -- runs out. Null once final, except when the delivery ended while an attempt was in flight (its
+  -- endpoint was disabled): then it keeps that lease's end, and a recover waits for it.
   next_attempt_at timestamptz default now(),
   first_attempt_at timestamptz,
   last_attempt_at timestamptz,
   last_response_status integer,
   last_error text,
-  leased_until timestamptz,
   -- Fencing token of the claim: a dispatcher whose lease expired cannot move the state any more.
   lease_token uuid,
   delivered_at timestamptz,
@@ -107,7 +115,8 @@ create table public.webhook_deliveries (
   foreign key (organization_id, event_id) references public.webhook_events (organization_id, id) on delete cascade,
   foreign key (organization_id, endpoint_id)
     references public.webhook_endpoints (organization_id, id) on delete cascade,
-  check ((status in ('pending', 'retrying')) = (next_attempt_at is not null))
+  check (case when status = any (private.webhook_open_states()) then next_attempt_at is not null
+              else next_attempt_at is null or lease_token is not null end)
 );
 -- Every state change rewrites the row with a new next_attempt_at, so no update is HOT and each one
 -- inserts into every index of this table: keep them few. Four serve everything:
@@ -115,12 +124,13 @@ create table public.webhook_deliveries (
 --   organization's events (webhook_events_organization_idx) to their deliveries in Webhook Logs;
 --   the endpoint's history; and the dispatcher's claim:
 create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at);
--- Due work in time order. Partial, so it holds only open deliveries and stays small however many
--- millions of finished ones accumulate. Housekeeping uses it too: an expired lease is a due row (a
--- claim sets next_attempt_at = leased_until), and a retrying row past its window is due (retries are
--- never scheduled past the window's end).
-create index webhook_deliveries_due_idx on public.webhook_deliveries (next_attempt_at)
-  where status in ('pending', 'retrying');
+-- Due work per endpoint in time order. Partial, so it holds only open deliveries and stays small
+-- however many millions of finished ones accumulate. Per endpoint, so the claim reaches each
+-- endpoint's oldest due rows directly and never walks the backlog of an endpoint already at its cap.
+-- Housekeeping reads it too: an expired lease is a due row (the lease is next_attempt_at), and a
+-- retrying row past its window is due (retries are never scheduled past the window's end).
+create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
+  where status = any (private.webhook_open_states());
 
 -- Attempts -------------------------------------------------------------------------------------------
 create table public.webhook_delivery_attempts (
@@ -166,8 +176,9 @@ create trigger webhook_endpoints_fixed_org before update of organization_id on p
   for each row execute function private.forbid_organization_change();
 
 -- A disabled endpoint gets nothing more: its open deliveries end now, saying why, and can be brought
--- back with webhook_recover_failed() once it is enabled again. Leases are kept: a delivery still in
--- flight must not be sent again by a recover before that attempt is over.
+-- back with webhook_recover_failed() once it is enabled again. Live leases are kept (next_attempt_at
+-- and lease_token): a delivery still in flight must not be sent again by a recover before that
+-- attempt is over.
 create function private.webhook_endpoint_after_disable() returns trigger
 language plpgsql security definer
 set search_path = ''
@@ -175,9 +186,10 @@ as $$
 begin
   update public.webhook_deliveries d
      set status = 'permanently_failed',
-         next_attempt_at = null,
+         next_attempt_at = case when d.lease_token is not null and d.next_attempt_at > now()
+                                then d.next_attempt_at end,
          last_error = 'endpoint disabled: ' || coalesce(new.disabled_reason, 'disabled')
-   where d.endpoint_id = new.id and d.status in ('pending', 'retrying');
+   where d.endpoint_id = new.id and d.status = any (private.webhook_open_states());
   return null;
 end;
 $$;
@@ -224,6 +236,6 @@ create policy webhook_delivery_attempts_admin_select on public.webhook_delivery_
   using (organization_id = (select private.admin_organization_id()));
 
 revoke all on function private.webhook_new_secret(), private.webhook_event_types(),
-  private.webhook_secret_acceptable(text) from public;
+  private.webhook_secret_acceptable(text), private.webhook_open_states() from public;
 grant execute on function private.webhook_new_secret(), private.webhook_event_types(),
-  private.webhook_secret_acceptable(text) to authenticated, service_role;
+  private.webhook_secret_acceptable(text), private.webhook_open_states() to authenticated, service_role;

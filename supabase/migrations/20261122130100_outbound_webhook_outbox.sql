@@ -24,6 +24,19 @@ as $$
   where old -> n.key is distinct from n.value
 $$;
 
+-- The body every delivery carries, built in this one place (the outbox and the test event):
+-- {"id","type","created_at","organization_id","data":{"row","delta"}}.
+create function private.webhook_envelope(event_id uuid, event_type text, organization_id uuid, "row" jsonb,
+                                         delta jsonb)
+returns jsonb
+language sql stable
+set search_path = ''
+as $$
+  select jsonb_build_object('id', event_id, 'type', event_type, 'created_at', now(),
+                            'organization_id', organization_id,
+                            'data', jsonb_build_object('row', "row", 'delta', delta))
+$$;
+
 -- Stores one event per item and one delivery per subscribed enabled endpoint, then wakes local
 -- dispatchers (NOTIFY is delivered at commit, when the rows are visible). Items are
 -- [{organization_id, row, delta}]. Returns the number of deliveries created.
@@ -44,14 +57,7 @@ begin
   ), event as (
     insert into public.webhook_events (id, organization_id, type, payload, created_at)
     select item.id, item.organization_id, event_type,
-           jsonb_build_object(
-             'id', item.id,
-             'type', event_type,
-             'created_at', now(),
-             'organization_id', item.organization_id,
-             'data', jsonb_build_object('row', item.row, 'delta', item.delta)
-           ),
-           now()
+           private.webhook_envelope(item.id, event_type, item.organization_id, item.row, item.delta), now()
     from item
     returning id, organization_id
   ), delivery as (
@@ -82,130 +88,77 @@ as $$
   where e.organization_id = any (organization_ids) and e.enabled and event_type = any (e.events)
 $$;
 
--- Trigger functions (security definer: the inserting user may not write the outbox tables) ----------
--- PL/pgSQL compiles a trigger function separately for each table it is attached to, so the generic
--- insert trigger can read `new_rows` with static SQL.
-create function private.webhook_on_insert() returns trigger
+-- The one outbox trigger function (security definer: the inserting user may not write the outbox
+-- tables), attached per table and event with its arguments:
+--   tg_argv[0]        the event type;
+--   tg_argv[1]        optional: a column whose value decides (e.g. status);
+--   tg_argv[2..]      the values that raise the event when a row enters one of them: inserted with
+--                     one, or updated into one from a value outside them.
+-- Without a column every inserted row raises the event. `delta` is the whole row for an insert and the
+-- changed fields for an update. PL/pgSQL compiles a trigger function separately for each table it is
+-- attached to, so the transition tables new_rows/old_rows can be read with static SQL.
+create function private.webhook_outbox() returns trigger
 language plpgsql security definer
 set search_path = ''
 as $$
--- tg_argv[0]: the event type raised for every inserted row.
 declare
   event_type text := tg_argv[0];
+  col text := tg_argv[1];
+  raising text[] := tg_argv[2:];
   orgs uuid[];
   items jsonb;
 begin
-  select private.webhook_subscribed_organizations(event_type, array_agg(distinct n.organization_id))
-    into orgs from new_rows n;
-  if cardinality(orgs) = 0 then
-    return null;
+  if tg_op = 'INSERT' then
+    select private.webhook_subscribed_organizations(event_type, array_agg(distinct n.organization_id))
+      into orgs from new_rows n where col is null or to_jsonb(n) ->> col = any (raising);
+    if cardinality(orgs) = 0 then
+      return null;
+    end if;
+    select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', to_jsonb(n),
+                                        'delta', to_jsonb(n)))
+      into items
+      from new_rows n
+     where n.organization_id = any (orgs) and (col is null or to_jsonb(n) ->> col = any (raising));
+  else
+    select private.webhook_subscribed_organizations(event_type, array_agg(distinct n.organization_id))
+      into orgs from new_rows n where to_jsonb(n) ->> col = any (raising);
+    if cardinality(orgs) = 0 then
+      return null;
+    end if;
+    select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', to_jsonb(n),
+                                        'delta', private.jsonb_changed_fields(to_jsonb(o), to_jsonb(n))))
+      into items
+      from new_rows n
+      join old_rows o on o.id = n.id
+     where n.organization_id = any (orgs) and to_jsonb(n) ->> col = any (raising)
+       and not coalesce(to_jsonb(o) ->> col = any (raising), false);
   end if;
-  select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', to_jsonb(n), 'delta', to_jsonb(n)))
-    into items
-    from new_rows n
-   where n.organization_id = any (orgs);
   perform private.webhook_enqueue(event_type, items);
-  return null;
-end;
-$$;
-
-create function private.webhook_on_member_update() returns trigger
-language plpgsql security definer
-set search_path = ''
-as $$
-declare
-  orgs uuid[];
-  items jsonb;
-begin
-  select private.webhook_subscribed_organizations('member.lost', array_agg(distinct n.organization_id))
-    into orgs from new_rows n where n.status = 'lost';
-  if cardinality(orgs) = 0 then
-    return null;
-  end if;
-  select jsonb_agg(jsonb_build_object(
-           'organization_id', n.organization_id,
-           'row', to_jsonb(n),
-           'delta', private.jsonb_changed_fields(to_jsonb(o), to_jsonb(n))))
-    into items
-    from new_rows n
-    join old_rows o on o.id = n.id
-   where n.status = 'lost' and o.status is distinct from 'lost' and n.organization_id = any (orgs);
-  perform private.webhook_enqueue('member.lost', items);
-  return null;
-end;
-$$;
-
-create function private.webhook_on_workflow_run_insert() returns trigger
-language plpgsql security definer
-set search_path = ''
-as $$
-declare
-  orgs uuid[];
-  items jsonb;
-begin
-  select private.webhook_subscribed_organizations('workflow.completed', array_agg(distinct n.organization_id))
-    into orgs from new_rows n where n.status in ('completed', 'failed');
-  if cardinality(orgs) = 0 then
-    return null;
-  end if;
-  select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', to_jsonb(n), 'delta', to_jsonb(n)))
-    into items
-    from new_rows n
-   where n.status in ('completed', 'failed') and n.organization_id = any (orgs);
-  perform private.webhook_enqueue('workflow.completed', items);
-  return null;
-end;
-$$;
-
-create function private.webhook_on_workflow_run_update() returns trigger
-language plpgsql security definer
-set search_path = ''
-as $$
-declare
-  orgs uuid[];
-  items jsonb;
-begin
-  select private.webhook_subscribed_organizations('workflow.completed', array_agg(distinct n.organization_id))
-    into orgs from new_rows n where n.status in ('completed', 'failed');
-  if cardinality(orgs) = 0 then
-    return null;
-  end if;
-  select jsonb_agg(jsonb_build_object(
-           'organization_id', n.organization_id,
-           'row', to_jsonb(n),
-           'delta', private.jsonb_changed_fields(to_jsonb(o), to_jsonb(n))))
-    into items
-    from new_rows n
-    join old_rows o on o.id = n.id
-   where n.status in ('completed', 'failed') and o.status not in ('completed', 'failed')
-     and n.organization_id = any (orgs);
-  perform private.webhook_enqueue('workflow.completed', items);
   return null;
 end;
 $$;
 
 create trigger members_webhook_created after insert on public.members
   referencing new table as new_rows
-  for each statement execute function private.webhook_on_insert('member.created');
+  for each statement execute function private.webhook_outbox('member.created');
 create trigger members_webhook_lost after update on public.members
   referencing old table as old_rows new table as new_rows
-  for each statement execute function private.webhook_on_member_update();
+  for each statement execute function private.webhook_outbox('member.lost', 'status', 'lost');
 create trigger donations_webhook_recorded after insert on public.donations
   referencing new table as new_rows
-  for each statement execute function private.webhook_on_insert('donation.recorded');
+  for each statement execute function private.webhook_outbox('donation.recorded');
 create trigger attendance_webhook_marked after insert on public.attendance
   referencing new table as new_rows
-  for each statement execute function private.webhook_on_insert('attendance.marked');
+  for each statement execute function private.webhook_outbox('attendance.marked');
 create trigger workflow_runs_webhook_completed_insert after insert on public.workflow_runs
   referencing new table as new_rows
-  for each statement execute function private.webhook_on_workflow_run_insert();
+  for each statement execute function private.webhook_outbox('workflow.completed', 'status', 'completed', 'failed');
 create trigger workflow_runs_webhook_completed_update after update on public.workflow_runs
   referencing old table as old_rows new table as new_rows
-  for each statement execute function private.webhook_on_workflow_run_update();
+  for each statement execute function private.webhook_outbox('workflow.completed', 'status', 'completed', 'failed');
 
 -- None of this is callable by users directly; the triggers run as their owner.
 revoke all on function private.jsonb_changed_fields(jsonb, jsonb), private.webhook_enqueue(text, jsonb),
-  private.webhook_subscribed_organizations(text, uuid[]), private.webhook_on_insert(),
-  private.webhook_on_member_update(), private.webhook_on_workflow_run_insert(),
-  private.webhook_on_workflow_run_update() from public, authenticated;
+  private.webhook_subscribed_organizations(text, uuid[]), private.webhook_outbox(),
+  private.webhook_envelope(uuid, text, uuid, jsonb, jsonb) from public, authenticated;
 grant execute on function private.webhook_enqueue(text, jsonb) to service_role;

@@ -39,6 +39,16 @@ as $$ select interval '1 hour' $$;
 --
 -- `in_flight` ({endpoint_id: n}) is what this dispatcher is already sending; no endpoint gets more
 -- than `per_endpoint` at once from it, so a hanging endpoint can hold at most that many slots.
+--
+-- The work is found per endpoint: the endpoints with open deliveries are enumerated on the due index
+-- (one index descent each, a loose index scan, whatever their backlog), endpoints at their cap are
+-- skipped without reading any of their rows, and each of the others gives at most its room of oldest
+-- due rows; the oldest `max_rows` of those are claimed. A 100k backlog behind one saturated endpoint
+-- costs nothing. Every row is reached through an index, in order, whatever the statistics say:
+-- sequential and bitmap scans are off here (a bitmap scan would read an endpoint's whole backlog to
+-- sort it for its 16 oldest rows), and so are hash and merge joins (the planner cannot know how many
+-- rows the per-endpoint limits let through, and would join the claimed rows by walking the whole
+-- table). JIT is off: this short statement runs many times a second.
 create function private.webhook_claim(
   max_rows integer,
   per_endpoint integer,
@@ -59,36 +69,50 @@ returns table (
 )
 language sql volatile security definer
 set search_path = ''
+set enable_seqscan = off
+set enable_bitmapscan = off
+set enable_hashjoin = off
+set enable_mergejoin = off
+set jit = off
 as $$
-  -- Candidates are locked as they are scanned, skipping rows another dispatcher holds, so concurrent
-  -- claims take different rows instead of colliding on the same few. FOR NO KEY UPDATE: the claim
-  -- changes no key, and this mode does not block the foreign-key checks of attempt inserts. Scanning
-  -- twice the batch leaves room for the per-endpoint cap without locking much that is not taken.
-  with candidate as materialized (
-    select d.id, d.endpoint_id, d.next_attempt_at
-    from public.webhook_deliveries d
-    where d.status in ('pending', 'retrying')
-      and d.next_attempt_at <= now()
-      and coalesce((in_flight ->> d.endpoint_id::text)::integer, 0) < per_endpoint
-    order by d.next_attempt_at
-    limit max_rows * 2
-    for no key update skip locked
+  with recursive active (endpoint_id) as (
+    (select d.endpoint_id from public.webhook_deliveries d
+      where d.status = any (private.webhook_open_states())
+      order by d.endpoint_id limit 1)
+    union all
+    select (select d.endpoint_id from public.webhook_deliveries d
+             where d.status = any (private.webhook_open_states()) and d.endpoint_id > a.endpoint_id
+             order by d.endpoint_id limit 1)
+    from active a
+    where a.endpoint_id is not null
+  ), room as (
+    select a.endpoint_id, per_endpoint - coalesce((in_flight ->> a.endpoint_id::text)::integer, 0) as free
+    from active a
+    where a.endpoint_id is not null
+  ), candidate as materialized (
+    -- Locked as they are read, skipping rows another dispatcher holds, so concurrent claims take
+    -- different rows. FOR NO KEY UPDATE: the claim changes no key, and this mode does not block the
+    -- foreign-key checks of attempt inserts.
+    select c.id, c.next_attempt_at
+    from room
+    cross join lateral (
+      select d.id, d.next_attempt_at
+      from public.webhook_deliveries d
+      where d.endpoint_id = room.endpoint_id
+        and d.status = any (private.webhook_open_states())
+        and d.next_attempt_at <= now()
+      order by d.next_attempt_at
+      limit least(room.free, max_rows)
+      for no key update skip locked
+    ) c
+    where room.free > 0
   ), chosen as (
-    select r.id
-    from (
-      select c.id, c.endpoint_id, c.next_attempt_at,
-             row_number() over (partition by c.endpoint_id order by c.next_attempt_at) as rn
-      from candidate c
-    ) r
-    where r.rn <= per_endpoint - coalesce((in_flight ->> r.endpoint_id::text)::integer, 0)
-    order by r.next_attempt_at
-    limit max_rows
+    select c.id from candidate c order by c.next_attempt_at limit max_rows
   ), claim as (
     select gen_random_uuid() as token
   )
   update public.webhook_deliveries d
      set next_attempt_at = now() + make_interval(secs => lease_seconds),
-         leased_until = now() + make_interval(secs => lease_seconds),
          lease_token = claim.token
     from chosen, claim, public.webhook_endpoints e, public.webhook_events ev
    where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
@@ -102,39 +126,46 @@ $$;
 --            duration_ms, response_status, error, response_excerpt, retry_after_seconds}]
 -- Every attempt is kept. A result whose lease was lost (the lease expired and someone else claimed the
 -- row) still counts as an attempt but moves the state only if it is a success.
+--
+-- Each delivery is read once and written once, by primary key, whatever the planner's statistics say
+-- (hash and merge joins are off for this function): on tables not analyzed yet it would otherwise
+-- reach a batch of deliveries through a scan of every due row. No JIT, as for the claim.
 create function private.webhook_record_results(results jsonb) returns integer
 language plpgsql volatile security definer
 set search_path = ''
+set enable_hashjoin = off
+set enable_mergejoin = off
+set jit = off
 as $$
 declare
   updated integer;
 begin
   with r as materialized (
-    select x.*
+    select x.*, d.organization_id, d.status, d.attempt_count,
+           coalesce(d.first_attempt_at, x.attempted_at) as window_start,
+           d.lease_token is not distinct from x.lease_token as holds_lease
     from jsonb_to_recordset(results) as x(
       delivery_id uuid, endpoint_id uuid, lease_token uuid, outcome text, attempted_at timestamptz,
       duration_ms integer, response_status integer, error text, response_excerpt text,
       retry_after_seconds integer)
+    join public.webhook_deliveries d on d.id = x.delivery_id
   ), attempt as (
     insert into public.webhook_delivery_attempts (organization_id, delivery_id, attempt_number, attempted_at,
       duration_ms, response_status, error, response_excerpt)
-    select d.organization_id, r.delivery_id, d.attempt_count + 1, r.attempted_at, r.duration_ms,
+    select r.organization_id, r.delivery_id, r.attempt_count + 1, r.attempted_at, r.duration_ms,
            r.response_status, left(r.error, 1000), left(r.response_excerpt, 1024)
-    from r join public.webhook_deliveries d on d.id = r.delivery_id
+    from r
   ), decided as (
-    select r.*, d.attempt_count,
-           coalesce(d.first_attempt_at, r.attempted_at) as window_start,
-           d.lease_token is not distinct from r.lease_token as holds_lease,
+    select r.*,
            case
              when r.outcome = 'delivered' then 'delivered'
-             when d.lease_token is distinct from r.lease_token then d.status
+             when not r.holds_lease then r.status
              when r.outcome = 'gone' then 'permanently_failed'
-             when coalesce(d.first_attempt_at, r.attempted_at) + private.webhook_retry_window() <= now()
-               then 'permanently_failed'
+             when r.window_start + private.webhook_retry_window() <= now() then 'permanently_failed'
              else 'retrying'
            end as new_status
-    from r join public.webhook_deliveries d on d.id = r.delivery_id
-    where d.status in ('pending', 'retrying')
+    from r
+    where r.status = any (private.webhook_open_states())
   )
   update public.webhook_deliveries d
      set status = decided.new_status,
@@ -154,7 +185,6 @@ begin
                                            extract(epoch from private.webhook_retry_after_cap())))),
              decided.window_start + private.webhook_retry_window())
          end,
-         leased_until = case when decided.holds_lease or decided.new_status = 'delivered' then null else d.leased_until end,
          lease_token = case when decided.holds_lease or decided.new_status = 'delivered' then null else d.lease_token end
     from decided
    where d.id = decided.delivery_id;
@@ -173,7 +203,8 @@ end;
 $$;
 
 -- Housekeeping, every minute from pg_cron whether or not a dispatcher runs:
---   1. leases that ran out are cleared (the rows are already due again; this keeps the Logs honest);
+--   1. leases that ran out are released (the rows are already due again; a late result of that attempt
+--      can then no longer move the state);
 --   2. retrying deliveries whose 24-hour window has closed become permanently_failed, even if no
 --      dispatcher came by for their last attempt.
 create function private.webhook_housekeeping() returns jsonb
@@ -185,20 +216,18 @@ declare
   failed integer;
 begin
   update public.webhook_deliveries
-     set leased_until = null, lease_token = null
-   where status in ('pending', 'retrying') and next_attempt_at <= now() and leased_until < now();
+     set lease_token = null
+   where status = any (private.webhook_open_states()) and next_attempt_at <= now() and lease_token is not null;
   get diagnostics expired = row_count;
 
   update public.webhook_deliveries
      set status = 'permanently_failed',
          next_attempt_at = null,
-         leased_until = null,
          lease_token = null,
          last_error = coalesce(last_error || '; ', '') || 'retry window of 24 h closed'
    where status = 'retrying'
-     and next_attempt_at <= now()
-     and first_attempt_at + private.webhook_retry_window() <= now()
-     and (leased_until is null or leased_until < now());
+     and next_attempt_at <= now() -- so no lease is live
+     and first_attempt_at + private.webhook_retry_window() <= now();
   get diagnostics failed = row_count;
 
   return jsonb_build_object('expired_leases', expired, 'permanently_failed', failed);

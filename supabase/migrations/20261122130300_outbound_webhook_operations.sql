@@ -69,14 +69,15 @@ begin
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
   end if;
   -- A delivery being sent right now is left to its dispatcher (its lease still holds).
-  if d.status in ('pending', 'retrying') and d.leased_until > now() then
+  if d.status = any (private.webhook_open_states()) and d.lease_token is not null and d.next_attempt_at > now() then
     return;
   end if;
   -- Not before an attempt still in flight is over (its lease), and fenced: a late result of that
   -- attempt no longer moves the state.
   update public.webhook_deliveries
-     set status = 'pending', next_attempt_at = greatest(now(), coalesce(leased_until, now())),
-         first_attempt_at = null, leased_until = null, lease_token = null, delivered_at = null
+     set status = 'pending',
+         next_attempt_at = greatest(now(), case when lease_token is not null then next_attempt_at end),
+         first_attempt_at = null, lease_token = null, delivered_at = null
    where id = delivery_id;
   perform pg_notify('webhook_deliveries', 'redeliver');
 end;
@@ -100,8 +101,9 @@ begin
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
   end if;
   update public.webhook_deliveries d
-     set status = 'pending', next_attempt_at = greatest(now(), coalesce(d.leased_until, now())),
-         first_attempt_at = null, leased_until = null, lease_token = null
+     set status = 'pending',
+         next_attempt_at = greatest(now(), case when d.lease_token is not null then d.next_attempt_at end),
+         first_attempt_at = null, lease_token = null
    where d.endpoint_id = ep.id and d.status = 'permanently_failed' and d.created_at >= since;
   get diagnostics recovered = row_count;
   if recovered > 0 then
@@ -132,9 +134,8 @@ begin
   end if;
   test_row := jsonb_build_object('endpoint_id', ep.id, 'message', 'This is a test event.');
   insert into public.webhook_events (id, organization_id, type, payload)
-  values (event_id, ep.organization_id, 'webhook.test', jsonb_build_object(
-    'id', event_id, 'type', 'webhook.test', 'created_at', now(), 'organization_id', ep.organization_id,
-    'data', jsonb_build_object('row', test_row, 'delta', test_row)));
+  values (event_id, ep.organization_id, 'webhook.test',
+          private.webhook_envelope(event_id, 'webhook.test', ep.organization_id, test_row, test_row));
   insert into public.webhook_deliveries (organization_id, event_id, endpoint_id)
   values (ep.organization_id, event_id, ep.id);
   perform pg_notify('webhook_deliveries', 'webhook.test');

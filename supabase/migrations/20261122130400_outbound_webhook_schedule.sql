@@ -47,7 +47,7 @@ begin
   select count(*) into due
   from (
     select 1 from public.webhook_deliveries
-    where status in ('pending', 'retrying') and next_attempt_at <= now() + interval '1 minute'
+    where status = any (private.webhook_open_states()) and next_attempt_at <= now() + interval '1 minute'
     limit 24000
   ) d;
   invocations := least(8, greatest(1, ceil(due / 3000.0)::integer));

@@ -1,7 +1,7 @@
 -- Payment webhook schema: the subscription states, refund arithmetic and the log's tenancy, checked in
 -- the database itself (the HTTP behaviour is in tests/*_webhook_test.ts).
 begin;
-select plan(18);
+select plan(23);
 
 -- Two organizations, each with an admin and a staff member.
 insert into auth.users (id, email, aud, role) values
@@ -20,6 +20,9 @@ insert into public.organization_settings (organization_id, webhook_secret) value
   ('00000000-0000-4000-8000-0000000000b1', 'secret-b');
 insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
 values ('00000000-0000-4000-8000-0000000000a1', 'checkout', 'k1', '{"event":"created"}', true, 'processed');
+-- A WhatsApp row of A: in the one log, but not part of the payment log's contract view.
+insert into public.inbound_webhook_log (organization_id, provider, idempotency_key, payload, signature_valid, status)
+values ('00000000-0000-4000-8000-0000000000a1', 'whatsapp', 'wamid.1', '{"entry":[]}', true, 'processed');
 
 select throws_ok(
   $$insert into public.recurring_donations (organization_id, gateway_subscription_id, status)
@@ -84,7 +87,15 @@ select throws_ok(
 set local role authenticated;
 select set_config('request.jwt.claims',
   '{"sub":"00000000-0000-4000-8000-00000000000a","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
-select is((select count(*)::int from public.inbound_webhook_log), 5, 'the admin of A sees A''s log');
+select is((select count(*)::int from public.inbound_webhook_log), 6, 'the admin of A sees A''s log');
+-- donation_payment_webhook_log, the contract name: the payment part of the same log, same tenancy.
+select is((select count(*)::int from public.donation_payment_webhook_log), 5,
+  'the admin of A reads A''s payment log under its contract name, without the WhatsApp row');
+select is(
+  (select payload::text from public.donation_payment_webhook_log where idempotency_key = 'k1' and provider = 'checkout'),
+  '{"event": "created"}', 'the contract view carries the full payload, the key and the status');
+select throws_ok($$delete from public.donation_payment_webhook_log$$, '42501', null,
+  'nobody but the server writes the log through the view either');
 select throws_ok($$delete from public.inbound_webhook_log$$, '42501', null, 'nobody but the server writes the log');
 select throws_ok(
   $$select * from private.inbound_webhook_targets('checkout', '00000000-0000-4000-8000-0000000000a1', null, null)$$,
@@ -92,10 +103,13 @@ select throws_ok(
 select set_config('request.jwt.claims',
   '{"sub":"00000000-0000-4000-8000-00000000000b","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
 select is((select count(*)::int from public.inbound_webhook_log), 0, 'staff of A see nothing');
+select is((select count(*)::int from public.donation_payment_webhook_log), 0, 'staff of A see nothing through the view');
 select is((select count(*)::int from public.donation_refunds), 2, 'staff of A see A''s refunds');
 select set_config('request.jwt.claims',
   '{"sub":"00000000-0000-4000-8000-00000000000c","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
 select is((select count(*)::int from public.inbound_webhook_log), 0, 'the admin of B claiming A sees nothing');
+select is((select count(*)::int from public.donation_payment_webhook_log), 0,
+  'the admin of B claiming A sees nothing through the view');
 reset role;
 set local role anon;
 select throws_ok($$select count(*) from public.inbound_webhook_log$$, '42501', null, 'anon has no access');

@@ -115,8 +115,7 @@ select ok(not has_function_privilege('anon', 'public.webhook_rotate_secret(uuid,
 
 -- Housekeeping ----------------------------------------------------------------------------------------
 update public.webhook_deliveries
-   set leased_until = now() - interval '1 minute', lease_token = gen_random_uuid(),
-       next_attempt_at = now() - interval '1 minute'
+   set lease_token = gen_random_uuid(), next_attempt_at = now() - interval '1 minute'
  where organization_id = 'b0000000-0000-4000-8000-0000000000bb';
 -- The clock moved 25 hours on: A's retrying deliveries are due and past their window.
 update public.webhook_deliveries
@@ -143,8 +142,7 @@ insert into public.webhook_endpoints (id, organization_id, url, events) values
    array['attendance.marked']);
 insert into public.attendance (organization_id, member_id)
   values ('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000c1');
-update public.webhook_deliveries set leased_until = now() + interval '30 seconds', lease_token = gen_random_uuid(),
-  next_attempt_at = now() + interval '30 seconds'
+update public.webhook_deliveries set lease_token = gen_random_uuid(), next_attempt_at = now() + interval '30 seconds'
  where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
 update public.webhook_endpoints set enabled = false where id = 'a0000000-0000-4000-8000-0000000000e3';
 update public.webhook_endpoints set enabled = true where id = 'a0000000-0000-4000-8000-0000000000e3';

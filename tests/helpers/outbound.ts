@@ -41,7 +41,8 @@ export interface DeliveryRow {
 export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
   return await sql()<DeliveryRow[]>`
     select id, event_id, endpoint_id, status, attempt_count, next_attempt_at, first_attempt_at,
-           last_response_status, last_error, leased_until
+           last_response_status, last_error,
+           case when lease_token is not null then next_attempt_at end as leased_until
     from public.webhook_deliveries where endpoint_id = ${endpointId} order by created_at, id`;
 }
 

@@ -73,8 +73,9 @@ Deno.test({
         kills.push({ afterReceived: receiver.requests.length, signal: status.signal });
         // The leases of the dead dispatcher run out; housekeeping makes their rows due again.
         await sql()`update public.webhook_deliveries
-                    set next_attempt_at = now() - interval '1 second', leased_until = now() - interval '1 second'
-                    where endpoint_id = any(${ids}::uuid[]) and leased_until > now()`;
+                    set next_attempt_at = now() - interval '1 second'
+                    where endpoint_id = any(${ids}::uuid[]) and lease_token is not null
+                      and next_attempt_at > now()`;
         await sql()`select private.webhook_housekeeping()`;
       }
       // The last dispatcher runs to the end.

@@ -12,8 +12,6 @@ const EnvSchema = z.object({
   WEBHOOK_DISPATCH_SECRET: z.string().optional(),
   /** "true" lets outbound webhooks target loopback/private addresses and plain http (local dev, tests). */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
-  /** Outbound HTTP client: "http1" (pinned to the checked address, the default) or the runtime's fetch. */
-  WEBHOOKS_TRANSPORT: z.enum(["http1", "fetch"]).default("http1"),
   DB_POOL_MAX: z.coerce.number().int().positive().default(10),
   /** Bearer secret the configuration API presents to the receivers' replay endpoints (not the service key). */
   INBOUND_REPLAY_SECRET: z.string().optional(),
@@ -30,8 +28,6 @@ export interface Config {
   jwtSecret?: string;
   dispatchSecret?: string;
   allowPrivateTargets: boolean;
-  /** Outbound webhook HTTP client; unset means "http1". */
-  webhooksTransport?: "http1" | "fetch";
   dbPoolMax: number;
   /** Bearer secret for the receivers' replay endpoints; unset: replay over HTTP is refused (503). */
   replaySecret?: string;
@@ -53,7 +49,6 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     jwtSecret: e.JWT_SECRET || undefined,
     dispatchSecret: e.WEBHOOK_DISPATCH_SECRET || undefined,
     allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
-    webhooksTransport: e.WEBHOOKS_TRANSPORT,
     dbPoolMax: e.DB_POOL_MAX,
     replaySecret: e.INBOUND_REPLAY_SECRET || undefined,
     functionsUrl: (e.SUPABASE_FUNCTIONS_URL ??

@@ -92,8 +92,21 @@ function embeddedV4(a: ipaddr.IPv6): ipaddr.IPv4 | null {
   return null;
 }
 
+/**
+ * The IPv4 address in the last 32 bits of an IPv4-translated (::ffff:0:0/96, RFC 6145) or local-use
+ * NAT64 (64:ff9b:1::/48, RFC 8215) address. Only for the metadata rule: production refuses both
+ * prefixes whole, but development allows them and a translator would still reach the address inside.
+ */
+function translatedV4(a: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const p = a.parts;
+  const siit = p.slice(0, 4).every((x) => x === 0) && p[4] === 0xffff && p[5] === 0;
+  const localNat64 = p[0] === 0x64 && p[1] === 0xff9b && p[2] === 1;
+  if (!siit && !localNat64) return null;
+  return new ipaddr.IPv4([p[6]! >> 8, p[6]! & 255, p[7]! >> 8, p[7]! & 255]);
+}
+
 function metadataReason(a: Address): string | null {
-  const inner = a.kind() === "ipv6" ? embeddedV4(a as ipaddr.IPv6) : null;
+  const inner = a.kind() === "ipv6" ? embeddedV4(a as ipaddr.IPv6) ?? translatedV4(a as ipaddr.IPv6) : null;
   const target = inner ?? a;
   for (const [base, bits] of CLOUD_METADATA) {
     if (target.kind() === base.kind() && target.match(base, bits)) return "cloud metadata / link-local";

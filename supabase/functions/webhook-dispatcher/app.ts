@@ -59,7 +59,6 @@ export function createDispatcherApp(deps: AppDeps, engineOptions: Partial<Engine
     const budget = parsed.data.budget_ms ?? DEFAULT_BUDGET_MS;
     const engine = new DeliveryEngine(deps.sql, {
       allowPrivateTargets: deps.config.allowPrivateTargets,
-      transport: deps.config.webhooksTransport,
       ...engineOptions,
     });
     const started = Date.now();

@@ -3,6 +3,7 @@
 // leases), by a short poll. The dev server runs this; so does the benchmark.
 import type { Sql } from "../_shared/db.ts";
 import { DeliveryEngine, type EngineOptions } from "./engine.ts";
+import { retry } from "./retry.ts";
 
 export const NOTIFY_CHANNEL = "webhook_deliveries";
 
@@ -22,27 +23,25 @@ export function startLocalDispatcher(
   // LISTEN once the database answers: postgres.js re-listens by itself after a lost connection, but a
   // LISTEN that failed at start leaves retry timers behind. Until it is up, the poll does the work.
   let listener: { unlisten(): Promise<void> } | undefined;
-  let retry: ReturnType<typeof setTimeout> | undefined;
-  let warned = false;
-  const listen = async () => {
-    try {
-      await sql`select 1`;
-      if (controller.signal.aborted) return;
-      listener = await sql.listen(NOTIFY_CHANNEL, () => engine.wake());
-      engine.wake();
-    } catch (err) {
-      if (!warned) log({ level: "error", msg: "LISTEN not established yet; polling", error: String(err) });
-      warned = true;
-      if (!controller.signal.aborted) retry = setTimeout(listen, 2000);
-    }
-  };
-  const listening = listen();
+  const listening = retry(async () => {
+    await sql`select 1`;
+    if (controller.signal.aborted) return;
+    listener = await sql.listen(NOTIFY_CHANNEL, () => engine.wake());
+    engine.wake();
+  }, {
+    delayMs: () => 2000,
+    signal: controller.signal,
+    onError: (err, failures) => {
+      if (failures === 1) {
+        log({ level: "error", msg: "LISTEN not established yet; polling", error: String(err) });
+      }
+    },
+  }).catch(() => {});
   const running = engine.run({ signal: controller.signal, pollMs: options.pollMs ?? 500 });
   return {
     engine,
     async stop() {
       controller.abort();
-      clearTimeout(retry);
       await running;
       await listening;
       await listener?.unlisten().catch(() => {});

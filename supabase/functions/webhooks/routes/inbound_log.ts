@@ -69,7 +69,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       responses: { 200: { description: "A page of log entries", schema: Page(LogEntry) } },
     },
     async (c) => {
-      requireUserActor(c);
+      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const q = query(c, ListLog);
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
       const rows = await asAdmin(deps, c, (tx) =>
@@ -101,7 +101,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c);
+      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const logId = param(c, "id", z.uuid());
       const row = await asAdmin(deps, c, async (tx) => {
         const [r] = await tx.unsafe<Row[]>(
@@ -130,7 +130,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c);
+      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const logId = param(c, "id", z.uuid());
       // Visibility through RLS first (another organization's id is simply not found), then the replay
       // itself in the receiver that owns the row, scoped to the admin's organization once more.
@@ -161,7 +161,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c);
+      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const organizationId = await asAdmin(
         deps,
         c,

@@ -33,7 +33,7 @@ export const meRoutes: RouteFactory = (deps) => [
       responses: { 200: { description: "Who is signed in, and where", schema: Me } },
     },
     async (c) => {
-      const { claims, userId } = requireUserActor(c);
+      const { claims, userId } = requireUserActor(c, "API keys have no memberships; sign in as a person");
       // As the user: row-level security shows their own memberships and the organizations they are in.
       const memberships = await withClaims(
         deps.userSql ?? deps.sql,
@@ -67,7 +67,7 @@ export const meRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const { claims } = requireUserActor(c);
+      const { claims } = requireUserActor(c, "API keys have no memberships; sign in as a person");
       const { organization_id } = await jsonBody(c, SetActive);
       try {
         await withClaims(
