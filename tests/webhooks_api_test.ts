@@ -89,6 +89,8 @@ Deno.test("admin walkthrough: create, receive, inspect, redeliver, test, rotate,
     const delivery = deliveries.data.data[0];
     assertEquals([delivery.event_type, delivery.attempt_count], ["member.created", 1]);
     assertEquals((await call(api.base, "GET", `/deliveries?event_type=member.lost`, admin)).data.data, []);
+    const byType = await call(api.base, "GET", `/deliveries?event_type=member.created`, admin);
+    assertEquals(byType.data.data.map((d: { id: string }) => d.id), [delivery.id]);
 
     const detail = await call(api.base, "GET", `/deliveries/${delivery.id}`, admin);
     assertEquals(detail.data.attempts.length, 1);

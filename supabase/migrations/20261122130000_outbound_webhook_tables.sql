@@ -95,6 +95,9 @@ create table public.webhook_deliveries (
   organization_id uuid not null,
   event_id uuid not null,
   endpoint_id uuid not null,
+  -- The event's type, copied when the delivery is made (an event's type never changes), so Webhook
+  -- Logs filters and shows it from this table alone, on its own index.
+  event_type text not null,
   status text not null default 'pending'
     check (status in ('pending', 'retrying', 'delivered', 'permanently_failed')),
   attempt_count integer not null default 0,
@@ -119,11 +122,11 @@ create table public.webhook_deliveries (
               else next_attempt_at is null or lease_token is not null end)
 );
 -- Every state change rewrites the row with a new next_attempt_at, so no update is HOT and each one
--- inserts into every index of this table: keep them few. Four serve everything:
---   primary key; (event_id, endpoint_id) unique, also the event foreign key's index and the way from an
---   organization's events (webhook_events_organization_idx) to their deliveries in Webhook Logs;
---   the endpoint's history; and the dispatcher's claim:
-create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at);
+-- inserts into every index of this table: keep them few. These serve everything:
+--   primary key; (event_id, endpoint_id) unique, also the event foreign key's index (and retention's
+--   way from an old event to its deliveries); the endpoint's history; the dispatcher's claim; and
+--   Webhook Logs (below).
+create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at, id);
 -- Due work per endpoint in time order. Partial, so it holds only open deliveries and stays small
 -- however many millions of finished ones accumulate. Per endpoint, so the claim reaches each
 -- endpoint's oldest due rows directly and never walks the backlog of an endpoint already at its cap.
@@ -131,6 +134,36 @@ create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpo
 -- retrying row past its window is due (retries are never scheduled past the window's end).
 create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
   where status = any (private.webhook_open_states());
+
+-- Webhook Logs (GET /webhooks/deliveries) pages one organization's deliveries newest first by the
+-- keyset (created_at, id), optionally filtered by status or event type (by endpoint: the endpoint index
+-- above). Under RLS the policy pins organization_id, so one index leading with it and ordered like the
+-- pages serves every listing as a range scan: the first page and a page 50,000 rows deep cost the same,
+-- whatever other organizations hold. Status and event type sit at its end, where the scan checks them
+-- inside the index and visits only matching rows; one index rather than one per filter, because each
+-- delivery is rewritten on every state change and inserted into every index again.
+-- (supabase/tests/outbound_logs_plan.test.sql asserts the plans; scripts/bench/webhook_logs.ts times them.)
+-- An endpoint belongs to one organization. Without being told, the planner multiplies the RLS filter's
+-- selectivity into an endpoint's row estimate, expects too few rows to fill a page, and sorts the
+-- endpoint's whole history instead of reading its index backwards.
+create statistics webhook_deliveries_endpoint_organization (dependencies)
+  on endpoint_id, organization_id from public.webhook_deliveries;
+create index webhook_deliveries_log_idx
+  on public.webhook_deliveries (organization_id, created_at, id, status, event_type);
+
+-- The outbox and the operations set event_type themselves; any other insert (scripts, tests) that
+-- leaves it out gets the event's. The WHEN clause keeps the outbox's bulk inserts free of the call.
+create function private.webhook_delivery_event_type() returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  select e.type into new.event_type from public.webhook_events e where e.id = new.event_id;
+  return new;
+end;
+$$;
+create trigger webhook_deliveries_event_type before insert on public.webhook_deliveries
+  for each row when (new.event_type is null) execute function private.webhook_delivery_event_type();
 
 -- Attempts -------------------------------------------------------------------------------------------
 create table public.webhook_delivery_attempts (

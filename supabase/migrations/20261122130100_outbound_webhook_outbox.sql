@@ -61,8 +61,9 @@ begin
     from item
     returning id, organization_id
   ), delivery as (
-    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at)
-    select event.organization_id, event.id, e.id, 'pending', now()
+    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, status,
+                                           next_attempt_at)
+    select event.organization_id, event.id, e.id, event_type, 'pending', now()
     from event
     join public.webhook_endpoints e
       on e.organization_id = event.organization_id and e.enabled and event_type = any (e.events)

@@ -136,8 +136,8 @@ begin
   insert into public.webhook_events (id, organization_id, type, payload)
   values (event_id, ep.organization_id, 'webhook.test',
           private.webhook_envelope(event_id, 'webhook.test', ep.organization_id, test_row, test_row));
-  insert into public.webhook_deliveries (organization_id, event_id, endpoint_id)
-  values (ep.organization_id, event_id, ep.id);
+  insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type)
+  values (ep.organization_id, event_id, ep.id, 'webhook.test');
   perform pg_notify('webhook_deliveries', 'webhook.test');
   return event_id;
 end;

@@ -21,6 +21,15 @@ create extension if not exists pg_cron with schema pg_catalog;
 grant usage on schema cron to postgres;
 grant all privileges on all tables in schema cron to postgres;
 
+-- The pg_net request of each dispatcher invocation, so the operator health check
+-- (private.webhook_operator_health) can find their outcomes in net._http_response, which does not say
+-- which URL a response came from. Kept for a day.
+create table private.webhook_dispatch_requests (
+  request_id bigint primary key,
+  invoked_at timestamptz not null default now()
+);
+create index webhook_dispatch_requests_invoked_idx on private.webhook_dispatch_requests (invoked_at);
+
 create function private.webhook_invoke_dispatcher() returns integer
 language plpgsql volatile security definer
 set search_path = ''
@@ -51,8 +60,9 @@ begin
     limit 24000
   ) d;
   invocations := least(8, greatest(1, ceil(due / 3000.0)::integer));
+  delete from private.webhook_dispatch_requests where invoked_at < now() - interval '1 day';
   for i in 1..invocations loop
-    execute $q$select net.http_post(
+    execute $q$insert into private.webhook_dispatch_requests (request_id) select net.http_post(
         url := $1,
         headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || $2),
         body := jsonb_build_object('max_deliveries', 3000),

@@ -1,0 +1,131 @@
+-- Operator health: one call that says whether outbound delivery is keeping up and whether the
+-- scheduled dispatcher works, with the reasons when it does not.
+--
+--   select public.webhook_operator_health();   -- SQL editor (postgres), monitoring connected to the
+--                                              database, or server-side code as service_role
+--
+-- The answer (jsonb):
+--   status      "ok" | "warning" | "critical", the worst of `alerts`
+--   alerts      [{severity, code, message}]: what to page or warn about (README "Running it in production")
+--   queue       open deliveries, how many are due now, how many are being sent, the oldest due one's age
+--   dispatcher  the pg_net invocations of webhook-dispatcher over the last 24 hours, read from
+--               net._http_response: last success, failures in the last hour and the last failure's
+--               status, error and body excerpt, and requests of the last hour still unanswered after
+--               5 minutes (pg_net's worker stuck or gone). {"pg_net": false} where pg_net is not installed (a
+--               local database: the dev server dispatches on NOTIFY instead)
+--   cron        the last run of each of our pg_cron jobs (status, start, message)
+--
+-- A wrong Vault secret shows up here as failures with status 401 while cron keeps saying `succeeded`
+-- (pg_cron only knows that net.http_post queued the request).
+
+create function public.webhook_operator_health(
+  max_due_age interval default interval '5 minutes',
+  max_failures_per_hour integer default 3
+) returns jsonb
+language plpgsql stable security definer
+set search_path = ''
+as $$
+declare
+  queue jsonb;
+  dispatcher jsonb;
+  cron_runs jsonb;
+  alerts jsonb := '[]';
+  oldest_due timestamptz;
+  last_success timestamptz;
+  last_failure jsonb;
+  failures integer;
+  requests integer;
+  unanswered integer;
+begin
+  -- The queue, on the partial index of open deliveries (small however much history is kept).
+  select jsonb_build_object(
+           'open', count(*),
+           'due', count(*) filter (where d.next_attempt_at <= now()),
+           'in_flight', count(*) filter (where d.lease_token is not null and d.next_attempt_at > now()),
+           'oldest_due_at', min(d.next_attempt_at) filter (where d.next_attempt_at <= now()),
+           'oldest_due_age_seconds',
+             floor(extract(epoch from now() - min(d.next_attempt_at) filter (where d.next_attempt_at <= now())))),
+         min(d.next_attempt_at) filter (where d.next_attempt_at <= now())
+    into queue, oldest_due
+  from public.webhook_deliveries d
+  where d.status = any (private.webhook_open_states());
+  if oldest_due < now() - max_due_age then
+    alerts := alerts || jsonb_build_object('severity', 'critical', 'code', 'queue_behind',
+      'message', format('the oldest due delivery has waited %s (more than %s): the dispatcher is not running or not keeping up',
+                        date_trunc('second', now() - oldest_due), max_due_age));
+  end if;
+
+  -- The dispatcher's invocations through pg_net. Dynamic SQL: the net schema exists only with pg_net.
+  if to_regclass('net._http_response') is null then
+    dispatcher := jsonb_build_object('pg_net', false);
+  else
+    select count(*) into requests from private.webhook_dispatch_requests where invoked_at > now() - interval '24 hours';
+    execute $q$
+      select max(r.created) filter (where r.status_code between 200 and 299 and not coalesce(r.timed_out, false)),
+             count(*) filter (where r.created > now() - interval '1 hour'
+                              and not (r.status_code between 200 and 299 and not coalesce(r.timed_out, false))),
+             (select count(*) from private.webhook_dispatch_requests q
+              where q.invoked_at between now() - interval '1 hour' and now() - interval '5 minutes'
+                and not exists (select 1 from net._http_response x where x.id = q.request_id))
+      from private.webhook_dispatch_requests q
+      join net._http_response r on r.id = q.request_id$q$
+      into last_success, failures, unanswered;
+    execute $q$
+      select jsonb_build_object('at', r.created, 'status_code', r.status_code, 'timed_out', r.timed_out,
+                                'error', r.error_msg, 'body', left(r.content, 300))
+      from private.webhook_dispatch_requests q
+      join net._http_response r on r.id = q.request_id
+      where not (r.status_code between 200 and 299 and not coalesce(r.timed_out, false))
+      order by r.created desc limit 1$q$
+      into last_failure;
+    dispatcher := jsonb_build_object('pg_net', true, 'invocations_24h', requests, 'last_success_at', last_success,
+                                     'failures_1h', failures, 'last_failure', last_failure,
+                                     'unanswered_1h', unanswered);
+    if failures >= max_failures_per_hour
+       and (last_success is null or last_success < (last_failure ->> 'at')::timestamptz) then
+      alerts := alerts || jsonb_build_object('severity', 'critical', 'code', 'dispatcher_failing',
+        'message', format('%s dispatcher invocations failed in the last hour, none succeeded since; last: %s',
+                          failures, coalesce('HTTP ' || (last_failure ->> 'status_code'), '')
+                                    || coalesce(' ' || (last_failure ->> 'error'), '')
+                                    || coalesce(' ' || (last_failure ->> 'body'), '')));
+    elsif failures > 0 then
+      alerts := alerts || jsonb_build_object('severity', 'warning', 'code', 'dispatcher_errors',
+        'message', format('%s dispatcher invocations failed in the last hour', failures));
+    end if;
+    if requests = 0 and (queue ->> 'due')::int > 0 then
+      alerts := alerts || jsonb_build_object('severity', 'critical', 'code', 'dispatcher_not_invoked',
+        'message', 'deliveries are due but the dispatcher was not invoked in 24 hours: check the webhook-dispatch cron job and the Vault secrets project_url / webhook_dispatch_secret');
+    end if;
+  end if;
+
+  -- Our pg_cron jobs: the latest run of each.
+  select coalesce(jsonb_object_agg(j.jobname, jsonb_build_object(
+           'schedule', j.schedule, 'active', j.active, 'last_status', r.status, 'last_start', r.start_time,
+           'last_message', left(r.return_message, 300))), '{}')
+    into cron_runs
+  from cron.job j
+  left join lateral (
+    select d.status, d.start_time, d.return_message from cron.job_run_details d
+    where d.jobid = j.jobid order by d.start_time desc nulls last limit 1
+  ) r on true
+  where j.jobname in ('webhook-dispatch', 'webhook-housekeeping', 'log-retention');
+  select alerts || coalesce(jsonb_agg(jsonb_build_object('severity', 'warning', 'code', 'cron_job_failed',
+           'message', format('cron job %s: last run %s: %s', c.key, c.value ->> 'last_status',
+                             c.value ->> 'last_message'))), '[]')
+    into alerts
+  from jsonb_each(cron_runs) c
+  where c.value ->> 'last_status' = 'failed' or not (c.value ->> 'active')::boolean;
+
+  return jsonb_build_object(
+    'checked_at', now(),
+    'status', case when alerts @> '[{"severity": "critical"}]' then 'critical'
+                   when jsonb_array_length(alerts) > 0 then 'warning' else 'ok' end,
+    'alerts', alerts,
+    'queue', queue,
+    'dispatcher', dispatcher,
+    'cron', cron_runs);
+end;
+$$;
+
+revoke all on function public.webhook_operator_health(interval, integer) from public, anon, authenticated;
+grant execute on function public.webhook_operator_health(interval, integer) to service_role;

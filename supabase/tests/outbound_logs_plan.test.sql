@@ -1,0 +1,137 @@
+-- Webhook Logs stays fast however many deliveries other organizations hold: every listing the
+-- configuration API offers (GET /webhooks/deliveries: the default listing, by status, by event type, by
+-- endpoint, by time range, and a deep cursor page) is, for an admin under row-level security, a range
+-- scan of one index in page order: no sequential scan, no bitmap scan, no sort.
+--
+-- The query texts are those listDeliveriesQuery() builds (supabase/functions/webhooks/routes/
+-- deliveries.ts), with the parameters written in. The planner is left alone (no enable_* settings):
+-- 60,000 deliveries in 40 organizations, with statistics, are enough for it to choose these plans on
+-- its own; scripts/bench/webhook_logs.ts times them with 1M rows.
+begin;
+select plan(17);
+
+-- 40 organizations, 3 endpoints each; 500 events per organization over 60 days, each delivered to all
+-- three endpoints. Mostly delivered, 1 in 50 permanently failed, the newest few still pending.
+insert into public.organizations (id, name)
+select ('d0000000-0000-4000-8000-' || lpad(g::text, 12, '0'))::uuid, 'Logs ' || g from generate_series(1, 40) g;
+insert into public.webhook_endpoints (id, organization_id, url, events)
+select ('d1000000-0000-4000-8000-' || lpad((o * 10 + e)::text, 12, '0'))::uuid,
+       ('d0000000-0000-4000-8000-' || lpad(o::text, 12, '0'))::uuid,
+       'https://e' || e || '.example.org/', array['member.created', 'donation.recorded', 'attendance.marked']
+from generate_series(1, 40) o, generate_series(1, 3) e;
+insert into public.webhook_events (id, organization_id, type, payload, created_at)
+select gen_random_uuid(), ('d0000000-0000-4000-8000-' || lpad(o::text, 12, '0'))::uuid,
+       (array['member.created', 'donation.recorded', 'attendance.marked'])[1 + n % 3], '{}'::jsonb,
+       now() - (n * interval '3 hours')
+from generate_series(1, 40) o, generate_series(1, 500) n;
+insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, status, next_attempt_at,
+                                       attempt_count, created_at)
+select ev.organization_id, ev.id, ep.id, ev.type,
+       case when ev.created_at > now() - interval '4 hours' then 'pending'
+            when random() < 0.02 then 'permanently_failed' else 'delivered' end,
+       case when ev.created_at > now() - interval '4 hours' then now() end, 1, ev.created_at
+from public.webhook_events ev join public.webhook_endpoints ep on ep.organization_id = ev.organization_id
+where ev.organization_id::text like 'd0000000-%';
+analyze public.webhook_deliveries;
+
+select is((select count(*)::int from public.webhook_deliveries where organization_id::text like 'd0000000-%'), 60000,
+          '60,000 deliveries in 40 organizations');
+-- A delivery inserted without its event type (scripts, tests) gets the event's.
+insert into public.webhook_events (id, organization_id, type, payload, created_at)
+values ('d3000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000001', 'attendance.marked', '{}',
+        now() - interval '90 days');
+insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at)
+values ('d0000000-0000-4000-8000-000000000001', 'd3000000-0000-4000-8000-000000000001',
+        'd1000000-0000-4000-8000-000000000011', 'delivered', null);
+select is((select event_type from public.webhook_deliveries where event_id = 'd3000000-0000-4000-8000-000000000001'),
+          'attendance.marked', 'a delivery inserted without event_type gets its event''s');
+
+-- An admin of organization 7.
+insert into auth.users (id, email) values ('d2000000-0000-4000-8000-000000000001', 'logs-admin@example.org');
+insert into public.profiles (user_id, organization_id, role)
+values ('d2000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000007', 'admin');
+
+-- The plan of `q` as the admin, under RLS.
+create function pg_temp.plan(q text) returns text language plpgsql as $$
+declare line text; out text := '';
+begin
+  for line in execute 'explain (costs off) ' || q loop out := out || line || E'\n'; end loop;
+  return out;
+end $$;
+grant execute on function pg_temp.plan(text) to authenticated;
+
+set local role authenticated;
+select set_config('request.jwt.claims', '{"sub":"d2000000-0000-4000-8000-000000000001","role":"authenticated",'
+  || '"organization_id":"d0000000-0000-4000-8000-000000000007"}', true);
+
+create temp table probe as
+select 'select d.id, d.event_id, d.endpoint_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at,
+         d.first_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.delivered_at,
+         d.created_at, d.created_at::text as cursor_at
+  from public.webhook_deliveries d ' as head,
+  ' order by d.created_at desc, d.id desc limit 51' as tail;
+
+-- A cursor 1,000 rows deep into organization 7's history (as the API's next_cursor would carry it).
+create temp table deep as
+select created_at::text as at, id from public.webhook_deliveries
+order by created_at desc, id desc offset 1000 limit 1;
+
+select is((select count(*)::int from public.webhook_deliveries), 1500, 'the admin sees only its organization');
+
+create function pg_temp.listing(filter text) returns text language sql as $$
+  select pg_temp.plan(head || coalesce('where ' || filter, '') || tail) from probe
+$$;
+grant execute on function pg_temp.listing(text) to authenticated;
+grant select on probe, deep to authenticated;
+
+select matches(pg_temp.listing(null), 'Index Scan Backward using webhook_deliveries_log_idx',
+               'default listing: newest first straight from the organization''s log index');
+select doesnt_match(pg_temp.listing(null), 'Seq Scan|Bitmap|Sort', 'default listing: no scan of the table, no sort');
+
+select matches(pg_temp.listing($$d.status = 'permanently_failed'$$),
+               'Index Scan Backward using webhook_deliveries_log_idx on webhook_deliveries d\s+Index Cond: \(\(organization_id = \$0\) AND \(status = ',
+               'by status: the log index, status checked inside it');
+select doesnt_match(pg_temp.listing($$d.status = 'permanently_failed'$$), 'Seq Scan|Bitmap|Sort',
+                    'by status: no scan of the table, no sort');
+
+select matches(pg_temp.listing($$d.event_type = 'donation.recorded'$$),
+               'Index Scan Backward using webhook_deliveries_log_idx on webhook_deliveries d\s+Index Cond: \(\(organization_id = \$0\) AND \(event_type = ',
+               'by event type: the log index, event type checked inside it');
+select doesnt_match(pg_temp.listing($$d.event_type = 'donation.recorded'$$), 'Seq Scan|Bitmap|Sort|Join',
+                    'by event type: no join to the events, no sort');
+
+select matches(pg_temp.listing($$d.endpoint_id = 'd1000000-0000-4000-8000-000000000072'$$),
+               'Index Scan Backward using webhook_deliveries_endpoint_idx', 'by endpoint: the endpoint index');
+select doesnt_match(pg_temp.listing($$d.endpoint_id = 'd1000000-0000-4000-8000-000000000072'$$),
+                    'Seq Scan|Bitmap|Sort', 'by endpoint: no sort');
+
+select matches(pg_temp.listing($$d.created_at >= now() - interval '20 days' and d.created_at < now() - interval '10 days'$$),
+               'Index Scan Backward using webhook_deliveries_log_idx', 'by time range: a range of the log index');
+select doesnt_match(pg_temp.listing($$d.created_at >= now() - interval '20 days' and d.created_at < now() - interval '10 days'$$),
+                    'Seq Scan|Bitmap|Sort', 'by time range: no sort');
+
+-- A deep page: the keyset condition is an index condition (the scan starts at the cursor), not a
+-- filter over the 1,000 rows before it.
+select matches(pg_temp.listing(format($$(d.created_at, d.id) < (%L::text::timestamptz, %L::uuid)$$,
+                                      (select at from deep), (select id from deep))),
+               'Index Cond: \(\(organization_id = \$0\) AND \(ROW\(created_at, id\) < ROW',
+               'deep cursor page: the scan starts at the cursor');
+select doesnt_match(pg_temp.listing(format($$(d.created_at, d.id) < (%L::text::timestamptz, %L::uuid)$$,
+                                           (select at from deep), (select id from deep))),
+                    'Seq Scan|Bitmap|Sort', 'deep cursor page: no sort');
+select matches(pg_temp.listing(format($$d.status = 'delivered' and (d.created_at, d.id) < (%L::text::timestamptz, %L::uuid)$$,
+                                      (select at from deep), (select id from deep))),
+               'Index Cond: \(\(organization_id = \$0\) AND \(ROW\(created_at, id\) < ROW.*AND \(status = ''delivered''::text\)',
+               'deep cursor page by status: the scan starts at the cursor too');
+
+-- And the pages are right: the rows after the cursor, in order, only this organization's.
+select is((select array_agg(id) from (
+             select id from public.webhook_deliveries d
+             where (d.created_at, d.id) < ((select at from deep)::timestamptz, (select id from deep))
+             order by d.created_at desc, d.id desc limit 50) p),
+          (select array_agg(id) from (
+             select id from public.webhook_deliveries order by created_at desc, id desc offset 1001 limit 50) p),
+          'the deep page holds the 50 rows after the cursor');
+
+select * from finish();
+rollback;
