@@ -225,6 +225,36 @@ Deno.test("review: a WhatsApp body mixing a known and an unknown account needs t
   assert(!JSON.stringify(verified[0]!.payload).includes("someone else's"));
 });
 
+Deno.test("review: the replay endpoint never accepts the service-role key or a guessable secret", async () => {
+  const t = await createTenant();
+  const serviceKey = `eyJ-service-role-${crypto.randomUUID()}`;
+  const cases: [Record<string, string>, string, number][] = [
+    // An operator who reuses the service-role key as the replay secret gets no replay, not an open door.
+    [{ INBOUND_REPLAY_SECRET: serviceKey, SUPABASE_SERVICE_ROLE_KEY: serviceKey }, serviceKey, 503],
+    [{ INBOUND_REPLAY_SECRET: "short-secret" }, "short-secret", 503],
+    [
+      { INBOUND_REPLAY_SECRET: `replay-${crypto.randomUUID()}`, SUPABASE_SERVICE_ROLE_KEY: serviceKey },
+      serviceKey,
+      401,
+    ],
+  ];
+  for (const [env, bearer, expected] of cases) {
+    const config = loadConfig({ SUPABASE_DB_URL: testDbUrl(), ...env });
+    const server = await serveFunction("checkout-webhook", checkoutApp({ sql: appSql, config }));
+    try {
+      const res = await fetch(`${server.base}/replay`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` },
+        body: JSON.stringify({ organization_id: t.organizationId }),
+      });
+      assertEquals(res.status, expected, JSON.stringify(env));
+      await res.body?.cancel();
+    } finally {
+      await server.close();
+    }
+  }
+});
+
 Deno.test("close", async () => {
   await Promise.all([checkout.close(), payments.close(), messaging.close()]);
   await appSql.end({ timeout: 5 });
