@@ -197,7 +197,7 @@ async function verify<C>(
   throw unauthorized("invalid_signature", "Signature missing or invalid");
 }
 
-const CONNECTION_ATTEMPTS = 3;
+const CONNECTION_ATTEMPTS = 5;
 
 /**
  * Runs one step that reaches the database again, on another connection, when the connection it used
