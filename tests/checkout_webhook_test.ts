@@ -445,6 +445,12 @@ Deno.test("the replay script re-runs an organization's unmatched and failed deli
     new TextDecoder().decode((await run(["--organization", t.organizationId])).stdout),
     /0 replayed/,
   );
+  // The applied row named by id again: already applied, not counted as replayed.
+  const logId = (stdout.match(/"log_id":"([0-9a-f-]{36})"/) ?? [])[1]!;
+  assertMatch(
+    new TextDecoder().decode((await run(["--log-id", logId])).stdout),
+    /0 replayed, 0 failed, 1 already applied, 0 skipped/,
+  );
   const bad = await run(["--log-id", "not-a-uuid"]);
   assertEquals(bad.code, 2);
 });
