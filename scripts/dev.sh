@@ -21,4 +21,4 @@ if [ "$empty" = t ]; then
 fi
 # Local development delivers outbound webhooks to loopback receivers unless told otherwise.
 export WEBHOOKS_ALLOW_PRIVATE_TARGETS=${WEBHOOKS_ALLOW_PRIVATE_TARGETS:-true}
-exec node_modules/.bin/deno run --allow-net --allow-env --allow-read --allow-write=supabase/.temp --allow-sys scripts/dev.ts
+exec node_modules/.bin/deno run --allow-net --allow-env --allow-read --allow-write=supabase/.temp --allow-sys --allow-run=node scripts/dev.ts

@@ -15,6 +15,7 @@ import { createAuthService } from "./local-auth/service.ts";
 import { localAnonKey, localSigningKey } from "./local-auth/keys.ts";
 import { loadAuthSettings } from "./local-auth/config.ts";
 import { withLocalCors } from "./local-cors.ts";
+import { startWebDev } from "./dev-web.ts";
 import type { Sql } from "../supabase/functions/_shared/db.ts";
 
 type Fetch = (req: Request) => Response | Promise<Response>;
@@ -149,6 +150,9 @@ if (import.meta.main) {
         `-H 'content-type: application/json' -d '{"email":"${demo[0]}","password":"demo-password"}'`,
     );
   }
+  // The settings UI (web/) on its own port, against this stack (needs --allow-run, which dev.sh gives).
+  const web = await startWebDev(url, anonKey);
+  if (web) console.log(`Settings UI: ${web.url}  (web/, Vite; sign in with a demo account)`);
   console.log(`dev server ready on ${url} (Ctrl-C stops it)`);
 
   const shutdown = () => {
@@ -158,6 +162,7 @@ if (import.meta.main) {
   Deno.addSignalListener("SIGINT", shutdown);
   Deno.addSignalListener("SIGTERM", shutdown);
   await server.finished;
+  await web?.stop();
   await dispatcher?.stop();
   await Promise.all([deps.sql.end({ timeout: 5 }), deps.userSql?.end({ timeout: 5 })]);
 }

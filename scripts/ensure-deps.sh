@@ -10,6 +10,10 @@ if [ ! -x node_modules/.bin/deno ] || [ ! -x node_modules/.bin/supabase ] ||
   [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
+# The settings UI (web/) has its own lockfile.
+if [ ! -x web/node_modules/.bin/vite ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+  npm ci --prefix web --no-audit --no-fund --loglevel=error >/dev/null
+fi
 
 major=$(psql --version 2>/dev/null | sed -E 's/.* ([0-9]+)\..*/\1/')
 major=${major:-15}
@@ -19,6 +23,8 @@ need=()
 command -v pg_prove >/dev/null || need+=(libtap-parser-sourcehandler-pgtap-perl)
 command -v pg_virtualenv >/dev/null || need+=(postgresql-common)
 command -v openssl >/dev/null || need+=(openssl) # the outbound TLS test makes its own CA
+# The browser tests drive Debian's Chromium (Playwright cannot download its own browser here).
+[ "${1:-}" = --browser ] && { [ -x /usr/bin/chromium ] || need+=(chromium); }
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "ensure-deps: missing ${need[*]}; run as root: apt-get update && apt-get install -y ${need[*]}" >&2

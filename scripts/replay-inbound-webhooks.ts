@@ -49,6 +49,9 @@ if (
 
 const sql = createSql(loadConfig().dbUrl, { max: 1 });
 let failed = 0;
+let replayed = 0;
+let alreadyApplied = 0;
+let skipped = 0;
 try {
   const outcomes: (ReplayOutcome | null)[] = [];
   if (logId) {
@@ -67,9 +70,15 @@ try {
       continue;
     }
     if (o.status === "failed") failed++;
+    if (o.status === "processed" || o.status === "unmatched") replayed++;
+    if (o.status === "duplicate") alreadyApplied++;
+    if (o.status === "skipped") skipped++;
     console.log(JSON.stringify(o));
   }
-  console.log(`${outcomes.length} replayed, ${failed} failed`);
+  // Only rows that went through the receiver's apply again count as replayed.
+  console.log(
+    `${replayed} replayed, ${failed} failed, ${alreadyApplied} already applied, ${skipped} skipped`,
+  );
 } catch (err) {
   // One line, no stack: the usual cause is an unreachable database or a wrong SUPABASE_DB_URL.
   const e = err as { code?: string; message?: string };

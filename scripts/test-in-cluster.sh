@@ -42,3 +42,19 @@ if [ ${#deno_targets[@]} -gt 0 ]; then
   if [ "$deno_rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
   record deno-test "$p" "$f"
 fi
+
+# The settings UI in a real browser (web/tests/, Chromium through playwright-core) against the real dev
+# stack on this cluster. Screenshots go to web/tests/artifacts/ (git-ignored).
+if [ -n "${BROWSER_TARGETS:-}" ]; then
+  echo "== browser tests (settings UI, Chromium)"
+  # shellcheck disable=SC2086
+  NO_COLOR=1 deno test --allow-all --no-check=remote $BROWSER_TARGETS 2>&1 | tee "$results/browser.out"
+  browser_rc=${PIPESTATUS[0]}
+  line=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$results/browser.out" | tail -n 1)
+  p=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) passed.*/\1/p')
+  f=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) failed.*/\1/p')
+  p=${p:-0}
+  f=${f:-0}
+  if [ "$browser_rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+  record browser "$p" "$f"
+fi

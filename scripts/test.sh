@@ -6,6 +6,7 @@
 #   scripts/test.sh                       everything
 #   scripts/test.sh --no-static           skip fmt/lint/check
 #   scripts/test.sh tests/foo_test.ts     only these Deno tests (and no pgTAP unless .sql files are named)
+#   scripts/test.sh web/tests/            only the browser tests of the settings UI (Chromium)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,26 +15,33 @@ export PATH="$root/node_modules/.bin:$PATH"
 static=1
 deno_targets=()
 sql_targets=()
+browser_targets=()
 for arg in "$@"; do
   case "$arg" in
     --no-static) static=0 ;;
     *.sql) sql_targets+=("$arg") ;;
+    web/tests*) browser_targets+=("$arg") ;;
     *) deno_targets+=("$arg") ;;
   esac
 done
-if [ $# -eq 0 ] || { [ ${#deno_targets[@]} -eq 0 ] && [ ${#sql_targets[@]} -eq 0 ]; }; then
+if [ $# -eq 0 ] || { [ ${#deno_targets[@]} -eq 0 ] && [ ${#sql_targets[@]} -eq 0 ] && [ ${#browser_targets[@]} -eq 0 ]; }; then
   deno_targets=(tests/)
   sql_targets=(supabase/tests/)
+  browser_targets=(web/tests/)
 fi
+# Read by test-in-cluster.sh.
+export BROWSER_TARGETS="${browser_targets[*]}"
 
-bash scripts/ensure-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+deps_flag=()
+[ ${#browser_targets[@]} -gt 0 ] && deps_flag=(--browser)
+bash scripts/ensure-deps.sh "${deps_flag[@]}" || { echo "0 passed, 1 failed"; exit 1; }
 
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
 record() { echo "$1 $2 $3" >>"$results/counts"; } # suite passed failed
 
 if [ "$static" = 1 ]; then
-  for step in "fmt --check" "lint" "check supabase/functions scripts tests"; do
+  for step in "fmt --check" "lint" "check supabase/functions scripts tests web/tests"; do
     echo "== deno $step"
     # shellcheck disable=SC2086
     if deno $step; then record "deno-${step%% *}" 1 0; else record "deno-${step%% *}" 0 1; fi

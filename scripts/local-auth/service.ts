@@ -257,7 +257,9 @@ export function createAuthService(
     return {
       access_token: token,
       token_type: "bearer",
-      expires_in: expiresAt - Math.floor(Date.now() / 1000),
+      // As Supabase Auth answers: the configured lifetime (jwt_expiry), not a countdown that reads 3599
+      // when the request straddles a second.
+      expires_in: settings.jwtExpiry,
       expires_at: expiresAt,
       refresh_token: refreshToken,
       user: userJson(user),

@@ -151,6 +151,20 @@ create statistics webhook_deliveries_endpoint_organization (dependencies)
 create index webhook_deliveries_log_idx
   on public.webhook_deliveries (organization_id, created_at, id, status, event_type);
 
+-- The outbox and the operations set event_type themselves; any other insert (scripts, tests) that
+-- leaves it out gets the event's. The WHEN clause keeps the outbox's bulk inserts free of the call.
+create function private.webhook_delivery_event_type() returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  select e.type into new.event_type from public.webhook_events e where e.id = new.event_id;
+  return new;
+end;
+$$;
+create trigger webhook_deliveries_event_type before insert on public.webhook_deliveries
+  for each row when (new.event_type is null) execute function private.webhook_delivery_event_type();
+
 -- Attempts -------------------------------------------------------------------------------------------
 create table public.webhook_delivery_attempts (
   id uuid primary key default gen_random_uuid(),

@@ -8,7 +8,7 @@
 -- 60,000 deliveries in 40 organizations, with statistics, are enough for it to choose these plans on
 -- its own; scripts/bench/webhook_logs.ts times them with 1M rows.
 begin;
-select plan(16);
+select plan(17);
 
 -- 40 organizations, 3 endpoints each; 500 events per organization over 60 days, each delivered to all
 -- three endpoints. Mostly delivered, 1 in 50 permanently failed, the newest few still pending.
@@ -36,6 +36,15 @@ analyze public.webhook_deliveries;
 
 select is((select count(*)::int from public.webhook_deliveries where organization_id::text like 'd0000000-%'), 60000,
           '60,000 deliveries in 40 organizations');
+-- A delivery inserted without its event type (scripts, tests) gets the event's.
+insert into public.webhook_events (id, organization_id, type, payload, created_at)
+values ('d3000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000001', 'attendance.marked', '{}',
+        now() - interval '90 days');
+insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at)
+values ('d0000000-0000-4000-8000-000000000001', 'd3000000-0000-4000-8000-000000000001',
+        'd1000000-0000-4000-8000-000000000011', 'delivered', null);
+select is((select event_type from public.webhook_deliveries where event_id = 'd3000000-0000-4000-8000-000000000001'),
+          'attendance.marked', 'a delivery inserted without event_type gets its event''s');
 
 -- An admin of organization 7.
 insert into auth.users (id, email) values ('d2000000-0000-4000-8000-000000000001', 'logs-admin@example.org');

@@ -15,6 +15,8 @@ const EnvSchema = z.object({
   DB_POOL_MAX: z.coerce.number().int().positive().default(10),
   /** Bearer secret the configuration API presents to the receivers' replay endpoints (not the service key). */
   INBOUND_REPLAY_SECRET: z.string().optional(),
+  /** Set by Supabase in every function; read only to refuse it as the replay secret. */
+  SUPABASE_SERVICE_ROLE_KEY: z.string().optional(),
   /** Where the functions are served; defaults to SUPABASE_URL + /functions/v1. */
   SUPABASE_FUNCTIONS_URL: z.string().url().optional(),
 });
@@ -50,11 +52,26 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     dispatchSecret: e.WEBHOOK_DISPATCH_SECRET || undefined,
     allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
     dbPoolMax: e.DB_POOL_MAX,
-    replaySecret: e.INBOUND_REPLAY_SECRET || undefined,
+    replaySecret: replaySecretOf(e),
     functionsUrl: (e.SUPABASE_FUNCTIONS_URL ??
       (e.SUPABASE_URL ? `${e.SUPABASE_URL.replace(/\/+$/, "")}/functions/v1` : undefined))?.replace(
         /\/+$/,
         "",
       ),
   };
+}
+
+/** Shortest replay secret accepted: it opens every organization's log to replay, so it must not be guessable. */
+export const MIN_REPLAY_SECRET_LENGTH = 32;
+
+/**
+ * The replay secret, or undefined (replay answers 503 "not configured") when it is too short to resist
+ * guessing or is the service-role key: the receivers' replay endpoints must never accept the key that
+ * opens the whole database, and a caller holding only the replay secret can do nothing but replay.
+ */
+function replaySecretOf(e: Env): string | undefined {
+  const secret = e.INBOUND_REPLAY_SECRET;
+  if (!secret || secret.length < MIN_REPLAY_SECRET_LENGTH) return undefined;
+  if (e.SUPABASE_SERVICE_ROLE_KEY && secret === e.SUPABASE_SERVICE_ROLE_KEY) return undefined;
+  return secret;
 }

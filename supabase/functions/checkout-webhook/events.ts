@@ -82,7 +82,10 @@ function normalize(body: unknown, receivedAt: Date): NormalizedEvent {
   if (isRazorpayEnvelope(body)) {
     requirePayload(body);
     const event = (body as { event: string }).event;
-    const mapping = Object.hasOwn(RAZORPAY_EVENTS, event) ? RAZORPAY_EVENTS[event]! : unknownEvent(event);
+    // Verified, and an event we do not act on (invoice.paid, order.paid, one added later): acknowledged
+    // and logged as ignored; a 4xx would only make Razorpay retry it for a day, then disable the webhook.
+    if (!Object.hasOwn(RAZORPAY_EVENTS, event)) return { event, change: { kind: "none" } };
+    const mapping = RAZORPAY_EVENTS[event]!;
     const e = parseOr400(RazorpaySubscriptionEvent, body);
     if (!mapping.status) return { event, change: { kind: "none" } };
     const p = e.payload.payment?.entity;

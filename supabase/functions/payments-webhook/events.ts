@@ -38,12 +38,6 @@ export const REFUND_EVENTS: Record<string, RefundStatus> = {
   "refund.failed": "failed",
 };
 export const PAYMENT_EVENTS = ["payment.captured"];
-/**
- * Razorpay payment events that change nothing we keep: an authorization is not money taken (capture
- * follows), and a failed attempt is retried by the donor or, for a subscription, reported by
- * subscription.pending. Accepted and logged, so the provider does not retry them for a day.
- */
-export const IGNORED_EVENTS = ["payment.authorized", "payment.failed"];
 
 const NeutralRefundEvent = z.object({
   event: z.string(),
@@ -69,7 +63,14 @@ function normalize(body: unknown, receivedAt: Date): NormalizedEvent {
   if (typeof event !== "string") return unknownEvent(event);
   const razorpay = isRazorpayEnvelope(body);
   if (razorpay) requirePayload(body);
-  if (razorpay && IGNORED_EVENTS.includes(event)) return { event, change: { kind: "none" } };
+  // Verified, and nothing for us to do: any other Razorpay event is acknowledged and logged as ignored.
+  // An authorization is not money taken (capture follows); a failed attempt is retried by the donor or,
+  // for a subscription, reported by subscription.pending; payment.downtime.* and events added to the
+  // webhook later change nothing we keep. A 4xx would only make Razorpay retry for a day, then disable
+  // the whole webhook.
+  if (razorpay && !(Object.hasOwn(REFUND_EVENTS, event) || PAYMENT_EVENTS.includes(event))) {
+    return { event, change: { kind: "none" } };
+  }
 
   if (Object.hasOwn(REFUND_EVENTS, event)) {
     const status = REFUND_EVENTS[event]!;

@@ -2,6 +2,7 @@
 // automation platforms. Every route is declared once (routes/*.ts); routing and the OpenAPI document
 // both come from those declarations.
 import type { Hono } from "hono";
+import { cors } from "hono/cors";
 import { type AppDeps, newApp } from "../_shared/app.ts";
 import { createTokenVerifier } from "../_shared/auth.ts";
 import { type ActorEnv, authenticate } from "./actor.ts";
@@ -33,6 +34,18 @@ export function routes(deps: AppDeps): Route[] {
 
 export function createApp(deps: AppDeps): Hono {
   const app = newApp("webhooks", deps) as unknown as Hono<ActorEnv>;
+  // The settings UI is a static site on its own origin and calls this function from the browser.
+  // Any origin may: credentials travel only as explicit Authorization/X-API-Key headers (never
+  // cookies), so a page can do nothing with this API that its own token or key would not let it do.
+  app.use(
+    "*",
+    cors({
+      origin: "*",
+      allowHeaders: ["authorization", "x-api-key", "content-type", "apikey", "x-client-info"],
+      allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+      maxAge: 600,
+    }),
+  );
   const all = routes(deps);
   const document = openApiDocument(all.map((r) => r.spec), { version: API_VERSION });
   app.get("/openapi.json", (c) => c.json(document));

@@ -40,6 +40,21 @@ export const Endpoint = z.object({
   updated_at: z.string(),
 });
 export type EndpointRow = z.infer<typeof Endpoint>;
+export const EndpointHealth = z.object({
+  last_attempt_at: z.string().nullable().describe("When the endpoint was last tried"),
+  last_response_status: z.number().int().nullable().describe(
+    "HTTP status of the last attempt (null: no response)",
+  ),
+  last_outcome: z.enum(["delivered", "failed"]).nullable().describe("Result of the last attempt"),
+  consecutive_failures: z.number().int().describe("Failed attempts since the last success"),
+  success_rate_24h: z.number().min(0).max(1).nullable().describe(
+    "Delivered attempts / attempts over the last 24 hours (null: no attempt)",
+  ),
+  attempts_24h: z.number().int().describe("Attempts over the last 24 hours"),
+});
+export type EndpointHealth = z.infer<typeof EndpointHealth>;
+export const EndpointWithHealth = Endpoint.extend({ health: EndpointHealth });
+
 export const EndpointWithSecret = Endpoint.extend({
   secret: Secret.describe(
     "The signing secret. Returned only when an endpoint is created or its secret rotated.",
@@ -101,7 +116,12 @@ export const Attempt = z.object({
 });
 
 export const DeliveryDetail = Delivery.extend({
-  payload: z.record(z.string(), z.unknown()).describe("The exact body that is sent"),
+  body: z.string().describe(
+    "The exact body text that is signed and sent, byte for byte: HMAC-SHA256(secret, body) is the x-webhook-signature",
+  ),
+  payload: z.record(z.string(), z.unknown()).describe(
+    "The body parsed (kept for compatibility; use body to verify)",
+  ),
   attempts: z.array(Attempt),
 });
 

@@ -63,7 +63,9 @@ export async function runInbound<C>(
   // 2. Who may have signed it.
   let routing;
   try {
-    routing = await receiver.route(sql, parseError ? undefined : body, organizationSegment);
+    routing = await onAnotherConnection(() =>
+      receiver.route(sql, parseError ? undefined : body, organizationSegment)
+    );
   } catch (err) {
     if (err instanceof AppError && err.status === 400) {
       // Nobody to attribute it to, so no way to check its signature: counted, never kept.
@@ -138,7 +140,12 @@ export async function runInbound<C>(
 
   // Every part is in the log before any is applied: whatever fails later, nothing verified is lost.
   const rows = [];
-  for (const p of prepared) rows.push({ ...p, row: await logVerified(sql, p.entry) });
+  for (const p of prepared) {
+    rows.push({
+      ...p,
+      row: await onAnotherConnection(() => logVerified(sql, p.entry)),
+    });
+  }
 
   // 5. Apply each part once.
   const outcomes: PartOutcome<C>[] = [];
@@ -188,6 +195,27 @@ async function verify<C>(
   const reason = signature ? "signature mismatch" : "signature missing";
   await logRefused(sql, organizationId, receiver.provider, "unverified", reason, raw.byteLength);
   throw unauthorized("invalid_signature", "Signature missing or invalid");
+}
+
+const CONNECTION_ATTEMPTS = 5;
+
+/**
+ * Runs one step that reaches the database again, on another connection, when the connection it used
+ * was lost (a killed backend takes the other requests queued on its connection down with it). For the
+ * steps before a payload is in the log: finding its organizations and secrets (a read) and writing the
+ * log row, which is idempotent by key and by bytes (a retry after a commit whose answer was lost finds
+ * the same row and counts the delivery once more). Only with the database itself unreachable does the
+ * sender get a 503 and send again.
+ */
+async function onAnotherConnection<T>(step: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (attempt >= CONNECTION_ATTEMPTS || !isDatabaseUnavailable(err)) throw err;
+      await new Promise((r) => setTimeout(r, 25 * attempt));
+    }
+  }
 }
 
 /** Deadlocks and unique-key races abort the whole statement; running it again is safe. */

@@ -94,13 +94,14 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       const deliveryId = param(c, "id", z.uuid());
       const detail = await asAdmin(deps, c, async (tx) => {
         const delivery = await visibleDelivery(tx, deliveryId);
-        const [event] = await tx<{ payload: Record<string, unknown> }[]>`
-          select payload from public.webhook_events where id = ${delivery.event_id}`;
+        // payload::text is exactly what the dispatcher signs and sends.
+        const [event] = await tx<{ payload: Record<string, unknown>; body: string }[]>`
+          select payload, payload::text as body from public.webhook_events where id = ${delivery.event_id}`;
         const attempts = await tx`
           select id, attempt_number, attempted_at, duration_ms, response_status, error, response_excerpt
           from public.webhook_delivery_attempts where delivery_id = ${deliveryId}
           order by attempted_at, attempt_number`;
-        return { ...delivery, payload: event?.payload ?? {}, attempts };
+        return { ...delivery, body: event?.body ?? "{}", payload: event?.payload ?? {}, attempts };
       });
       return c.json(detail);
     },

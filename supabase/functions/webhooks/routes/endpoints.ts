@@ -9,7 +9,9 @@ import { route, type RouteFactory } from "../route.ts";
 import {
   CreateEndpoint,
   Endpoint,
+  type EndpointHealth,
   type EndpointRow,
+  EndpointWithHealth,
   EndpointWithSecret,
   Recover,
   RotateSecret,
@@ -32,6 +34,59 @@ export async function assertSafeTarget(config: Config, url: string): Promise<voi
 
 export const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled_reason, disabled_at,
   previous_secret_expires_at, created_by, created_at, updated_at`;
+
+// Health comes from the summary tables the attempts trigger keeps (migration ..._webhook_endpoint_health):
+// one primary-key row per endpoint and its 10-minute buckets of the last 24 hours.
+const HEALTH_SELECT = `
+  select e.id,
+         h.last_attempt_at, h.last_response_status, h.last_outcome,
+         coalesce(h.consecutive_failures, 0) as consecutive_failures,
+         coalesce(w.attempts, 0) as attempts_24h, w.delivered as delivered_24h
+  from public.webhook_endpoints e
+  left join public.webhook_endpoint_health h on h.endpoint_id = e.id
+  left join lateral (
+    select sum(b.attempts)::int as attempts, sum(b.delivered)::int as delivered
+    from public.webhook_endpoint_health_buckets b
+    where b.endpoint_id = e.id and b.bucket_start > now() - interval '24 hours'
+  ) w on true
+  where e.id = any ($1::uuid[])`;
+
+/** Adds `health` to each endpoint row. */
+export async function withHealth<T extends { id: string }>(
+  tx: Tx,
+  rows: T[],
+): Promise<(T & { health: EndpointHealth })[]> {
+  if (rows.length === 0) return [];
+  const found = await tx.unsafe<
+    {
+      id: string;
+      last_attempt_at: string | null;
+      last_response_status: number | null;
+      last_outcome: "delivered" | "failed" | null;
+      consecutive_failures: number;
+      attempts_24h: number;
+      delivered_24h: number | null;
+    }[]
+  >(HEALTH_SELECT, [rows.map((r) => r.id)]);
+  const byId = new Map(found.map((h) => [h.id, h]));
+  return rows.map((row) => {
+    const h = byId.get(row.id);
+    const attempts = h?.attempts_24h ?? 0;
+    return {
+      ...row,
+      health: {
+        last_attempt_at: h?.last_attempt_at ?? null,
+        last_response_status: h?.last_response_status ?? null,
+        last_outcome: h?.last_outcome ?? null,
+        consecutive_failures: h?.consecutive_failures ?? 0,
+        success_rate_24h: attempts > 0
+          ? Math.round(((h?.delivered_24h ?? 0) / attempts) * 10000) / 10000
+          : null,
+        attempts_24h: attempts,
+      },
+    };
+  });
+}
 
 export async function visibleEndpoint(tx: Tx, endpointId: string): Promise<EndpointRow> {
   const [row] = await tx.unsafe<EndpointRow[]>(
@@ -78,13 +133,19 @@ export const endpointRoutes: RouteFactory = (deps) => [
       tag: "Endpoints",
       access: "admin",
       responses: {
-        200: { description: "Endpoints, newest first", schema: z.object({ data: z.array(Endpoint) }) },
+        200: {
+          description: "Endpoints, newest first, each with its health",
+          schema: z.object({ data: z.array(EndpointWithHealth) }),
+        },
       },
     },
     async (c) => {
-      const data = await asAdmin(deps, c, (tx) =>
-        tx.unsafe<EndpointRow[]>(
-          `select ${ENDPOINT_COLUMNS} from public.webhook_endpoints order by created_at desc, id desc`,
+      const data = await asAdmin(deps, c, async (tx) =>
+        withHealth(
+          tx,
+          await tx.unsafe<EndpointRow[]>(
+            `select ${ENDPOINT_COLUMNS} from public.webhook_endpoints order by created_at desc, id desc`,
+          ),
         ));
       return c.json({ data });
     },
@@ -121,13 +182,18 @@ export const endpointRoutes: RouteFactory = (deps) => [
       access: "admin",
       params: id,
       responses: {
-        200: { description: "The endpoint", schema: Endpoint },
+        200: { description: "The endpoint, with its health", schema: EndpointWithHealth },
         404: { description: "No such endpoint" },
       },
     },
     async (c) => {
       const endpointId = param(c, "id", z.uuid());
-      return c.json(await asAdmin(deps, c, (tx) => visibleEndpoint(tx, endpointId)));
+      const [row] = await asAdmin(
+        deps,
+        c,
+        async (tx) => withHealth(tx, [await visibleEndpoint(tx, endpointId)]),
+      );
+      return c.json(row);
     },
   ),
   route(

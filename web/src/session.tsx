@@ -1,0 +1,174 @@
+// Who is signed in, for which organization, and with which role there. Claims in the token only shape
+// the interface; the API decides what anyone may do.
+import type { Session } from "@supabase/supabase-js";
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
+import { api, type Me, onAuthProblem, unwrap } from "./api/client.ts";
+import { supabase } from "./api/supabase.ts";
+import { navigate } from "./router.tsx";
+
+type State =
+  | { kind: "loading" }
+  | { kind: "signed_out" }
+  | {
+    kind: "signed_in";
+    session: Session;
+    me: Me | null;
+    meError: string | null;
+  };
+
+interface SessionApi {
+  state: State;
+  me: Me | null;
+  organization: Me["memberships"][number] | null;
+  isAdmin: boolean;
+  /** Changes whenever the organization changes, so pages reload their data. */
+  orgKey: string;
+  notice: string | null;
+  setNotice(text: string | null): void;
+  switchOrganization(organizationId: string): Promise<void>;
+  signOut(message?: string): Promise<void>;
+  reloadMe(): Promise<Me | null>;
+}
+
+const Ctx = createContext<SessionApi | null>(null);
+
+export function useSession(): SessionApi {
+  const v = useContext(Ctx);
+  if (!v) throw new Error("useSession outside SessionProvider");
+  return v;
+}
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [state, setState] = useState<State>({ kind: "loading" });
+  const [notice, setNotice] = useState<string | null>(null);
+  const checking = useRef(false);
+
+  const reloadMe = useCallback(async (): Promise<Me | null> => {
+    try {
+      const me = await unwrap(api.GET("/webhooks/me"));
+      setState((
+        s,
+      ) => (s.kind === "signed_in" ? { ...s, me, meError: null } : s));
+      return me;
+    } catch (e) {
+      setState((
+        s,
+      ) => (s.kind === "signed_in" ? { ...s, meError: (e as Error).message } : s));
+      return null;
+    }
+  }, []);
+
+  const signOut = useCallback(async (message?: string) => {
+    setNotice(message ?? null);
+    await supabase.auth.signOut({ scope: "local" }).catch(() => {});
+    setState({ kind: "signed_out" });
+    navigate("/auth", { replace: true });
+  }, []);
+
+  const switchOrganization = useCallback(async (organizationId: string) => {
+    await unwrap(api.POST("/webhooks/me/active-organization", { body: { organization_id: organizationId } }));
+    const { data, error } = await supabase.auth.refreshSession();
+    if (error || !data.session) {
+      throw new Error(error?.message ?? "Could not refresh the session");
+    }
+    setState({
+      kind: "signed_in",
+      session: data.session,
+      me: null,
+      meError: null,
+    });
+    await reloadMe();
+  }, [reloadMe]);
+
+  useEffect(() => {
+    let alive = true;
+    supabase.auth.getSession().then(({ data }) => {
+      if (!alive) return;
+      setState(
+        data.session
+          ? {
+            kind: "signed_in",
+            session: data.session,
+            me: null,
+            meError: null,
+          }
+          : {
+            kind: "signed_out",
+          },
+      );
+    });
+    const { data: sub } = supabase.auth.onAuthStateChange((event, session) => {
+      if (event === "SIGNED_OUT" || !session) {
+        setState((s) => {
+          // A refresh that failed (expired or revoked session) ends here too: back to /auth.
+          if (s.kind === "signed_in") {
+            setNotice((n) => n ?? "Your session has ended. Please sign in again.");
+            navigate("/auth", { replace: true });
+          }
+          return { kind: "signed_out" };
+        });
+        return;
+      }
+      setState((s) =>
+        s.kind === "signed_in" ? { ...s, session } : { kind: "signed_in", session, me: null, meError: null }
+      );
+    });
+    return () => {
+      alive = false;
+      sub.subscription.unsubscribe();
+    };
+  }, []);
+
+  const signedIn = state.kind === "signed_in";
+  const userId = signedIn ? state.session.user.id : null;
+  useEffect(() => {
+    if (userId) void reloadMe();
+  }, [userId, reloadMe]);
+
+  // 401: the session is gone. 403: maybe the membership is; ask the API who we are now.
+  useEffect(() =>
+    onAuthProblem(async (err) => {
+      if (err.status === 401) {
+        await signOut("Your session has ended. Please sign in again.");
+        return;
+      }
+      if (checking.current) return;
+      checking.current = true;
+      try {
+        const before = state.kind === "signed_in" ? state.me : null;
+        const me = await reloadMe();
+        if (!me || me.active_organization_id) return;
+        const lost = before?.memberships.find((m) => m.organization_id === before.active_organization_id);
+        const name = lost?.organization_name ?? "that organization";
+        const next = me.memberships[0];
+        if (next) {
+          setNotice(
+            `You are no longer a member of ${name}. You are now in ${next.organization_name}.`,
+          );
+          await switchOrganization(next.organization_id);
+        } else {
+          await signOut(
+            `You are no longer a member of ${name}, so you have been signed out.`,
+          );
+        }
+      } finally {
+        checking.current = false;
+      }
+    }), [state, reloadMe, signOut, switchOrganization]);
+
+  const me = state.kind === "signed_in" ? state.me : null;
+  const organization = me?.memberships.find((m) => m.organization_id === me.active_organization_id) ?? null;
+  const value: SessionApi = {
+    state,
+    me,
+    organization,
+    isAdmin: organization?.role === "admin",
+    orgKey: organization?.organization_id ?? "none",
+    notice,
+    setNotice,
+    switchOrganization,
+    signOut,
+    reloadMe,
+  };
+  return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
+}

@@ -1,0 +1,202 @@
+// What the browser tests need around the settings UI: a production build pointed at a stack, a static
+// host for it (with the fallback every static host offers), Debian's Chromium through playwright-core,
+// screenshots and an axe-core accessibility check.
+import { type Browser, chromium, type Page } from "playwright-core";
+import axe from "axe-core";
+
+const webDir = new URL("../../", import.meta.url).pathname;
+export const artifactsDir = `${webDir}tests/artifacts`;
+
+/** `vite build` of web/ for this stack, into a temporary directory. */
+export async function buildWeb(
+  apiUrl: string,
+  anonKey: string,
+): Promise<string> {
+  const outDir = await Deno.makeTempDir({ prefix: "settings-web-" });
+  const out = await new Deno.Command("node", {
+    args: [
+      `${webDir}node_modules/vite/bin/vite.js`,
+      "build",
+      "--outDir",
+      outDir,
+      "--emptyOutDir",
+      "--logLevel",
+      "warn",
+    ],
+    cwd: webDir,
+    env: { VITE_SUPABASE_URL: apiUrl, VITE_SUPABASE_ANON_KEY: anonKey },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(
+      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return outDir;
+}
+
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript",
+  css: "text/css",
+  svg: "image/svg+xml",
+  png: "image/png",
+  json: "application/json",
+};
+
+/** A static host on loopback: files from `dir`, and index.html for any other path (the app routes). */
+export function serveStatic(
+  dir: string,
+): { url: string; close(): Promise<void> } {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req) => {
+      const path = decodeURIComponent(new URL(req.url).pathname);
+      const file = path.includes("..") || path.endsWith("/") ? "/index.html" : path;
+      for (const candidate of [file, "/index.html"]) {
+        try {
+          const body = await Deno.readFile(`${dir}${candidate}`);
+          const ext = candidate.split(".").pop() ?? "";
+          return new Response(body, {
+            headers: {
+              "content-type": TYPES[ext] ?? "application/octet-stream",
+            },
+          });
+        } catch { /* try the fallback */ }
+      }
+      return new Response("not found", { status: 404 });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    close: () => server.shutdown(),
+  };
+}
+
+// Callbacks given to page.evaluate run in the page, which has a DOM (Deno's types do not).
+interface PageElement {
+  tagName: string;
+  className: string;
+  children: { length: number };
+  getBoundingClientRect(): { right: number };
+}
+declare const document: {
+  documentElement: { scrollWidth: number; clientWidth: number };
+  querySelectorAll(selector: string): Iterable<PageElement>;
+};
+
+export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
+
+/** Chromium headless, with a fresh profile (playwright-core makes a temporary one per launch). */
+export async function launchBrowser(): Promise<Browser> {
+  try {
+    await Deno.stat(CHROMIUM);
+  } catch {
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`,
+    );
+  }
+  return await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+export const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+
+export interface A11yViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/** axe-core on the page as it is now; returns the serious and critical violations. */
+export async function seriousA11yViolations(
+  page: Page,
+): Promise<A11yViolation[]> {
+  const loaded = await page.evaluate(() => "axe" in globalThis);
+  if (!loaded) {
+    await page.evaluate((axe as unknown as { source: string }).source);
+  }
+  const result = await page.evaluate(() =>
+    // deno-lint-ignore no-explicit-any
+    (globalThis as any).axe.run(document, { resultTypes: ["violations"] })
+  ) as {
+    violations: {
+      id: string;
+      impact: string | null;
+      help: string;
+      nodes: { target: string[] }[];
+    }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.map((n) => n.target.join(" ")),
+    }));
+}
+
+/**
+ * Screenshots the page at both sizes (desktop and phone), checks that the phone size needs no
+ * sideways scrolling of the page, and runs axe at each. Returns problems found, in words.
+ */
+export async function captureAndCheck(
+  page: Page,
+  name: string,
+): Promise<string[]> {
+  await Deno.mkdir(artifactsDir, { recursive: true });
+  const problems: string[] = [];
+  const original = page.viewportSize();
+  for (const size of VIEWPORTS) {
+    await page.setViewportSize(size);
+    await page.waitForTimeout(150);
+    await page.screenshot({
+      path: `${artifactsDir}/${name}-${size.width}x${size.height}.png`,
+      fullPage: true,
+    });
+    const overflow = await page.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const by = document.documentElement.scrollWidth - width;
+      // The innermost elements that stick out, to say what to fix.
+      const out = [...document.querySelectorAll("body *")]
+        .filter((el) =>
+          el.getBoundingClientRect().right > width + 1 &&
+          el.children.length === 0
+        )
+        .slice(0, 3)
+        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
+      return { by, out };
+    });
+    if (overflow.by > 1) {
+      problems.push(
+        `${name} at ${size.width}px: the page scrolls sideways by ${overflow.by}px (${
+          overflow.out.join(", ")
+        })`,
+      );
+    }
+    for (const v of await seriousA11yViolations(page)) {
+      problems.push(
+        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
+      );
+    }
+  }
+  if (original) await page.setViewportSize(original);
+  return problems;
+}
