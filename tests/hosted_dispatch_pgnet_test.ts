@@ -67,7 +67,23 @@ Deno.test({
         pending.add(tracked);
       },
     });
-    const fn = await serveFunction("webhook-dispatcher", app);
+    // What started each run: the cron job (no stop_when_idle), a wake-up (idle_grace_ms) or a continuation.
+    const started: { at: number; kind: string }[] = [];
+    const fn = await serveFunction("webhook-dispatcher", {
+      fetch: async (req: Request) => {
+        const body = await req.clone().json().catch(() => ({}));
+        const kind = !body.stop_when_idle ? "cron" : "idle_grace_ms" in body ? "wake" : "continue";
+        started.push({ at: Date.now(), kind });
+        return await app.fetch(req);
+      },
+    });
+    const kinds = (since: number) =>
+      JSON.stringify(
+        started.filter((s) => s.at >= since).reduce<Record<string, number>>((acc, s) => {
+          acc[s.kind] = (acc[s.kind] ?? 0) + 1;
+          return acc;
+        }, {}),
+      );
     const projectUrl = fn.base.replace(/\/functions\/v1\/webhook-dispatcher$/, "");
     if (ownVault) {
       await db`insert into vault.decrypted_secrets values ('project_url', ${projectUrl}),
@@ -157,7 +173,10 @@ Deno.test({
             firstAt - start
           } ms after the insert, all in ${took} ms; ` +
             `longest open transaction ${maxXact.toFixed(2)} s (pg_net worker ${maxNetXact.toFixed(2)} s), ` +
-            `oldest backend_xmin age ${maxXminAge}; dispatcher runs ${runs - runsBefore}; ` +
+            `oldest backend_xmin age ${maxXminAge}; dispatcher runs ${runs - runsBefore} ${kinds(start)}, ` +
+            `the first ${
+              (started.find((x) => x.at >= start)?.at ?? start) - start
+            } ms after the insert began; ` +
             `pg_net responses so far ${counts!.requests} (${counts!.non2xx} not 202); duplicates ${dupes}`,
         );
         assertEquals(seen.size, target, "every delivery arrived");
