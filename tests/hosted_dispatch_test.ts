@@ -44,6 +44,8 @@ async function dispatcher(options: DispatcherOptions) {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
       body: JSON.stringify(body),
+      // A dispatcher that awaited its run would hang behind the held receiver: fail instead.
+      signal: AbortSignal.timeout(10_000),
     });
   return { fn, post, background, logs };
 }
