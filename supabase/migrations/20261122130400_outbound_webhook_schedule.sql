@@ -1,16 +1,27 @@
--- Outbound webhooks, part 5: scheduling with pg_cron, every minute.
+-- Outbound webhooks, part 5: what starts the dispatcher.
 --
---   webhook-housekeeping  always: private.webhook_housekeeping() (expire leases, close 24-hour windows)
---   webhook-dispatch      private.webhook_invoke_dispatcher(): on hosted Supabase, POSTs to the
---                         webhook-dispatcher Edge Function through pg_net, with the URL and the bearer
---                         secret read from Vault, as in Supabase's "Scheduling Edge Functions" guide.
---                         One invocation delivers up to 3,000 (an Edge Function request has 2 s of
---                         CPU); with a bigger backlog it starts one more per 3,000 due, up to 8, which
---                         share the work without colliding (claims skip each other's rows). Each
---                         runs for up to 100 s, so successive minutes overlap and new events go out
---                         within about a second on hosted projects too.
---                         Where pg_net or the Vault secrets are missing (a local database) it does
---                         nothing; the dev server dispatches locally on NOTIFY instead.
+-- On hosted Supabase every start is a pg_net request to the webhook-dispatcher Edge Function, with the
+-- URL and the bearer secret read from Vault, as in Supabase's "Scheduling Edge Functions" guide. pg_net
+-- sends a batch of queued requests and starts nothing new until every request of the batch has finished,
+-- inside one transaction; so the dispatcher answers 202 at once and delivers in the background
+-- (EdgeRuntime.waitUntil), and each request is over in milliseconds. Three things start it:
+--
+--   webhook-dispatch (pg_cron, every minute)  private.webhook_invoke_dispatcher(): one run of up to 70 s
+--                         that keeps polling once idle (retries coming due, expired leases), or with a
+--                         backlog one per 3,000 due (an Edge Function request has 2 s of CPU), up to 8,
+--                         which share the work without colliding (claims skip each other's rows).
+--                         Successive minutes' runs overlap by a few seconds.
+--   new deliveries (statement trigger)       private.webhook_wake_dispatcher(): a run that drains what
+--                         is due and stops, at most one every 2 s, so a delivery made while no run is
+--                         going goes out within a second or two, not at the next minute.
+--   a run stopped at its cap                 private.webhook_dispatch_continue(): the next run at once,
+--                         while anything is still due.
+--
+--   webhook-housekeeping (pg_cron, every minute)  private.webhook_housekeeping(): expire leases, close
+--                         24-hour windows, whether or not a dispatcher runs.
+--
+-- Where pg_net or the Vault secrets are missing (a local database) none of them posts anything; the dev
+-- server dispatches locally on NOTIFY instead.
 --
 -- One-time setup on a hosted project (secrets never live in migrations):
 --   select vault.create_secret('https://<project-ref>.supabase.co', 'project_url');
@@ -30,18 +41,20 @@ create table private.webhook_dispatch_requests (
 );
 create index webhook_dispatch_requests_invoked_idx on private.webhook_dispatch_requests (invoked_at);
 
-create function private.webhook_invoke_dispatcher() returns integer
+-- One POST to the dispatcher through pg_net (queued now, sent by pg_net's worker after this
+-- transaction commits); its request id is kept for the health check. Null where pg_net, Vault or the
+-- secrets are missing. Looked up by name, not by extension, so tests can stand in for pg_net.
+create function private.webhook_post_dispatcher(body jsonb) returns bigint
 language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
   project_url text;
   dispatch_secret text;
-  due integer;
-  invocations integer;
+  request_id bigint;
 begin
-  if not exists (select 1 from pg_extension where extname = 'pg_net')
-     or not exists (select 1 from pg_extension where extname = 'supabase_vault') then
+  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null
+     or to_regclass('vault.decrypted_secrets') is null then
     return null;
   end if;
   -- Dynamic SQL: the vault and net schemas do not exist where these extensions are missing.
@@ -50,6 +63,31 @@ begin
     into dispatch_secret;
   if project_url is null or dispatch_secret is null then
     raise warning 'webhook-dispatch: vault secrets project_url / webhook_dispatch_secret are not set';
+    return null;
+  end if;
+  -- The dispatcher answers at once (202) and works in the background, so a short timeout is plenty;
+  -- it only has to cover a cold start.
+  execute $q$select net.http_post(
+      url := $1,
+      headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || $2),
+      body := $3,
+      timeout_milliseconds := 10000)$q$
+    into request_id
+    using rtrim(project_url, '/') || '/functions/v1/webhook-dispatcher', dispatch_secret, body;
+  insert into private.webhook_dispatch_requests (request_id) values (request_id);
+  return request_id;
+end;
+$$;
+
+create function private.webhook_invoke_dispatcher() returns integer
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  due integer;
+  invocations integer;
+begin
+  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null then
     return null;
   end if;
   -- The backlog, counted on the due index and capped so counting stays cheap.
@@ -62,18 +100,99 @@ begin
   invocations := least(8, greatest(1, ceil(due / 3000.0)::integer));
   delete from private.webhook_dispatch_requests where invoked_at < now() - interval '1 day';
   for i in 1..invocations loop
-    execute $q$insert into private.webhook_dispatch_requests (request_id) select net.http_post(
-        url := $1,
-        headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || $2),
-        body := jsonb_build_object('max_deliveries', 3000),
-        timeout_milliseconds := 120000)$q$
-      using rtrim(project_url, '/') || '/functions/v1/webhook-dispatcher', dispatch_secret;
+    if private.webhook_post_dispatcher(jsonb_build_object('max_deliveries', 3000)) is null then
+      return null;
+    end if;
   end loop;
   return invocations;
 end;
 $$;
 
-revoke all on function private.webhook_invoke_dispatcher() from public, authenticated;
+-- When the wake-up trigger last posted: one row, so "at most one wake-up every 2 s" holds across all
+-- sessions.
+create table private.webhook_dispatch_wake (
+  singleton boolean primary key default true check (singleton),
+  woken_at timestamptz not null default '-infinity'
+);
+insert into private.webhook_dispatch_wake default values;
+
+-- Starts a run that drains what is due and stops, unless one was started less than `min_interval` ago.
+-- True: requested; false: debounced; null: no pg_net (or no secrets). The row stays locked until the
+-- caller's transaction ends; callers meanwhile skip it rather than wait (that transaction's request goes
+-- out at its commit and its run sees what was committed by then).
+create function private.webhook_wake_dispatcher(min_interval interval default interval '2 seconds')
+returns boolean
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+begin
+  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null then
+    return null;
+  end if;
+  perform 1 from private.webhook_dispatch_wake
+  where woken_at <= clock_timestamp() - min_interval
+  for update skip locked;
+  if not found then
+    return false;
+  end if;
+  update private.webhook_dispatch_wake set woken_at = clock_timestamp();
+  -- The run stays (polling) for a second longer than the interval after it goes idle, so a delivery
+  -- whose wake-up this debounces is picked up by the run already started.
+  return private.webhook_post_dispatcher(jsonb_build_object(
+      'stop_when_idle', true,
+      'idle_grace_ms', (extract(epoch from min_interval) * 1000)::integer + 1000,
+      'max_deliveries', 3000)) is not null;
+end;
+$$;
+
+-- Asked by a run that stopped at its cap: one more run at once while anything is due (not debounced:
+-- a run that just finished 3,000 deliveries must not wait out a wake-up made two seconds ago).
+create function private.webhook_dispatch_continue() returns boolean
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+begin
+  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null then
+    return null;
+  end if;
+  if not exists (select 1 from public.webhook_deliveries
+                 where status = any (private.webhook_open_states()) and next_attempt_at <= now()) then
+    return false;
+  end if;
+  return private.webhook_post_dispatcher(jsonb_build_object('stop_when_idle', true, 'max_deliveries', 3000))
+    is not null;
+end;
+$$;
+
+-- Once per INSERT statement on webhook_deliveries (the outbox trigger, a replay). Where pg_net is missing
+-- this is one catalog lookup. A failing wake-up must never fail the insert that caused it: the cron job
+-- is the safety net.
+create function private.webhook_wake_on_deliveries() returns trigger
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+begin
+  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null then
+    return null;
+  end if;
+  begin
+    perform private.webhook_wake_dispatcher();
+  exception when others then
+    raise warning 'webhook-dispatch: wake-up failed: %', sqlerrm;
+  end;
+  return null;
+end;
+$$;
+
+create trigger webhook_deliveries_wake_dispatcher
+after insert on public.webhook_deliveries
+for each statement execute function private.webhook_wake_on_deliveries();
+
+revoke all on function private.webhook_post_dispatcher(jsonb) from public, anon, authenticated;
+revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
+revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
+revoke all on function private.webhook_dispatch_continue() from public, anon, authenticated;
+revoke all on function private.webhook_wake_on_deliveries() from public, anon, authenticated;
 
 -- cron.schedule with an existing job name replaces that job, so re-running this is harmless.
 select cron.schedule('webhook-housekeeping', '* * * * *', 'select private.webhook_housekeeping()');

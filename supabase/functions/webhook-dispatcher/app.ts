@@ -1,35 +1,66 @@
-// webhook-dispatcher: called every minute by pg_cron (through pg_net) on hosted Supabase, with
-// `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`. Each call delivers for a bounded stretch and
-// answers before the Edge Function wall-clock limit with what it did.
+// webhook-dispatcher: called by pg_net on hosted Supabase (the every-minute cron job, the wake-up
+// trigger on new deliveries, and an invocation that stopped at its cap with work still due), with
+// `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`.
 //
-//   POST /webhook-dispatcher   body (optional): {"budget_ms": 100000, "stop_when_idle": false,
-//                                                 "max_deliveries": 3000}
+//   POST /webhook-dispatcher   body (optional): {"budget_ms": 70000, "stop_when_idle": false,
+//                                                 "idle_grace_ms": 0, "max_deliveries": 3000,
+//                                                 "wait": false}
+//
+// On the Edge Runtime it answers 202 at once and runs in the background (EdgeRuntime.waitUntil,
+// Supabase's "Background Tasks"): pg_net sends a batch of queued requests and starts nothing new until
+// every request of the batch has finished, inside one transaction, so a request that took the whole run
+// held a transaction open for a minute and more and delayed the next cron request. Where EdgeRuntime
+// does not exist (the local Deno CLI, tests) or the body says `"wait": true`, it awaits the run and
+// answers 200 with what it did.
 import type { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, newApp } from "../_shared/app.ts";
+import type { Sql } from "../_shared/db.ts";
 import { parseJson, readRawBody } from "../_shared/body.ts";
 import { badRequest, serviceUnavailable, unauthorized } from "../_shared/errors.ts";
 import { bytesEqual } from "../_shared/hmac.ts";
-import { DeliveryEngine, type EngineOptions } from "./engine.ts";
+import { DeliveryEngine, type EngineOptions, type RunStats } from "./engine.ts";
 
 /**
- * Default time one invocation may take: inside the platform's 150 s wall clock and pg_net's 120 s
- * timeout, and longer than cron's minute, so consecutive invocations overlap and one is always
- * claiming (each stops claiming a timeout before its end).
+ * Default time one invocation may take. The hosted wall clock is per worker (150 s on the free plan,
+ * 400 s on paid plans) and a worker may serve the next minute's request too, so two 70 s runs fit in
+ * one worker's life; cron starts one a minute, so they overlap by a few seconds and one is always
+ * claiming or about to (each stops claiming a timeout before its end).
  */
-export const DEFAULT_BUDGET_MS = 100_000;
+export const DEFAULT_BUDGET_MS = 70_000;
 /**
  * Default deliveries per invocation: hosted Edge Functions get 2 s of CPU per request and a delivery
- * costs a few hundred microseconds, so one invocation stops well short of that. More backlog is met
- * with more invocations at once (private.webhook_invoke_dispatcher), which never collide.
+ * costs a few hundred microseconds, so one invocation stops well short of that. An invocation that
+ * stops at its cap with work still due asks for the next one at once (requestNext).
  */
 export const DEFAULT_MAX_DELIVERIES = 3000;
 
 const RunBody = z.object({
   budget_ms: z.number().int().min(1000).max(140_000).optional(),
   stop_when_idle: z.boolean().optional(),
+  idle_grace_ms: z.number().int().min(0).max(10_000).optional(),
   max_deliveries: z.number().int().min(1).max(50_000).optional(),
+  wait: z.boolean().optional(),
 }).strict();
+
+type Background = (work: Promise<unknown>) => void;
+
+export interface DispatcherOptions {
+  engine?: Partial<EngineOptions>;
+  /**
+   * Runs a started dispatch in the background (the response is 202); null awaits it (200). Default:
+   * `EdgeRuntime.waitUntil` where the Edge Runtime provides it, else null.
+   */
+  waitUntil?: Background | null;
+  /**
+   * Asks for one more invocation after a run stopped at its cap; resolves true when one was requested.
+   * Default: private.webhook_dispatch_continue() (pg_net; null without it, as in a local database).
+   */
+  requestNext?: () => Promise<boolean | null>;
+  /** Aborted when the runtime is about to shut the worker down (`beforeunload`): stop claiming. */
+  shutdown?: AbortSignal;
+  log?: (event: Record<string, unknown>) => void;
+}
 
 const encoder = new TextEncoder();
 
@@ -44,8 +75,22 @@ async function authorized(header: string | undefined, secret: string): Promise<b
   return bytesEqual(await digest(match[1]!), await digest(secret));
 }
 
-export function createDispatcherApp(deps: AppDeps, engineOptions: Partial<EngineOptions> = {}): Hono {
+/** `EdgeRuntime.waitUntil` on Supabase's Edge Runtime; undefined under plain Deno. */
+export function edgeRuntimeWaitUntil(): Background | null {
+  const runtime = (globalThis as { EdgeRuntime?: { waitUntil?: Background } }).EdgeRuntime;
+  return typeof runtime?.waitUntil === "function" ? (p) => runtime.waitUntil!(p) : null;
+}
+
+async function continueViaDatabase(sql: Sql): Promise<boolean | null> {
+  const [row] = await sql<{ requested: boolean | null }[]>`
+    select private.webhook_dispatch_continue() as requested`;
+  return row?.requested ?? null;
+}
+
+export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = {}): Hono {
   const app = newApp("webhook-dispatcher", deps);
+  const log = options.log ?? ((e: Record<string, unknown>) => console.error(JSON.stringify(e)));
+  const requestNext = options.requestNext ?? (() => continueViaDatabase(deps.sql));
   app.post("/", async (c) => {
     const secret = deps.config.dispatchSecret;
     // Without a configured secret nobody can be authenticated; that is our misconfiguration.
@@ -54,27 +99,67 @@ export function createDispatcherApp(deps: AppDeps, engineOptions: Partial<Engine
     const raw = await readRawBody(c.req.raw, 4096);
     const parsed = RunBody.safeParse(raw.byteLength ? parseJson(raw) : {});
     if (!parsed.success) {
-      throw badRequest("invalid_body", "Expected {budget_ms?, stop_when_idle?, max_deliveries?}");
+      throw badRequest(
+        "invalid_body",
+        "Expected {budget_ms?, stop_when_idle?, idle_grace_ms?, max_deliveries?, wait?}",
+      );
     }
+    const background = parsed.data.wait
+      ? null
+      : options.waitUntil === undefined
+      ? edgeRuntimeWaitUntil()
+      : options.waitUntil;
     const budget = parsed.data.budget_ms ?? DEFAULT_BUDGET_MS;
+    const maxDeliveries = parsed.data.max_deliveries ?? DEFAULT_MAX_DELIVERIES;
+    const stopWhenIdle = parsed.data.stop_when_idle ?? false;
     const engine = new DeliveryEngine(deps.sql, {
       allowPrivateTargets: deps.config.allowPrivateTargets,
-      ...engineOptions,
+      ...options.engine,
     });
     const started = Date.now();
     // Stop claiming early enough that the last attempts time out and are recorded inside the budget.
     const deadline = started + Math.max(0, budget - engine.timeoutMs - 2000);
-    const stats = await engine.run({
-      deadline,
-      stopWhenIdle: parsed.data.stop_when_idle ?? false,
-      maxDeliveries: parsed.data.max_deliveries ?? DEFAULT_MAX_DELIVERIES,
-      signal: c.req.raw.signal,
-    });
-    return c.json({ ...stats, duration_ms: Date.now() - started });
+    // In the background the request is over once answered: only the runtime's shutdown stops the run.
+    const signal = background
+      ? options.shutdown
+      : options.shutdown
+      ? AbortSignal.any([options.shutdown, c.req.raw.signal])
+      : c.req.raw.signal;
+    const run = async () => {
+      const stats: RunStats & { continued?: boolean | null } = await engine.run({
+        deadline,
+        stopWhenIdle,
+        idleGraceMs: parsed.data.idle_grace_ms,
+        maxDeliveries,
+        signal,
+      });
+      // Stopped at the cap: more is probably due, and waiting for the next cron minute would leave it
+      // sitting while capacity is idle. The database decides (only if something is due, only with pg_net).
+      if (stats.claimed >= maxDeliveries && !signal?.aborted) {
+        stats.continued = await requestNext().catch((err) => {
+          log({ level: "error", msg: "could not request the next dispatcher run", error: String(err) });
+          return null;
+        });
+      }
+      return { ...stats, duration_ms: Date.now() - started };
+    };
+    if (!background) return c.json(await run());
+    background(
+      run().then(
+        (stats) => log({ level: "info", msg: "dispatch finished", ...stats }),
+        (err) => log({ level: "error", msg: "dispatch failed", error: String(err) }),
+      ),
+    );
+    return c.json({
+      started: true,
+      budget_ms: budget,
+      max_deliveries: maxDeliveries,
+      stop_when_idle: stopWhenIdle,
+    }, 202);
   });
   return app;
 }
 
-export function createApp(deps: AppDeps): Hono {
-  return createDispatcherApp(deps);
+export function createApp(deps: AppDeps, options: DispatcherOptions = {}): Hono {
+  return createDispatcherApp(deps, options);
 }

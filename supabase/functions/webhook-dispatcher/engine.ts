@@ -51,6 +51,11 @@ export interface RunOptions {
   deadline?: number;
   /** Return once nothing is due and nothing is in flight (the Edge Function); otherwise keep waiting. */
   stopWhenIdle?: boolean;
+  /**
+   * With stopWhenIdle: stay this long after going idle, still polling, before returning. A run started
+   * by a debounced wake-up outlives the debounce interval, so work made during it is not left waiting.
+   */
+  idleGraceMs?: number;
   signal?: AbortSignal;
   /** While idle, look for due work (retries, expired leases) this often even without a wake-up. */
   pollMs?: number;
@@ -127,6 +132,7 @@ export class DeliveryEngine {
       : setTimeout(onAbort, Math.max(0, options.deadline - Date.now()));
     const stopping = () => stop.signal.aborted || this.stats.claimed >= max;
     let mayHaveWork = true;
+    let idleSince: number | undefined;
     // Claim in batches: while busy, wait until a useful number of slots is free rather than
     // querying once per finished send.
     const minClaim = Math.max(1, Math.min(this.claimBatch, Math.floor(this.maxInFlight / 8)));
@@ -144,6 +150,7 @@ export class DeliveryEngine {
           }).catch(() => null);
           if (rows === null) break; // stopped while the database was away
           for (const row of rows) this.start(row, agent, writer);
+          if (rows.length > 0) idleSince = undefined;
           // A full batch means there is probably more; so does an endpoint the cap held back that
           // already has a free slot again. Otherwise wait for a reason to look again.
           mayHaveWork = rows.length === limit || this.limiter.heldBackHasRoom();
@@ -152,7 +159,10 @@ export class DeliveryEngine {
             continue;
           }
         }
-        if (!mayHaveWork && this.limiter.total === 0 && options.stopWhenIdle) break;
+        if (!mayHaveWork && this.limiter.total === 0 && options.stopWhenIdle) {
+          idleSince ??= Date.now();
+          if (Date.now() - idleSince >= (options.idleGraceMs ?? 0)) break;
+        }
         // Busy: wait for sends to finish. Idle: wait for a wake-up (NOTIFY, a slot on a full
         // endpoint) or the poll interval, which also picks up retries and expired leases.
         const timedOut = await this.sleep(mayHaveWork ? undefined : pollMs);

@@ -1,4 +1,10 @@
 import { runtimeDeps } from "../_shared/app.ts";
 import { createApp } from "./app.ts";
 
-Deno.serve(createApp(runtimeDeps()).fetch);
+// The Edge Runtime sends `beforeunload` shortly before it shuts the worker down (wall clock, CPU or
+// memory limit): background runs stop claiming; what they had claimed is leased and goes out again
+// once the lease runs out if it could not be recorded.
+const shutdown = new AbortController();
+addEventListener("beforeunload", () => shutdown.abort());
+
+Deno.serve(createApp(runtimeDeps(), { shutdown: shutdown.signal }).fetch);

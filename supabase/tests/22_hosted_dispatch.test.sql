@@ -1,0 +1,102 @@
+-- What starts the dispatcher on a hosted project (20261122130400_outbound_webhook_schedule.sql): the
+-- cron job, the debounced wake-up on new deliveries, and the continuation after a capped run. pg_net and
+-- Vault are not installed here: first what happens without them (nothing is posted, inserts work), then
+-- with stand-ins that have pg_net's net.http_post signature and Vault's view, recording what would be sent.
+begin;
+select plan(22);
+
+insert into public.organizations (id, name) values ('d0000000-0000-4000-8000-0000000000aa', 'Wake Church');
+insert into public.webhook_endpoints (id, organization_id, url, events) values
+  ('d0000000-0000-4000-8000-0000000000e1', 'd0000000-0000-4000-8000-0000000000aa', 'https://d.example.org/h',
+   array['member.created']);
+-- Whatever other tests left open is not due in this transaction.
+update public.webhook_deliveries set next_attempt_at = now() + interval '1 hour'
+where status = any (private.webhook_open_states());
+
+select has_trigger('public', 'webhook_deliveries', 'webhook_deliveries_wake_dispatcher',
+  'new deliveries wake the dispatcher');
+select is(private.webhook_wake_dispatcher(), null, 'without pg_net the wake-up posts nothing');
+select is(private.webhook_dispatch_continue(), null, 'without pg_net the continuation posts nothing');
+select is(private.webhook_invoke_dispatcher(), null, 'without pg_net the cron job posts nothing');
+insert into public.members (organization_id, first_name) values ('d0000000-0000-4000-8000-0000000000aa', 'Local');
+select is((select count(*)::int from public.webhook_deliveries
+           where endpoint_id = 'd0000000-0000-4000-8000-0000000000e1'), 1,
+  'without pg_net a delivery is still made (the dev server sends it on NOTIFY)');
+
+create schema net;
+create table net.posted (
+  id bigserial primary key, url text, headers jsonb, body jsonb, timeout_ms integer
+);
+create function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
+                              headers jsonb default '{}', timeout_milliseconds integer default 5000)
+returns bigint language sql as $$
+  insert into net.posted (url, headers, body, timeout_ms) values (url, headers, body, timeout_milliseconds)
+  returning id
+$$;
+create schema vault;
+create table vault.decrypted_secrets (name text, decrypted_secret text);
+
+update private.webhook_dispatch_wake set woken_at = '-infinity';
+select is(private.webhook_wake_dispatcher(), false, 'without the Vault secrets nothing is posted');
+select is((select count(*)::int from net.posted), 0, '(nothing posted)');
+
+insert into vault.decrypted_secrets values
+  ('project_url', 'https://ref.supabase.example/'), ('webhook_dispatch_secret', 'dispatch-secret');
+update private.webhook_dispatch_wake set woken_at = '-infinity';
+
+-- The debounce ------------------------------------------------------------------------------------
+select is(private.webhook_wake_dispatcher(), true, 'a wake-up posts');
+select is((select jsonb_build_object('url', url, 'auth', headers ->> 'Authorization', 'body', body,
+                                     'timeout', timeout_ms) from net.posted),
+  jsonb_build_object('url', 'https://ref.supabase.example/functions/v1/webhook-dispatcher',
+                     'auth', 'Bearer dispatch-secret',
+                     'body', '{"stop_when_idle": true, "idle_grace_ms": 3000, "max_deliveries": 3000}'::jsonb,
+                     'timeout', 10000),
+  'to the dispatcher, with the secret, for a run that drains and stays 3 s once idle (past the debounce)');
+select ok(exists (select 1 from private.webhook_dispatch_requests
+                  where request_id = (select max(id) from net.posted)),
+  'its request id is kept for the health check');
+select is(private.webhook_wake_dispatcher(), false, 'a second wake-up within 2 s is debounced');
+select is((select count(*)::int from net.posted), 1, '(still one post)');
+update private.webhook_dispatch_wake set woken_at = clock_timestamp() - interval '2.5 seconds';
+select is(private.webhook_wake_dispatcher(), true, 'after 2 s the next wake-up posts');
+select is(private.webhook_wake_dispatcher(interval '0 seconds'), true, 'the interval is a parameter');
+
+-- The trigger: once per statement, debounced -----------------------------------------------------------
+truncate net.posted;
+update private.webhook_dispatch_wake set woken_at = '-infinity';
+insert into public.members (organization_id, first_name)
+select 'd0000000-0000-4000-8000-0000000000aa', 'M' || g from generate_series(1, 50) g;
+select is((select count(*)::int from public.webhook_deliveries
+           where endpoint_id = 'd0000000-0000-4000-8000-0000000000e1'), 51, 'fifty new deliveries');
+select is((select count(*)::int from net.posted), 1, 'one statement with fifty deliveries: one wake-up');
+insert into public.members (organization_id, first_name) values ('d0000000-0000-4000-8000-0000000000aa', 'Soon');
+select is((select count(*)::int from net.posted), 1, 'the next statement within 2 s: none');
+
+-- A wake-up that fails never fails the insert.
+create or replace function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
+                                         headers jsonb default '{}', timeout_milliseconds integer default 5000)
+returns bigint language plpgsql as $$ begin raise exception 'pg_net is broken'; end $$;
+update private.webhook_dispatch_wake set woken_at = '-infinity';
+select lives_ok($$insert into public.members (organization_id, first_name)
+                  values ('d0000000-0000-4000-8000-0000000000aa', 'Still')$$,
+  'an insert succeeds when the wake-up fails');
+create or replace function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
+                                         headers jsonb default '{}', timeout_milliseconds integer default 5000)
+returns bigint language sql as $$
+  insert into net.posted (url, headers, body, timeout_ms) values (url, headers, body, timeout_milliseconds)
+  returning id
+$$;
+
+-- The continuation after a capped run, and the cron job ---------------------------------------------------
+truncate net.posted;
+select is(private.webhook_dispatch_continue(), true, 'deliveries are due: the next run is requested at once');
+update public.webhook_deliveries set next_attempt_at = now() + interval '1 hour'
+where status = any (private.webhook_open_states());
+select is(private.webhook_dispatch_continue(), false, 'nothing due: no next run');
+select is(private.webhook_invoke_dispatcher(), 1, 'the cron job posts one run');
+select is((select body from net.posted order by id desc limit 1), '{"max_deliveries": 3000}'::jsonb,
+  'a run that keeps polling for its budget');
+
+select * from finish();
+rollback;
