@@ -1,7 +1,7 @@
 // Local development only: a webhook receiver on loopback that prints every delivery it gets (event,
 // id, whether the signature verifies when --secret is given, body) and answers --status (default 200).
 //   npm run dev:receiver -- --port 8787 --secret whsec_...
-import { parseArgs } from "node:util";
+import { parseCli } from "./cli.ts";
 import { verifyHexSignature } from "../supabase/functions/_shared/hmac.ts";
 
 const USAGE = `Usage: npm run dev:receiver -- [--port 8787] [--secret whsec_...] [--status 200]
@@ -9,33 +9,12 @@ const USAGE = `Usage: npm run dev:receiver -- [--port 8787] [--secret whsec_...]
 Listens on http://127.0.0.1:PORT and prints each POST it receives. With --secret (the endpoint's
 secret, as the API showed it) it checks x-webhook-signature and answers 401 when it does not verify.`;
 
-function usage(message?: string): never {
-  if (message) console.error(`dev:receiver: ${message}\n`);
-  (message ? console.error : console.log)(USAGE);
-  Deno.exit(message ? 2 : 0);
-}
-
-let values: { port?: string; secret?: string; status?: string; help?: boolean };
-try {
-  ({ values } = parseArgs({
-    args: Deno.args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      port: { type: "string" },
-      secret: { type: "string" },
-      status: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  }));
-} catch (err) {
-  usage((err as Error).message);
-}
-if (values.help) usage();
-const port = Number(values.port ?? 8787);
-const status = Number(values.status ?? 200);
-if (!Number.isInteger(port) || port < 1 || port > 65535) usage("--port must be a port number");
-if (!Number.isInteger(status) || status < 200 || status > 599) usage("--status must be an HTTP status");
+const cli = parseCli("dev:receiver", USAGE, ["port", "secret", "status"]);
+const secret = cli.get("secret");
+const port = Number(cli.get("port") ?? 8787);
+const status = Number(cli.get("status") ?? 200);
+if (!Number.isInteger(port) || port < 1 || port > 65535) cli.fail("--port must be a port number");
+if (!Number.isInteger(status) || status < 200 || status > 599) cli.fail("--status must be an HTTP status");
 
 try {
   Deno.serve({
@@ -46,8 +25,8 @@ try {
     const raw = new Uint8Array(await req.arrayBuffer());
     const event = req.headers.get("x-webhook-event") ?? "-";
     let verdict = "";
-    if (values.secret) {
-      const ok = await verifyHexSignature(values.secret, raw, req.headers.get("x-webhook-signature"));
+    if (secret) {
+      const ok = await verifyHexSignature(secret, raw, req.headers.get("x-webhook-signature"));
       verdict = ok ? " signature ok" : " SIGNATURE MISMATCH";
       if (!ok) {
         console.log(

@@ -1,7 +1,7 @@
 // Local development only: signs in at the running dev server's token service (a real password grant,
 // through the access-token hook) and prints the access token, for curl examples:
 //   TOKEN=$(npm run -s dev:token -- --email admin@firstchurch.example --password demo-password)
-import { parseArgs } from "node:util";
+import { parseCli } from "./cli.ts";
 import { keysDir } from "./local-auth/keys.ts";
 
 const USAGE = `Usage: npm run -s dev:token -- --email EMAIL --password PASSWORD
@@ -10,29 +10,10 @@ Signs in at the local token service of the running dev server (npm run dev; SUPA
 http://127.0.0.1:$PORT, default port 54321) and prints the access token. Users come from
 supabase/seed.sql or npm run dev:user.`;
 
-function usage(message?: string): never {
-  if (message) console.error(`dev:token: ${message}\n`);
-  (message ? console.error : console.log)(USAGE);
-  Deno.exit(message ? 2 : 0);
-}
-
-let values: { email?: string; password?: string; help?: boolean };
-try {
-  ({ values } = parseArgs({
-    args: Deno.args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      email: { type: "string" },
-      password: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  }));
-} catch (err) {
-  usage((err as Error).message);
-}
-if (values.help) usage();
-if (!values.email || !values.password) usage("--email and --password are required");
+const cli = parseCli("dev:token", USAGE, ["email", "password"]);
+const email = cli.get("email");
+const password = cli.get("password");
+if (!email || !password) cli.fail("--email and --password are required");
 
 let anonKey = Deno.env.get("SUPABASE_ANON_KEY");
 try {
@@ -47,7 +28,7 @@ try {
   res = await fetch(`${base}/auth/v1/token?grant_type=password`, {
     method: "POST",
     headers: { apikey: anonKey, "content-type": "application/json" },
-    body: JSON.stringify({ email: values.email, password: values.password }),
+    body: JSON.stringify({ email, password }),
   });
 } catch {
   console.error(`dev:token: nothing answers at ${base}; start the dev server first (npm run dev)`);
