@@ -600,6 +600,58 @@ Deno.test(
 );
 
 Deno.test(
+  "Payment webhooks: a refund whose write failed shows its error, fails again while the cause stands, and applies once it is fixed",
+  opts,
+  async () => {
+    const secret = `payments-secret-${crypto.randomUUID()}`;
+    await sql()`update public.organization_settings set payments_webhook_secret = ${secret}
+                where organization_id = ${firstId}`;
+    const paymentId = `pay_failed_${run}`;
+    await sql()`insert into public.donations (organization_id, amount_minor, currency, gateway_payment_id)
+                values (${firstId}, 1000, 'USD', ${paymentId})`;
+    // More refunded than donated: our write refuses it (500, logged failed), for a person to look at.
+    const body = JSON.stringify({
+      event: "refund.processed",
+      occurred_at: new Date().toISOString(),
+      refund: { id: `rfnd_${run}`, payment_id: paymentId, amount_minor: 1500, currency: "USD" },
+    });
+    const res = await fetch(`${stack.url}/functions/v1/payments-webhook/${firstId}`, {
+      method: "POST",
+      body,
+      headers: {
+        "content-type": "application/json",
+        "idempotency-key": `evt_refund_${run}`,
+        "x-payments-signature": await hmacSha256Hex(secret, body),
+      },
+    });
+    await res.body?.cancel();
+    assertEquals(res.status, 500);
+
+    await goTo("Webhooks", /\/webhooks$/);
+    await goTo("Payment webhooks", /payment-webhooks/);
+    const row = page.locator("tbody tr").filter({ hasText: "refund.processed" });
+    await row.getByText("Failed", { exact: true }).waitFor();
+    await row.getByRole("button", { name: /show details/ }).click();
+    await page.locator("dd.error").filter({ hasText: /exceed/ }).waitFor();
+
+    // Replayed while the cause stands: it fails again, and the page says so in words.
+    await page.getByRole("button", { name: "Replay", exact: true }).click();
+    await page.getByText(/Replayed: failed/).waitFor();
+
+    // The church corrects the donation; the replay now applies the refund, once.
+    await sql()`update public.donations set amount_minor = 2000
+                where organization_id = ${firstId} and gateway_payment_id = ${paymentId}`;
+    await page.getByRole("button", { name: "Replay", exact: true }).click();
+    await page.getByText(/Replayed: processed/).waitFor();
+    await row.getByText("Processed", { exact: true }).waitFor();
+    const [donation] = await sql()<{ refunded_minor: string; refund_status: string }[]>`
+      select refunded_minor::text, refund_status from public.donations
+      where organization_id = ${firstId} and gateway_payment_id = ${paymentId}`;
+    assertEquals([donation!.refunded_minor, donation!.refund_status], ["1500", "partial"]);
+  },
+);
+
+Deno.test(
   "staff sign in: told webhook settings are for admins, and see none of them",
   opts,
   async () => {
