@@ -237,6 +237,24 @@ Deno.test("every catalogue example has exactly the fields of a real event of its
     await sql()`update public.workflow_runs set status = 'completed', finished_at = now() where workflow_id = ${
       wf!.id
     }`;
+    // An endpoint that has failed every attempt for 5 days (time travel), disabled by housekeeping.
+    const [created] = await sql()<{ id: string }[]>`
+      insert into public.webhook_endpoints (organization_id, url, events, description)
+      values (${a.organizationId}, 'https://failing.example.org/h', ${["member.created"]}, 'CRM sync')
+      returning id`;
+    const failing = created!.id;
+    // Last changed 6 days ago: the trigger that stamps updated_at is off for this one transaction only.
+    await sql().begin(async (tx) => {
+      await tx`alter table public.webhook_endpoints disable trigger webhook_endpoints_before_write`;
+      await tx`update public.webhook_endpoints set updated_at = now() - interval '6 days'
+               where id = ${failing}`;
+      await tx`alter table public.webhook_endpoints enable trigger webhook_endpoints_before_write`;
+    });
+    await sql()`insert into public.webhook_endpoint_health (endpoint_id, organization_id, last_attempt_at,
+                  last_response_status, last_outcome, consecutive_failures, failing_since)
+                values (${failing}, ${a.organizationId}, now(), 500, 'failed', 40,
+                        now() - interval '6 days')`;
+    await sql()`select private.webhook_housekeeping()`;
     const events = await sql()<{ type: string; payload: Record<string, unknown> }[]>`
       select type, payload from public.webhook_events where organization_id = ${a.organizationId}`;
     const keys = (o: unknown) => Object.keys(o as object).sort();

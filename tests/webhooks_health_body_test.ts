@@ -85,6 +85,8 @@ Deno.test("endpoint health: last result, failures in a row and the 24-hour succe
       consecutive_failures: 0,
       success_rate_24h: null,
       attempts_24h: 0,
+      failing_since: null,
+      mean_response_ms_24h: null,
     });
 
     // A bucket from two days ago: never counted, and dropped when the endpoint opens a new bucket.
@@ -115,6 +117,11 @@ Deno.test("endpoint health: last result, failures in a row and the 24-hour succe
       ["failed", 500, 2, 3],
     );
     assertEquals(h.success_rate_24h, 0.3333);
+    const [firstFailure] = await sql()<{ at: Date }[]>`
+      select min(a.attempted_at) as at from public.webhook_delivery_attempts a
+      join public.webhook_deliveries d on d.id = a.delivery_id
+      where d.endpoint_id = ${endpoint.id} and a.response_status = 500`;
+    assertEquals(Date.parse(h.failing_since), firstFailure!.at.getTime(), "failing since the first failure");
     assertEquals(await listed(), h, "the list shows the same health");
 
     // Several attempts in one batch: the newest decides, and a success ends the run of failures.
@@ -125,6 +132,16 @@ Deno.test("endpoint health: last result, failures in a row and the 24-hour succe
     h = await health();
     assertEquals([h.last_outcome, h.consecutive_failures, h.attempts_24h], ["delivered", 0, 5]);
     assertEquals(h.success_rate_24h, 0.6);
+    assertEquals(h.failing_since, null, "a success ends the run");
+
+    // Latency: the mean of the attempts' response times over 24 hours, from the buckets.
+    const [mean] = await sql()<{ ms: number }[]>`
+      select round(avg(a.duration_ms))::int as ms from public.webhook_delivery_attempts a
+      join public.webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = ${endpoint.id}`;
+    assertEquals(h.mean_response_ms_24h, mean!.ms);
+    await sql()`update public.webhook_endpoint_health_buckets set timed = 2, duration_ms_sum = 2001
+                where endpoint_id = ${endpoint.id}`;
+    assertEquals((await health()).mean_response_ms_24h, 1001, "2001 ms over 2 timed attempts, rounded");
 
     // Another organization's admin sees neither the endpoint nor its health.
     const other = await fetch(`${api.base}/endpoints/${endpoint.id}`, {

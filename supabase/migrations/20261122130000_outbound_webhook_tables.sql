@@ -41,10 +41,13 @@ language sql immutable parallel safe
 as $$ select array['pending', 'retrying'] $$;
 
 -- The event types organizations can subscribe to. `webhook.test` exists only for "send a test event".
+-- webhook.endpoint.disabled is about the webhooks themselves: another endpoint was disabled
+-- automatically (private.webhook_disable_failing_endpoints()).
 create function private.webhook_event_types() returns text[]
 language sql immutable
 as $$
-  select array['member.created', 'member.lost', 'donation.recorded', 'attendance.marked', 'workflow.completed']
+  select array['member.created', 'member.lost', 'donation.recorded', 'attendance.marked', 'workflow.completed',
+               'webhook.endpoint.disabled']
 $$;
 
 -- Endpoints ------------------------------------------------------------------------------------------

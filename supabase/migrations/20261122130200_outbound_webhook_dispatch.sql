@@ -206,7 +206,9 @@ $$;
 --   1. leases that ran out are released (the rows are already due again; a late result of that attempt
 --      can then no longer move the state);
 --   2. retrying deliveries whose 24-hour window has closed become permanently_failed, even if no
---      dispatcher came by for their last attempt.
+--      dispatcher came by for their last attempt;
+--   3. endpoints that have failed every attempt for 5 days are disabled
+--      (private.webhook_disable_failing_endpoints(), with endpoint health).
 create function private.webhook_housekeeping() returns jsonb
 language plpgsql volatile security definer
 set search_path = ''
@@ -214,6 +216,7 @@ as $$
 declare
   expired integer;
   failed integer;
+  disabled integer;
 begin
   update public.webhook_deliveries
      set lease_token = null
@@ -230,7 +233,10 @@ begin
      and first_attempt_at + private.webhook_retry_window() <= now();
   get diagnostics failed = row_count;
 
-  return jsonb_build_object('expired_leases', expired, 'permanently_failed', failed);
+  disabled := private.webhook_disable_failing_endpoints();
+
+  return jsonb_build_object('expired_leases', expired, 'permanently_failed', failed,
+                            'disabled_endpoints', disabled);
 end;
 $$;
 

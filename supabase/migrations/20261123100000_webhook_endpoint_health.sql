@@ -1,5 +1,6 @@
 -- Endpoint health for Settings > Integrations > Webhooks: the last attempt's result, failures in a row
--- and the success rate over 24 hours, per endpoint.
+-- (and since when), the success rate and mean response time over 24 hours, per endpoint; and the
+-- automatic disabling of an endpoint that has failed every attempt for 5 days.
 --
 -- Attempts carry no endpoint id and are indexed per delivery only, so computing health on read would
 -- scan every delivery of the endpoint. Instead one statement-level trigger on
@@ -18,6 +19,8 @@ create table public.webhook_endpoint_health (
   last_response_status integer,
   last_outcome text not null check (last_outcome in ('delivered', 'failed')),
   consecutive_failures integer not null default 0 check (consecutive_failures >= 0),
+  -- The first failed attempt of the current run of failures; null while the last attempt succeeded.
+  failing_since timestamptz,
   foreign key (organization_id, endpoint_id)
     references public.webhook_endpoints (organization_id, id) on delete cascade
 );
@@ -29,6 +32,10 @@ create table public.webhook_endpoint_health_buckets (
   organization_id uuid not null,
   attempts integer not null check (attempts >= 0),
   delivered integer not null check (delivered between 0 and attempts),
+  -- Response times of the attempts that recorded one (a network error before the request went out
+  -- may not): their sum and count give the mean. A mean, not a median, because buckets only add up.
+  timed integer not null default 0 check (timed between 0 and attempts),
+  duration_ms_sum bigint not null default 0 check (duration_ms_sum >= 0),
   primary key (endpoint_id, bucket_start),
   foreign key (organization_id, endpoint_id)
     references public.webhook_endpoints (organization_id, id) on delete cascade
@@ -50,7 +57,7 @@ set search_path = ''
 as $$
 begin
   with a as (
-    select d.endpoint_id, d.organization_id, n.attempted_at, n.response_status,
+    select d.endpoint_id, d.organization_id, n.attempted_at, n.response_status, n.duration_ms,
            (n.response_status between 200 and 299 and n.error is null) as ok
     from new_attempts n join public.webhook_deliveries d on d.id = n.delivery_id
   ), ordered as (
@@ -65,14 +72,18 @@ begin
            bool_or(o.ok) filter (where o.recency = 1) as last_ok,
            bool_or(o.ok) as any_ok,
            count(*) filter (where not o.ok and (o.last_ok_at is null or o.attempted_at > o.last_ok_at))::int
-             as failures_after_last_ok
+             as failures_after_last_ok,
+           min(o.attempted_at) filter (where not o.ok and (o.last_ok_at is null or o.attempted_at > o.last_ok_at))
+             as first_failure_after_last_ok
     from ordered o
     group by o.endpoint_id, o.organization_id
   )
   insert into public.webhook_endpoint_health as h
-    (endpoint_id, organization_id, last_attempt_at, last_response_status, last_outcome, consecutive_failures)
+    (endpoint_id, organization_id, last_attempt_at, last_response_status, last_outcome, consecutive_failures,
+     failing_since)
   select e.endpoint_id, e.organization_id, e.last_at, e.last_status,
-         case when e.last_ok then 'delivered' else 'failed' end, e.failures_after_last_ok
+         case when e.last_ok then 'delivered' else 'failed' end, e.failures_after_last_ok,
+         e.first_failure_after_last_ok
   from per_endpoint e
   on conflict (endpoint_id) do update set
     -- Batches from racing dispatchers can arrive out of order: the newest attempt decides the last
@@ -85,20 +96,27 @@ begin
     consecutive_failures = case
       when (select e.any_ok from per_endpoint e where e.endpoint_id = excluded.endpoint_id)
         then excluded.consecutive_failures
-      else h.consecutive_failures + excluded.consecutive_failures end;
+      else h.consecutive_failures + excluded.consecutive_failures end,
+    failing_since = case
+      when (select e.any_ok from per_endpoint e where e.endpoint_id = excluded.endpoint_id)
+        then excluded.failing_since
+      else least(h.failing_since, excluded.failing_since) end;
 
   -- Buckets; an endpoint that opened a new bucket also drops the ones older than the window (about
   -- once per endpoint per 10 minutes, not on every batch).
   with counted as (
     insert into public.webhook_endpoint_health_buckets as b
-      (endpoint_id, bucket_start, organization_id, attempts, delivered)
+      (endpoint_id, bucket_start, organization_id, attempts, delivered, timed, duration_ms_sum)
     select d.endpoint_id, private.webhook_bucket_start(n.attempted_at), d.organization_id, count(*),
-           count(*) filter (where n.response_status between 200 and 299 and n.error is null)
+           count(*) filter (where n.response_status between 200 and 299 and n.error is null),
+           count(n.duration_ms), coalesce(sum(greatest(n.duration_ms, 0)), 0)
     from new_attempts n join public.webhook_deliveries d on d.id = n.delivery_id
     group by 1, 2, 3
     on conflict (endpoint_id, bucket_start) do update set
       attempts = b.attempts + excluded.attempts,
-      delivered = b.delivered + excluded.delivered
+      delivered = b.delivered + excluded.delivered,
+      timed = b.timed + excluded.timed,
+      duration_ms_sum = b.duration_ms_sum + excluded.duration_ms_sum
     returning b.endpoint_id, xmax = 0 as opened
   )
   delete from public.webhook_endpoint_health_buckets stale
@@ -112,6 +130,63 @@ revoke all on function private.webhook_attempts_fold_health() from public;
 create trigger webhook_delivery_attempts_fold_health after insert on public.webhook_delivery_attempts
   referencing new table as new_attempts
   for each statement execute function private.webhook_attempts_fold_health();
+
+-- Automatic disabling -----------------------------------------------------------------------------------
+-- An endpoint that has failed every attempt for 5 days is disabled, as Svix and Stripe do: its
+-- deliveries would otherwise keep failing for their whole 24-hour retry window, day after day, using
+-- dispatcher time and filling the logs, while nobody is told. The reason is kept (the disable trigger
+-- ends its open deliveries with it), and the organization's other enabled endpoints subscribed to
+-- webhook.endpoint.disabled get an event, so whoever runs them learns of it. The 5 days count from the
+-- later of the first failure and the endpoint's last change: an administrator who re-enables or edits a
+-- failing endpoint gets 5 more days, not an immediate second disable. Called every minute by
+-- private.webhook_housekeeping(); the partial index keeps that to the endpoints currently failing.
+create function private.webhook_failing_disable_after() returns interval
+language sql immutable
+as $$ select interval '5 days' $$;
+
+create index webhook_endpoint_health_failing_idx on public.webhook_endpoint_health (failing_since)
+  where failing_since is not null;
+
+create function private.webhook_disable_failing_endpoints() returns integer
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  items jsonb;
+begin
+  with failing as (
+    select h.endpoint_id, h.failing_since, h.consecutive_failures
+    from public.webhook_endpoint_health h
+    where h.failing_since <= now() - private.webhook_failing_disable_after()
+      and h.last_outcome = 'failed'
+  ), disabled as (
+    update public.webhook_endpoints e
+       set enabled = false,
+           disabled_reason = format(
+             'every attempt failed for 5 days: %s failed attempts in a row since %s', f.consecutive_failures,
+             to_char(f.failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+      from failing f
+     where e.id = f.endpoint_id and e.enabled
+       and e.updated_at <= now() - private.webhook_failing_disable_after()
+    returning e.id, e.organization_id, e.url, e.description, e.enabled, e.disabled_reason, e.disabled_at
+  )
+  select jsonb_agg(jsonb_build_object(
+           'organization_id', d.organization_id,
+           -- Never the secret: the event goes to other receivers.
+           'row', jsonb_build_object('id', d.id, 'url', d.url, 'description', d.description,
+                                     'enabled', d.enabled, 'disabled_reason', d.disabled_reason,
+                                     'disabled_at', d.disabled_at),
+           'delta', jsonb_build_object('enabled', d.enabled, 'disabled_reason', d.disabled_reason,
+                                       'disabled_at', d.disabled_at)))
+    into items
+    from disabled d;
+  -- The disabled endpoint is no longer enabled, so the enqueue reaches only the other endpoints.
+  perform private.webhook_enqueue('webhook.endpoint.disabled', items);
+  return coalesce(jsonb_array_length(items), 0);
+end;
+$$;
+revoke all on function private.webhook_disable_failing_endpoints(), private.webhook_failing_disable_after()
+  from public;
 
 -- Access: read-only, for whoever may configure the organization's webhooks (its admins and API keys),
 -- like the delivery history it summarizes. Only the trigger writes.

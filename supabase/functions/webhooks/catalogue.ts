@@ -58,6 +58,15 @@ const workflowRun = {
   finished_at: AT,
 };
 
+const disabledEndpoint = {
+  id: "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+  url: "https://crm.example.org/hooks/church",
+  description: "CRM sync",
+  enabled: false,
+  disabled_reason: "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+  disabled_at: AT,
+};
+
 function body(type: Type, id: string, row: Record<string, unknown>, delta: Record<string, unknown>) {
   return { id, type, created_at: AT, organization_id: ORG, data: { row, delta } };
 }
@@ -94,6 +103,15 @@ export const EVENT_CATALOGUE: Record<Type, { description: string; example: Recor
       workflowRun,
       { status: "completed", finished_at: AT },
     ),
+  },
+  "webhook.endpoint.disabled": {
+    description: "Another endpoint of the organization was disabled automatically after every attempt " +
+      "failed for 5 days. row is that endpoint (never its secret); delta holds the fields that changed.",
+    example: body("webhook.endpoint.disabled", "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d", disabledEndpoint, {
+      enabled: false,
+      disabled_reason: disabledEndpoint.disabled_reason,
+      disabled_at: AT,
+    }),
   },
 };
 

@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   "donation.recorded",
   "attendance.marked",
   "workflow.completed",
+  "webhook.endpoint.disabled",
 ] as const;
 export const EventType = z.enum(EVENT_TYPES);
 
@@ -51,6 +52,13 @@ export const EndpointHealth = z.object({
     "Delivered attempts / attempts over the last 24 hours (null: no attempt)",
   ),
   attempts_24h: z.number().int().describe("Attempts over the last 24 hours"),
+  failing_since: z.string().nullable().describe(
+    "First failed attempt of the current run of failures (null: the last attempt succeeded or none " +
+      "yet). After 5 days of failures only, the endpoint is disabled automatically.",
+  ),
+  mean_response_ms_24h: z.number().int().nullable().describe(
+    "Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed)",
+  ),
 });
 export type EndpointHealth = z.infer<typeof EndpointHealth>;
 export const EndpointWithHealth = Endpoint.extend({ health: EndpointHealth });

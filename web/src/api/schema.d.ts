@@ -32,7 +32,7 @@ export interface paths {
                                 /** Format: uuid */
                                 id: string;
                                 url: string;
-                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed")[];
+                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabled_reason: string | null;
@@ -59,6 +59,10 @@ export interface paths {
                                     success_rate_24h: number | null;
                                     /** @description Attempts over the last 24 hours */
                                     attempts_24h: number;
+                                    /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                    failing_since: string | null;
+                                    /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
+                                    mean_response_ms_24h: number | null;
                                 };
                             }[];
                         };
@@ -97,7 +101,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         url: string;
-                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed")[];
+                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
                         description?: string;
                         /** @description Your own secret; generated when omitted */
                         secret?: string;
@@ -116,7 +120,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -196,7 +200,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -223,6 +227,10 @@ export interface paths {
                                 success_rate_24h: number | null;
                                 /** @description Attempts over the last 24 hours */
                                 attempts_24h: number;
+                                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                failing_since: string | null;
+                                /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
+                                mean_response_ms_24h: number | null;
                             };
                         };
                     };
@@ -318,7 +326,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         url?: string;
-                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed")[];
+                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
                         description?: string | null;
                         enabled?: boolean;
                     };
@@ -335,7 +343,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -949,7 +957,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed";
+                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
                                 description: string;
                                 example: {
                                     [key: string]: unknown;
@@ -999,7 +1007,7 @@ export interface paths {
                     "application/json": {
                         target_url: string;
                         /** @enum {string} */
-                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed";
+                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
                     };
                 };
             };
@@ -1018,7 +1026,7 @@ export interface paths {
                             id: string;
                             target_url: string;
                             /** @enum {string} */
-                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed";
+                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
                             /** @description Signing secret, for receivers that verify signatures */
                             secret: string;
                         };
@@ -1135,7 +1143,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed";
+                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
                 };
                 cookie?: never;
             };

@@ -170,6 +170,20 @@ function Health({ e }: { e: Endpoint }) {
         <dt>Failures in a row</dt>
         <dd className={h.consecutive_failures > 0 ? "error" : undefined}>
           {h.consecutive_failures}
+          {h.failing_since !== null && (
+            <>
+              {" since "}
+              <Time iso={h.failing_since} />
+            </>
+          )}
+        </dd>
+      </div>
+      <div>
+        <dt>Mean response time (24 h)</dt>
+        <dd>
+          {h.mean_response_ms_24h === null
+            ? <span className="muted">No attempts</span>
+            : `${h.mean_response_ms_24h} ms`}
         </dd>
       </div>
       <div>

@@ -40,12 +40,14 @@ export const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled
 const HEALTH_SELECT = `
   select e.id,
          h.last_attempt_at, h.last_response_status, h.last_outcome,
-         coalesce(h.consecutive_failures, 0) as consecutive_failures,
-         coalesce(w.attempts, 0) as attempts_24h, w.delivered as delivered_24h
+         coalesce(h.consecutive_failures, 0) as consecutive_failures, h.failing_since,
+         coalesce(w.attempts, 0) as attempts_24h, w.delivered as delivered_24h,
+         round(w.duration_ms_sum::numeric / nullif(w.timed, 0))::int as mean_response_ms_24h
   from public.webhook_endpoints e
   left join public.webhook_endpoint_health h on h.endpoint_id = e.id
   left join lateral (
-    select sum(b.attempts)::int as attempts, sum(b.delivered)::int as delivered
+    select sum(b.attempts)::int as attempts, sum(b.delivered)::int as delivered,
+           sum(b.timed)::int as timed, sum(b.duration_ms_sum) as duration_ms_sum
     from public.webhook_endpoint_health_buckets b
     where b.endpoint_id = e.id and b.bucket_start > now() - interval '24 hours'
   ) w on true
@@ -66,6 +68,8 @@ export async function withHealth<T extends { id: string }>(
       consecutive_failures: number;
       attempts_24h: number;
       delivered_24h: number | null;
+      failing_since: string | null;
+      mean_response_ms_24h: number | null;
     }[]
   >(HEALTH_SELECT, [rows.map((r) => r.id)]);
   const byId = new Map(found.map((h) => [h.id, h]));
@@ -83,6 +87,8 @@ export async function withHealth<T extends { id: string }>(
           ? Math.round(((h?.delivered_24h ?? 0) / attempts) * 10000) / 10000
           : null,
         attempts_24h: attempts,
+        failing_since: h?.failing_since ?? null,
+        mean_response_ms_24h: h?.mean_response_ms_24h ?? null,
       },
     };
   });
