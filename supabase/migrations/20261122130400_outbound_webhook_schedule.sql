@@ -41,6 +41,19 @@ create table private.webhook_dispatch_requests (
 );
 create index webhook_dispatch_requests_invoked_idx on private.webhook_dispatch_requests (invoked_at);
 
+-- Whether pg_net's http_post is there to call. Looked up by name, not by extension, so tests can stand
+-- in for pg_net; every starter asks this first, so a local database does nothing more.
+create function private.pg_net_present() returns boolean
+language sql volatile
+set search_path = ''
+as $$ select to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is not null $$;
+
+-- Deliveries one invocation claims at most (an Edge Function request has 2 s of CPU); the dispatcher's
+-- own default (DEFAULT_MAX_DELIVERIES in webhook-dispatcher/app.ts) is the same number.
+create function private.webhook_run_size() returns integer
+language sql immutable
+as $$ select 3000 $$;
+
 -- One POST to the dispatcher through pg_net (queued now, sent by pg_net's worker after this
 -- transaction commits); its request id is kept for the health check. Null where pg_net, Vault or the
 -- secrets are missing. Looked up by name, not by extension, so tests can stand in for pg_net.
@@ -53,8 +66,7 @@ declare
   dispatch_secret text;
   request_id bigint;
 begin
-  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null
-     or to_regclass('vault.decrypted_secrets') is null then
+  if not private.pg_net_present() or to_regclass('vault.decrypted_secrets') is null then
     return null;
   end if;
   -- Dynamic SQL: the vault and net schemas do not exist where these extensions are missing.
@@ -87,7 +99,7 @@ declare
   due integer;
   invocations integer;
 begin
-  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null then
+  if not private.pg_net_present() then
     return null;
   end if;
   -- The backlog, counted on the due index and capped so counting stays cheap.
@@ -97,10 +109,11 @@ begin
     where status = any (private.webhook_open_states()) and next_attempt_at <= now() + interval '1 minute'
     limit 24000
   ) d;
-  invocations := least(8, greatest(1, ceil(due / 3000.0)::integer));
+  invocations := least(8, greatest(1, ceil(due / private.webhook_run_size()::numeric)::integer));
   delete from private.webhook_dispatch_requests where invoked_at < now() - interval '1 day';
   for i in 1..invocations loop
-    if private.webhook_post_dispatcher(jsonb_build_object('max_deliveries', 3000)) is null then
+    if private.webhook_post_dispatcher(
+         jsonb_build_object('max_deliveries', private.webhook_run_size())) is null then
       return null;
     end if;
   end loop;
@@ -126,7 +139,7 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 begin
-  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null then
+  if not private.pg_net_present() then
     return null;
   end if;
   perform 1 from private.webhook_dispatch_wake
@@ -141,7 +154,7 @@ begin
   return private.webhook_post_dispatcher(jsonb_build_object(
       'stop_when_idle', true,
       'idle_grace_ms', (extract(epoch from min_interval) * 1000)::integer + 1000,
-      'max_deliveries', 3000)) is not null;
+      'max_deliveries', private.webhook_run_size())) is not null;
 end;
 $$;
 
@@ -152,14 +165,15 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 begin
-  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null then
+  if not private.pg_net_present() then
     return null;
   end if;
   if not exists (select 1 from public.webhook_deliveries
                  where status = any (private.webhook_open_states()) and next_attempt_at <= now()) then
     return false;
   end if;
-  return private.webhook_post_dispatcher(jsonb_build_object('stop_when_idle', true, 'max_deliveries', 3000))
+  return private.webhook_post_dispatcher(
+    jsonb_build_object('stop_when_idle', true, 'max_deliveries', private.webhook_run_size()))
     is not null;
 end;
 $$;
@@ -172,7 +186,7 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 begin
-  if to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is null then
+  if not private.pg_net_present() then
     return null;
   end if;
   begin
@@ -188,6 +202,7 @@ create trigger webhook_deliveries_wake_dispatcher
 after insert on public.webhook_deliveries
 for each statement execute function private.webhook_wake_on_deliveries();
 
+revoke all on function private.pg_net_present(), private.webhook_run_size() from public, anon, authenticated;
 revoke all on function private.webhook_post_dispatcher(jsonb) from public, anon, authenticated;
 revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
 revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
