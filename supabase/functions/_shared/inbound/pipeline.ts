@@ -11,7 +11,7 @@
 import type { Sql } from "../db.ts";
 import { readRawBody } from "../body.ts";
 import { AppError, badRequest, isDatabaseUnavailable, notFound, unauthorized } from "../errors.ts";
-import { verifyHexSignatureSync } from "../hmac.ts";
+import { toHex, verifyHexSignatureSync } from "../hmac.ts";
 import { jsonDepth, MAX_JSON_DEPTH, storableInPostgres } from "../storable.ts";
 import { type LogEntry, logRefused, logRejected, logVerified, markFailed } from "./store.ts";
 import type { ApplyResult, Receiver, Target } from "./types.ts";
@@ -104,7 +104,7 @@ export async function runInbound<C>(
       accountId: part.target.accountId ?? null,
       provider: receiver.provider,
       event: parseError ? null : safeEventName(receiver, part.body),
-      idempotencyKey: headerKey ?? `sha256:${hex(partSha)}`,
+      idempotencyKey: headerKey ?? `sha256:${toHex(partSha)}`,
       bodySha256: partSha,
       bodyBytes: partBytes.byteLength,
       // A body jsonb cannot hold (and any non-JSON one) is kept as text instead.
@@ -314,8 +314,6 @@ function safeEventName<C>(receiver: Receiver<C>, body: unknown): string | null {
 async function digest(bytes: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
 }
-
-const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
 /**
  * The provider's delivery id: Idempotency-Key, else Razorpay's x-razorpay-event-id. A delivery with
