@@ -295,11 +295,11 @@ function EntryPanel(
               </dd>
             </div>
             <div>
-              <dt>Applied</dt>
+              <dt>Tries to apply</dt>
               <dd>
                 {e.attempts}× {e.processed_at && (
                   <>
-                    , last <Time iso={e.processed_at} />
+                    , applied <Time iso={e.processed_at} />
                   </>
                 )}
               </dd>
