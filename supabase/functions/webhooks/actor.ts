@@ -5,7 +5,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../_shared/app.ts";
 import { bearerToken, type TokenVerifier, type UserClaims } from "../_shared/auth.ts";
 import { type JwtClaims, type Sql, type Tx, withClaims } from "../_shared/db.ts";
-import { AppError, forbidden, unauthorized } from "../_shared/errors.ts";
+import { forbidden, unauthorized } from "../_shared/errors.ts";
 import { sha256Hex } from "../_shared/hmac.ts";
 
 export const API_KEY_PREFIX = "orgkey_";
@@ -76,14 +76,4 @@ export async function asAdmin<T>(
     }
     return await fn(tx, { organizationId: row.org, actor });
   });
-}
-
-/** Users only (API keys cannot manage API keys, nor people). */
-export function requireUserActor(
-  c: Context<ActorEnv>,
-  message = "API keys cannot manage API keys",
-): Extract<Actor, { kind: "user" }> {
-  const actor = c.get("actor");
-  if (actor.kind !== "user") throw new AppError(403, "user_required", message);
-  return actor;
 }

@@ -7,7 +7,6 @@ import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Delivery, DeliveryDetail, type DeliveryRow, ListDeliveries, Page } from "../schemas.ts";
 import { mapSqlErrors } from "../sql_errors.ts";
-import { param, query } from "../validate.ts";
 
 // The event type is stored on the delivery, so a listing reads one table and each filter has its own
 // index (see webhook_deliveries_log_*_idx in the outbound tables migration).
@@ -68,7 +67,7 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       responses: { 200: { description: "A page of deliveries", schema: Page(Delivery) } },
     },
     async (c) => {
-      const q = query(c, ListDeliveries);
+      const q = c.req.valid("query");
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
       const { text, args } = listDeliveriesQuery(q, cursor);
       const rows = await asAdmin(deps, c, (tx) => tx.unsafe<Row[]>(text, args as never[]));
@@ -91,7 +90,7 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const deliveryId = param(c, "id", z.uuid());
+      const deliveryId = c.req.valid("param").id;
       const detail = await asAdmin(deps, c, async (tx) => {
         const delivery = await visibleDelivery(tx, deliveryId);
         // payload::text is exactly what the dispatcher signs and sends.
@@ -121,7 +120,7 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const deliveryId = param(c, "id", z.uuid());
+      const deliveryId = c.req.valid("param").id;
       const row = await asAdmin(deps, c, async (tx) => {
         await visibleDelivery(tx, deliveryId);
         await mapSqlErrors(() => tx`select public.webhook_redeliver(${deliveryId})`);

@@ -4,12 +4,11 @@
 // configuration and never see payment data or messages.
 import { z } from "zod";
 import { notFound } from "../../_shared/errors.ts";
-import { asAdmin, requireUserActor } from "../actor.ts";
+import { asAdmin } from "../actor.ts";
 import { askReceiverToReplay, INBOUND_PROVIDERS, type InboundProvider } from "../receivers.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Page } from "../schemas.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
-import { param, query } from "../validate.ts";
 
 const LOG_STATES = ["received", "processed", "unmatched", "failed", "rejected", "unverified"] as const;
 
@@ -65,12 +64,12 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       summary: "List inbound webhooks (payments and WhatsApp), newest first",
       tag: "Inbound payment webhooks",
       access: "user",
+      refusal: "API keys cannot read or replay the inbound payment log",
       query: ListLog,
       responses: { 200: { description: "A page of log entries", schema: Page(LogEntry) } },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
-      const q = query(c, ListLog);
+      const q = c.req.valid("query");
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
       const rows = await asAdmin(deps, c, (tx) =>
         tx.unsafe<Row[]>(
@@ -94,6 +93,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       summary: "Read one inbound webhook with its body",
       tag: "Inbound payment webhooks",
       access: "user",
+      refusal: "API keys cannot read or replay the inbound payment log",
       params: { id: z.uuid() },
       responses: {
         200: { description: "The entry", schema: LogDetail },
@@ -101,8 +101,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
-      const logId = param(c, "id", z.uuid());
+      const logId = c.req.valid("param").id;
       const row = await asAdmin(deps, c, async (tx) => {
         const [r] = await tx.unsafe<Row[]>(
           `select ${COLUMNS}, coalesce(payload, to_jsonb(raw_body)) as payload, headers, result
@@ -122,6 +121,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       summary: "Apply a logged payload again (an applied one changes nothing)",
       tag: "Inbound payment webhooks",
       access: "user",
+      refusal: "API keys cannot read or replay the inbound payment log",
       params: { id: z.uuid() },
       responses: {
         200: { description: "What the replay did", schema: Outcome },
@@ -130,8 +130,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
-      const logId = param(c, "id", z.uuid());
+      const logId = c.req.valid("param").id;
       // Visibility through RLS first (another organization's id is simply not found), then the replay
       // itself in the receiver that owns the row, scoped to the admin's organization once more.
       const { organizationId, provider } = await asAdmin(deps, c, async (tx, { organizationId }) => {
@@ -155,13 +154,13 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       summary: "Replay every failed or unmatched entry of the organization, oldest first",
       tag: "Inbound payment webhooks",
       access: "user",
+      refusal: "API keys cannot read or replay the inbound payment log",
       responses: {
         200: { description: "One outcome per entry", schema: z.object({ data: z.array(Outcome) }) },
         503: { description: "A receiver function could not be reached; retry later" },
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const organizationId = await asAdmin(
         deps,
         c,
