@@ -46,3 +46,15 @@ export function decodeCursor(cursor: string): [string, string] {
     fields: [{ field: "cursor", message: "invalid cursor" }],
   });
 }
+
+/** Strips the cursor column from a row. */
+export const withoutCursor = <T extends { cursor_at?: string }>({ cursor_at: _, ...row }: T) => row;
+
+/** A page of a query that read `limit + 1` rows: `limit` of them, and the next page's cursor (null: none). */
+export function pageOf<T extends { cursor_at?: string; id: string }>(rows: T[], limit: number) {
+  const page = rows.slice(0, limit);
+  return {
+    data: page.map(withoutCursor),
+    next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null,
+  };
+}

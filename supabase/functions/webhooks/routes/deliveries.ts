@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { Tx } from "../../_shared/db.ts";
 import { notFound } from "../../_shared/errors.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, pageOf, withoutCursor } from "../cursor.ts";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Delivery, DeliveryDetail, type DeliveryRow, ListDeliveries, Page } from "../schemas.ts";
@@ -44,15 +44,10 @@ export function listDeliveriesQuery(
 
 type Row = DeliveryRow & { cursor_at?: string };
 
-function strip(row: Row): DeliveryRow {
-  const { cursor_at: _, ...rest } = row;
-  return rest;
-}
-
 export async function visibleDelivery(tx: Tx, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await tx.unsafe<Row[]>(`${DELIVERY_SELECT} where d.id = $1`, [deliveryId]);
   if (!row) throw notFound("not_found", "No such delivery");
-  return strip(row);
+  return withoutCursor(row);
 }
 
 export const deliveryRoutes: RouteFactory = (deps) => [
@@ -71,9 +66,7 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
       const { text, args } = listDeliveriesQuery(q, cursor);
       const rows = await asAdmin(deps, c, (tx) => tx.unsafe<Row[]>(text, args as never[]));
-      const page = rows.slice(0, q.limit);
-      const next = rows.length > q.limit ? encodeCursor(page.at(-1)!) : null;
-      return c.json({ data: page.map(strip), next_cursor: next });
+      return c.json(pageOf(rows, q.limit));
     },
   ),
   route(

@@ -8,7 +8,7 @@ import { asAdmin } from "../actor.ts";
 import { askReceiverToReplay, INBOUND_PROVIDERS, type InboundProvider } from "../receivers.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Page } from "../schemas.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, pageOf, withoutCursor } from "../cursor.ts";
 
 const LOG_STATES = ["received", "processed", "unmatched", "failed", "rejected", "unverified"] as const;
 
@@ -54,7 +54,6 @@ const COLUMNS =
   `id, provider, account_id, event, idempotency_key, status, signature_valid, error, deliveries, attempts,
   body_bytes::float8 as body_bytes, received_at, last_received_at, processed_at, received_at::text as cursor_at`;
 type Row = z.infer<typeof LogEntry> & { cursor_at?: string };
-const strip = ({ cursor_at: _, ...rest }: Row) => rest;
 
 export const inboundLogRoutes: RouteFactory = (deps) => [
   route(
@@ -79,11 +78,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
            order by received_at desc, id desc limit $5`,
           [q.provider ?? null, q.status ?? null, cursor?.[0] ?? null, cursor?.[1] ?? null, q.limit + 1],
         ));
-      const page = rows.slice(0, q.limit);
-      return c.json({
-        data: page.map(strip),
-        next_cursor: rows.length > q.limit ? encodeCursor(page.at(-1)!) : null,
-      });
+      return c.json(pageOf(rows, q.limit));
     },
   ),
   route(
@@ -111,7 +106,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
         return r;
       });
       if (!row) throw notFound("not_found", "No such log entry");
-      return c.json(strip(row));
+      return c.json(withoutCursor(row));
     },
   ),
   route(
