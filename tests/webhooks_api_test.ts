@@ -429,6 +429,42 @@ Deno.test("malformed bodies and queries are 400 naming the field", async () => {
   }
 });
 
+Deno.test("bodies: JSON only, 64 KiB at most, an empty one is {}, and the declared schema decides", async () => {
+  const api = await start();
+  try {
+    const a = await createTenant();
+    const admin = json(await tokenFor(a.admin, a.organizationId));
+    const { authorization } = admin;
+    const endpoint = (await call(api.base, "POST", "/endpoints", admin, {
+      url: "http://127.0.0.1:9/a",
+      events: ["member.created"],
+    })).data;
+    const send = (path: string, headers: Record<string, string>, body?: string) =>
+      fetch(`${api.base}${path}`, { method: "POST", headers, body }).then(async (r) => ({
+        status: r.status,
+        error: (await r.json()).error,
+      }));
+    const asText = await send("/api-keys", { authorization, "content-type": "text/plain" }, '{"name":"x"}');
+    assertEquals([asText.status, asText.error.code], [415, "unsupported_media_type"]);
+    const untyped = await send("/api-keys", { authorization }, '{"name":"x"}');
+    assertEquals([untyped.status, untyped.error.code], [415, "unsupported_media_type"]);
+    const huge = await send("/api-keys", admin, JSON.stringify({ name: "x".repeat(70 * 1024) }));
+    assertEquals([huge.status, huge.error.code], [413, "payload_too_large"]);
+    // No body at all, with or without a content type: {} (rotate-secret's fields are all optional).
+    for (const headers of [{ authorization }, admin]) {
+      const res = await fetch(`${api.base}/endpoints/${endpoint.id}/rotate-secret`, {
+        method: "POST",
+        headers,
+      });
+      assertEquals(res.status, 200, await res.text());
+    }
+    const empty = await send("/api-keys", { authorization });
+    assertEquals([empty.status, empty.error.details.fields[0].field], [400, "name"]);
+  } finally {
+    await api.close();
+  }
+});
+
 Deno.test("pagination is stable while deliveries are being written", async () => {
   const api = await start();
   try {

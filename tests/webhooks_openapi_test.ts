@@ -1,16 +1,26 @@
 // The OpenAPI document is generated from the route declarations: the committed copy must match, the
 // function must serve the same document, and every declared route must be documented.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { generate, OPENAPI_PATH } from "../scripts/gen-openapi.ts";
+import { EVENT_TYPES_MIGRATION, generate, OPENAPI_PATH, withEventTypes } from "../scripts/gen-openapi.ts";
 import { createApp, routes } from "../supabase/functions/webhooks/app.ts";
 import type { AppDeps } from "../supabase/functions/_shared/app.ts";
-import { closeSql } from "./helpers/db.ts";
+import { closeSql, sql } from "./helpers/db.ts";
+import { EVENT_TYPES } from "../supabase/functions/webhooks/catalogue.ts";
 import { serveFunction } from "./helpers/server.ts";
 import { testConfig } from "./helpers/tokens.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
 
 Deno.test("docs/webhooks-openapi.json is up to date (run `npm run openapi` after changing a route)", async () => {
   assertEquals(await Deno.readTextFile(OPENAPI_PATH), generate());
+});
+
+Deno.test("the database's event types are written from the catalogue (run `npm run openapi` after changing it)", async () => {
+  const migration = await Deno.readTextFile(EVENT_TYPES_MIGRATION);
+  assertEquals(migration, withEventTypes(migration));
+  assertEquals(
+    (await sql()<{ t: string[] }[]>`select private.webhook_event_types() as t`)[0]?.t,
+    EVENT_TYPES,
+  );
 });
 
 Deno.test("the function serves the document, covering every declared route and its schemas", async () => {

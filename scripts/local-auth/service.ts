@@ -7,6 +7,7 @@
 // signed ES256 with the key published in the JWKS.
 import * as jose from "jose";
 import type { Sql, Tx } from "../../supabase/functions/_shared/db.ts";
+import { secretsEqual } from "../../supabase/functions/_shared/hmac.ts";
 import type { AuthSettings } from "./config.ts";
 import type { SigningKey } from "./keys.ts";
 import { AuthError, authErrorResponse, authJson, badRequest, forbidden, internal } from "./errors.ts";
@@ -100,14 +101,6 @@ function newRefreshToken(): string {
     }
   }
   return out;
-}
-
-function timingSafeEqual(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
 }
 
 async function readJson(req: Request): Promise<Record<string, unknown>> {
@@ -489,7 +482,7 @@ export function createAuthService(
         { status: 401 },
       );
     }
-    if (!timingSafeEqual(key, opts.anonKey)) {
+    if (!secretsEqual(key, opts.anonKey)) {
       return Response.json(
         { message: "Invalid API key", hint: "Double check your Supabase `anon` or `service_role` API key." },
         { status: 401 },

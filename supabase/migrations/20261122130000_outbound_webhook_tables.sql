@@ -40,14 +40,22 @@ create function private.webhook_open_states() returns text[]
 language sql immutable parallel safe
 as $$ select array['pending', 'retrying'] $$;
 
--- The event types organizations can subscribe to. `webhook.test` exists only for "send a test event".
+-- The event types organizations can subscribe to: written from the event catalogue
+-- (supabase/functions/webhooks/catalogue.ts, the one list) by `npm run openapi`; a test fails when this
+-- body differs. `webhook.test` exists only for "send a test event".
 -- webhook.endpoint.disabled is about the webhooks themselves: another endpoint was disabled
 -- automatically (private.webhook_disable_failing_endpoints()).
 create function private.webhook_event_types() returns text[]
 language sql immutable
 as $$
-  select array['member.created', 'member.lost', 'donation.recorded', 'attendance.marked', 'workflow.completed',
-               'webhook.endpoint.disabled']
+  select array[
+    'member.created',
+    'member.lost',
+    'donation.recorded',
+    'attendance.marked',
+    'workflow.completed',
+    'webhook.endpoint.disabled'
+  ]
 $$;
 
 -- Endpoints ------------------------------------------------------------------------------------------

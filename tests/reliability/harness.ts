@@ -92,7 +92,7 @@ export interface SignatureVariant {
   valid: boolean;
 }
 
-const hex = (secret: string, body: Uint8Array) => hmacSha256Hex(secret, body);
+const hex = (secret: string, body: Uint8Array) => Promise.resolve(hmacSha256Hex(secret, body));
 
 /** The signature header variants every hostile body is sent with. */
 export function signatureVariants(secret: string, otherSecret: string): SignatureVariant[] {

@@ -14,8 +14,9 @@ export interface AppDeps {
   config: Config;
 }
 
-export function newApp(name: string, deps: AppDeps): Hono {
-  const app = new Hono().basePath(`/${name}`);
+/** `root`: a Hono subclass to build on (the configuration API's OpenAPIHono); a plain Hono by default. */
+export function newApp(name: string, deps: AppDeps, root = new Hono()): Hono {
+  const app = root.basePath(`/${name}`);
   app.onError((err, c) => errorResponse(c, err));
   app.notFound((c) => errorResponse(c, notFound("not_found", "No such route")));
   app.get("/health", async (c) => {

@@ -1,50 +1,24 @@
-// HMAC-SHA256 signing and constant-time verification over raw bytes.
-import { createHmac, timingSafeEqual } from "node:crypto";
+// SHA-256, HMAC-SHA256 and constant-time comparison over raw bytes: the one copy of each. node:crypto
+// is synchronous and native, cheaper per call than Web Crypto's promise round trip on hot paths.
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 
-const encoder = new TextEncoder();
-const keyCache = new Map<string, Promise<CryptoKey>>();
+type Data = string | Uint8Array;
 
-function importKey(secret: string | Uint8Array): Promise<CryptoKey> {
-  const cacheKey = typeof secret === "string" ? `s:${secret}` : null;
-  const cached = cacheKey ? keyCache.get(cacheKey) : undefined;
-  if (cached) return cached;
-  const raw = typeof secret === "string" ? encoder.encode(secret) : secret;
-  const key = crypto.subtle.importKey("raw", raw as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  if (cacheKey) {
-    // Bounded: secrets are per organization/endpoint; keep the most recent few thousand.
-    if (keyCache.size > 5000) keyCache.clear();
-    keyCache.set(cacheKey, key);
-  }
-  return key;
-}
+export const sha256 = (data: Data): Uint8Array => new Uint8Array(createHash("sha256").update(data).digest());
 
-export async function hmacSha256(
-  secret: string | Uint8Array,
-  data: Uint8Array | string,
-): Promise<Uint8Array> {
-  const key = await importKey(secret);
-  const bytes = typeof data === "string" ? encoder.encode(data) : data;
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, bytes as BufferSource));
-}
+export const sha256Hex = (data: Data): string => createHash("sha256").update(data).digest("hex");
 
-export function toHex(bytes: Uint8Array): string {
-  let out = "";
-  for (const b of bytes) out += b.toString(16).padStart(2, "0");
-  return out;
-}
+/** A string secret is its UTF-8 bytes. */
+export const hmacSha256 = (secret: Data, data: Data): Uint8Array =>
+  new Uint8Array(createHmac("sha256", secret).update(data).digest());
 
-export async function hmacSha256Hex(secret: string | Uint8Array, data: Uint8Array | string): Promise<string> {
-  return toHex(await hmacSha256(secret, data));
-}
+export const hmacSha256Hex = (secret: Data, data: Data): string =>
+  createHmac("sha256", secret).update(data).digest("hex");
 
 /** Decodes lowercase or uppercase hex; anything else (odd length, other characters) is null. */
 export function fromHex(hex: string): Uint8Array | null {
   if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) return null;
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
+  return Uint8Array.fromHex(hex);
 }
 
 /** Constant-time comparison of two byte strings; unequal lengths are simply unequal. */
@@ -53,29 +27,15 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return timingSafeEqual(a, b);
 }
 
+/** Constant-time equality of two secrets of any length (their digests are compared, so lengths leak nothing). */
+export const secretsEqual = (given: string, expected: string): boolean =>
+  bytesEqual(sha256(given), sha256(expected));
+
 /**
  * Verifies a hex HMAC-SHA256 signature header over the raw body. Accepts an optional `sha256=` prefix
  * (GitHub/Meta style) and hex in either case; compares the decoded bytes in constant time.
  */
-export async function verifyHexSignature(
-  secret: string,
-  rawBody: Uint8Array,
-  header: string | null | undefined,
-): Promise<boolean> {
-  if (!header || !secret) return false;
-  let value = header.trim();
-  if (value.toLowerCase().startsWith("sha256=")) value = value.slice(7);
-  const given = fromHex(value);
-  if (!given || given.byteLength !== 32) return false;
-  const expected = await hmacSha256(secret, rawBody);
-  return bytesEqual(expected, given);
-}
-
-/**
- * Synchronous twin of verifyHexSignature (node:crypto): the same rules, without an async hop through
- * Web Crypto, for receivers that verify every request on a hot path.
- */
-export function verifyHexSignatureSync(
+export function verifyHexSignature(
   secret: string,
   rawBody: Uint8Array,
   header: string | null | undefined,
@@ -85,6 +45,5 @@ export function verifyHexSignatureSync(
   if (value.toLowerCase().startsWith("sha256=")) value = value.slice(7);
   const given = fromHex(value);
   if (!given || given.byteLength !== 32) return false;
-  const expected = new Uint8Array(createHmac("sha256", secret).update(rawBody).digest());
-  return bytesEqual(expected, given);
+  return bytesEqual(hmacSha256(secret, rawBody), given);
 }

@@ -1,9 +1,8 @@
 // The gateway accounts a webhook routes to (with the app secrets that sign it) and the subscription
 // handshake.
 // These reads run as the server: the secrets table has no policy for any user role.
-import { createHash } from "node:crypto";
 import type { Sql } from "../_shared/db.ts";
-import { bytesEqual } from "../_shared/hmac.ts";
+import { bytesEqual, sha256 } from "../_shared/hmac.ts";
 
 export interface Account {
   id: string;
@@ -40,7 +39,7 @@ export async function loadAccounts(sql: Sql, phoneNumberIds: string[]): Promise<
  */
 export async function verifyTokenMatches(sql: Sql, token: string): Promise<boolean> {
   const given = new TextEncoder().encode(token);
-  const digest = createHash("sha256").update(given).digest();
+  const digest = sha256(given);
   const rows = await sql<{ verify_token: string }[]>`
     select verify_token from public.messaging_account_secrets
     where verify_token_sha256 = ${digest}

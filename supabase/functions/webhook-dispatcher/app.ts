@@ -18,7 +18,7 @@ import { type AppDeps, newApp } from "../_shared/app.ts";
 import type { Sql } from "../_shared/db.ts";
 import { parseJson, readRawBody } from "../_shared/body.ts";
 import { badRequest, serviceUnavailable, unauthorized } from "../_shared/errors.ts";
-import { bytesEqual } from "../_shared/hmac.ts";
+import { secretsEqual } from "../_shared/hmac.ts";
 import { DeliveryEngine, type EngineOptions, type RunStats } from "./engine.ts";
 
 /**
@@ -62,17 +62,10 @@ export interface DispatcherOptions {
   log?: (event: Record<string, unknown>) => void;
 }
 
-const encoder = new TextEncoder();
-
-async function digest(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
-}
-
-/** Constant-time check of the bearer secret (hashing first makes the lengths equal too). */
-async function authorized(header: string | undefined, secret: string): Promise<boolean> {
+/** Constant-time check of the bearer secret. */
+function authorized(header: string | undefined, secret: string): boolean {
   const match = /^Bearer\s+(.+)$/i.exec(header?.trim() ?? "");
-  if (!match) return false;
-  return bytesEqual(await digest(match[1]!), await digest(secret));
+  return match !== null && secretsEqual(match[1]!, secret);
 }
 
 /** `EdgeRuntime.waitUntil` on Supabase's Edge Runtime; undefined under plain Deno. */
@@ -95,7 +88,7 @@ export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = 
     const secret = deps.config.dispatchSecret;
     // Without a configured secret nobody can be authenticated; that is our misconfiguration.
     if (!secret) throw serviceUnavailable("WEBHOOK_DISPATCH_SECRET is not configured");
-    if (!(await authorized(c.req.header("authorization"), secret))) throw unauthorized();
+    if (!authorized(c.req.header("authorization"), secret)) throw unauthorized();
     const raw = await readRawBody(c.req.raw, 4096);
     const parsed = RunBody.safeParse(raw.byteLength ? parseJson(raw) : {});
     if (!parsed.success) {

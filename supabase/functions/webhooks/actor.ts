@@ -5,8 +5,8 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../_shared/app.ts";
 import { bearerToken, type TokenVerifier, type UserClaims } from "../_shared/auth.ts";
 import { type JwtClaims, type Sql, type Tx, withClaims } from "../_shared/db.ts";
-import { AppError, forbidden, unauthorized } from "../_shared/errors.ts";
-import { toHex } from "../_shared/hmac.ts";
+import { forbidden, unauthorized } from "../_shared/errors.ts";
+import { sha256Hex } from "../_shared/hmac.ts";
 
 export const API_KEY_PREFIX = "orgkey_";
 
@@ -16,15 +16,12 @@ export type Actor =
 
 export type ActorEnv = { Variables: { actor: Actor } };
 
-export async function hashApiKey(key: string): Promise<string> {
-  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))));
-}
+export const hashApiKey = (key: string): string => sha256Hex(key);
 
 /** A fresh key: the prefix and 32 random bytes, base64url. */
 export function generateApiKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return API_KEY_PREFIX +
-    btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return API_KEY_PREFIX + bytes.toBase64({ alphabet: "base64url", omitPadding: true });
 }
 
 function presentedCredential(req: Request): string {
@@ -37,7 +34,7 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
   return async (c, next) => {
     const credential = presentedCredential(c.req.raw);
     if (credential.startsWith(API_KEY_PREFIX)) {
-      const hash = await hashApiKey(credential);
+      const hash = hashApiKey(credential);
       const [key] = await sql<{ api_key_id: string; organization_id: string }[]>`
         select api_key_id, organization_id from private.authenticate_api_key(${hash})`;
       if (!key) throw unauthorized("invalid_api_key", "API key is not valid or has been revoked");
@@ -79,14 +76,4 @@ export async function asAdmin<T>(
     }
     return await fn(tx, { organizationId: row.org, actor });
   });
-}
-
-/** Users only (API keys cannot manage API keys, nor people). */
-export function requireUserActor(
-  c: Context<ActorEnv>,
-  message = "API keys cannot manage API keys",
-): Extract<Actor, { kind: "user" }> {
-  const actor = c.get("actor");
-  if (actor.kind !== "user") throw new AppError(403, "user_required", message);
-  return actor;
 }

@@ -1,13 +1,14 @@
 // Configuration API for the settings area (Settings > Integrations > Webhooks, Webhook Logs) and for
-// automation platforms. Every route is declared once (routes/*.ts); routing and the OpenAPI document
-// both come from those declarations.
-import type { Hono } from "hono";
+// automation platforms. Every route is declared once (routes/*.ts); its routing, input validation,
+// handler types and OpenAPI entry all come from that declaration (route.ts).
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Hono, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { type AppDeps, newApp } from "../_shared/app.ts";
 import { createTokenVerifier } from "../_shared/auth.ts";
 import { type ActorEnv, authenticate } from "./actor.ts";
-import { openApiDocument } from "./openapi.ts";
-import type { Route } from "./route.ts";
+import { openApiDocument, register, type Route } from "./route.ts";
+import { validationHook } from "./validate.ts";
 import { apiKeyRoutes } from "./routes/api_keys.ts";
 import { inboundLogRoutes } from "./routes/inbound_log.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
@@ -32,8 +33,9 @@ export function routes(deps: AppDeps): Route[] {
   ];
 }
 
-export function createApp(deps: AppDeps): Hono {
-  const app = newApp("webhooks", deps) as unknown as Hono<ActorEnv>;
+function api(deps: AppDeps, auth: MiddlewareHandler<ActorEnv>): OpenAPIHono<ActorEnv> {
+  const root = new OpenAPIHono<ActorEnv>({ defaultHook: validationHook }) as unknown as Hono;
+  const app = newApp("webhooks", deps, root) as unknown as OpenAPIHono<ActorEnv>;
   // The settings UI is a static site on its own origin and calls this function from the browser.
   // Any origin may: credentials travel only as explicit Authorization/X-API-Key headers (never
   // cookies), so a page can do nothing with this API that its own token or key would not let it do.
@@ -46,14 +48,17 @@ export function createApp(deps: AppDeps): Hono {
       maxAge: 600,
     }),
   );
-  const all = routes(deps);
-  const document = openApiDocument(all.map((r) => r.spec), { version: API_VERSION });
-  app.get("/openapi.json", (c) => c.json(document));
+  for (const r of routes(deps)) register(app, r, auth);
+  return app;
+}
 
-  const auth = authenticate(deps.sql, createTokenVerifier(deps.config));
-  for (const r of all) {
-    const handlers = r.spec.access === "public" ? [r.handler] : [auth, r.handler];
-    app.on(r.spec.method.toUpperCase(), r.spec.path, ...(handlers as [typeof auth]));
-  }
+/** The OpenAPI document, from the route declarations alone (no handler runs, nothing is connected). */
+export const document = () =>
+  openApiDocument(api({} as AppDeps, () => Promise.reject(new Error("not served"))), API_VERSION);
+
+export function createApp(deps: AppDeps): Hono {
+  const app = api(deps, authenticate(deps.sql, createTokenVerifier(deps.config)));
+  const doc = openApiDocument(app, API_VERSION);
+  app.get("/openapi.json", (c) => c.json(doc));
   return app as unknown as Hono;
 }

@@ -13,10 +13,8 @@ const TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?(?:([+-])(\d{2})(?::?(\d{2}))?|Z)?$/;
 
 export function encodeCursor(row: { cursor_at?: string; id: string }): string {
-  return btoa(JSON.stringify([row.cursor_at, row.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(
-    /=+$/,
-    "",
-  );
+  return new TextEncoder().encode(JSON.stringify([row.cursor_at, row.id]))
+    .toBase64({ alphabet: "base64url", omitPadding: true });
 }
 
 function isValidTimestamp(text: string): boolean {
@@ -34,7 +32,9 @@ function isValidTimestamp(text: string): boolean {
 
 export function decodeCursor(cursor: string): [string, string] {
   try {
-    const [at, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/"))) as unknown[];
+    const [at, id] = JSON.parse(
+      new TextDecoder().decode(Uint8Array.fromBase64(cursor, { alphabet: "base64url" })),
+    ) as unknown[];
     if (
       typeof at === "string" && isValidTimestamp(at) && typeof id === "string" &&
       z.uuid().safeParse(id).success
@@ -45,4 +45,16 @@ export function decodeCursor(cursor: string): [string, string] {
   throw badRequest("invalid_cursor", "cursor is not one this API returned", {
     fields: [{ field: "cursor", message: "invalid cursor" }],
   });
+}
+
+/** Strips the cursor column from a row. */
+export const withoutCursor = <T extends { cursor_at?: string }>({ cursor_at: _, ...row }: T) => row;
+
+/** A page of a query that read `limit + 1` rows: `limit` of them, and the next page's cursor (null: none). */
+export function pageOf<T extends { cursor_at?: string; id: string }>(rows: T[], limit: number) {
+  const page = rows.slice(0, limit);
+  return {
+    data: page.map(withoutCursor),
+    next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null,
+  };
 }

@@ -1,15 +1,8 @@
 // The shapes the configuration API accepts and returns. Secrets appear only in the responses that
 // create or rotate them.
 import { z } from "zod";
+import { EVENT_TYPES } from "./catalogue.ts";
 
-export const EVENT_TYPES = [
-  "member.created",
-  "member.lost",
-  "donation.recorded",
-  "attendance.marked",
-  "workflow.completed",
-  "webhook.endpoint.disabled",
-] as const;
 export const EventType = z.enum(EVENT_TYPES);
 
 export const DELIVERY_STATES = ["pending", "retrying", "delivered", "permanently_failed"] as const;

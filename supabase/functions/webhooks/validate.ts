@@ -1,18 +1,22 @@
-// Input validation at the edge: zod parses, and a failure becomes a 400 that names every bad field.
-import type { Context } from "hono";
+// Input validation at the edge. Hono's validators (declared per route in route.ts) parse with zod and
+// hand every result to `validationHook`, which decides the error: a 400 naming every bad field, or a
+// 404 for a malformed path id. `jsonBody` reads the body first, within its limit.
+import type { Hook } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import type { z } from "zod";
-import { badRequest, notFound } from "../_shared/errors.ts";
+import { AppError, badRequest, notFound } from "../_shared/errors.ts";
 import { parseJson, readRawBody } from "../_shared/body.ts";
 
 const BODY_LIMIT = 64 * 1024;
+// The media types Hono's JSON validator reads (@hono/zod-openapi refuses a body of any other type).
+const JSON_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
 
-function fail(where: string, error: z.ZodError): never {
-  const fields = error.issues.map((i) => ({ field: i.path.join(".") || where, message: i.message }));
-  throw badRequest(
-    "invalid_request",
-    `Invalid ${where}: ${fields.map((f) => f.field).join(", ")}`,
-    { fields },
-  );
+type Field = { field: string; message: string };
+
+function invalid(where: string, fields: Field[]): never {
+  throw badRequest("invalid_request", `Invalid ${where}: ${fields.map((f) => f.field).join(", ")}`, {
+    fields,
+  });
 }
 
 /**
@@ -20,7 +24,7 @@ function fail(where: string, error: z.ZodError): never {
  * database (a 500 after the fact), and an unpaired surrogate would be stored silently altered (U+FFFD).
  */
 function refuseUnstorable(where: string, value: unknown): void {
-  const fields: { field: string; message: string }[] = [];
+  const fields: Field[] = [];
   const stack: [unknown, string[]][] = [[value, []]];
   while (stack.length > 0) {
     const [v, path] = stack.pop()!;
@@ -35,32 +39,44 @@ function refuseUnstorable(where: string, value: unknown): void {
       for (const [k, x] of Object.entries(v)) stack.push([x, [...path, k]]);
     }
   }
-  if (fields.length) {
-    throw badRequest("invalid_request", `Invalid ${where}: ${fields.map((f) => f.field).join(", ")}`, {
-      fields,
-    });
+  if (fields.length) invalid(where, fields);
+}
+
+// deno-lint-ignore no-explicit-any
+export const validationHook: Hook<any, any, any, void> = (result) => {
+  if (result.target === "param") {
+    // A malformed id names nothing that exists: not found, exactly like an id of another organization.
+    if (!result.success) {
+      const name = String((result.error as z.ZodError).issues[0]?.path[0] ?? "id");
+      throw notFound("not_found", `No such ${name.replace(/_id$|Id$/, "")}`);
+    }
+    return;
   }
-}
+  const where = result.target === "json" ? "body" : result.target;
+  if (!result.success) {
+    invalid(
+      where,
+      (result.error as z.ZodError).issues.map((i) => ({
+        field: i.path.join(".") || where,
+        message: i.message,
+      })),
+    );
+  }
+  refuseUnstorable(where, result.data);
+};
 
-export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+/**
+ * Reads the body once, refusing it past 64 KiB before it is buffered whole, and checks that it is JSON
+ * (an empty body is `{}`); Hono's JSON validator then reads it from the request's body cache.
+ */
+export const jsonBody: MiddlewareHandler = async (c, next) => {
   const raw = await readRawBody(c.req.raw, BODY_LIMIT);
-  const value = raw.byteLength === 0 ? {} : parseJson(raw);
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) fail("body", parsed.error);
-  refuseUnstorable("body", parsed.data);
-  return parsed.data;
-}
-
-export function query<S extends z.ZodType>(c: Context, schema: S): z.infer<S> {
-  const parsed = schema.safeParse(c.req.query());
-  if (!parsed.success) fail("query", parsed.error);
-  refuseUnstorable("query", parsed.data);
-  return parsed.data;
-}
-
-export function param<S extends z.ZodType>(c: Context, name: string, schema: S): z.infer<S> {
-  const parsed = schema.safeParse(c.req.param(name));
-  // A malformed id names nothing that exists: not found, exactly like an id of another organization.
-  if (!parsed.success) throw notFound("not_found", `No such ${name.replace(/_id$|Id$/, "")}`);
-  return parsed.data;
-}
+  if (raw.byteLength > 0 && !JSON_TYPE.test(c.req.header("content-type") ?? "")) {
+    throw new AppError(415, "unsupported_media_type", "Send the body as application/json");
+  }
+  if (raw.byteLength > 0) parseJson(raw); // our 400 invalid_json; Hono's validator then parses the text
+  const cache = c.req.bodyCache as Record<string, Promise<unknown>>; // Hono caches promises there
+  cache.arrayBuffer = Promise.resolve(raw.buffer);
+  cache.text = Promise.resolve(raw.byteLength === 0 ? "{}" : new TextDecoder().decode(raw));
+  await next();
+};

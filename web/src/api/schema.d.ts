@@ -1516,11 +1516,11 @@ export interface paths {
                             last_received_at: string;
                             processed_at: string | null;
                             /** @description The body as received (JSON) */
-                            payload: unknown;
+                            payload?: unknown;
                             headers: {
                                 [key: string]: unknown;
                             };
-                            result: unknown;
+                            result?: unknown;
                         };
                     };
                 };

@@ -11,7 +11,7 @@
 import type { Sql } from "../db.ts";
 import { readRawBody } from "../body.ts";
 import { AppError, badRequest, isDatabaseUnavailable, notFound, unauthorized } from "../errors.ts";
-import { toHex, verifyHexSignatureSync } from "../hmac.ts";
+import { sha256 as digest, verifyHexSignature } from "../hmac.ts";
 import { jsonDepth, MAX_JSON_DEPTH, storableInPostgres } from "../storable.ts";
 import { type LogEntry, logRefused, logRejected, logVerified, markFailed } from "./store.ts";
 import type { ApplyResult, Receiver, Target } from "./types.ts";
@@ -86,7 +86,7 @@ export async function runInbound<C>(
   const verified = await verify(sql, receiver, req.headers, raw, routing.targets, routing.mode);
 
   // 4. Log each part.
-  const sha256 = await digest(raw);
+  const sha256 = digest(raw);
   const headerKey = receiver.keyFromHeaders ? keyFromHeaders(req.headers) : undefined;
   const headers = loggedHeaders(req.headers);
   const parts = parseError || !receiver.split
@@ -97,14 +97,14 @@ export async function runInbound<C>(
   for (const part of parts) {
     const partText = part.whole ? text : JSON.stringify(part.body);
     const partBytes = part.whole ? raw : new TextEncoder().encode(partText);
-    const partSha = part.whole ? sha256 : await digest(partBytes);
+    const partSha = part.whole ? sha256 : digest(partBytes);
     const canHold = part.whole ? jsonbCanHold : true;
     const entry: LogEntry = {
       organizationId: part.target.organizationId,
       accountId: part.target.accountId ?? null,
       provider: receiver.provider,
       event: parseError ? null : safeEventName(receiver, part.body),
-      idempotencyKey: headerKey ?? `sha256:${toHex(partSha)}`,
+      idempotencyKey: headerKey ?? `sha256:${partSha.toHex()}`,
       bodySha256: partSha,
       bodyBytes: partBytes.byteLength,
       // A body jsonb cannot hold (and any non-JSON one) is kept as text instead.
@@ -180,7 +180,7 @@ async function verify<C>(
     const results = new Map<string, boolean>();
     const ok = (t: Target) => {
       let r = results.get(t.secret);
-      if (r === undefined) results.set(t.secret, r = verifyHexSignatureSync(t.secret, raw, signature));
+      if (r === undefined) results.set(t.secret, r = verifyHexSignature(t.secret, raw, signature));
       return r;
     };
     if (mode === "any") {
@@ -309,10 +309,6 @@ function safeEventName<C>(receiver: Receiver<C>, body: unknown): string | null {
   } catch {
     return null;
   }
-}
-
-async function digest(bytes: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Context, Hono } from "hono";
 import { z } from "zod";
 import type { Sql } from "../db.ts";
 import { badRequest, notFound, serviceUnavailable, unauthorized } from "../errors.ts";
-import { bytesEqual } from "../hmac.ts";
+import { secretsEqual } from "../hmac.ts";
 import { replayFailed, replayLogged } from "./replay.ts";
 import type { Receiver } from "./types.ts";
 
@@ -21,7 +21,7 @@ const ReplayRequest = z.object({
 
 export function mountReplay<C>(app: Hono, sql: Sql, receiver: Receiver<C>, replaySecret?: string): void {
   app.post("/replay", async (c: Context) => {
-    await requireReplaySecret(c, replaySecret);
+    requireReplaySecret(c, replaySecret);
     let body: unknown;
     try {
       body = await c.req.json();
@@ -44,15 +44,10 @@ export function mountReplay<C>(app: Hono, sql: Sql, receiver: Receiver<C>, repla
   });
 }
 
-/** Bearer <replay secret>, compared in constant time (over digests, so lengths do not matter). */
-async function requireReplaySecret(c: Context, replaySecret: string | undefined): Promise<void> {
+/** Bearer <replay secret>, compared in constant time. */
+function requireReplaySecret(c: Context, replaySecret: string | undefined): void {
   if (!replaySecret) throw serviceUnavailable("Replay is not configured (INBOUND_REPLAY_SECRET)");
   const header = c.req.header("authorization") ?? "";
   const given = header.startsWith("Bearer ") ? header.slice(7) : "";
-  const [a, b] = await Promise.all([sha256(given), sha256(replaySecret)]);
-  if (!given || !bytesEqual(a, b)) throw unauthorized();
-}
-
-async function sha256(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  if (!given || !secretsEqual(given, replaySecret)) throw unauthorized();
 }

@@ -1,9 +1,8 @@
 // Organization API keys: admins create (the key is shown once), list and revoke them.
 import { z } from "zod";
 import { notFound } from "../../_shared/errors.ts";
-import { asAdmin, generateApiKey, hashApiKey, requireUserActor } from "../actor.ts";
-import { jsonBody, param } from "../validate.ts";
-import { route, type RouteFactory } from "../route.ts";
+import { asAdmin, generateApiKey, hashApiKey } from "../actor.ts";
+import { route, type RouteFactory, userOf } from "../route.ts";
 
 const ApiKey = z.object({
   id: z.uuid(),
@@ -30,10 +29,10 @@ export const apiKeyRoutes: RouteFactory = (deps) => [
       summary: "List the organization's API keys (never the keys themselves)",
       tag: "API keys",
       access: "user",
+      refusal: "API keys cannot manage API keys",
       responses: { 200: { description: "Keys, newest first", schema: z.object({ data: z.array(ApiKey) }) } },
     },
     async (c) => {
-      requireUserActor(c);
       const data = await asAdmin(deps, c, (tx) =>
         tx<ApiKeyRow[]>`
           select id, name, key_prefix, created_by, created_at, last_used_at, revoked_at
@@ -48,14 +47,15 @@ export const apiKeyRoutes: RouteFactory = (deps) => [
       summary: "Create an API key for automation platforms; the key is returned once",
       tag: "API keys",
       access: "user",
+      refusal: "API keys cannot manage API keys",
       body: CreateApiKey,
       responses: { 201: { description: "The new key, with the key itself", schema: CreatedApiKey } },
     },
     async (c) => {
-      const actor = requireUserActor(c);
-      const input = await jsonBody(c, CreateApiKey);
+      const actor = userOf(c);
+      const input = c.req.valid("json");
       const key = generateApiKey();
-      const hash = await hashApiKey(key);
+      const hash = hashApiKey(key);
       const row = await asAdmin(deps, c, async (tx, { organizationId }) => {
         const [r] = await tx<ApiKeyRow[]>`
           insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash, created_by)
@@ -73,12 +73,12 @@ export const apiKeyRoutes: RouteFactory = (deps) => [
       summary: "Revoke an API key; requests made with it fail from now on",
       tag: "API keys",
       access: "user",
+      refusal: "API keys cannot manage API keys",
       params: id,
       responses: { 200: { description: "The revoked key", schema: ApiKey } },
     },
     async (c) => {
-      requireUserActor(c);
-      const keyId = param(c, "id", z.uuid());
+      const keyId = c.req.valid("param").id;
       const row = await asAdmin(deps, c, async (tx) => {
         const [r] = await tx<ApiKeyRow[]>`
           update public.organization_api_keys set revoked_at = coalesce(revoked_at, now())

@@ -4,11 +4,10 @@
 import { z } from "zod";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
-import { EVENT_EXAMPLES } from "../catalogue.ts";
+import { EVENT_CATALOGUE } from "../catalogue.ts";
 import { EventType, Subscribe } from "../schemas.ts";
 import { assertSafeTarget, createEndpoint, deleteEndpoint } from "./endpoints.ts";
 import { mapSqlErrors } from "../sql_errors.ts";
-import { jsonBody, param, query } from "../validate.ts";
 
 const Subscription = z.object({
   id: z.uuid().describe("Pass to DELETE /subscriptions/{id} to unsubscribe"),
@@ -31,7 +30,7 @@ export const automationRoutes: RouteFactory = (deps) => [
       responses: { 201: { description: "The subscription", schema: Subscription } },
     },
     async (c) => {
-      const input = await jsonBody(c, Subscribe);
+      const input = c.req.valid("json");
       await assertSafeTarget(deps.config, input.target_url);
       const actor = c.get("actor");
       const row = await asAdmin(
@@ -60,7 +59,7 @@ export const automationRoutes: RouteFactory = (deps) => [
       responses: { 204: { description: "Unsubscribed" }, 404: { description: "No such subscription" } },
     },
     async (c) => {
-      const subscriptionId = param(c, "id", z.uuid());
+      const subscriptionId = c.req.valid("param").id;
       await asAdmin(deps, c, (tx) => deleteEndpoint(tx, subscriptionId, "subscription"));
       return c.body(null, 204);
     },
@@ -84,13 +83,13 @@ export const automationRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const type = param(c, "event_type", EventType);
-      const { limit } = query(c, SampleQuery);
+      const type = c.req.valid("param").event_type;
+      const { limit } = c.req.valid("query");
       const rows = await asAdmin(deps, c, (tx) =>
         tx<{ payload: Record<string, unknown> }[]>`
           select payload from public.webhook_events where type = ${type}
           order by created_at desc, id desc limit ${limit}`);
-      return c.json(rows.length ? rows.map((r) => r.payload) : [EVENT_EXAMPLES[type]]);
+      return c.json(rows.length ? rows.map((r) => r.payload) : [EVENT_CATALOGUE[type].example]);
     },
   ),
 ];

@@ -2,12 +2,11 @@
 import { z } from "zod";
 import type { Tx } from "../../_shared/db.ts";
 import { notFound } from "../../_shared/errors.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, pageOf, withoutCursor } from "../cursor.ts";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Delivery, DeliveryDetail, type DeliveryRow, ListDeliveries, Page } from "../schemas.ts";
 import { mapSqlErrors } from "../sql_errors.ts";
-import { param, query } from "../validate.ts";
 
 // The event type is stored on the delivery, so a listing reads one table and each filter has its own
 // index (see webhook_deliveries_log_*_idx in the outbound tables migration).
@@ -45,15 +44,10 @@ export function listDeliveriesQuery(
 
 type Row = DeliveryRow & { cursor_at?: string };
 
-function strip(row: Row): DeliveryRow {
-  const { cursor_at: _, ...rest } = row;
-  return rest;
-}
-
 export async function visibleDelivery(tx: Tx, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await tx.unsafe<Row[]>(`${DELIVERY_SELECT} where d.id = $1`, [deliveryId]);
   if (!row) throw notFound("not_found", "No such delivery");
-  return strip(row);
+  return withoutCursor(row);
 }
 
 export const deliveryRoutes: RouteFactory = (deps) => [
@@ -68,13 +62,11 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       responses: { 200: { description: "A page of deliveries", schema: Page(Delivery) } },
     },
     async (c) => {
-      const q = query(c, ListDeliveries);
+      const q = c.req.valid("query");
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
       const { text, args } = listDeliveriesQuery(q, cursor);
       const rows = await asAdmin(deps, c, (tx) => tx.unsafe<Row[]>(text, args as never[]));
-      const page = rows.slice(0, q.limit);
-      const next = rows.length > q.limit ? encodeCursor(page.at(-1)!) : null;
-      return c.json({ data: page.map(strip), next_cursor: next });
+      return c.json(pageOf(rows, q.limit));
     },
   ),
   route(
@@ -91,7 +83,7 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const deliveryId = param(c, "id", z.uuid());
+      const deliveryId = c.req.valid("param").id;
       const detail = await asAdmin(deps, c, async (tx) => {
         const delivery = await visibleDelivery(tx, deliveryId);
         // payload::text is exactly what the dispatcher signs and sends.
@@ -121,7 +113,7 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const deliveryId = param(c, "id", z.uuid());
+      const deliveryId = c.req.valid("param").id;
       const row = await asAdmin(deps, c, async (tx) => {
         await visibleDelivery(tx, deliveryId);
         await mapSqlErrors(() => tx`select public.webhook_redeliver(${deliveryId})`);

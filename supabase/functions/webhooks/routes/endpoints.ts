@@ -18,7 +18,6 @@ import {
   UpdateEndpoint,
 } from "../schemas.ts";
 import { mapSqlErrors } from "../sql_errors.ts";
-import { jsonBody, param } from "../validate.ts";
 
 const id = { id: z.uuid() };
 
@@ -169,7 +168,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const input = await jsonBody(c, CreateEndpoint);
+      const input = c.req.valid("json");
       await assertSafeTarget(deps.config, input.url);
       const row = await asAdmin(
         deps,
@@ -193,7 +192,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const endpointId = param(c, "id", z.uuid());
+      const endpointId = c.req.valid("param").id;
       const [row] = await asAdmin(
         deps,
         c,
@@ -217,8 +216,8 @@ export const endpointRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const endpointId = param(c, "id", z.uuid());
-      const input = await jsonBody(c, UpdateEndpoint);
+      const endpointId = c.req.valid("param").id;
+      const input = c.req.valid("json");
       if (input.url !== undefined) await assertSafeTarget(deps.config, input.url);
       const row = await asAdmin(deps, c, async (tx) => {
         const current = await visibleEndpoint(tx, endpointId);
@@ -253,7 +252,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
       responses: { 204: { description: "Deleted" }, 404: { description: "No such endpoint" } },
     },
     async (c) => {
-      const endpointId = param(c, "id", z.uuid());
+      const endpointId = c.req.valid("param").id;
       await asAdmin(deps, c, (tx) => deleteEndpoint(tx, endpointId, "endpoint"));
       return c.body(null, 204);
     },
@@ -277,8 +276,8 @@ export const endpointRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const endpointId = param(c, "id", z.uuid());
-      const input = await jsonBody(c, RotateSecret);
+      const endpointId = c.req.valid("param").id;
+      const input = c.req.valid("json");
       const grace = `${input.grace_seconds ?? 86400} seconds`;
       const result = await asAdmin(deps, c, async (tx) => {
         await visibleEndpoint(tx, endpointId);
@@ -313,7 +312,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const endpointId = param(c, "id", z.uuid());
+      const endpointId = c.req.valid("param").id;
       const eventId = await asAdmin(deps, c, async (tx) => {
         await visibleEndpoint(tx, endpointId);
         const [r] = await mapSqlErrors(() =>
@@ -343,8 +342,8 @@ export const endpointRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const endpointId = param(c, "id", z.uuid());
-      const input = await jsonBody(c, Recover);
+      const endpointId = c.req.valid("param").id;
+      const input = c.req.valid("json");
       const recovered = await asAdmin(deps, c, async (tx) => {
         await visibleEndpoint(tx, endpointId);
         const [r] = await mapSqlErrors(() =>

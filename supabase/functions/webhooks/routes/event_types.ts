@@ -2,10 +2,10 @@
 import { z } from "zod";
 import { route, type RouteFactory } from "../route.ts";
 import { EVENT_CATALOGUE } from "../catalogue.ts";
-import { EVENT_TYPES } from "../schemas.ts";
+import { EventType } from "../schemas.ts";
 
 const EventTypeInfo = z.object({
-  type: z.enum(EVENT_TYPES),
+  type: EventType,
   description: z.string(),
   example: z.record(z.string(), z.unknown()),
 });
@@ -24,7 +24,7 @@ export const eventTypeRoutes: RouteFactory = () => [
     },
     (c) =>
       Promise.resolve(
-        c.json({ data: EVENT_TYPES.map((type) => ({ type, ...EVENT_CATALOGUE[type] })) }),
+        c.json({ data: Object.entries(EVENT_CATALOGUE).map(([type, e]) => ({ type, ...e })) }),
       ),
   ),
 ];

@@ -4,12 +4,11 @@
 // configuration and never see payment data or messages.
 import { z } from "zod";
 import { notFound } from "../../_shared/errors.ts";
-import { asAdmin, requireUserActor } from "../actor.ts";
+import { asAdmin } from "../actor.ts";
 import { askReceiverToReplay, INBOUND_PROVIDERS, type InboundProvider } from "../receivers.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Page } from "../schemas.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
-import { param, query } from "../validate.ts";
+import { decodeCursor, pageOf, withoutCursor } from "../cursor.ts";
 
 const LOG_STATES = ["received", "processed", "unmatched", "failed", "rejected", "unverified"] as const;
 
@@ -55,7 +54,6 @@ const COLUMNS =
   `id, provider, account_id, event, idempotency_key, status, signature_valid, error, deliveries, attempts,
   body_bytes::float8 as body_bytes, received_at, last_received_at, processed_at, received_at::text as cursor_at`;
 type Row = z.infer<typeof LogEntry> & { cursor_at?: string };
-const strip = ({ cursor_at: _, ...rest }: Row) => rest;
 
 export const inboundLogRoutes: RouteFactory = (deps) => [
   route(
@@ -65,12 +63,12 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       summary: "List inbound webhooks (payments and WhatsApp), newest first",
       tag: "Inbound payment webhooks",
       access: "user",
+      refusal: "API keys cannot read or replay the inbound payment log",
       query: ListLog,
       responses: { 200: { description: "A page of log entries", schema: Page(LogEntry) } },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
-      const q = query(c, ListLog);
+      const q = c.req.valid("query");
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
       const rows = await asAdmin(deps, c, (tx) =>
         tx.unsafe<Row[]>(
@@ -80,11 +78,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
            order by received_at desc, id desc limit $5`,
           [q.provider ?? null, q.status ?? null, cursor?.[0] ?? null, cursor?.[1] ?? null, q.limit + 1],
         ));
-      const page = rows.slice(0, q.limit);
-      return c.json({
-        data: page.map(strip),
-        next_cursor: rows.length > q.limit ? encodeCursor(page.at(-1)!) : null,
-      });
+      return c.json(pageOf(rows, q.limit));
     },
   ),
   route(
@@ -94,6 +88,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       summary: "Read one inbound webhook with its body",
       tag: "Inbound payment webhooks",
       access: "user",
+      refusal: "API keys cannot read or replay the inbound payment log",
       params: { id: z.uuid() },
       responses: {
         200: { description: "The entry", schema: LogDetail },
@@ -101,8 +96,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
-      const logId = param(c, "id", z.uuid());
+      const logId = c.req.valid("param").id;
       const row = await asAdmin(deps, c, async (tx) => {
         const [r] = await tx.unsafe<Row[]>(
           `select ${COLUMNS}, coalesce(payload, to_jsonb(raw_body)) as payload, headers, result
@@ -112,7 +106,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
         return r;
       });
       if (!row) throw notFound("not_found", "No such log entry");
-      return c.json(strip(row));
+      return c.json(withoutCursor(row));
     },
   ),
   route(
@@ -122,6 +116,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       summary: "Apply a logged payload again (an applied one changes nothing)",
       tag: "Inbound payment webhooks",
       access: "user",
+      refusal: "API keys cannot read or replay the inbound payment log",
       params: { id: z.uuid() },
       responses: {
         200: { description: "What the replay did", schema: Outcome },
@@ -130,8 +125,7 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
-      const logId = param(c, "id", z.uuid());
+      const logId = c.req.valid("param").id;
       // Visibility through RLS first (another organization's id is simply not found), then the replay
       // itself in the receiver that owns the row, scoped to the admin's organization once more.
       const { organizationId, provider } = await asAdmin(deps, c, async (tx, { organizationId }) => {
@@ -155,13 +149,13 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       summary: "Replay every failed or unmatched entry of the organization, oldest first",
       tag: "Inbound payment webhooks",
       access: "user",
+      refusal: "API keys cannot read or replay the inbound payment log",
       responses: {
         200: { description: "One outcome per entry", schema: z.object({ data: z.array(Outcome) }) },
         503: { description: "A receiver function could not be reached; retry later" },
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot read or replay the inbound payment log");
       const organizationId = await asAdmin(
         deps,
         c,

@@ -6,13 +6,12 @@
 import { z } from "zod";
 import { withClaims } from "../../_shared/db.ts";
 import { AppError, notFound } from "../../_shared/errors.ts";
-import { type ActorEnv, asAdmin, requireUserActor } from "../actor.ts";
+import { type ActorEnv, asAdmin } from "../actor.ts";
 import type { AppDeps } from "../../_shared/app.ts";
 import type { Context } from "hono";
 import type { Tx } from "../../_shared/db.ts";
-import { route, type RouteFactory } from "../route.ts";
+import { route, type RouteFactory, userOf } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
-import { jsonBody, param } from "../validate.ts";
 
 const Role = z.enum(["admin", "staff"]);
 
@@ -79,7 +78,7 @@ function invitationError(err: unknown): unknown {
 
 /** As the signed-in user, whatever organization their token names (invitees are not members yet). */
 async function asUser<T>(deps: AppDeps, c: Context<ActorEnv>, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const actor = requireUserActor(c, "API keys cannot join or leave organizations");
+  const actor = userOf(c);
   try {
     return await withClaims(deps.userSql ?? deps.sql, actor.claims, fn);
   } catch (err) {
@@ -97,10 +96,10 @@ export const invitationRoutes: RouteFactory = (deps) => [
       summary: "List the organization's invitations, newest first (admins)",
       tag: "People",
       access: "user",
+      refusal: "API keys cannot manage people",
       responses: { 200: { description: "Invitations", schema: z.object({ data: z.array(Invitation) }) } },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot manage people");
       const data = await asAdmin(deps, c, (tx) =>
         tx.unsafe(
           `select ${INVITATION_COLUMNS} from public.organization_invitations order by created_at desc, id limit 500`,
@@ -115,6 +114,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       summary: "Invite an e-mail address with a role (admins); the token is returned once",
       tag: "People",
       access: "user",
+      refusal: "API keys cannot manage people",
       body: CreateInvitation,
       responses: {
         201: { description: "The invitation with its token", schema: CreatedInvitation },
@@ -122,8 +122,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot manage people");
-      const input = await jsonBody(c, CreateInvitation);
+      const input = c.req.valid("json");
       const created = await asAdmin(deps, c, async (tx) => {
         try {
           const [r] = await tx<{ invitation: z.infer<typeof CreatedInvitation> }[]>`
@@ -143,6 +142,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       summary: "Revoke an open invitation (admins); its token stops working",
       tag: "People",
       access: "user",
+      refusal: "API keys cannot manage people",
       params: id,
       responses: {
         200: { description: "The revoked invitation", schema: Invitation },
@@ -150,8 +150,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot manage people");
-      const invitationId = param(c, "id", z.uuid());
+      const invitationId = c.req.valid("param").id;
       const row = await asAdmin(deps, c, async (tx) => {
         try {
           await tx`select public.revoke_invitation(${invitationId})`;
@@ -174,6 +173,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       summary: "Open invitations addressed to your confirmed e-mail address",
       tag: "People",
       access: "user",
+      refusal: "API keys cannot join or leave organizations",
       responses: {
         200: {
           description: "Invitations you can accept",
@@ -193,6 +193,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       summary: "Accept an invitation: with its token, or by id when it is addressed to your e-mail",
       tag: "People",
       access: "user",
+      refusal: "API keys cannot join or leave organizations",
       body: AcceptInvitation,
       responses: {
         200: {
@@ -205,8 +206,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      requireUserActor(c, "API keys cannot join or leave organizations");
-      const input = await jsonBody(c, AcceptInvitation);
+      const input = c.req.valid("json");
       const membership = await asUser(deps, c, async (tx) => {
         const [r] = await tx<{ membership: z.infer<typeof Membership> }[]>`
           select public.accept_invitation(
@@ -224,6 +224,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       summary: "Leave an organization you belong to (the last admin cannot)",
       tag: "People",
       access: "user",
+      refusal: "API keys cannot join or leave organizations",
       params: { organization_id: z.uuid() },
       responses: {
         200: { description: "No longer a member", schema: z.object({ organization_id: z.uuid() }) },
@@ -232,7 +233,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const organizationId = param(c, "organization_id", z.uuid());
+      const organizationId = c.req.valid("param").organization_id;
       await asUser(deps, c, (tx) => tx`select public.leave_organization(${organizationId})`);
       return c.json({ organization_id: organizationId });
     },

@@ -4,9 +4,7 @@
 import { z } from "zod";
 import { forbidden } from "../../_shared/errors.ts";
 import { withClaims } from "../../_shared/db.ts";
-import { requireUserActor } from "../actor.ts";
-import { route, type RouteFactory } from "../route.ts";
-import { jsonBody } from "../validate.ts";
+import { route, type RouteFactory, userOf } from "../route.ts";
 
 const Membership = z.object({
   organization_id: z.uuid(),
@@ -30,10 +28,11 @@ export const meRoutes: RouteFactory = (deps) => [
       summary: "The signed-in user, their active organization and every membership with its role",
       tag: "Me",
       access: "user",
+      refusal: "API keys have no memberships; sign in as a person",
       responses: { 200: { description: "Who is signed in, and where", schema: Me } },
     },
     async (c) => {
-      const { claims, userId } = requireUserActor(c, "API keys have no memberships; sign in as a person");
+      const { claims, userId } = userOf(c);
       // As the user: row-level security shows their own memberships and the organizations they are in.
       const memberships = await withClaims(
         deps.userSql ?? deps.sql,
@@ -60,6 +59,7 @@ export const meRoutes: RouteFactory = (deps) => [
       summary: "Choose the active organization; then refresh the session (supabase.auth.refreshSession())",
       tag: "Me",
       access: "user",
+      refusal: "API keys have no memberships; sign in as a person",
       body: SetActive,
       responses: {
         200: { description: "Remembered; the next token refresh carries it", schema: Active },
@@ -67,8 +67,8 @@ export const meRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const { claims } = requireUserActor(c, "API keys have no memberships; sign in as a person");
-      const { organization_id } = await jsonBody(c, SetActive);
+      const { claims } = userOf(c);
+      const { organization_id } = c.req.valid("json");
       try {
         await withClaims(
           deps.userSql ?? deps.sql,
