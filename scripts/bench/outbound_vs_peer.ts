@@ -264,7 +264,13 @@ async function runOnce(side: Side): Promise<Result> {
         await sql`insert into public.webhook_endpoints (organization_id, url, events)
                   values (${org}, ${url}, ${["member.created"]})`;
       }
-      worker = spawn(Deno.execPath(), ["run", "-A", `${here}dispatcher_child.ts`], {
+      const v8 = Deno.env.get("BENCH_DISPATCHER_V8_FLAGS");
+      worker = spawn(Deno.execPath(), [
+        "run",
+        "-A",
+        ...(v8 ? [`--v8-flags=${v8}`] : []),
+        `${here}dispatcher_child.ts`,
+      ], {
         env: { BENCH_DATABASE_URL: cluster.url },
       });
       await waitForLine(worker, "our dispatcher (dispatcher_child.ts)", /^ready$/m);
