@@ -27,8 +27,9 @@ const here = new URL(".", import.meta.url).pathname;
 const root = new URL("../../", import.meta.url).pathname;
 
 // "peer": graphile-worker with its documented batching on (localQueue, batched completion), the
-// strongest configuration we know for it; "peer-defaults": the same worker with graphile-worker's defaults.
-const SIDES = ["ours", "peer", "peer-defaults"] as const;
+// strongest configuration we know for it; "peer-defaults": the same worker with graphile-worker's defaults;
+// "peer-row": defaults and a row-level trigger calling add_job per delivery, as graphile-worker's docs show.
+const SIDES = ["ours", "peer", "peer-defaults", "peer-row"] as const;
 type Side = typeof SIDES[number];
 const sides = (Deno.env.get("BENCH_SIDES") ?? SIDES.join(",")).split(",").map((s) => s.trim()) as Side[];
 for (const s of sides) {
@@ -39,6 +40,7 @@ const LABEL: Record<Side, string> = {
   ours: "ours (dispatcher)",
   peer: "graphile-worker peer, batching on",
   "peer-defaults": "graphile-worker peer, defaults",
+  "peer-row": "graphile-worker peer, defaults, row trigger + add_job",
 };
 interface Result {
   side: Side;
@@ -278,9 +280,11 @@ async function runOnce(side: Side): Promise<Result> {
         (await sql<{ n: number }[]>`
           select count(*)::int as n from public.webhook_deliveries where status = 'delivered'`)[0]!.n;
     } else {
-      const defaults: Record<string, string> = side === "peer-defaults"
-        ? { PEER_LOCAL_QUEUE: "-1", PEER_COMPLETE_BATCH_MS: "-1" }
-        : {};
+      const defaults: Record<string, string> = side === "peer" ? {} : {
+        PEER_LOCAL_QUEUE: "-1",
+        PEER_COMPLETE_BATCH_MS: "-1",
+        PEER_TRIGGER: side === "peer-row" ? "row" : "",
+      };
       worker = spawn("node", [`${here}peer/worker.mjs`], {
         env: { DATABASE_URL: cluster.url, PEER_CONCURRENCY: String(PEER_CONCURRENCY), ...defaults },
       });

@@ -74,10 +74,43 @@ begin
 end;
 $$;
 
+-- The textbook variant (worker.mjs with PEER_TRIGGER=row): a row-level trigger that calls add_job once
+-- per subscribed endpoint, as graphile-worker's documentation shows triggers enqueueing jobs.
+create or replace function peer.member_created() returns trigger
+language plpgsql
+as $$
+declare
+  event_id uuid := gen_random_uuid();
+  body text;
+  ep record;
+  delivery_id bigint;
+begin
+  if not exists (select 1 from peer.endpoints x
+                 where x.organization_id = new.organization_id and x.enabled
+                   and 'member.created' = any (x.events)) then
+    return null;
+  end if;
+  body := private.webhook_envelope(event_id, 'member.created', new.organization_id, to_jsonb(new),
+                                   to_jsonb(new))::text;
+  insert into peer.events (id, organization_id, type, body)
+  values (event_id, new.organization_id, 'member.created', body);
+  for ep in select id, url from peer.endpoints
+           where organization_id = new.organization_id and enabled and 'member.created' = any (events) loop
+    insert into peer.deliveries (event_id, endpoint_id) values (event_id, ep.id) returning id into delivery_id;
+    perform graphile_worker.add_job('deliver_webhook',
+      json_build_object('delivery_id', delivery_id, 'endpoint_id', ep.id, 'event_id', event_id,
+                        'type', 'member.created', 'url', ep.url, 'body', body));
+  end loop;
+  return null;
+end;
+$$;
+
 -- Ours is not in this database's way: the peer is the only webhook system here.
 alter table public.members disable trigger members_webhook_created;
 
+-- The statement-level trigger by default; worker.mjs swaps in the row-level one for PEER_TRIGGER=row.
 drop trigger if exists members_peer_created on public.members;
+drop trigger if exists members_peer_created_row on public.members;
 create trigger members_peer_created after insert on public.members
   referencing new table as new_rows
   for each statement execute function peer.members_created();

@@ -11,7 +11,8 @@
 //
 // Environment: DATABASE_URL; PEER_CONCURRENCY (concurrent jobs, default 64), PEER_PER_ENDPOINT (16),
 // PEER_LOCAL_QUEUE (graphile-worker's localQueue.size; -1 = off; default concurrency + 1, its
-// documented starting point), PEER_COMPLETE_BATCH_MS (completeJobBatchDelay; -1 = off; default 0).
+// documented starting point), PEER_COMPLETE_BATCH_MS (completeJobBatchDelay; -1 = off; default 0),
+// PEER_TRIGGER=row (a row-level trigger with one add_job per delivery instead of the statement-level one).
 // Prints "ready" once migrated and running; SIGTERM stops it gracefully.
 import { readFileSync } from "node:fs";
 import http from "node:http";
@@ -100,6 +101,11 @@ const pgPool = new pg.Pool({ connectionString, max: concurrency + 2 });
 // graphile_worker's schema first (the trigger calls add_jobs), then the peer's own tables and trigger.
 await runMigrations({ pgPool, logger });
 await pgPool.query(readFileSync(new URL("./schema.sql", import.meta.url), "utf8"));
+if (process.env.PEER_TRIGGER === "row") {
+  await pgPool.query(`drop trigger members_peer_created on public.members;
+    create trigger members_peer_created_row after insert on public.members
+    for each row execute function peer.member_created()`);
+}
 const runner = await run({
   pgPool,
   concurrency,
