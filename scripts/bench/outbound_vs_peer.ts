@@ -139,18 +139,37 @@ async function stopChild(child: Deno.ChildProcess, signal: Deno.Signal = "SIGTER
   }
 }
 
-/** A throwaway cluster from run.sh (bootstrapped, migrated); removed when we close its input. */
+/**
+ * A throwaway cluster from run.sh (bootstrapped, migrated); removed when we close its input. Tried up to
+ * three times: pg_virtualenv picks a port that another user of the machine may take first (port conflict).
+ */
 async function startCluster(): Promise<{ url: string; stop(): Promise<void> }> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await startClusterOnce();
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      const why = err instanceof Error ? err.message.split("\n").slice(-4).join(" ") : String(err);
+      console.error(`throwaway cluster failed to start (attempt ${attempt} of 3: ${why}); trying again`);
+      await sleep(2000 * attempt);
+    }
+  }
+}
+
+async function startClusterOnce(): Promise<{ url: string; stop(): Promise<void> }> {
   const child = spawn("bash", [`${here}run.sh`, "cluster_hold"], {
     env: { BENCH_PG_OPTS: PG_OPTS },
     stdin: true,
   });
-  const m = await waitForLine(
-    child,
-    "throwaway cluster (scripts/bench/run.sh cluster_hold)",
-    /cluster (\S+)\n/,
-  );
   const stdin = child.stdin.getWriter();
+  let m: RegExpMatchArray;
+  try {
+    m = await waitForLine(child, "throwaway cluster (scripts/bench/run.sh cluster_hold)", /cluster (\S+)\n/);
+  } catch (err) {
+    await stdin.close().catch(() => {});
+    await stopChild(child);
+    throw err;
+  }
   return {
     url: m[1]!,
     async stop() {
