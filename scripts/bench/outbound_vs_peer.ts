@@ -71,6 +71,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every child we start, so that any exit path stops exactly these (by PID, nothing else). */
 const children = new Set<Deno.ChildProcess>();
+// An uncaught error ends this process without running the cleanup below: signal our children first (a
+// cluster goes away by itself once our end of its input closes; the receiver and workers would not).
+const killChildren = () => {
+  for (const c of children) {
+    try {
+      c.kill("SIGTERM");
+    } catch { /* already gone */ }
+  }
+};
+globalThis.addEventListener("error", killChildren);
+globalThis.addEventListener("unhandledrejection", killChildren);
 
 function spawn(cmd: string, args: string[], opts: { env?: Record<string, string>; stdin?: boolean } = {}) {
   const child = new Deno.Command(cmd, {
