@@ -70,9 +70,11 @@ async function timeClaim(
 }
 class Rollback extends Error {}
 
+const table: string[] = [];
 function report(label: string, samples: { claim: number; record: number; rows: number }[]) {
   const c = median(samples.map((s) => s.claim));
   const r = median(samples.map((s) => s.record));
+  table.push(`| ${label} | ${c.toFixed(2)} ms | ${r.toFixed(2)} ms for ${samples[0]!.rows} rows |`);
   console.log(
     `${label}: claim ${c.toFixed(2)} ms, record ${r.toFixed(2)} ms for ${samples[0]!.rows} rows ` +
       `(${(r / Math.max(1, samples[0]!.rows)).toFixed(3)} ms/row)`,
@@ -80,6 +82,8 @@ function report(label: string, samples: { claim: number; record: number; rows: n
   return c;
 }
 
+const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(", ");
+console.log(`started ${new Date().toISOString().replace(/\.\d+Z$/, "Z")}, load average ${loadavg()}`);
 console.log(
   `${machine()}; ${REPEATS} repeats each, medians; each claim takes up to 256 rows, 16 per endpoint`,
 );
@@ -98,5 +102,17 @@ const withBacklog = report(
   "1,000 due rows + 100,000 behind a hanging endpoint at its cap",
   await timeClaim({ [hang!]: 16 }),
 );
-console.log(`claim with the backlog / without: ${(withBacklog / without).toFixed(2)}x`);
+const ratio = withBacklog / without;
+console.log(`claim with the backlog / without: ${ratio.toFixed(2)}x`);
+// The same as a Markdown table, to paste into BENCHMARKS.md.
+console.log("");
+console.log(`finished ${new Date().toISOString().replace(/\.\d+Z$/, "Z")}, load average ${loadavg()}`);
+console.log("");
+console.log(`| due rows (medians of ${REPEATS}) | claim | record |`);
+console.log("|---|---|---|");
+for (const line of table) console.log(line);
+console.log(
+  `| **claim with the 100k backlog / without** | **${ratio.toFixed(2)}x** ` +
+    `(goal <= 1.5x: ${ratio <= 1.5 ? "met" : "NOT met"}) | |`,
+);
 await sql.end();
