@@ -37,24 +37,26 @@ as $$ select interval '1 hour' $$;
 -- never claim the same row, and a lease: next_attempt_at moves `lease_seconds` ahead, so the row is not
 -- due for anyone else until then. A dispatcher that dies mid-batch just lets its leases run out.
 --
--- `in_flight` ({endpoint_id: n}) is what this dispatcher is already sending; no endpoint gets more
--- than `per_endpoint` at once from it, so a hanging endpoint can hold at most that many slots.
+-- No endpoint has more than `per_endpoint` deliveries in flight at once, across every dispatcher (the
+-- cron run, a woken run, a second local process): the database is the authority. An endpoint's room is
+-- `per_endpoint` minus its live leases (lease_token set, lease not run out), whoever holds them, counted
+-- on the small leased index (at most the cap per endpoint, plus leases run out that housekeeping has not
+-- cleared yet). Claims take turns on a transaction-level advisory lock, and each counts after taking
+-- its turn, in a statement of its own with a fresh snapshot (so this is plpgsql, under READ COMMITTED
+-- as the dispatcher runs it): two claims can never both see the same room. A claim takes milliseconds,
+-- so turns cost nothing next to an HTTP attempt. `endpoint_full` tells the dispatcher which endpoints
+-- this claim filled: a send to one of them finishing means there may be more to claim.
 --
 -- The work is found per endpoint: the endpoints with open deliveries are enumerated on the due index
 -- (one index descent each, a loose index scan, whatever their backlog), endpoints at their cap are
--- skipped without reading any of their rows, and each of the others gives at most its room of oldest
--- due rows; the oldest `max_rows` of those are claimed. A 100k backlog behind one saturated endpoint
--- costs nothing. Every row is reached through an index, in order, whatever the statistics say:
+-- skipped without reading any of their due rows, and each of the others gives at most its room of
+-- oldest due rows; the oldest `max_rows` of those are claimed. A 100k backlog behind one saturated
+-- endpoint costs nothing. Every row is reached through an index, in order, whatever the statistics say:
 -- sequential and bitmap scans are off here (a bitmap scan would read an endpoint's whole backlog to
 -- sort it for its 16 oldest rows), and so are hash and merge joins (the planner cannot know how many
 -- rows the per-endpoint limits let through, and would join the claimed rows by walking the whole
 -- table). JIT is off: this short statement runs many times a second.
-create function private.webhook_claim(
-  max_rows integer,
-  per_endpoint integer,
-  in_flight jsonb,
-  lease_seconds integer
-)
+create function private.webhook_claim(max_rows integer, per_endpoint integer, lease_seconds integer)
 returns table (
   delivery_id uuid,
   lease_token uuid,
@@ -65,9 +67,10 @@ returns table (
   secret text,
   previous_secret text,
   attempt_number integer,
-  body text
+  body text,
+  endpoint_full boolean
 )
-language sql volatile security definer
+language plpgsql volatile security definer
 set search_path = ''
 set enable_seqscan = off
 set enable_bitmapscan = off
@@ -75,6 +78,10 @@ set enable_hashjoin = off
 set enable_mergejoin = off
 set jit = off
 as $$
+#variable_conflict use_column
+begin
+  perform pg_advisory_xact_lock(hashtextextended('private.webhook_claim', 7306));
+  return query
   with recursive active (endpoint_id) as (
     (select d.endpoint_id from public.webhook_deliveries d
       where d.status = any (private.webhook_open_states())
@@ -86,14 +93,17 @@ as $$
     from active a
     where a.endpoint_id is not null
   ), room as (
-    select a.endpoint_id, per_endpoint - coalesce((in_flight ->> a.endpoint_id::text)::integer, 0) as free
+    select a.endpoint_id,
+           per_endpoint - (select count(*)::integer from public.webhook_deliveries l
+                            where l.endpoint_id = a.endpoint_id and l.lease_token is not null
+                              and l.status = any (private.webhook_open_states())
+                              and l.next_attempt_at > now()) as free
     from active a
     where a.endpoint_id is not null
   ), candidate as materialized (
-    -- Locked as they are read, skipping rows another dispatcher holds, so concurrent claims take
-    -- different rows. FOR NO KEY UPDATE: the claim changes no key, and this mode does not block the
-    -- foreign-key checks of attempt inserts.
-    select c.id, c.next_attempt_at
+    -- Locked as they are read, skipping rows a result being recorded holds. FOR NO KEY UPDATE: the
+    -- claim changes no key, and this mode does not block the foreign-key checks of attempt inserts.
+    select c.id, c.next_attempt_at, room.free
     from room
     cross join lateral (
       select d.id, d.next_attempt_at
@@ -107,18 +117,23 @@ as $$
     ) c
     where room.free > 0
   ), chosen as (
-    select c.id from candidate c order by c.next_attempt_at limit max_rows
+    select c.id, c.free from candidate c order by c.next_attempt_at limit max_rows
   ), claim as (
     select gen_random_uuid() as token
+  ), claimed as (
+    update public.webhook_deliveries d
+       set next_attempt_at = now() + make_interval(secs => lease_seconds),
+           lease_token = claim.token
+      from chosen, claim, public.webhook_endpoints e, public.webhook_events ev
+     where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
+    returning d.id, claim.token, d.endpoint_id, d.event_id, ev.type, e.url, e.secret,
+              case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret,
+              d.attempt_count + 1 as attempt_number, ev.payload::text as body, chosen.free
   )
-  update public.webhook_deliveries d
-     set next_attempt_at = now() + make_interval(secs => lease_seconds),
-         lease_token = claim.token
-    from chosen, claim, public.webhook_endpoints e, public.webhook_events ev
-   where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
-  returning d.id, claim.token, d.endpoint_id, d.event_id, ev.type, e.url, e.secret,
-            case when e.previous_secret_expires_at > now() then e.previous_secret end,
-            d.attempt_count + 1, ev.payload::text
+  select c.id, c.token, c.endpoint_id, c.event_id, c.type, c.url, c.secret, c.previous_secret,
+         c.attempt_number, c.body, count(*) over (partition by c.endpoint_id) >= c.free
+  from claimed c;
+end;
 $$;
 
 -- Records a batch of attempt outcomes in one statement each for attempts, deliveries and endpoints.
@@ -243,7 +258,7 @@ $$;
 -- Server-side only: the dispatcher connects as the database owner (SUPABASE_DB_URL).
 revoke all on function private.webhook_retry_window(), private.webhook_retry_delay(integer),
   private.webhook_retry_after_cap(),
-  private.webhook_claim(integer, integer, jsonb, integer), private.webhook_record_results(jsonb),
+  private.webhook_claim(integer, integer, integer), private.webhook_record_results(jsonb),
   private.webhook_housekeeping() from public, authenticated;
-grant execute on function private.webhook_claim(integer, integer, jsonb, integer),
+grant execute on function private.webhook_claim(integer, integer, integer),
   private.webhook_record_results(jsonb), private.webhook_housekeeping() to service_role;

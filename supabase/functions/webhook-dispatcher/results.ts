@@ -21,6 +21,8 @@ export class ResultWriter {
     private readonly maxBatch: number,
     private readonly delayMs: number,
     private readonly log: (event: Record<string, unknown>) => void,
+    /** After each batch, written or given up: its leases are over either way. */
+    private readonly done: (batch: ResultRow[]) => void = () => {},
   ) {}
 
   add(row: ResultRow): void {
@@ -65,5 +67,6 @@ export class ResultWriter {
         error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
       });
     }
+    this.done(batch);
   }
 }

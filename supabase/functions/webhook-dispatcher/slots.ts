@@ -1,0 +1,25 @@
+// This dispatcher's slots: how many deliveries it holds leases on (claimed, result not yet written; at
+// most `maxInFlight`), and which endpoints a claim filled to their cap. The cap itself is the
+// database's (private.webhook_claim counts every dispatcher's leases): a result for a full endpoint
+// written means a claim may find work there again.
+export class Slots {
+  private readonly full = new Set<string>();
+  total = 0;
+
+  constructor(readonly maxInFlight: number) {}
+
+  get free(): number {
+    return this.maxInFlight - this.total;
+  }
+
+  claimed(rows: { endpoint_id: string; endpoint_full: boolean }[]): void {
+    this.total += rows.length;
+    for (const r of rows) if (r.endpoint_full) this.full.add(r.endpoint_id);
+  }
+
+  /** A result was written; true when its endpoint had been full (so claiming again may find work). */
+  release(endpointId: string): boolean {
+    this.total--;
+    return this.full.delete(endpointId);
+  }
+}
