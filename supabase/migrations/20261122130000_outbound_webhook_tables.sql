@@ -41,8 +41,8 @@ language sql immutable parallel safe
 as $$ select array['pending', 'retrying'] $$;
 
 -- The event types organizations can subscribe to. `webhook.test` exists only for "send a test event".
--- webhook.endpoint.disabled is about the webhooks themselves: another endpoint was disabled
--- automatically (private.webhook_disable_failing_endpoints()).
+-- webhook.endpoint.disabled is about the webhooks themselves: the system disabled another endpoint (it
+-- answered 410 Gone, or failed every attempt for 5 days: private.webhook_disable_endpoints()).
 create function private.webhook_event_types() returns text[]
 language sql immutable
 as $$

@@ -136,6 +136,46 @@ begin
 end;
 $$;
 
+-- The system disables endpoints, saying why, and tells the organization: the one way the server turns
+-- an endpoint off (410 Gone in webhook_record_results, 5 days of failures in
+-- webhook_disable_failing_endpoints). The disable trigger ends their open deliveries with the reason;
+-- then a webhook.endpoint.disabled event goes to the organization's other enabled endpoints subscribed
+-- to it (the disabled one is no longer enabled, so the enqueue passes it by). An administrator's own
+-- disable is a plain update and notifies nobody: whoever did it knows. Endpoints already disabled are
+-- left alone (no second notice). `targets`: [{endpoint_id, reason}]; returns how many were disabled.
+create function private.webhook_disable_endpoints(targets jsonb) returns integer
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  items jsonb;
+begin
+  with target as (
+    select distinct on (t.endpoint_id) t.endpoint_id, t.reason
+    from jsonb_to_recordset(targets) as t(endpoint_id uuid, reason text)
+    order by t.endpoint_id
+  ), disabled as (
+    update public.webhook_endpoints e
+       set enabled = false, disabled_reason = t.reason
+      from target t
+     where e.id = t.endpoint_id and e.enabled
+    returning e.id, e.organization_id, e.url, e.description, e.enabled, e.disabled_reason, e.disabled_at
+  )
+  select jsonb_agg(jsonb_build_object(
+           'organization_id', d.organization_id,
+           -- Never the secret: the event goes to other receivers.
+           'row', jsonb_build_object('id', d.id, 'url', d.url, 'description', d.description,
+                                     'enabled', d.enabled, 'disabled_reason', d.disabled_reason,
+                                     'disabled_at', d.disabled_at),
+           'delta', jsonb_build_object('enabled', d.enabled, 'disabled_reason', d.disabled_reason,
+                                       'disabled_at', d.disabled_at)))
+    into items
+    from disabled d;
+  perform private.webhook_enqueue('webhook.endpoint.disabled', items);
+  return coalesce(jsonb_array_length(items), 0);
+end;
+$$;
+
 -- Records a batch of attempt outcomes in one statement each for attempts, deliveries and endpoints.
 -- results: [{delivery_id, endpoint_id, lease_token, outcome: delivered|failed|gone, attempted_at,
 --            duration_ms, response_status, error, response_excerpt, retry_after_seconds}]
@@ -205,14 +245,15 @@ begin
    where d.id = decided.delivery_id;
   get diagnostics updated = row_count;
 
-  -- 410 Gone: the receiver asks us to stop. The endpoint is disabled (its other open deliveries end
-  -- through the disable trigger) and the reason is kept for the settings page.
-  update public.webhook_endpoints e
-     set enabled = false,
-         disabled_reason = format('the endpoint answered 410 Gone at %s', to_char(now() at time zone 'UTC',
-                                  'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-   where e.enabled and e.id in (
-     select (x ->> 'endpoint_id')::uuid from jsonb_array_elements(results) x where x ->> 'outcome' = 'gone');
+  -- 410 Gone: the receiver asks us to stop. The endpoint is disabled (its other open deliveries end),
+  -- the reason is kept for the settings page, and the organization is told, as for 5 days of failures.
+  perform private.webhook_disable_endpoints(jsonb_agg(jsonb_build_object(
+            'endpoint_id', x ->> 'endpoint_id',
+            'reason', format('the endpoint answered 410 Gone at %s',
+                             to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')))))
+    from jsonb_array_elements(results) x
+   where x ->> 'outcome' = 'gone'
+  having count(*) > 0;
   return updated;
 end;
 $$;
@@ -257,7 +298,7 @@ $$;
 
 -- Server-side only: the dispatcher connects as the database owner (SUPABASE_DB_URL).
 revoke all on function private.webhook_retry_window(), private.webhook_retry_delay(integer),
-  private.webhook_retry_after_cap(),
+  private.webhook_retry_after_cap(), private.webhook_disable_endpoints(jsonb),
   private.webhook_claim(integer, integer, integer), private.webhook_record_results(jsonb),
   private.webhook_housekeeping() from public, authenticated;
 grant execute on function private.webhook_claim(integer, integer, integer),
