@@ -33,9 +33,10 @@ create function private.webhook_retry_after_cap() returns interval
 language sql immutable
 as $$ select interval '1 hour' $$;
 
--- Claims due deliveries for one dispatcher: FOR (NO KEY) UPDATE SKIP LOCKED, so dispatchers running at once
--- never claim the same row, and a lease: next_attempt_at moves `lease_seconds` ahead, so the row is not
--- due for anyone else until then. A dispatcher that dies mid-batch just lets its leases run out.
+-- Claims due deliveries for one dispatcher, each with a lease: next_attempt_at moves `lease_seconds`
+-- ahead, so the row is not due for anyone else until then. A dispatcher that dies mid-batch just lets its
+-- leases run out. Claims take turns (below), so two never take the same row; the rows taken are locked
+-- FOR NO KEY UPDATE SKIP LOCKED, passing over any a result being recorded holds.
 --
 -- No endpoint has more than `per_endpoint` deliveries in flight at once, across every dispatcher (the
 -- cron run, a woken run, a second local process): the database is the authority. An endpoint's room is
@@ -55,7 +56,8 @@ as $$ select interval '1 hour' $$;
 -- sequential and bitmap scans are off here (a bitmap scan would read an endpoint's whole backlog to
 -- sort it for its 16 oldest rows), and so are hash and merge joins (the planner cannot know how many
 -- rows the per-endpoint limits let through, and would join the claimed rows by walking the whole
--- table). JIT is off: this short statement runs many times a second.
+-- table). JIT is off: this short statement runs many times a second. It is planned on every call (a
+-- generic plan, planned once, took 100 ms a claim in the dispatch benchmark instead of 8).
 create function private.webhook_claim(max_rows integer, per_endpoint integer, lease_seconds integer)
 returns table (
   delivery_id uuid,
@@ -92,7 +94,8 @@ begin
              order by d.endpoint_id limit 1)
     from active a
     where a.endpoint_id is not null
-  ), room as (
+  ), room as materialized (
+    -- Counted once per endpoint (a plain CTE would count again wherever `free` is used).
     select a.endpoint_id,
            per_endpoint - (select count(*)::integer from public.webhook_deliveries l
                             where l.endpoint_id = a.endpoint_id and l.lease_token is not null
@@ -101,8 +104,6 @@ begin
     from active a
     where a.endpoint_id is not null
   ), candidate as materialized (
-    -- Locked as they are read, skipping rows a result being recorded holds. FOR NO KEY UPDATE: the
-    -- claim changes no key, and this mode does not block the foreign-key checks of attempt inserts.
     select c.id, c.next_attempt_at, room.free
     from room
     cross join lateral (
@@ -113,11 +114,16 @@ begin
         and d.next_attempt_at <= now()
       order by d.next_attempt_at
       limit least(room.free, max_rows)
-      for no key update skip locked
     ) c
     where room.free > 0
-  ), chosen as (
-    select c.id, c.free from candidate c order by c.next_attempt_at limit max_rows
+  ), chosen as materialized (
+    -- Only the rows taken are locked (a row lock is a write): skipping any a result being recorded or
+    -- an operation holds, and checking again that each is still due as it is locked.
+    select d.id, oldest.free
+    from (select c.id, c.free from candidate c order by c.next_attempt_at limit max_rows) oldest
+    join public.webhook_deliveries d on d.id = oldest.id
+    where d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now()
+    for no key update of d skip locked
   ), claim as (
     select gen_random_uuid() as token
   ), claimed as (
@@ -184,13 +190,16 @@ $$;
 --
 -- Each delivery is read once and written once, by primary key, whatever the planner's statistics say
 -- (hash and merge joins are off for this function): on tables not analyzed yet it would otherwise
--- reach a batch of deliveries through a scan of every due row. No JIT, as for the claim.
+-- reach a batch of deliveries through a scan of every due row. No JIT, as for the claim. Planned once
+-- per session (a generic plan): with those settings its plan does not depend on the batch, and
+-- planning was a third of the cost of a small batch.
 create function private.webhook_record_results(results jsonb) returns integer
 language plpgsql volatile security definer
 set search_path = ''
 set enable_hashjoin = off
 set enable_mergejoin = off
 set jit = off
+set plan_cache_mode = force_generic_plan
 as $$
 declare
   updated integer;

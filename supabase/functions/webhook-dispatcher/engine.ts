@@ -116,10 +116,10 @@ export class DeliveryEngine {
       this.opts.flushBatch ?? 1000,
       this.opts.flushDelayMs ?? 10,
       this.log,
-      // A slot is free again once its result is written: only then is its lease over in the database,
-      // which is where the per-endpoint cap is counted.
+      // A lease is over once its result is written, and the per-endpoint cap is counted on leases: an
+      // endpoint that was full may have room now. (Also the moment an idle run may stop.)
       (batch) => {
-        for (const r of batch) if (this.slots.release(r.endpoint_id)) this.woken = true;
+        for (const r of batch) if (this.slots.written(r.endpoint_id)) this.woken = true;
         this.wakeUp?.();
       },
     );
@@ -165,11 +165,11 @@ export class DeliveryEngine {
             continue;
           }
         }
-        if (!mayHaveWork && this.slots.total === 0 && options.stopWhenIdle) {
+        if (!mayHaveWork && this.slots.total === 0 && writer.idle && options.stopWhenIdle) {
           idleSince ??= Date.now();
           if (Date.now() - idleSince >= (options.idleGraceMs ?? 0)) break;
         }
-        // Busy: wait for results to be written. Idle: wait for a wake-up (NOTIFY, a slot on a full
+        // Busy: wait for sends to finish. Idle: wait for a wake-up (NOTIFY, a result written for a full
         // endpoint) or the poll interval, which also picks up retries and expired leases.
         const timedOut = await this.sleep(mayHaveWork ? undefined : pollMs);
         if (this.woken || timedOut) mayHaveWork = true;
@@ -206,7 +206,11 @@ export class DeliveryEngine {
           lease_token: row.lease_token,
         });
       })
-      .finally(() => this.sends.delete(p));
+      .finally(() => {
+        this.sends.delete(p);
+        this.slots.finished();
+        this.wakeUp?.();
+      });
     this.sends.add(p);
   }
 
