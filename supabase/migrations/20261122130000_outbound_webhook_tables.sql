@@ -43,8 +43,8 @@ as $$ select array['pending', 'retrying'] $$;
 -- The event types organizations can subscribe to: written from the event catalogue
 -- (supabase/functions/webhooks/catalogue.ts, the one list) by `npm run openapi`; a test fails when this
 -- body differs. `webhook.test` exists only for "send a test event".
--- webhook.endpoint.disabled is about the webhooks themselves: another endpoint was disabled
--- automatically (private.webhook_disable_failing_endpoints()).
+-- webhook.endpoint.disabled is about the webhooks themselves: the system disabled another endpoint (it
+-- answered 410 Gone, or failed every attempt for 5 days: private.webhook_disable_endpoints()).
 create function private.webhook_event_types() returns text[]
 language sql immutable
 as $$
@@ -135,8 +135,8 @@ create table public.webhook_deliveries (
 -- Every state change rewrites the row with a new next_attempt_at, so no update is HOT and each one
 -- inserts into every index of this table: keep them few. These serve everything:
 --   primary key; (event_id, endpoint_id) unique, also the event foreign key's index (and retention's
---   way from an old event to its deliveries); the endpoint's history; the dispatcher's claim; and
---   Webhook Logs (below).
+--   way from an old event to its deliveries); the endpoint's history; the dispatcher's claim and its
+--   count of live leases (tiny: only rows in flight); and Webhook Logs (below).
 create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at, id);
 -- Due work per endpoint in time order. Partial, so it holds only open deliveries and stays small
 -- however many millions of finished ones accumulate. Per endpoint, so the claim reaches each
@@ -145,6 +145,12 @@ create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpo
 -- retrying row past its window is due (retries are never scheduled past the window's end).
 create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
   where status = any (private.webhook_open_states());
+-- Live leases per endpoint, whoever holds them: the claim counts an endpoint's deliveries in flight here
+-- to know its room (the per-endpoint cap holds across dispatchers). It holds only claimed open rows, so
+-- at most the cap per endpoint plus leases run out that housekeeping has not cleared yet; a claim adds
+-- the row, recording its outcome takes it out.
+create index webhook_deliveries_leased_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
+  where lease_token is not null and status = any (private.webhook_open_states());
 
 -- Webhook Logs (GET /webhooks/deliveries) pages one organization's deliveries newest first by the
 -- keyset (created_at, id), optionally filtered by status or event type (by endpoint: the endpoint index

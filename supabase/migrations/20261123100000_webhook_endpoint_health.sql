@@ -139,7 +139,8 @@ create trigger webhook_delivery_attempts_fold_health after insert on public.webh
 -- webhook.endpoint.disabled get an event, so whoever runs them learns of it. The 5 days count from the
 -- later of the first failure and the endpoint's last change: an administrator who re-enables or edits a
 -- failing endpoint gets 5 more days, not an immediate second disable. Called every minute by
--- private.webhook_housekeeping(); the partial index keeps that to the endpoints currently failing.
+-- private.webhook_housekeeping(); the partial index keeps that to the endpoints currently failing. The
+-- disabling and the notice are private.webhook_disable_endpoints(), shared with 410 Gone.
 create function private.webhook_failing_disable_after() returns interval
 language sql immutable
 as $$ select interval '5 days' $$;
@@ -148,42 +149,20 @@ create index webhook_endpoint_health_failing_idx on public.webhook_endpoint_heal
   where failing_since is not null;
 
 create function private.webhook_disable_failing_endpoints() returns integer
-language plpgsql volatile security definer
+language sql volatile security definer
 set search_path = ''
 as $$
-declare
-  items jsonb;
-begin
-  with failing as (
-    select h.endpoint_id, h.failing_since, h.consecutive_failures
-    from public.webhook_endpoint_health h
-    where h.failing_since <= now() - private.webhook_failing_disable_after()
-      and h.last_outcome = 'failed'
-  ), disabled as (
-    update public.webhook_endpoints e
-       set enabled = false,
-           disabled_reason = format(
-             'every attempt failed for 5 days: %s failed attempts in a row since %s', f.consecutive_failures,
-             to_char(f.failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-      from failing f
-     where e.id = f.endpoint_id and e.enabled
-       and e.updated_at <= now() - private.webhook_failing_disable_after()
-    returning e.id, e.organization_id, e.url, e.description, e.enabled, e.disabled_reason, e.disabled_at
-  )
-  select jsonb_agg(jsonb_build_object(
-           'organization_id', d.organization_id,
-           -- Never the secret: the event goes to other receivers.
-           'row', jsonb_build_object('id', d.id, 'url', d.url, 'description', d.description,
-                                     'enabled', d.enabled, 'disabled_reason', d.disabled_reason,
-                                     'disabled_at', d.disabled_at),
-           'delta', jsonb_build_object('enabled', d.enabled, 'disabled_reason', d.disabled_reason,
-                                       'disabled_at', d.disabled_at)))
-    into items
-    from disabled d;
-  -- The disabled endpoint is no longer enabled, so the enqueue reaches only the other endpoints.
-  perform private.webhook_enqueue('webhook.endpoint.disabled', items);
-  return coalesce(jsonb_array_length(items), 0);
-end;
+  select private.webhook_disable_endpoints(coalesce(jsonb_agg(jsonb_build_object(
+           'endpoint_id', h.endpoint_id,
+           'reason', format('every attempt failed for 5 days: %s failed attempts in a row since %s',
+                            h.consecutive_failures,
+                            to_char(h.failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')))),
+         '[]'))
+  from public.webhook_endpoint_health h
+  join public.webhook_endpoints e on e.id = h.endpoint_id
+  where h.failing_since <= now() - private.webhook_failing_disable_after()
+    and h.last_outcome = 'failed'
+    and e.enabled and e.updated_at <= now() - private.webhook_failing_disable_after()
 $$;
 revoke all on function private.webhook_disable_failing_endpoints(), private.webhook_failing_disable_after()
   from public;

@@ -83,7 +83,7 @@ select throws_ok($$insert into public.webhook_events (organization_id, type, pay
   values ('a0000000-0000-4000-8000-0000000000aa', 'member.created', '{}')$$, '42501', null,
   'events are not user-writable');
 select throws_ok($$delete from public.webhook_delivery_attempts$$, '42501', null, 'attempts are not user-deletable');
-select throws_ok($$select * from private.webhook_claim(10, 10, '{}', 60)$$, '42501', null,
+select throws_ok($$select * from private.webhook_claim(10, 10, 60)$$, '42501', null,
   'users cannot claim deliveries');
 reset role;
 

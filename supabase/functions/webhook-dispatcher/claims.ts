@@ -1,5 +1,7 @@
 // Claiming: due deliveries for this dispatcher, leased (private.webhook_claim), with everything one
-// attempt needs: the target, the secrets, the exact body.
+// attempt needs: the target, the secrets, the exact body. The database keeps every endpoint within
+// `perEndpoint` deliveries in flight across all dispatchers; `endpoint_full` marks the endpoints this
+// claim filled.
 import type { Sql } from "../_shared/db.ts";
 
 export interface Claimed {
@@ -13,15 +15,15 @@ export interface Claimed {
   previous_secret: string | null;
   attempt_number: number;
   body: string;
+  endpoint_full: boolean;
 }
 
 export async function claimDue(
   sql: Sql,
   limit: number,
   perEndpoint: number,
-  inFlight: Record<string, number>,
   leaseSeconds: number,
 ): Promise<Claimed[]> {
   return await sql<Claimed[]>`
-    select * from private.webhook_claim(${limit}, ${perEndpoint}, ${sql.json(inFlight)}, ${leaseSeconds})`;
+    select * from private.webhook_claim(${limit}, ${perEndpoint}, ${leaseSeconds})`;
 }

@@ -1,7 +1,6 @@
-// The delivery engine: claims due deliveries (claims.ts), sends them concurrently within the
-// per-endpoint limiter (limiter.ts, send.ts), and writes outcomes back in batches (results.ts). The
-// Edge Function runs it for one bounded stretch per invocation; the local dev server keeps one running
-// and wakes it on NOTIFY.
+// The delivery engine: claims due deliveries (claims.ts), sends them concurrently within its slots
+// (slots.ts, send.ts), and writes outcomes back in batches (results.ts). The Edge Function runs it for
+// one bounded stretch per invocation; the local dev server keeps one running and wakes it on NOTIFY.
 //
 // Guarantees, and where they come from:
 // - at least once: a delivery is final only once its outcome is written; a claim is a lease
@@ -11,12 +10,13 @@
 //   FOR UPDATE lock that does not block foreign-key checks) and stay leased for longer than an attempt
 //   can take (timeout + 30 s); every claimed delivery starts sending at once, never queued behind others;
 // - one slow endpoint cannot starve the others: at most `perEndpoint` of its deliveries are in flight
-//   from one dispatcher; the rest of the `maxInFlight` slots keep serving everyone else.
+//   at once, across every dispatcher (the claim counts the database's live leases); the rest of the
+//   `maxInFlight` slots keep serving everyone else.
 import type { Agent } from "undici";
 import type { Sql } from "../_shared/db.ts";
 import { checkTargetUrlSyntax } from "../_shared/webhook_targets.ts";
 import { claimDue, type Claimed } from "./claims.ts";
-import { EndpointLimiter } from "./limiter.ts";
+import { Slots } from "./slots.ts";
 import { ResultWriter } from "./results.ts";
 import { exponential, retry } from "./retry.ts";
 import { type AttemptResult, DEFAULT_TIMEOUT_MS, failedAttempt, sendAttempt } from "./send.ts";
@@ -30,7 +30,7 @@ export interface EngineOptions {
   timeoutMs?: number;
   /** Deliveries in flight at once from this engine. */
   maxInFlight?: number;
-  /** Deliveries in flight at once to one endpoint from this engine. */
+  /** Deliveries in flight at once to one endpoint, from all dispatchers together. */
   perEndpoint?: number;
   /** Most rows claimed per query. */
   claimBatch?: number;
@@ -78,7 +78,7 @@ export class DeliveryEngine {
   readonly perEndpoint: number;
   readonly claimBatch: number;
   readonly leaseSeconds: number;
-  private readonly limiter: EndpointLimiter;
+  private readonly slots: Slots;
   private readonly sends = new Set<Promise<void>>();
   private wakeUp: (() => void) | undefined;
   private woken = false;
@@ -90,7 +90,7 @@ export class DeliveryEngine {
     this.perEndpoint = opts.perEndpoint ?? 16;
     this.claimBatch = opts.claimBatch ?? 500;
     this.leaseSeconds = Math.max(opts.leaseSeconds ?? 0, Math.ceil(this.timeoutMs / 1000) + 30);
-    this.limiter = new EndpointLimiter(this.maxInFlight, this.perEndpoint);
+    this.slots = new Slots(this.maxInFlight);
   }
 
   /** Wakes a waiting run loop: new work was announced (NOTIFY) or may be due. */
@@ -116,6 +116,12 @@ export class DeliveryEngine {
       this.opts.flushBatch ?? 1000,
       this.opts.flushDelayMs ?? 10,
       this.log,
+      // A lease is over once its result is written, and the per-endpoint cap is counted on leases: an
+      // endpoint that was full may have room now. (Also the moment an idle run may stop.)
+      (batch) => {
+        for (const r of batch) if (this.slots.written(r.endpoint_id)) this.woken = true;
+        this.wakeUp?.();
+      },
     );
     const pollMs = options.pollMs ?? 1000;
     const max = options.maxDeliveries ?? Infinity;
@@ -139,8 +145,8 @@ export class DeliveryEngine {
     try {
       while (!stopping()) {
         this.woken = false;
-        const free = Math.min(this.limiter.free, max - this.stats.claimed);
-        if (mayHaveWork && (free >= minClaim || (free > 0 && this.limiter.total === 0))) {
+        const free = Math.min(this.slots.free, max - this.stats.claimed);
+        if (mayHaveWork && (free >= minClaim || (free > 0 && this.slots.total === 0))) {
           const limit = Math.min(free, this.claimBatch);
           // Database unreachable: back off and try again; nothing is lost, nothing was claimed.
           const rows = await retry(() => this.claim(limit), {
@@ -151,19 +157,19 @@ export class DeliveryEngine {
           if (rows === null) break; // stopped while the database was away
           for (const row of rows) this.start(row, agent, writer);
           if (rows.length > 0) idleSince = undefined;
-          // A full batch means there is probably more; so does an endpoint the cap held back that
-          // already has a free slot again. Otherwise wait for a reason to look again.
-          mayHaveWork = rows.length === limit || this.limiter.heldBackHasRoom();
+          // A full batch means there is probably more. Otherwise wait for a reason to look again: a
+          // result for a full endpoint written, a wake-up, the poll.
+          mayHaveWork = rows.length === limit;
           if (mayHaveWork || this.woken) {
             mayHaveWork = true;
             continue;
           }
         }
-        if (!mayHaveWork && this.limiter.total === 0 && options.stopWhenIdle) {
+        if (!mayHaveWork && this.slots.total === 0 && writer.idle && options.stopWhenIdle) {
           idleSince ??= Date.now();
           if (Date.now() - idleSince >= (options.idleGraceMs ?? 0)) break;
         }
-        // Busy: wait for sends to finish. Idle: wait for a wake-up (NOTIFY, a slot on a full
+        // Busy: wait for sends to finish. Idle: wait for a wake-up (NOTIFY, a result written for a full
         // endpoint) or the poll interval, which also picks up retries and expired leases.
         const timedOut = await this.sleep(mayHaveWork ? undefined : pollMs);
         if (this.woken || timedOut) mayHaveWork = true;
@@ -180,10 +186,9 @@ export class DeliveryEngine {
   }
 
   private async claim(limit: number): Promise<Claimed[]> {
-    const snapshot = this.limiter.snapshot();
-    const rows = await claimDue(this.sql, limit, this.perEndpoint, snapshot, this.leaseSeconds);
+    const rows = await claimDue(this.sql, limit, this.perEndpoint, this.leaseSeconds);
     this.stats.claimed += rows.length;
-    this.limiter.claimed(snapshot, rows.map((r) => r.endpoint_id));
+    this.slots.claimed(rows);
     return rows;
   }
 
@@ -203,7 +208,7 @@ export class DeliveryEngine {
       })
       .finally(() => {
         this.sends.delete(p);
-        if (this.limiter.release(row.endpoint_id)) this.woken = true;
+        this.slots.finished();
         this.wakeUp?.();
       });
     this.sends.add(p);

@@ -21,6 +21,8 @@ export class ResultWriter {
     private readonly maxBatch: number,
     private readonly delayMs: number,
     private readonly log: (event: Record<string, unknown>) => void,
+    /** After each batch, written or given up (its leases are over either way), and with [] once idle. */
+    private readonly done: (batch: ResultRow[]) => void = () => {},
   ) {}
 
   add(row: ResultRow): void {
@@ -28,6 +30,11 @@ export class ResultWriter {
     if (this.pumping) return; // the running writer takes it with its next batch
     if (this.pending.length >= this.maxBatch) this.kick();
     else this.timer ??= setTimeout(() => this.kick(), this.delayMs);
+  }
+
+  /** Nothing waiting and nothing being written. */
+  get idle(): boolean {
+    return this.pending.length === 0 && !this.pumping;
   }
 
   /** Writes what is waiting; resolves when everything handed in so far is written. */
@@ -43,6 +50,7 @@ export class ResultWriter {
     this.pumping = this.pump().finally(() => {
       this.pumping = undefined;
       if (this.pending.length > 0) this.kick(); // handed in after the last batch was cut
+      else this.done([]); // idle now
     });
   }
 
@@ -65,5 +73,6 @@ export class ResultWriter {
         error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
       });
     }
+    this.done(batch);
   }
 }

@@ -112,9 +112,10 @@ export async function sendAttempt(agent: Agent, req: SendRequest): Promise<Attem
     controller.abort(new Error("timeout"));
   }, req.timeoutMs);
   try {
+    const url = new URL(req.url);
     const res = await agent.request({
-      origin: new URL(req.url).origin,
-      path: urlPath(req.url),
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       method: "POST",
       headers: req.headers,
       body: req.body,
@@ -146,9 +147,4 @@ export async function sendAttempt(agent: Agent, req: SendRequest): Promise<Attem
   } finally {
     clearTimeout(timer);
   }
-}
-
-function urlPath(raw: string): string {
-  const u = new URL(raw);
-  return `${u.pathname}${u.search}`;
 }
