@@ -107,8 +107,9 @@ export const EVENT_CATALOGUE = {
     ),
   },
   "webhook.endpoint.disabled": {
-    description: "Another endpoint of the organization was disabled automatically after every attempt " +
-      "failed for 5 days. row is that endpoint (never its secret); delta holds the fields that changed.",
+    description: "Another endpoint of the organization was disabled automatically: it answered 410 Gone, " +
+      "or every attempt failed for 5 days. row is that endpoint (never its secret); delta holds the " +
+      "fields that changed.",
     example: body("webhook.endpoint.disabled", "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d", disabledEndpoint, {
       enabled: false,
       disabled_reason: disabledEndpoint.disabled_reason,
