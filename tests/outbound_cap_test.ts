@@ -39,7 +39,9 @@ Deno.test("two dispatcher processes together never send an endpoint more than it
             DISPATCH_MAX_IN_FLIGHT: String(2 * CAP),
             DISPATCH_CLAIM_BATCH: "5",
             DISPATCH_POLL_MS: "20",
-            DISPATCH_IDLE_GRACE_MS: "3000",
+            // Long enough that the first to start is still there when the work arrives, even when
+            // the second takes seconds to start on a busy machine.
+            DISPATCH_IDLE_GRACE_MS: "10000",
           },
           stdout: "piped",
           stderr: "null",
