@@ -9,6 +9,10 @@
 //
 // Run it through scripts/bench/outbound_vs_peer.sh (installs the peer's own dependencies first).
 //   BENCH_REPEATS=3 bash scripts/bench/outbound_vs_peer.sh
+// Our side alone, with a V8 CPU profile of the dispatcher (summarize with scripts/bench/cpuprofile.ts):
+//   BENCH_SIDES=ours BENCH_REPEATS=1 BENCH_SKIP_CLAIM=1 \
+//     BENCH_DISPATCHER_ARGS="--cpu-prof-dir=/tmp/prof" bash scripts/bench/outbound_vs_peer.sh
+// BENCH_DISPATCHER_CHILD=path runs another dispatcher child script instead (an experiment's copy).
 import { createSql, type Sql } from "../../supabase/functions/_shared/db.ts";
 import { signedHeaders } from "../../supabase/functions/webhook-dispatcher/signing.ts";
 import { machine } from "./stats.ts";
@@ -297,11 +301,16 @@ async function runOnce(side: Side): Promise<Result> {
                   values (${org}, ${url}, ${["member.created"]})`;
       }
       const v8 = Deno.env.get("BENCH_DISPATCHER_V8_FLAGS");
+      // Profiling and experiments: extra deno run arguments (e.g. --cpu-prof-dir=/tmp/prof) and another
+      // child script (a scratch copy of the dispatcher), both only for our side.
+      const extra = (Deno.env.get("BENCH_DISPATCHER_ARGS") ?? "").split(" ").filter((a) => a !== "");
+      const child = Deno.env.get("BENCH_DISPATCHER_CHILD") ?? `${here}dispatcher_child.ts`;
       worker = spawn(Deno.execPath(), [
         "run",
         "-A",
         ...(v8 ? [`--v8-flags=${v8}`] : []),
-        `${here}dispatcher_child.ts`,
+        ...extra,
+        child,
       ], {
         env: { BENCH_DATABASE_URL: cluster.url },
       });
