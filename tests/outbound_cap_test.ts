@@ -32,11 +32,13 @@ Deno.test("two dispatcher processes together never send an endpoint more than it
           cwd: root,
           // Small claims, so the two take turns from the start; both poll often and stay after going
           // idle, so they keep competing for the slow endpoint's slots until everything is delivered.
-          // Each alone could send it its whole cap: together they must not exceed it.
           env: {
             TEST_DATABASE_URL: testDbUrl(),
             DISPATCH_PER_ENDPOINT: String(CAP),
-            DISPATCH_MAX_IN_FLIGHT: String(2 * CAP),
+            // Each alone can hold fewer than the cap, so the slow endpoint reaches it only when both
+            // send to it at once (and one cannot starve the other by re-claiming every freed slot
+            // first); together they could hold 2 * (CAP - 1) > CAP, so the cap is what stops them.
+            DISPATCH_MAX_IN_FLIGHT: String(CAP - 1),
             DISPATCH_CLAIM_BATCH: "5",
             DISPATCH_POLL_MS: "20",
             // Long enough that the first to start is still there when the work arrives, even when
@@ -71,6 +73,7 @@ Deno.test("two dispatcher processes together never send an endpoint more than it
     const texts = await Promise.all(outputs.map((o) => o.done));
     const stats = texts.map((t) => JSON.parse(t.trim().split("\n").at(-1)!));
     assert(stats.every((s) => s.claimed > 0), `both dispatchers took part: ${JSON.stringify(stats)}`);
+    // CAP at once needs both dispatchers sending to it together; more would break the shared cap.
     assertEquals(maxActive, CAP, "the slow endpoint had at most its cap in flight, and used it");
     // The fast endpoint (with the same cap) did not wait behind the slow one: it was done before
     // the slow one was half through (N / CAP rounds of 400 ms each).
