@@ -14,13 +14,13 @@
 //   `maxInFlight` slots keep serving everyone else.
 import type { Agent } from "undici";
 import type { Sql } from "../_shared/db.ts";
-import { checkTargetUrlSyntax } from "../_shared/webhook_targets.ts";
 import { claimDue, type Claimed } from "./claims.ts";
 import { Slots } from "./slots.ts";
 import { ResultWriter } from "./results.ts";
 import { exponential, retry } from "./retry.ts";
 import { type AttemptResult, DEFAULT_TIMEOUT_MS, failedAttempt, sendAttempt } from "./send.ts";
 import { signedHeaders } from "./signing.ts";
+import { TargetCache } from "./targets.ts";
 import { createAgent } from "./transport.ts";
 
 export interface EngineOptions {
@@ -80,6 +80,7 @@ export class DeliveryEngine {
   readonly leaseSeconds: number;
   private readonly slots: Slots;
   private readonly sends = new Set<Promise<void>>();
+  private readonly targets: TargetCache;
   private wakeUp: (() => void) | undefined;
   private woken = false;
   private stats: RunStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
@@ -91,6 +92,7 @@ export class DeliveryEngine {
     this.claimBatch = opts.claimBatch ?? 500;
     this.leaseSeconds = Math.max(opts.leaseSeconds ?? 0, Math.ceil(this.timeoutMs / 1000) + 30);
     this.slots = new Slots(this.maxInFlight);
+    this.targets = new TargetCache(opts.allowPrivateTargets);
   }
 
   /** Wakes a waiting run loop: new work was announced (NOTIFY) or may be due. */
@@ -215,9 +217,10 @@ export class DeliveryEngine {
   }
 
   private async attempt(row: Claimed, agent: Agent): Promise<AttemptResult> {
-    // The URL's form and any IP literal in it; names are checked when the agent connects (transport.ts).
-    const verdict = checkTargetUrlSyntax(row.url, this.opts.allowPrivateTargets);
-    if (!verdict.ok) return failedAttempt(Date.now(), `target refused: ${verdict.reason}`);
+    // The URL's form and any IP literal in it (cached per URL: targets.ts); names are checked when the
+    // agent connects (transport.ts).
+    const target = this.targets.get(row.url);
+    if (!target.ok) return failedAttempt(Date.now(), `target refused: ${target.reason}`);
     const body = encoder.encode(row.body);
     const headers = signedHeaders({
       eventId: row.event_id,
@@ -227,7 +230,7 @@ export class DeliveryEngine {
       body,
       timestamp: Math.floor(Date.now() / 1000),
     });
-    return await sendAttempt(agent, { url: row.url, headers, body, timeoutMs: this.timeoutMs });
+    return await sendAttempt(agent, { url: row.url, target, headers, body, timeoutMs: this.timeoutMs });
   }
 
   /** Resolves true when the time ran out, false when woken (or stopped) first. */

@@ -29,6 +29,8 @@ export interface AttemptResult {
 
 export interface SendRequest {
   url: string;
+  /** The URL's origin and path when the caller has them already (the engine's per-URL cache). */
+  target?: { origin: string; path: string };
   headers: Record<string, string>;
   body: Uint8Array;
   timeoutMs: number;
@@ -102,6 +104,11 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(v) ? v[0] ?? null : v ?? null;
 }
 
+function originAndPath(raw: string): { origin: string; path: string } {
+  const url = new URL(raw);
+  return { origin: url.origin, path: `${url.pathname}${url.search}` };
+}
+
 /** One POST over the agent; the timeout covers the status and headers, then whatever body arrives. */
 export async function sendAttempt(agent: Agent, req: SendRequest): Promise<AttemptResult> {
   const started = Date.now();
@@ -112,10 +119,10 @@ export async function sendAttempt(agent: Agent, req: SendRequest): Promise<Attem
     controller.abort(new Error("timeout"));
   }, req.timeoutMs);
   try {
-    const url = new URL(req.url);
+    const target = req.target ?? originAndPath(req.url);
     const res = await agent.request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+      origin: target.origin,
+      path: target.path,
       method: "POST",
       headers: req.headers,
       body: req.body,
