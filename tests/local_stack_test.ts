@@ -3,6 +3,7 @@
 // with no deno left holding the port (npm run dev:receiver too); a busy port ends with one line naming PORT.
 import * as jose from "jose";
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
+import { devServerArgs } from "./helpers/dev_stack.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const FIRST_CHURCH = "11111111-1111-4111-8111-111111111111";
@@ -192,15 +193,7 @@ Deno.test("a busy port ends the dev server with one line naming PORT", async () 
   const dir = await Deno.makeTempDir();
   try {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-net",
-        "--allow-env",
-        "--allow-read",
-        `--allow-write=${dir}`,
-        "--allow-sys",
-        "scripts/dev.ts",
-      ],
+      args: devServerArgs(dir),
       cwd: root,
       env: {
         PORT: String(port),

@@ -23,18 +23,23 @@ export interface DevStack {
   stop(): Promise<void>;
 }
 
+/** `deno` arguments that run the dev server, writing its local sign-in keys only into `keyDir`. */
+export function devServerArgs(keyDir: string): string[] {
+  return [
+    "run",
+    "--allow-net",
+    "--allow-env",
+    "--allow-read",
+    `--allow-write=${keyDir}`,
+    "--allow-sys",
+    "scripts/dev.ts",
+  ];
+}
+
 export async function startDevStack(opts: { env?: Record<string, string> } = {}): Promise<DevStack> {
   const dir = await Deno.makeTempDir({ prefix: "dev-stack-keys-" });
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      `--allow-write=${dir}`,
-      "--allow-sys",
-      "scripts/dev.ts",
-    ],
+    args: devServerArgs(dir),
     cwd: root,
     env: {
       SUPABASE_DB_URL: testDbUrl(),
