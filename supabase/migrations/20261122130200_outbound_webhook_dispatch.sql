@@ -57,7 +57,11 @@ as $$ select interval '1 hour' $$;
 -- sort it for its 16 oldest rows), and so are hash and merge joins (the planner cannot know how many
 -- rows the per-endpoint limits let through, and would join the claimed rows by walking the whole
 -- table). JIT is off: this short statement runs many times a second. It is planned on every call (a
--- generic plan, planned once, took 100 ms a claim in the dispatch benchmark instead of 8).
+-- generic plan, planned once, took 100 ms a claim in the dispatch benchmark instead of 8). Rows found are
+-- reached from there by primary key, as lateral lookups the planner cannot turn round: as plain joins,
+-- on a table grown far past its statistics (a new deployment, a burst of thousands of deliveries), it
+-- sometimes walked every due row, or every event, once for each row claimed (80 ms a claim instead of 3,
+-- in about one benchmark run in three; supabase/tests/outbound_claim_stale_stats.test.sql).
 create function private.webhook_claim(max_rows integer, per_endpoint integer, lease_seconds integer)
 returns table (
   delivery_id uuid,
@@ -119,26 +123,35 @@ begin
   ), chosen as materialized (
     -- Only the rows taken are locked (a row lock is a write): skipping any a result being recorded or
     -- an operation holds, and checking again that each is still due as it is locked.
-    select d.id, oldest.free
+    select l.id, oldest.free
     from (select c.id, c.free from candidate c order by c.next_attempt_at limit max_rows) oldest
-    join public.webhook_deliveries d on d.id = oldest.id
-    where d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now()
-    for no key update of d skip locked
+    cross join lateral (
+      select d.id from public.webhook_deliveries d
+      where d.id = oldest.id
+        and d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now()
+      for no key update of d skip locked
+    ) l
   ), claim as (
     select gen_random_uuid() as token
   ), claimed as (
     update public.webhook_deliveries d
        set next_attempt_at = now() + make_interval(secs => lease_seconds),
            lease_token = claim.token
-      from chosen, claim, public.webhook_endpoints e, public.webhook_events ev
-     where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
-    returning d.id, claim.token, d.endpoint_id, d.event_id, ev.type, e.url, e.secret,
-              case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret,
-              d.attempt_count + 1 as attempt_number, ev.payload::text as body, chosen.free
+      from chosen, claim
+     where d.id = chosen.id
+    returning d.id, claim.token, d.endpoint_id, d.event_id, d.attempt_count + 1 as attempt_number, chosen.free
   )
-  select c.id, c.token, c.endpoint_id, c.event_id, c.type, c.url, c.secret, c.previous_secret,
-         c.attempt_number, c.body, count(*) over (partition by c.endpoint_id) >= c.free
-  from claimed c;
+  select c.id, c.token, c.endpoint_id, c.event_id, ev.type, e.url, e.secret, e.previous_secret,
+         c.attempt_number, ev.body, count(*) over (partition by c.endpoint_id) >= c.free
+  from claimed c
+  cross join lateral (
+    select ev.type, ev.payload::text as body from public.webhook_events ev where ev.id = c.event_id offset 0
+  ) ev
+  cross join lateral (
+    select e.url, e.secret,
+           case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
+    from public.webhook_endpoints e where e.id = c.endpoint_id offset 0
+  ) e;
 end;
 $$;
 
