@@ -1,5 +1,5 @@
 // Writing results (private.webhook_record_results), one batch at a time and in order. The first result
-// waits `delayMs` for company; while a batch is being written the next ones gather, and the writer
+// waits `delayMs` for company, unless the engine says no other is on its way (writeNow); while a batch is being written the next ones gather, and the writer
 // takes them all (up to `maxBatch`) as soon as it is free: batches grow with the load, and a row costs
 // far less in a batch of hundreds than in one of a few dozen. A batch that cannot be written after a
 // few tries is dropped: its leases run out and those deliveries are sent again (at least once, never
@@ -30,6 +30,11 @@ export class ResultWriter {
     if (this.pumping) return; // the running writer takes it with its next batch
     if (this.pending.length >= this.maxBatch) this.kick();
     else this.timer ??= setTimeout(() => this.kick(), this.delayMs);
+  }
+
+  /** Nothing else is on its way (no send in flight): write what is waiting now, without the delay. */
+  writeNow(): void {
+    this.kick();
   }
 
   /** Nothing waiting and nothing being written. */
