@@ -210,10 +210,9 @@ export class DeliveryEngine {
       })
       .finally(() => {
         this.sends.delete(p);
-        this.slots.finished();
-        // The last send in flight ended: no result will come to keep this one company, so waiting
-        // would only hold the endpoints' leases (and the next claim) for nothing.
-        if (this.slots.total === 0) writer.writeNow();
+        // The last send in flight ended, to a full endpoint or at all: no result will come to keep these
+        // company, so waiting would only hold the endpoints' leases (and the next claim) for nothing.
+        if (this.slots.finished(row.endpoint_id) || this.slots.total === 0) writer.writeNow();
         this.wakeUp?.();
       });
     this.sends.add(p);

@@ -4,6 +4,7 @@
 // endpoint written means a claim may find work there again.
 export class Slots {
   private readonly full = new Set<string>();
+  private readonly perEndpoint = new Map<string, number>();
   total = 0;
 
   constructor(readonly maxInFlight: number) {}
@@ -14,12 +15,25 @@ export class Slots {
 
   claimed(rows: { endpoint_id: string; endpoint_full: boolean }[]): void {
     this.total += rows.length;
-    for (const r of rows) if (r.endpoint_full) this.full.add(r.endpoint_id);
+    for (const r of rows) {
+      this.perEndpoint.set(r.endpoint_id, (this.perEndpoint.get(r.endpoint_id) ?? 0) + 1);
+      if (r.endpoint_full) this.full.add(r.endpoint_id);
+    }
   }
 
-  /** A send finished. */
-  finished(): void {
+  /**
+   * A send finished. True when it was the last in flight to an endpoint the claim had filled: until its
+   * results are written, nothing more can be claimed there.
+   */
+  finished(endpointId: string): boolean {
     this.total--;
+    const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+    if (left > 0) {
+      this.perEndpoint.set(endpointId, left);
+      return false;
+    }
+    this.perEndpoint.delete(endpointId);
+    return this.full.has(endpointId);
   }
 
   /** A result was written; true when its endpoint had been full (so claiming again may find work). */
