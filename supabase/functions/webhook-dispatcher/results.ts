@@ -1,7 +1,8 @@
 // Writing results (private.webhook_record_results), one batch at a time and in order. The first result
-// waits `delayMs` for company, unless the engine says no other is on its way (writeNow); while a batch is being written the next ones gather, and the writer
-// takes them all (up to `maxBatch`) as soon as it is free: batches grow with the load, and a row costs
-// far less in a batch of hundreds than in one of a few dozen. A batch that cannot be written after a
+// waits `delayMs` for company, unless the engine says none is worth waiting for (writeNow); while a
+// batch is being written the next ones gather, and the writer takes them all (up to `maxBatch`) as soon
+// as it is free: batches grow with the load, and a row costs far less in a batch of hundreds than in
+// one of a few dozen. A batch that cannot be written after a
 // few tries is dropped: its leases run out and those deliveries are sent again (at least once, never
 // lost).
 import type { Sql } from "../_shared/db.ts";
@@ -32,7 +33,7 @@ export class ResultWriter {
     else this.timer ??= setTimeout(() => this.kick(), this.delayMs);
   }
 
-  /** Nothing else is on its way (no send in flight): write what is waiting now, without the delay. */
+  /** No result worth waiting for is on its way (the engine knows): write what is waiting now. */
   writeNow(): void {
     this.kick();
   }
