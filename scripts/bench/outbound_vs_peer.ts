@@ -13,6 +13,12 @@
 //   BENCH_SIDES=ours BENCH_REPEATS=1 BENCH_SKIP_CLAIM=1 \
 //     BENCH_DISPATCHER_ARGS="--cpu-prof-dir=/tmp/prof" bash scripts/bench/outbound_vs_peer.sh
 // BENCH_DISPATCHER_CHILD=path runs another dispatcher child script instead (an experiment's copy).
+// Where PostgreSQL's time goes (how the bimodal claim plan was found): BENCH_PG_STATS=1 prints, after
+// each measured run, the statements that took the most time (pg_stat_statements, nested ones included)
+// and the reads of every index of the side's tables; BENCH_PG_EXPLAIN_MS=15 also logs the plan, with
+// actual rows and buffers, of every statement slower than that into BENCH_PG_LOG_DIR (default
+// /tmp/bench-pglog, made writable for the cluster).
+// These settings cost some CPU themselves: compare runs made with the same ones.
 import { createSql, type Sql } from "../../supabase/functions/_shared/db.ts";
 import { signedHeaders } from "../../supabase/functions/webhook-dispatcher/signing.ts";
 import { machine } from "./stats.ts";
@@ -25,7 +31,31 @@ const MEMBERS = env("BENCH_MEMBERS", 5000);
 const BATCH = env("BENCH_BATCH", 500);
 const ENDPOINTS = 4;
 const RUN_TIMEOUT_MS = env("BENCH_RUN_TIMEOUT_S", 300) * 1000;
-const PG_OPTS = "-o fsync=off -o synchronous_commit=off";
+const PG_STATS = Deno.env.get("BENCH_PG_STATS") === "1";
+const PG_EXPLAIN_MS = Deno.env.get("BENCH_PG_EXPLAIN_MS");
+const PG_LOG_DIR = Deno.env.get("BENCH_PG_LOG_DIR") ?? "/tmp/bench-pglog";
+if (PG_EXPLAIN_MS) {
+  Deno.mkdirSync(PG_LOG_DIR, { recursive: true });
+  Deno.chmodSync(PG_LOG_DIR, 0o777); // the cluster runs as the postgres user
+}
+const PG_OPTS = [
+  "-o fsync=off -o synchronous_commit=off",
+  ...(PG_STATS || PG_EXPLAIN_MS
+    ? [
+      `-o shared_preload_libraries=pg_cron${PG_STATS ? ",pg_stat_statements" : ""}${
+        PG_EXPLAIN_MS ? ",auto_explain" : ""
+      }`,
+    ]
+    : []),
+  ...(PG_STATS ? ["-o pg_stat_statements.track=all"] : []),
+  ...(PG_EXPLAIN_MS
+    ? [
+      `-o auto_explain.log_min_duration=${Number(PG_EXPLAIN_MS)} -o auto_explain.log_analyze=on`,
+      `-o auto_explain.log_buffers=on -o auto_explain.log_nested_statements=on`,
+      `-o logging_collector=on -o log_directory=${PG_LOG_DIR}`,
+    ]
+    : []),
+].join(" ");
 const PEER_CONCURRENCY = env("PEER_CONCURRENCY", 64);
 const here = new URL(".", import.meta.url).pathname;
 const root = new URL("../../", import.meta.url).pathname;
@@ -347,6 +377,10 @@ async function runOnce(side: Side): Promise<Result> {
     await call("POST", "/reset?hang=0");
 
     const expected = MEMBERS * ENDPOINTS;
+    if (PG_STATS) {
+      await sql`create extension if not exists pg_stat_statements with schema extensions`;
+      await sql`select extensions.pg_stat_statements_reset(), pg_stat_reset()`;
+    }
     const cpu0 = { pg: clusterCpu(postmaster), worker: cpuOf(worker.pid), receiver: cpuOf(receiver.pid) };
     const started = performance.now();
     for (let done = 0; done < MEMBERS; done += BATCH) {
@@ -355,6 +389,7 @@ async function runOnce(side: Side): Promise<Result> {
     await waitFor(`${side}: deliveries received`, expected, received, 20);
     await waitFor(`${side}: deliveries recorded delivered`, expected + BATCH * ENDPOINTS, delivered, 5);
     const wall = (performance.now() - started) / 1000;
+    if (PG_STATS) await printPgStats(sql, side);
     const cpu1 = { pg: clusterCpu(postmaster), worker: cpuOf(worker.pid), receiver: cpuOf(receiver.pid) };
     return {
       side,
@@ -371,6 +406,23 @@ async function runOnce(side: Side): Promise<Result> {
     await sql.end({ timeout: 5 }).catch(() => {});
     await cluster.stop();
   }
+}
+
+/** BENCH_PG_STATS: the costliest statements of the run and the index reads of the side's tables. */
+async function printPgStats(sql: Sql, side: Side): Promise<void> {
+  const statements = await sql<{ calls: number; ms: number; rows: number; query: string }[]>`
+    select calls::int, round(total_exec_time)::int as ms, rows::int,
+           left(regexp_replace(query, '\\s+', ' ', 'g'), 100) as query
+    from extensions.pg_stat_statements where query !~* 'pg_stat' order by total_exec_time desc limit 10`;
+  console.log(`  PostgreSQL statements of this ${side} run (calls, total ms, rows, statement):`);
+  for (const s of statements) console.log(`    ${s.calls}\t${s.ms} ms\t${s.rows}\t${s.query}`);
+  const indexes = await sql<{ name: string; scans: number; read: number; fetched: number }[]>`
+    select relname || '.' || indexrelname as name, idx_scan::int as scans, idx_tup_read::int as read,
+           idx_tup_fetch::int as fetched
+    from pg_stat_user_indexes where idx_scan > 0 and schemaname in ('public', 'peer', 'graphile_worker')
+    order by idx_tup_read desc limit 10`;
+  console.log("  index scans, entries read, rows fetched:");
+  for (const i of indexes) console.log(`    ${i.name}: ${i.scans}, ${i.read}, ${i.fetched}`);
 }
 
 // Report ------------------------------------------------------------------------------------------------
