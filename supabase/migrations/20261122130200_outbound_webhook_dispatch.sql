@@ -141,6 +141,7 @@ begin
      where d.id = chosen.id
     returning d.id, claim.token, d.endpoint_id, d.event_id, d.attempt_count + 1 as attempt_number, chosen.free
   )
+  -- `offset 0` keeps each lookup a lookup: without it the planner flattens it back into a join.
   select c.id, c.token, c.endpoint_id, c.event_id, ev.type, e.url, e.secret, e.previous_secret,
          c.attempt_number, ev.body, count(*) over (partition by c.endpoint_id) >= c.free
   from claimed c
