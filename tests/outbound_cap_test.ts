@@ -2,9 +2,9 @@
 // one database and one slow receiver; the receiver itself counts how many requests it is answering at
 // once, and another endpoint keeps flowing meanwhile.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
+import { closeSql, createTenant, testDbUrl } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
-import { createEndpoint, deliveriesOf, retireEndpoints } from "./helpers/outbound.ts";
+import { addMembers, createEndpoint, deliveriesOf, retireEndpoints } from "./helpers/outbound.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 
@@ -66,8 +66,7 @@ Deno.test("two dispatcher processes together never send an endpoint more than it
     });
     await Promise.all(outputs.map((o) => o.started));
     const started = Date.now();
-    await sql()`insert into public.members (organization_id, first_name)
-                select ${tenant.organizationId}, 'm' || g from generate_series(1, ${N}::int) g`;
+    await addMembers(tenant.organizationId, N);
     await fast.waitFor(N, 30_000);
     await slow.waitFor(N, 60_000);
     const texts = await Promise.all(outputs.map((o) => o.done));

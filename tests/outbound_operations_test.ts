@@ -6,6 +6,7 @@ import { asUser, closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts"
 import { startReceiver } from "./helpers/receiver.ts";
 import { serveFunction } from "./helpers/server.ts";
 import {
+  addMembers,
   createEndpoint,
   deliveriesOf,
   headerObject,
@@ -22,8 +23,7 @@ Deno.test("redeliver one delivery and recover an endpoint's failed deliveries si
   const receiver = await startReceiver(() => new Response("no", { status: 500 }));
   const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["member.created"]);
   try {
-    await sql()`insert into public.members (organization_id, first_name)
-                select ${tenant.organizationId}, 'm' || g from generate_series(1, 3) g`;
+    await addMembers(tenant.organizationId, 3);
     await testEngine().run({ stopWhenIdle: true });
     // All three end permanently_failed (window closed); one of them was created "long ago".
     await sql()`update public.webhook_deliveries set first_attempt_at = now() - interval '25 hours',

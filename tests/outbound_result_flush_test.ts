@@ -4,16 +4,18 @@
 // in lock-step, which halved the dispatch benchmark's rate. Each test sets a 5 s batching delay, so
 // anything that waits for it cannot finish in time.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { closeSql, createTenant, sql } from "./helpers/db.ts";
+import { closeSql, createTenant } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
-import { createEndpoint, deliveriesOf, gate, retireEndpoints, testEngine } from "./helpers/outbound.ts";
+import {
+  addMembers,
+  createEndpoint,
+  deliveriesOf,
+  gate,
+  retireEndpoints,
+  testEngine,
+} from "./helpers/outbound.ts";
 
 const FLUSH_DELAY_MS = 5000;
-
-async function addMembers(organizationId: string, n: number): Promise<void> {
-  await sql()`insert into public.members (organization_id, first_name)
-              select ${organizationId}, 'm' || g from generate_series(1, ${n}::int) g`;
-}
 
 /** Milliseconds from `since` until every delivery of the endpoint is recorded delivered. */
 async function allDelivered(

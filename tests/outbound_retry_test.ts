@@ -6,6 +6,7 @@ import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
 import { type ReceivedRequest, startReceiver } from "./helpers/receiver.ts";
 import {
+  addMembers,
   createEndpoint,
   deliveriesOf,
   gate,
@@ -19,11 +20,6 @@ import { DeliveryEngine } from "../supabase/functions/webhook-dispatcher/engine.
 import { DEFAULT_TIMEOUT_MS } from "../supabase/functions/webhook-dispatcher/send.ts";
 
 const root = new URL("../", import.meta.url).pathname;
-
-async function addMembers(organizationId: string, n: number): Promise<void> {
-  await sql()`insert into public.members (organization_id, first_name)
-              select ${organizationId}, 'm' || g from generate_series(1, ${n}::int) g`;
-}
 
 function secondsFromNow(d: Date | null): number {
   assert(d, "has a next attempt");

@@ -23,14 +23,24 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const args = Deno.args.filter((a) => !a.startsWith("--"));
-const flag = (name: string, fallback: number) =>
-  Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
-const top = flag("top", 20);
-const per = flag("per", 0);
-if (args.length === 0) {
-  console.error("usage: deno run -R scripts/bench/cpuprofile.ts FILE.cpuprofile [--top=20] [--per=N]");
-  Deno.exit(2);
+export interface ProfileArgs {
+  files: string[];
+  /** Rows per table. */
+  top: number;
+  /** Units of work (e.g. deliveries) to divide by; 0 for none. */
+  per: number;
+}
+
+/** The command line of both profile summaries: files, --top=N, --per=N; exits with `usage` if no file. */
+export function profileArgs(usage: string): ProfileArgs {
+  const files = Deno.args.filter((a) => !a.startsWith("--"));
+  const flag = (name: string, fallback: number) =>
+    Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
+  if (files.length === 0) {
+    console.error(`usage: ${usage}`);
+    Deno.exit(2);
+  }
+  return { files, top: flag("top", 20), per: flag("per", 0) };
 }
 
 const root = new URL("../../", import.meta.url).href;
@@ -46,7 +56,7 @@ export function moduleOf(url: string, fn: string): string {
   return url;
 }
 
-function summarize(path: string) {
+function summarize(path: string, { top, per }: ProfileArgs) {
   const p = JSON.parse(Deno.readTextFileSync(path)) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -117,4 +127,7 @@ function summarize(path: string) {
   table("By function", selfFn, totalFn, "total");
 }
 
-if (import.meta.main) { for (const path of args) summarize(path); }
+if (import.meta.main) {
+  const options = profileArgs("deno run -R scripts/bench/cpuprofile.ts FILE.cpuprofile [--top=20] [--per=N]");
+  for (const path of options.files) summarize(path, options);
+}

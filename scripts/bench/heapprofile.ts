@@ -2,7 +2,7 @@
 // function that allocated and by module: bytes allocated (sampled, collected objects included), as MiB,
 // as a share, and with --per=N per unit of work (e.g. bytes per delivery).
 //   deno run -R scripts/bench/heapprofile.ts /tmp/x.heapprofile [--top=20] [--per=22000]
-import { moduleOf } from "./cpuprofile.ts";
+import { moduleOf, profileArgs } from "./cpuprofile.ts";
 
 interface HeapNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -10,13 +10,11 @@ interface HeapNode {
   children: HeapNode[];
 }
 
-const args = Deno.args.filter((a) => !a.startsWith("--"));
-const flag = (name: string, fallback: number) =>
-  Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
-const top = flag("top", 20);
-const per = flag("per", 0);
+const { files, top, per } = profileArgs(
+  "deno run -R scripts/bench/heapprofile.ts FILE.heapprofile [--top=20] [--per=N]",
+);
 
-for (const path of args) {
+for (const path of files) {
   const { head } = JSON.parse(Deno.readTextFileSync(path)) as { head: HeapNode };
   const byFn = new Map<string, number>();
   const byMod = new Map<string, number>();

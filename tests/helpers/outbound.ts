@@ -20,6 +20,12 @@ export async function createEndpoint(
   return row!;
 }
 
+/** `n` members for the organization in one statement: one member.created event each. */
+export async function addMembers(organizationId: string, n: number): Promise<void> {
+  await sql()`insert into public.members (organization_id, first_name)
+              select ${organizationId}, 'm' || g from generate_series(1, ${n}::int) g`;
+}
+
 /** An engine on the test database that may deliver to loopback receivers. */
 export function testEngine(options: Partial<EngineOptions> = {}): DeliveryEngine {
   return new DeliveryEngine(sql(), { allowPrivateTargets: true, log: () => {}, ...options });
