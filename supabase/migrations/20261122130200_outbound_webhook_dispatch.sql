@@ -62,8 +62,8 @@ as $$ select interval '1 hour' $$;
 -- on a table grown far past its statistics (a new deployment, a burst of thousands of deliveries), it
 -- sometimes walked every due row, or every event, once for each row claimed (80 ms a claim instead of 3,
 -- in about one benchmark run in three; supabase/tests/outbound_claim_stale_stats.test.sql).
-create function private.webhook_claim(max_rows integer, per_endpoint integer, lease_seconds integer)
-returns table (
+-- A claimed delivery: everything one attempt needs (the dispatcher's claims.ts `Claimed`).
+create type private.webhook_claimed as (
   delivery_id uuid,
   lease_token uuid,
   endpoint_id uuid,
@@ -75,7 +75,10 @@ returns table (
   attempt_number integer,
   body text,
   endpoint_full boolean
-)
+);
+
+create function private.webhook_claim(max_rows integer, per_endpoint integer, lease_seconds integer)
+returns setof private.webhook_claimed
 language plpgsql volatile security definer
 set search_path = ''
 set enable_seqscan = off
@@ -84,7 +87,6 @@ set enable_hashjoin = off
 set enable_mergejoin = off
 set jit = off
 as $$
-#variable_conflict use_column
 begin
   perform pg_advisory_xact_lock(hashtextextended('private.webhook_claim', 7306));
   return query
@@ -281,6 +283,24 @@ begin
 end;
 $$;
 
+-- What a busy dispatcher does each time sends end: record their outcomes, then claim again, in one round
+-- trip and one transaction. Recording ends the leases, so an endpoint that was at its cap has room by
+-- the time the claim counts it (the claim's own statement sees the recorded rows). `max_rows` 0 only
+-- records. Returns the claimed rows, as webhook_claim.
+create function private.webhook_record_and_claim(results jsonb, max_rows integer, per_endpoint integer,
+                                                 lease_seconds integer)
+returns setof private.webhook_claimed
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+begin
+  perform private.webhook_record_results(results);
+  if max_rows > 0 then
+    return query select * from private.webhook_claim(max_rows, per_endpoint, lease_seconds);
+  end if;
+end;
+$$;
+
 -- Housekeeping, every minute from pg_cron whether or not a dispatcher runs:
 --   1. leases that ran out are released (the rows are already due again; a late result of that attempt
 --      can then no longer move the state);
@@ -323,6 +343,8 @@ $$;
 revoke all on function private.webhook_retry_window(), private.webhook_retry_delay(integer),
   private.webhook_retry_after_cap(), private.webhook_disable_endpoints(jsonb),
   private.webhook_claim(integer, integer, integer), private.webhook_record_results(jsonb),
-  private.webhook_housekeeping() from public, authenticated;
+  private.webhook_record_and_claim(jsonb, integer, integer, integer), private.webhook_housekeeping()
+  from public, authenticated;
 grant execute on function private.webhook_claim(integer, integer, integer),
-  private.webhook_record_results(jsonb), private.webhook_housekeeping() to service_role;
+  private.webhook_record_results(jsonb), private.webhook_record_and_claim(jsonb, integer, integer, integer),
+  private.webhook_housekeeping() to service_role;

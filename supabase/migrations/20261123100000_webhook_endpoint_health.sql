@@ -44,19 +44,13 @@ create table public.webhook_endpoint_health_buckets (
 -- cascade from an endpoint delete finds rows through these primary keys (endpoint_id leads).
 
 -- Bookkeeping ------------------------------------------------------------------------------------------
-create function private.webhook_bucket_start(at timestamptz) returns timestamptz
-language sql immutable
-set search_path = ''
-as $$
-  select date_trunc('hour', at) + floor(extract(minute from at) / 10) * interval '10 minutes'
-$$;
-
 create function private.webhook_attempts_fold_health() returns trigger
 language plpgsql security definer
 set search_path = ''
 as $$
 begin
-  with a as (
+  -- One statement: each attempt's delivery is looked up once for both tables.
+  with a as materialized (
     select d.endpoint_id, d.organization_id, n.attempted_at, n.response_status, n.duration_ms,
            (n.response_status between 200 and 299 and n.error is null) as ok
     from new_attempts n join public.webhook_deliveries d on d.id = n.delivery_id
@@ -77,40 +71,39 @@ begin
              as first_failure_after_last_ok
     from ordered o
     group by o.endpoint_id, o.organization_id
-  )
-  insert into public.webhook_endpoint_health as h
-    (endpoint_id, organization_id, last_attempt_at, last_response_status, last_outcome, consecutive_failures,
-     failing_since)
-  select e.endpoint_id, e.organization_id, e.last_at, e.last_status,
-         case when e.last_ok then 'delivered' else 'failed' end, e.failures_after_last_ok,
-         e.first_failure_after_last_ok
-  from per_endpoint e
-  on conflict (endpoint_id) do update set
-    -- Batches from racing dispatchers can arrive out of order: the newest attempt decides the last
-    -- result; failures in a row restart at a success and otherwise add up.
-    last_attempt_at = greatest(h.last_attempt_at, excluded.last_attempt_at),
-    last_response_status = case when excluded.last_attempt_at >= h.last_attempt_at
-      then excluded.last_response_status else h.last_response_status end,
-    last_outcome = case when excluded.last_attempt_at >= h.last_attempt_at
-      then excluded.last_outcome else h.last_outcome end,
-    consecutive_failures = case
-      when (select e.any_ok from per_endpoint e where e.endpoint_id = excluded.endpoint_id)
-        then excluded.consecutive_failures
-      else h.consecutive_failures + excluded.consecutive_failures end,
-    failing_since = case
-      when (select e.any_ok from per_endpoint e where e.endpoint_id = excluded.endpoint_id)
-        then excluded.failing_since
-      else least(h.failing_since, excluded.failing_since) end;
-
-  -- Buckets; an endpoint that opened a new bucket also drops the ones older than the window (about
-  -- once per endpoint per 10 minutes, not on every batch).
-  with counted as (
+  ), health as (
+    insert into public.webhook_endpoint_health as h
+      (endpoint_id, organization_id, last_attempt_at, last_response_status, last_outcome, consecutive_failures,
+       failing_since)
+    select e.endpoint_id, e.organization_id, e.last_at, e.last_status,
+           case when e.last_ok then 'delivered' else 'failed' end, e.failures_after_last_ok,
+           e.first_failure_after_last_ok
+    from per_endpoint e
+    on conflict (endpoint_id) do update set
+      -- Batches from racing dispatchers can arrive out of order: the newest attempt decides the last
+      -- result; failures in a row restart at a success and otherwise add up.
+      last_attempt_at = greatest(h.last_attempt_at, excluded.last_attempt_at),
+      last_response_status = case when excluded.last_attempt_at >= h.last_attempt_at
+        then excluded.last_response_status else h.last_response_status end,
+      last_outcome = case when excluded.last_attempt_at >= h.last_attempt_at
+        then excluded.last_outcome else h.last_outcome end,
+      consecutive_failures = case
+        when (select e.any_ok from per_endpoint e where e.endpoint_id = excluded.endpoint_id)
+          then excluded.consecutive_failures
+        else h.consecutive_failures + excluded.consecutive_failures end,
+      failing_since = case
+        when (select e.any_ok from per_endpoint e where e.endpoint_id = excluded.endpoint_id)
+          then excluded.failing_since
+        else least(h.failing_since, excluded.failing_since) end
+  ), counted as (
+    -- 10-minute buckets of absolute time (date_bin, unlike date_trunc, does not depend on the
+    -- session's time zone).
     insert into public.webhook_endpoint_health_buckets as b
       (endpoint_id, bucket_start, organization_id, attempts, delivered, timed, duration_ms_sum)
-    select d.endpoint_id, private.webhook_bucket_start(n.attempted_at), d.organization_id, count(*),
-           count(*) filter (where n.response_status between 200 and 299 and n.error is null),
-           count(n.duration_ms), coalesce(sum(greatest(n.duration_ms, 0)), 0)
-    from new_attempts n join public.webhook_deliveries d on d.id = n.delivery_id
+    select a.endpoint_id, date_bin('10 minutes', a.attempted_at, timestamptz '2000-01-01 00:00:00+00'),
+           a.organization_id, count(*), count(*) filter (where a.ok), count(a.duration_ms),
+           coalesce(sum(greatest(a.duration_ms, 0)), 0)
+    from a
     group by 1, 2, 3
     on conflict (endpoint_id, bucket_start) do update set
       attempts = b.attempts + excluded.attempts,
@@ -119,6 +112,8 @@ begin
       duration_ms_sum = b.duration_ms_sum + excluded.duration_ms_sum
     returning b.endpoint_id, xmax = 0 as opened
   )
+  -- An endpoint that opened a new bucket also drops the ones older than the window (about once per
+  -- endpoint per 10 minutes, not on every batch).
   delete from public.webhook_endpoint_health_buckets stale
   using (select distinct endpoint_id from counted where opened) fresh
   where stale.endpoint_id = fresh.endpoint_id and stale.bucket_start < now() - interval '25 hours';

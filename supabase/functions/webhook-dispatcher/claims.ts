@@ -1,8 +1,10 @@
-// Claiming: due deliveries for this dispatcher, leased (private.webhook_claim), with everything one
-// attempt needs: the target, the secrets, the exact body. The database keeps every endpoint within
-// `perEndpoint` deliveries in flight across all dispatchers; `endpoint_full` marks the endpoints this
-// claim filled.
+// The dispatcher's two calls into the state machine: claiming due deliveries for this dispatcher,
+// leased (private.webhook_claim), with everything one attempt needs: the target, the secrets, the exact
+// body; and recording outcomes, with a claim along in the same round trip
+// (private.webhook_record_and_claim). The database keeps every endpoint within `perEndpoint` deliveries
+// in flight across all dispatchers; `endpoint_full` marks the endpoints a claim filled.
 import type { Sql } from "../_shared/db.ts";
+import type { AttemptResult } from "./send.ts";
 
 export interface Claimed {
   delivery_id: string;
@@ -18,12 +20,23 @@ export interface Claimed {
   endpoint_full: boolean;
 }
 
-export async function claimDue(
-  sql: Sql,
-  limit: number,
-  perEndpoint: number,
-  leaseSeconds: number,
-): Promise<Claimed[]> {
+export type ResultRow = AttemptResult & { delivery_id: string; endpoint_id: string; lease_token: string };
+
+export interface ClaimLimits {
+  /** Most rows to claim; 0 claims nothing. */
+  limit: number;
+  perEndpoint: number;
+  leaseSeconds: number;
+}
+
+export async function claimDue(sql: Sql, c: ClaimLimits): Promise<Claimed[]> {
   return await sql<Claimed[]>`
-    select * from private.webhook_claim(${limit}, ${perEndpoint}, ${leaseSeconds})`;
+    select * from private.webhook_claim(${c.limit}, ${c.perEndpoint}, ${c.leaseSeconds})`;
+}
+
+/** Records `results`, then claims (as claimDue) in the same transaction. */
+export async function recordAndClaim(sql: Sql, results: ResultRow[], c: ClaimLimits): Promise<Claimed[]> {
+  return await sql<Claimed[]>`
+    select * from private.webhook_record_and_claim(${sql.json(results as never)}, ${c.limit},
+      ${c.perEndpoint}, ${c.leaseSeconds})`;
 }

@@ -1,6 +1,7 @@
 // The delivery engine: claims due deliveries (claims.ts), sends them concurrently within its slots
-// (slots.ts, send.ts), and writes outcomes back in batches (results.ts). The Edge Function runs it for
-// one bounded stretch per invocation; the local dev server keeps one running and wakes it on NOTIFY.
+// (slots.ts, send.ts), and writes outcomes back in batches (results.ts), claiming again in the same
+// round trip. The Edge Function runs it for one bounded stretch per invocation; the local dev server
+// keeps one running and wakes it on NOTIFY.
 //
 // Guarantees, and where they come from:
 // - at least once: a delivery is final only once its outcome is written; a claim is a lease
@@ -14,7 +15,7 @@
 //   `maxInFlight` slots keep serving everyone else.
 import type { Agent } from "undici";
 import type { Sql } from "../_shared/db.ts";
-import { claimDue, type Claimed } from "./claims.ts";
+import { claimDue, type Claimed, type ClaimLimits, recordAndClaim, type ResultRow } from "./claims.ts";
 import { Slots } from "./slots.ts";
 import { ResultWriter } from "./results.ts";
 import { exponential, retry } from "./retry.ts";
@@ -72,6 +73,14 @@ export interface RunStats {
 
 const encoder = new TextEncoder();
 
+/** What the sends and writes of one run share. */
+interface Run {
+  agent: Agent;
+  writer: ResultWriter;
+  /** How many rows a claim may take now (0 once the run is stopping). */
+  room(): number;
+}
+
 export class DeliveryEngine {
   readonly timeoutMs: number;
   readonly maxInFlight: number;
@@ -81,6 +90,7 @@ export class DeliveryEngine {
   private readonly slots: Slots;
   private readonly sends = new Set<Promise<void>>();
   private readonly targets: TargetCache;
+  private current: Run | undefined;
   private wakeUp: (() => void) | undefined;
   private woken = false;
   private stats: RunStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
@@ -113,18 +123,6 @@ export class DeliveryEngine {
       timeoutMs: this.timeoutMs,
       ca: this.opts.ca,
     });
-    const writer = new ResultWriter(
-      this.sql,
-      this.opts.flushBatch ?? 1000,
-      this.opts.flushDelayMs ?? 10,
-      this.log,
-      // A lease is over once its result is written, and the per-endpoint cap is counted on leases: an
-      // endpoint that was full may have room now. (Also the moment an idle run may stop.)
-      (batch) => {
-        for (const r of batch) if (this.slots.written(r.endpoint_id)) this.woken = true;
-        this.wakeUp?.();
-      },
-    );
     const pollMs = options.pollMs ?? 1000;
     const max = options.maxDeliveries ?? Infinity;
     // Aborted by the caller's signal or at the deadline: ends claim retries and waits at once.
@@ -138,7 +136,20 @@ export class DeliveryEngine {
     const deadlineTimer = options.deadline === undefined
       ? undefined
       : setTimeout(onAbort, Math.max(0, options.deadline - Date.now()));
-    const stopping = () => stop.signal.aborted || this.stats.claimed >= max;
+    let ending = false;
+    const stopping = () => ending || stop.signal.aborted || this.stats.claimed >= max;
+    const writer = new ResultWriter(
+      (batch) => this.write(batch),
+      this.opts.flushBatch ?? 1000,
+      this.opts.flushDelayMs ?? 10,
+      () => this.wakeUp?.(), // an idle run may stop now
+    );
+    this.current = {
+      agent,
+      writer,
+      room: () =>
+        stopping() ? 0 : Math.max(0, Math.min(this.slots.free, this.claimBatch, max - this.stats.claimed)),
+    };
     let mayHaveWork = true;
     let idleSince: number | undefined;
     // Claim in batches: while busy, wait until a useful number of slots is free rather than
@@ -151,13 +162,14 @@ export class DeliveryEngine {
         if (mayHaveWork && (free >= minClaim || (free > 0 && this.slots.total === 0))) {
           const limit = Math.min(free, this.claimBatch);
           // Database unreachable: back off and try again; nothing is lost, nothing was claimed.
-          const rows = await retry(() => this.claim(limit), {
+          this.slots.reserve(limit);
+          const rows = await retry(() => claimDue(this.sql, this.limits(limit)), {
             delayMs: exponential(200, 5000),
             signal: stop.signal,
             onError: (err) => this.log({ level: "error", msg: "claim failed", error: errorText(err) }),
           }).catch(() => null);
+          this.take(rows ?? [], limit);
           if (rows === null) break; // stopped while the database was away
-          for (const row of rows) this.start(row, agent, writer);
           if (rows.length > 0) idleSince = undefined;
           // A full batch means there is probably more. Otherwise wait for a reason to look again: a
           // result for a full endpoint written, a wake-up, the poll.
@@ -177,24 +189,30 @@ export class DeliveryEngine {
         if (this.woken || timedOut) mayHaveWork = true;
       }
     } finally {
+      ending = true; // writes from here on only record
       options.signal?.removeEventListener("abort", onAbort);
       clearTimeout(deadlineTimer);
       while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
       await writer.flush();
-      this.stats.recorded = writer.recorded;
+      this.current = undefined;
       await agent.close().catch(() => {});
     }
     return { ...this.stats };
   }
 
-  private async claim(limit: number): Promise<Claimed[]> {
-    const rows = await claimDue(this.sql, limit, this.perEndpoint, this.leaseSeconds);
-    this.stats.claimed += rows.length;
-    this.slots.claimed(rows);
-    return rows;
+  private limits(limit: number): ClaimLimits {
+    return { limit, perEndpoint: this.perEndpoint, leaseSeconds: this.leaseSeconds };
   }
 
-  private start(row: Claimed, agent: Agent, writer: ResultWriter): void {
+  /** A claim that held `reserved` slots came back: its rows start sending at once. */
+  private take(rows: Claimed[], reserved: number): void {
+    this.slots.claimed(rows, reserved);
+    this.stats.claimed += rows.length;
+    for (const row of rows) this.start(row);
+  }
+
+  private start(row: Claimed): void {
+    const { agent, writer } = this.current!;
     const p: Promise<void> = this.attempt(row, agent)
       // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
       .catch((err) => failedAttempt(Date.now(), `internal error: ${errorText(err)}`.slice(0, 300)))
@@ -216,6 +234,41 @@ export class DeliveryEngine {
         this.wakeUp?.();
       });
     this.sends.add(p);
+  }
+
+  /**
+   * Records a batch of results and claims along with it: the leases these results end may be all that
+   * kept endpoints from more work, and the claim then costs no round trip of its own. A batch that cannot
+   * be written after a few tries is dropped: its leases run out and those deliveries are sent again (at
+   * least once, never lost).
+   */
+  private async write(batch: ResultRow[]): Promise<void> {
+    const limit = this.current!.room();
+    this.slots.reserve(limit);
+    let rows: Claimed[] | undefined;
+    try {
+      rows = await retry(() => recordAndClaim(this.sql, batch, this.limits(limit)), {
+        tries: 3,
+        delayMs: (n) => 200 * n,
+      });
+      this.stats.recorded += batch.length;
+    } catch (err) {
+      this.log({
+        level: "error",
+        msg: "recording results failed",
+        count: batch.length,
+        error: errorText(err),
+      });
+    }
+    // Leases ended (or will run out): endpoints that were full may have room. Marked before the new rows
+    // are taken, which may fill them again.
+    let freed = false;
+    for (const r of batch) if (this.slots.written(r.endpoint_id)) freed = true;
+    this.take(rows ?? [], limit);
+    // The run loop looks again unless this claim already saw all there was (it took less than it could).
+    const sawAll = rows !== undefined && rows.length < limit;
+    if (!sawAll && (freed || (limit > 0 && rows?.length === limit))) this.woken = true;
+    this.wakeUp?.();
   }
 
   private async attempt(row: Claimed, agent: Agent): Promise<AttemptResult> {

@@ -1,19 +1,28 @@
-// This dispatcher's slots: how many sends it has in flight (at most `maxInFlight`), and which endpoints
-// a claim filled to their cap. The cap itself is the database's (private.webhook_claim counts every
-// dispatcher's live leases, and a lease lasts until its result is written): a result for a full
-// endpoint written means a claim may find work there again.
+// This dispatcher's slots: how many sends it has in flight (at most `maxInFlight`, counting the rows
+// that claims under way may bring), and which endpoints a claim filled to their cap. The cap itself is
+// the database's (private.webhook_claim counts every dispatcher's live leases, and a lease lasts until
+// its result is written): a result for a full endpoint written means a claim may find work there again.
 export class Slots {
   private readonly full = new Set<string>();
   private readonly perEndpoint = new Map<string, number>();
   total = 0;
+  /** Slots held for claims under way (two can overlap: the run loop's and one along with a write). */
+  private reserved = 0;
 
   constructor(readonly maxInFlight: number) {}
 
   get free(): number {
-    return this.maxInFlight - this.total;
+    return this.maxInFlight - this.total - this.reserved;
   }
 
-  claimed(rows: { endpoint_id: string; endpoint_full: boolean }[]): void {
+  /** Holds `n` slots for a claim under way; `claimed` gives them back. */
+  reserve(n: number): void {
+    this.reserved += n;
+  }
+
+  /** A claim that held `reserved` slots came back with `rows` (none if it failed). */
+  claimed(rows: { endpoint_id: string; endpoint_full: boolean }[], reserved: number): void {
+    this.reserved -= reserved;
     this.total += rows.length;
     for (const r of rows) {
       this.perEndpoint.set(r.endpoint_id, (this.perEndpoint.get(r.endpoint_id) ?? 0) + 1);
