@@ -107,6 +107,8 @@ select throws_ok($$select public.webhook_send_test_event('a0000000-0000-4000-800
   'anon cannot run operations');
 reset role;
 select ok(not has_function_privilege('authenticated', 'private.webhook_record_results(jsonb)', 'execute')
+  and not has_function_privilege('authenticated', 'private.webhook_record_and_claim(jsonb, integer, integer, integer)',
+                                 'execute')
   and not has_function_privilege('authenticated', 'private.webhook_housekeeping()', 'execute')
   and not has_function_privilege('authenticated', 'private.webhook_enqueue(text, jsonb)', 'execute'),
   'users cannot record results, run housekeeping or forge events');

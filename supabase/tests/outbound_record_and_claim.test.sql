@@ -1,0 +1,53 @@
+-- private.webhook_record_and_claim: a busy dispatcher records its results and claims again in one call.
+-- The claim must see the leases the results ended (an endpoint at its cap has room again), and
+-- max_rows 0 only records.
+begin;
+select plan(7);
+
+insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000aa', 'Church C');
+insert into public.webhook_endpoints (id, organization_id, url, events) values
+  ('c0000000-0000-4000-8000-0000000000e1', 'c0000000-0000-4000-8000-0000000000aa', 'https://c.example.org/h',
+   array['member.created']);
+with e as (
+  insert into public.webhook_events (organization_id, type, payload)
+  select 'c0000000-0000-4000-8000-0000000000aa', 'member.created', jsonb_build_object('n', g)
+  from generate_series(1, 3) g
+  returning id
+)
+insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, next_attempt_at)
+select 'c0000000-0000-4000-8000-0000000000aa', e.id, 'c0000000-0000-4000-8000-0000000000e1',
+       now() - interval '1 minute'
+from e;
+
+-- Outcomes of claimed rows, as the dispatcher sends them.
+create function pg_temp.delivered(claimed jsonb) returns jsonb language sql as $$
+  select coalesce(jsonb_agg(jsonb_build_object(
+    'delivery_id', c ->> 'delivery_id', 'endpoint_id', c ->> 'endpoint_id', 'lease_token', c ->> 'lease_token',
+    'outcome', 'delivered', 'attempted_at', now(), 'duration_ms', 2, 'response_status', 200)), '[]')
+  from jsonb_array_elements(claimed) c
+$$;
+
+create temp table first_claim as select * from private.webhook_claim(10, 2, 60);
+select is((select count(*)::int from first_claim), 2, 'a cap of 2: the first claim takes 2 of the 3');
+select is((select count(*)::int from private.webhook_claim(10, 2, 60)), 0, 'the endpoint is full while they fly');
+
+create temp table second_claim as
+select * from private.webhook_record_and_claim(
+  pg_temp.delivered((select jsonb_agg(f) from first_claim f)), 10, 2, 60);
+select is((select count(*)::int from public.webhook_deliveries
+            where status = 'delivered' and id in (select delivery_id from first_claim)), 2,
+  'the results are recorded');
+select is((select count(*)::int from second_claim), 1,
+  'the claim along sees the room the results made, and takes the third');
+select ok((select delivery_id not in (select delivery_id from first_claim) from second_claim),
+  'and it is the one not yet sent');
+
+select is((select count(*)::int from private.webhook_record_and_claim(
+  pg_temp.delivered((select jsonb_agg(s) from second_claim s)), 0, 2, 60)), 0,
+  'max_rows 0 claims nothing');
+select is((select count(*)::int from public.webhook_deliveries
+            where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' and status = 'delivered'), 3,
+  'but still records');
+
+select * from finish();
+rollback;
