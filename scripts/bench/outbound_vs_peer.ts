@@ -40,6 +40,7 @@ if (PG_EXPLAIN_MS) {
 }
 const PG_OPTS = [
   "-o fsync=off -o synchronous_commit=off",
+  ...(Deno.env.get("BENCH_PG_EXTRA") ? [Deno.env.get("BENCH_PG_EXTRA")!] : []),
   ...(PG_STATS || PG_EXPLAIN_MS
     ? [
       `-o shared_preload_libraries=pg_cron${PG_STATS ? ",pg_stat_statements" : ""}${
@@ -379,7 +380,7 @@ async function runOnce(side: Side): Promise<Result> {
     const expected = MEMBERS * ENDPOINTS;
     if (PG_STATS) {
       await sql`create extension if not exists pg_stat_statements with schema extensions`;
-      await sql`select extensions.pg_stat_statements_reset(), pg_stat_reset()`;
+      await sql`select extensions.pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal')`;
     }
     const cpu0 = { pg: clusterCpu(postmaster), worker: cpuOf(worker.pid), receiver: cpuOf(receiver.pid) };
     const started = performance.now();
@@ -423,6 +424,15 @@ async function printPgStats(sql: Sql, side: Side): Promise<void> {
     order by idx_tup_read desc limit 10`;
   console.log("  index scans, entries read, rows fetched:");
   for (const i of indexes) console.log(`    ${i.name}: ${i.scans}, ${i.read}, ${i.fetched}`);
+  // WAL written, and how often a backend found the WAL buffers full and had to write them itself.
+  const [wal] = await sql<{ mib: number; records: number; fpi: number; full: number }[]>`
+    select round(wal_bytes / 1048576)::int as mib, wal_records::int as records, wal_fpi::int as fpi,
+           wal_buffers_full::int as full
+    from pg_stat_wal`;
+  console.log(
+    `  WAL: ${wal!.mib} MiB, ${wal!.records} records, ${wal!.fpi} full-page images, ` +
+      `buffers full ${wal!.full} times`,
+  );
 }
 
 // Report ------------------------------------------------------------------------------------------------
