@@ -79,6 +79,9 @@ begin
            case when e.last_ok then 'delivered' else 'failed' end, e.failures_after_last_ok,
            e.first_failure_after_last_ok
     from per_endpoint e
+    -- Rows are locked in one order by every writer: batches written at once (by one dispatcher or
+    -- several) wait for each other here instead of deadlocking.
+    order by e.endpoint_id
     on conflict (endpoint_id) do update set
       -- Batches from racing dispatchers can arrive out of order: the newest attempt decides the last
       -- result; failures in a row restart at a success and otherwise add up.
@@ -105,6 +108,7 @@ begin
            coalesce(sum(greatest(a.duration_ms, 0)), 0)
     from a
     group by 1, 2, 3
+    order by 1, 2
     on conflict (endpoint_id, bucket_start) do update set
       attempts = b.attempts + excluded.attempts,
       delivered = b.delivered + excluded.delivered,

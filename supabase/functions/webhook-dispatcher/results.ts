@@ -1,14 +1,16 @@
-// When results are written: one batch at a time and in order. The first result waits `delayMs` for
-// company, unless the engine says none is worth waiting for (writeNow); while a batch is being written
-// the next ones gather, and the writer takes them all (up to `maxBatch`) as soon as it is free: batches
-// grow with the load, and a row costs far less in a batch of hundreds than in one of a few dozen. What
-// writing means (recording, claiming along, what happens on failure) is the engine's `write`.
+// When results are written. The first result waits `delayMs` for company, unless the engine says none
+// is worth waiting for (writeNow); while the writers are busy the next results gather, and a writer
+// takes them all (up to `maxBatch`) as soon as it is free: batches grow with the load, and a row costs
+// far less in a batch of hundreds than in one of a few dozen. What writing means (recording, claiming
+// along, what happens on failure) is the engine's `write`.
 import type { ResultRow } from "./claims.ts";
 
 export class ResultWriter {
   private pending: ResultRow[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private pumping: Promise<void> | undefined;
+  /** Batches being written now, at most `maxWriting`. */
+  private writing = 0;
+  private readonly settled = new Set<() => void>();
 
   constructor(
     /** Writes one batch; never rejects. */
@@ -17,11 +19,16 @@ export class ResultWriter {
     private readonly delayMs: number,
     /** Called each time everything handed in has been written. */
     private readonly onIdle: () => void = () => {},
+    /**
+     * Batches written at once. More than one: results that come in while a batch is being written
+     * (another endpoint's, say) need not wait for it, and that wait was most of a busy cycle.
+     */
+    private readonly maxWriting = 2,
   ) {}
 
   add(row: ResultRow): void {
     this.pending.push(row);
-    if (this.pumping) return; // the running writer takes it with its next batch
+    if (this.writing >= this.maxWriting) return; // taken with the next batch, as soon as a write ends
     if (this.pending.length >= this.maxBatch) this.kick();
     else this.timer ??= setTimeout(() => this.kick(), this.delayMs);
   }
@@ -33,27 +40,28 @@ export class ResultWriter {
 
   /** Nothing waiting and nothing being written. */
   get idle(): boolean {
-    return this.pending.length === 0 && !this.pumping;
+    return this.pending.length === 0 && this.writing === 0;
   }
 
   /** Writes what is waiting; resolves when everything handed in so far is written. */
   async flush(): Promise<void> {
     this.kick();
-    while (this.pumping) await this.pumping;
+    while (!this.idle) await new Promise<void>((resolve) => this.settled.add(resolve));
   }
 
   private kick(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pumping || this.pending.length === 0) return;
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-      if (this.pending.length > 0) this.kick(); // handed in after the last batch was cut
-      else this.onIdle();
-    });
-  }
-
-  private async pump(): Promise<void> {
-    while (this.pending.length > 0) await this.write(this.pending.splice(0, this.maxBatch));
+    while (this.writing < this.maxWriting && this.pending.length > 0) {
+      this.writing++;
+      this.write(this.pending.splice(0, this.maxBatch)).finally(() => {
+        this.writing--;
+        // What came in meanwhile goes at once: it has waited for a writer already.
+        if (this.pending.length > 0) this.kick();
+        else if (this.writing === 0) this.onIdle();
+        for (const resolve of this.settled) resolve();
+        this.settled.clear();
+      });
+    }
   }
 }
