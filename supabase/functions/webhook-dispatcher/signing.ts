@@ -9,33 +9,65 @@
 //
 // During a secret rotation both secrets sign: Standard Webhooks carries both as space-separated
 // "v1," entries (receivers accept any one), and the hex scheme adds x-webhook-signature-previous.
-// node:crypto's HMAC is synchronous and native: at thousands of deliveries a second it costs less than
-// half of Web Crypto's promise round trip per signature.
-import { createHmac } from "node:crypto";
-import { hmacSha256Hex } from "../_shared/hmac.ts";
+//
+// Each secret's HMAC key is prepared once (below) and reused for every delivery it signs.
+import { createHash, type Hash } from "node:crypto";
 
-const stdKeys = new Map<string, Uint8Array>();
+/**
+ * HMAC-SHA256 (RFC 2104) with the key's two padded blocks hashed once: each message then costs two
+ * copies of a hash state and two digests. node:crypto's createHmac processes the key again on every
+ * call, which made signing a sixth of the dispatcher's CPU; this takes about 60% of its time per
+ * signature (checked against createHmac in tests/outbound_signing_test.ts).
+ */
+export class PreparedHmac {
+  private readonly inner: Hash;
+  private readonly outer: Hash;
+
+  constructor(key: Uint8Array) {
+    const block = new Uint8Array(64);
+    block.set(key.byteLength > 64 ? createHash("sha256").update(key).digest() : key);
+    this.inner = createHash("sha256").update(block.map((b) => b ^ 0x36));
+    this.outer = createHash("sha256").update(block.map((b) => b ^ 0x5c));
+  }
+
+  /** The MAC of the parts, concatenated (strings as UTF-8). */
+  digest(...parts: (string | Uint8Array)[]): Uint8Array {
+    const h = this.inner.copy();
+    for (const p of parts) h.update(p);
+    return this.outer.copy().update(h.digest()).digest();
+  }
+}
+
+const encoder = new TextEncoder();
+// Bounded: a few thousand active endpoints at most; start over rather than grow without limit.
+const prepared = new Map<string, { hex: PreparedHmac; standard: PreparedHmac }>();
 
 /** The Standard Webhooks key: the bytes base64-encoded after `whsec_`, else the secret's UTF-8 bytes. */
-export function standardWebhooksKey(secret: string): Uint8Array {
-  let key = stdKeys.get(secret);
-  if (!key) {
-    key = secret.startsWith("whsec_")
-      ? Uint8Array.from(atob(secret.slice(6)), (c) => c.charCodeAt(0))
-      : new TextEncoder().encode(secret);
-    // Bounded: a few thousand active endpoints at most; start over rather than grow without limit.
-    if (stdKeys.size > 10_000) stdKeys.clear();
-    stdKeys.set(secret, key);
+function standardWebhooksKey(secret: string): Uint8Array {
+  return secret.startsWith("whsec_")
+    ? Uint8Array.from(atob(secret.slice(6)), (c) => c.charCodeAt(0))
+    : encoder.encode(secret);
+}
+
+/** A secret's two keys: its UTF-8 bytes for the hex scheme, its Standard Webhooks key. */
+function keysOf(secret: string): { hex: PreparedHmac; standard: PreparedHmac } {
+  let keys = prepared.get(secret);
+  if (!keys) {
+    keys = {
+      hex: new PreparedHmac(encoder.encode(secret)),
+      standard: new PreparedHmac(standardWebhooksKey(secret)),
+    };
+    if (prepared.size > 10_000) prepared.clear();
+    prepared.set(secret, keys);
   }
-  return key;
+  return keys;
 }
 
 export function standardSignature(secret: string, id: string, timestamp: number, body: Uint8Array): string {
-  const mac = createHmac("sha256", standardWebhooksKey(secret));
-  mac.update(`${id}.${timestamp}.`);
-  mac.update(body);
-  return `v1,${mac.digest("base64")}`;
+  return `v1,${keysOf(secret).standard.digest(`${id}.${timestamp}.`, body).toBase64()}`;
 }
+
+const hexSignature = (secret: string, body: Uint8Array): string => keysOf(secret).hex.digest(body).toHex();
 
 export interface SignInput {
   eventId: string;
@@ -56,11 +88,11 @@ export function signedHeaders(input: SignInput): Record<string, string> {
     "x-webhook-id": eventId,
     "x-webhook-event": eventType,
     "x-webhook-timestamp": String(timestamp),
-    "x-webhook-signature": hmacSha256Hex(secret, body),
+    "x-webhook-signature": hexSignature(secret, body),
     "webhook-id": eventId,
     "webhook-timestamp": String(timestamp),
     "webhook-signature": secrets.map((s) => standardSignature(s, eventId, timestamp, body)).join(" "),
   };
-  if (secrets.length > 1) headers["x-webhook-signature-previous"] = hmacSha256Hex(previousSecret!, body);
+  if (secrets.length > 1) headers["x-webhook-signature-previous"] = hexSignature(previousSecret!, body);
   return headers;
 }
