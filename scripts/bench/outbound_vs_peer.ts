@@ -18,7 +18,8 @@
 // and the reads of every index of the side's tables; BENCH_PG_EXPLAIN_MS=15 also logs the plan, with
 // actual rows and buffers, of every statement slower than that into BENCH_PG_LOG_DIR (default
 // /tmp/bench-pglog, made writable for the cluster).
-// These settings cost some CPU themselves: compare runs made with the same ones.
+// These settings cost some CPU themselves: compare runs made with the same ones. BENCH_PG_EXTRA adds
+// server settings to every side (e.g. "-o wal_buffers=64MB"), for experiments.
 import { createSql, type Sql } from "../../supabase/functions/_shared/db.ts";
 import { signedHeaders } from "../../supabase/functions/webhook-dispatcher/signing.ts";
 import { machine } from "./stats.ts";
