@@ -245,11 +245,18 @@ export class DeliveryEngine {
   private async write(batch: ResultRow[]): Promise<void> {
     const limit = this.current!.room();
     this.slots.reserve(limit);
+    let along = limit;
     let rows: Claimed[] | undefined;
     try {
-      rows = await retry(() => recordAndClaim(this.sql, batch, this.limits(limit)), {
+      rows = await retry(() => recordAndClaim(this.sql, batch, this.limits(along)), {
         tries: 3,
         delayMs: (n) => 200 * n,
+        // The tries after a failure only record: a claim that keeps failing must not keep these results
+        // from being written (their deliveries would be sent again once the leases ran out).
+        onError: (err) => {
+          along = 0;
+          this.log({ level: "error", msg: "writing results failed; recording alone", error: errorText(err) });
+        },
       });
       this.stats.recorded += batch.length;
     } catch (err) {
@@ -266,8 +273,8 @@ export class DeliveryEngine {
     for (const r of batch) if (this.slots.written(r.endpoint_id)) freed = true;
     this.take(rows ?? [], limit);
     // The run loop looks again unless this claim already saw all there was (it took less than it could).
-    const sawAll = rows !== undefined && rows.length < limit;
-    if (!sawAll && (freed || (limit > 0 && rows?.length === limit))) this.woken = true;
+    const sawAll = rows !== undefined && rows.length < along;
+    if (!sawAll && (freed || (along > 0 && rows?.length === along))) this.woken = true;
     this.wakeUp?.();
   }
 
