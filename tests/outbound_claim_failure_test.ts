@@ -7,6 +7,7 @@ import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import {
   addMembers,
+  allDelivered,
   createEndpoint,
   deliveriesOf,
   gate,
@@ -47,12 +48,8 @@ Deno.test("results are recorded while every claim fails", async () => {
       end;
       $$`);
     hold.open();
-    let rows = await deliveriesOf(ep.id);
-    while (!rows.every((d) => d.status === "delivered")) {
-      assert(Date.now() - started < 7000, `not recorded: ${rows.map((d) => d.status).join(", ")}`);
-      await new Promise((r) => setTimeout(r, 50));
-      rows = await deliveriesOf(ep.id);
-    }
+    await allDelivered(ep.id, 3, started, 7000);
+    const rows = await deliveriesOf(ep.id);
     assertEquals(rows.length, 3);
     assertEquals(rows.map((d) => d.attempt_count), [1, 1, 1], "one attempt each, recorded once");
     assert(errors.includes("writing results failed; recording alone"), `logged: ${errors.join("; ")}`);

@@ -8,30 +8,14 @@ import { closeSql, createTenant } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import {
   addMembers,
+  allDelivered,
   createEndpoint,
-  deliveriesOf,
   gate,
   retireEndpoints,
   testEngine,
 } from "./helpers/outbound.ts";
 
 const FLUSH_DELAY_MS = 5000;
-
-/** Milliseconds from `since` until every delivery of the endpoint is recorded delivered. */
-async function allDelivered(
-  endpointId: string,
-  count: number,
-  since: number,
-  limitMs: number,
-): Promise<number> {
-  while (Date.now() - since < limitMs) {
-    const rows = await deliveriesOf(endpointId);
-    if (rows.length === count && rows.every((d) => d.status === "delivered")) return Date.now() - since;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const statuses = (await deliveriesOf(endpointId)).map((d) => d.status);
-  throw new Error(`not all ${count} delivered within ${limitMs} ms: ${statuses.join(", ")}`);
-}
 
 Deno.test("the last send in flight ending writes the results at once, not after the batching delay", async () => {
   const tenant = await createTenant();

@@ -53,6 +53,22 @@ export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
 }
 
 /** Disables the endpoint: its open deliveries end, so later tests' engines never pick them up. */
+/** Milliseconds from `since` until every delivery of the endpoint is recorded delivered. */
+export async function allDelivered(
+  endpointId: string,
+  count: number,
+  since: number,
+  limitMs: number,
+): Promise<number> {
+  while (Date.now() - since < limitMs) {
+    const rows = await deliveriesOf(endpointId);
+    if (rows.length === count && rows.every((d) => d.status === "delivered")) return Date.now() - since;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const statuses = (await deliveriesOf(endpointId)).map((d) => d.status);
+  throw new Error(`not all ${count} delivered within ${limitMs} ms: ${statuses.join(", ")}`);
+}
+
 export async function retireEndpoints(...ids: string[]): Promise<void> {
   await sql()`update public.webhook_endpoints set enabled = false, disabled_reason = 'test finished'
               where id = any(${ids}::uuid[]) and enabled`;
