@@ -52,7 +52,6 @@ export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
     from public.webhook_deliveries where endpoint_id = ${endpointId} order by created_at, id`;
 }
 
-/** Disables the endpoint: its open deliveries end, so later tests' engines never pick them up. */
 /** Milliseconds from `since` until every delivery of the endpoint is recorded delivered. */
 export async function allDelivered(
   endpointId: string,
@@ -69,6 +68,7 @@ export async function allDelivered(
   throw new Error(`not all ${count} delivered within ${limitMs} ms: ${statuses.join(", ")}`);
 }
 
+/** Disables the endpoint: its open deliveries end, so later tests' engines never pick them up. */
 export async function retireEndpoints(...ids: string[]): Promise<void> {
   await sql()`update public.webhook_endpoints set enabled = false, disabled_reason = 'test finished'
               where id = any(${ids}::uuid[]) and enabled`;

@@ -144,12 +144,9 @@ export class DeliveryEngine {
       this.opts.flushDelayMs ?? 10,
       () => this.wakeUp?.(), // an idle run may stop now
     );
-    this.current = {
-      agent,
-      writer,
-      room: () =>
-        stopping() ? 0 : Math.max(0, Math.min(this.slots.free, this.claimBatch, max - this.stats.claimed)),
-    };
+    const room = () =>
+      stopping() ? 0 : Math.max(0, Math.min(this.slots.free, this.claimBatch, max - this.stats.claimed));
+    this.current = { agent, writer, room };
     let mayHaveWork = true;
     let idleSince: number | undefined;
     // Claim in batches: while busy, wait until a useful number of slots is free rather than
@@ -158,9 +155,8 @@ export class DeliveryEngine {
     try {
       while (!stopping()) {
         this.woken = false;
-        const free = Math.min(this.slots.free, max - this.stats.claimed);
-        if (mayHaveWork && (free >= minClaim || (free > 0 && this.slots.total === 0))) {
-          const limit = Math.min(free, this.claimBatch);
+        const limit = room();
+        if (mayHaveWork && (limit >= minClaim || (limit > 0 && this.slots.total === 0))) {
           // Database unreachable: back off and try again; nothing is lost, nothing was claimed.
           this.slots.reserve(limit);
           const rows = await retry(() => claimDue(this.sql, this.limits(limit)), {

@@ -40,7 +40,8 @@ export class PreparedHmac {
 
 const encoder = new TextEncoder();
 // Bounded: a few thousand active endpoints at most; start over rather than grow without limit.
-const prepared = new Map<string, { hex: PreparedHmac; standard: PreparedHmac }>();
+type PreparedKeys = { hex: PreparedHmac; standard: PreparedHmac };
+const prepared = new Map<string, PreparedKeys>();
 
 /** The Standard Webhooks key: the bytes base64-encoded after `whsec_`, else the secret's UTF-8 bytes. */
 function standardWebhooksKey(secret: string): Uint8Array {
@@ -50,7 +51,7 @@ function standardWebhooksKey(secret: string): Uint8Array {
 }
 
 /** A secret's two keys: its UTF-8 bytes for the hex scheme, its Standard Webhooks key. */
-function keysOf(secret: string): { hex: PreparedHmac; standard: PreparedHmac } {
+function keysOf(secret: string): PreparedKeys {
   let keys = prepared.get(secret);
   if (!keys) {
     keys = {
@@ -62,12 +63,6 @@ function keysOf(secret: string): { hex: PreparedHmac; standard: PreparedHmac } {
   }
   return keys;
 }
-
-export function standardSignature(secret: string, id: string, timestamp: number, body: Uint8Array): string {
-  return `v1,${keysOf(secret).standard.digest(`${id}.${timestamp}.`, body).toBase64()}`;
-}
-
-const hexSignature = (secret: string, body: Uint8Array): string => keysOf(secret).hex.digest(body).toHex();
 
 export interface SignInput {
   eventId: string;
@@ -81,18 +76,21 @@ export interface SignInput {
 
 export function signedHeaders(input: SignInput): Record<string, string> {
   const { eventId, eventType, secret, previousSecret, body, timestamp } = input;
-  const secrets = previousSecret && previousSecret !== secret ? [secret, previousSecret] : [secret];
+  const current = keysOf(secret);
+  const previous = previousSecret && previousSecret !== secret ? keysOf(previousSecret) : undefined;
+  const standard = (keys: PreparedKeys) =>
+    `v1,${keys.standard.digest(`${eventId}.${timestamp}.`, body).toBase64()}`;
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "user-agent": "church-integration-webhooks/1",
     "x-webhook-id": eventId,
     "x-webhook-event": eventType,
     "x-webhook-timestamp": String(timestamp),
-    "x-webhook-signature": hexSignature(secret, body),
+    "x-webhook-signature": current.hex.digest(body).toHex(),
     "webhook-id": eventId,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": secrets.map((s) => standardSignature(s, eventId, timestamp, body)).join(" "),
+    "webhook-signature": previous ? `${standard(current)} ${standard(previous)}` : standard(current),
   };
-  if (secrets.length > 1) headers["x-webhook-signature-previous"] = hexSignature(previousSecret!, body);
+  if (previous) headers["x-webhook-signature-previous"] = previous.hex.digest(body).toHex();
   return headers;
 }
