@@ -11,6 +11,7 @@ import {
   deliveriesOf,
   gate,
   retireEndpoints,
+  runOutLeases,
   startOverlapReceiver,
   startSlammer,
   testEngine,
@@ -196,9 +197,7 @@ Deno.test("a dispatcher killed mid-batch loses nothing: its leases expire and ev
     assertEquals(receiver.requests.length, 10);
 
     // The lease runs out (the clock moved on), housekeeping clears it, and the next run delivers all.
-    await sql()`update public.webhook_deliveries
-                set next_attempt_at = now() - interval '1 second'
-                where endpoint_id = ${ep.id}`;
+    await runOutLeases([ep.id]);
     const [hk] = await sql()<{ r: { expired_leases: number } }[]>`select private.webhook_housekeeping() as r`;
     assert(hk!.r.expired_leases >= 10, `expired ${hk!.r.expired_leases}`);
     await testEngine().run({ stopWhenIdle: true });

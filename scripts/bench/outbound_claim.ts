@@ -95,8 +95,9 @@ await addDue(1_000, healthy);
 const without = report("1,000 due rows, no backlog", await timeClaim());
 await addDue(100_000, [hang!]);
 // The hanging endpoint is at its cap: 16 of its deliveries are leased (in flight, by any dispatcher).
-await sql`update public.webhook_deliveries set lease_token = gen_random_uuid(), next_attempt_at = now() + interval '1 hour'
-          where id in (select id from public.webhook_deliveries where endpoint_id = ${hang!} limit 16)`;
+await sql`insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
+          select id, endpoint_id, gen_random_uuid(), now() + interval '1 hour'
+          from public.webhook_deliveries where endpoint_id = ${hang!} limit 16`;
 const withBacklog = report(
   "1,000 due rows + 100,000 behind a hanging endpoint at its cap",
   await timeClaim(),

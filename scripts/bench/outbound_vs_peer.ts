@@ -421,7 +421,7 @@ async function printPgStats(sql: Sql, side: Side): Promise<void> {
   const indexes = await sql<{ name: string; scans: number; read: number; fetched: number }[]>`
     select relname || '.' || indexrelname as name, idx_scan::int as scans, idx_tup_read::int as read,
            idx_tup_fetch::int as fetched
-    from pg_stat_user_indexes where idx_scan > 0 and schemaname in ('public', 'peer', 'graphile_worker')
+    from pg_stat_user_indexes where idx_scan > 0 and schemaname in ('public', 'private', 'peer', 'graphile_worker')
     order by idx_tup_read desc limit 10`;
   console.log("  index scans, entries read, rows fetched:");
   for (const i of indexes) console.log(`    ${i.name}: ${i.scans}, ${i.read}, ${i.fetched}`);

@@ -112,25 +112,20 @@ create table public.webhook_deliveries (
   status text not null default 'pending'
     check (status in ('pending', 'retrying', 'delivered', 'permanently_failed')),
   attempt_count integer not null default 0,
-  -- When the dispatcher may next pick this up, and so the lease: a claim pushes it forward by the lease
-  -- length and sets lease_token, so a crashed dispatcher's work simply becomes due again when its lease
-  -- runs out. Null once final, except when the delivery ended while an attempt was in flight (its
-  -- endpoint was disabled): then it keeps that lease's end, and a recover waits for it.
+  -- When the dispatcher may next pick this up: set while the delivery is open, null once it is final.
+  -- An attempt in flight does not move it: its lease is a row of private.webhook_leases (below).
   next_attempt_at timestamptz default now(),
   first_attempt_at timestamptz,
   last_attempt_at timestamptz,
   last_response_status integer,
   last_error text,
-  -- Fencing token of the claim: a dispatcher whose lease expired cannot move the state any more.
-  lease_token uuid,
   delivered_at timestamptz,
   created_at timestamptz not null default now(),
   unique (event_id, endpoint_id),
   foreign key (organization_id, event_id) references public.webhook_events (organization_id, id) on delete cascade,
   foreign key (organization_id, endpoint_id)
     references public.webhook_endpoints (organization_id, id) on delete cascade,
-  check (case when status = any (private.webhook_open_states()) then next_attempt_at is not null
-              else next_attempt_at is null or lease_token is not null end)
+  check ((status = any (private.webhook_open_states())) = (next_attempt_at is not null))
 );
 -- Every state change rewrites the row with a new next_attempt_at, so no update is HOT and each one
 -- inserts into every index of this table: keep them few. These serve everything:
@@ -145,13 +140,6 @@ create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpo
 -- retrying row past its window is due (retries are never scheduled past the window's end).
 create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
   where status = any (private.webhook_open_states());
--- Live leases per endpoint, whoever holds them: the claim counts an endpoint's deliveries in flight here
--- to know its room (the per-endpoint cap holds across dispatchers). It holds only claimed open rows, so
--- at most the cap per endpoint plus leases run out that housekeeping has not cleared yet; a claim adds
--- the row, recording its outcome takes it out.
-create index webhook_deliveries_leased_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
-  where lease_token is not null and status = any (private.webhook_open_states());
-
 -- Webhook Logs (GET /webhooks/deliveries) pages one organization's deliveries newest first by the
 -- keyset (created_at, id), optionally filtered by status or event type (by endpoint: the endpoint index
 -- above). Under RLS the policy pins organization_id, so one index leading with it and ordered like the
@@ -167,6 +155,32 @@ create statistics webhook_deliveries_endpoint_organization (dependencies)
   on endpoint_id, organization_id from public.webhook_deliveries;
 create index webhook_deliveries_log_idx
   on public.webhook_deliveries (organization_id, created_at, id, status, event_type);
+
+-- Leases ---------------------------------------------------------------------------------------------
+-- A delivery in flight: a dispatcher claimed it (private.webhook_claim) and holds it until
+-- `leased_until`; nobody else claims it before then, and its endpoint's live leases are what the
+-- per-endpoint cap counts, across dispatchers. `token` fences the attempt: only the result that brings
+-- it back moves the state (webhook_record_results), and an operation that takes the delivery back
+-- (redeliver, recover) changes it. A dispatcher that dies lets its leases run out, and those
+-- deliveries are claimed again.
+--
+-- Kept apart from the delivery because a lease changes twice per attempt: a claim that rewrote the
+-- delivery row wrote a new version into every index of that large table; here it is a small row in a
+-- small table whose size is the work in flight. Unlogged (no WAL): after a crash of the database the
+-- table is empty, which is what expired leases mean anyway (the deliveries are durable and still
+-- open, so they are claimed again: at least once, never lost). No foreign key either: a key check
+-- would lock the delivery row on every claim, and a lease left behind by a removed delivery runs out
+-- and is cleared by housekeeping.
+create unlogged table private.webhook_leases (
+  delivery_id uuid primary key,
+  endpoint_id uuid not null,
+  token uuid not null,
+  leased_until timestamptz not null
+);
+-- An endpoint's live leases, counted by every claim.
+create index webhook_leases_endpoint_idx on private.webhook_leases (endpoint_id, leased_until);
+-- The server's alone (the dispatcher connects as the database owner).
+revoke all on private.webhook_leases from public, anon, authenticated;
 
 -- The outbox and the operations set event_type themselves; any other insert (scripts, tests) that
 -- leaves it out gets the event's. The WHEN clause keeps the outbox's bulk inserts free of the call.
@@ -229,9 +243,8 @@ create trigger webhook_endpoints_fixed_org before update of organization_id on p
   for each row execute function private.forbid_organization_change();
 
 -- A disabled endpoint gets nothing more: its open deliveries end now, saying why, and can be brought
--- back with webhook_recover_failed() once it is enabled again. Live leases are kept (next_attempt_at
--- and lease_token): a delivery still in flight must not be sent again by a recover before that
--- attempt is over.
+-- back with webhook_recover_failed() once it is enabled again. Live leases are kept: a delivery still
+-- in flight must not be sent again by a recover before that attempt is over.
 create function private.webhook_endpoint_after_disable() returns trigger
 language plpgsql security definer
 set search_path = ''
@@ -239,8 +252,7 @@ as $$
 begin
   update public.webhook_deliveries d
      set status = 'permanently_failed',
-         next_attempt_at = case when d.lease_token is not null and d.next_attempt_at > now()
-                                then d.next_attempt_at end,
+         next_attempt_at = null,
          last_error = 'endpoint disabled: ' || coalesce(new.disabled_reason, 'disabled')
    where d.endpoint_id = new.id and d.status = any (private.webhook_open_states());
   return null;

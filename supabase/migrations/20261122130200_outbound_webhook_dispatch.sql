@@ -33,28 +33,30 @@ create function private.webhook_retry_after_cap() returns interval
 language sql immutable
 as $$ select interval '1 hour' $$;
 
--- Claims due deliveries for one dispatcher, each with a lease: next_attempt_at moves `lease_seconds`
--- ahead, so the row is not due for anyone else until then. A dispatcher that dies mid-batch just lets its
--- leases run out. Claims take turns (below), so two never take the same row; the rows taken are locked
--- FOR NO KEY UPDATE SKIP LOCKED, passing over any a result being recorded holds.
+-- Claims due deliveries for one dispatcher, each with a lease (a row of private.webhook_leases, live
+-- for `lease_seconds`): a delivery with a live lease is in flight and nobody else claims it. A
+-- dispatcher that dies mid-batch just lets its leases run out. Claims take turns (below), so two never
+-- take the same row; the rows taken are locked FOR NO KEY UPDATE SKIP LOCKED, passing over any a
+-- result being recorded or an operation holds.
 --
 -- No endpoint has more than `per_endpoint` deliveries in flight at once, across every dispatcher (the
 -- cron run, a woken run, a second local process): the database is the authority. An endpoint's room is
--- `per_endpoint` minus its live leases (lease_token set, lease not run out), whoever holds them, counted
--- on the small leased index (at most the cap per endpoint, plus leases run out that housekeeping has not
--- cleared yet). Claims take turns on a transaction-level advisory lock, and each counts after taking
--- its turn, in a statement of its own with a fresh snapshot (so this is plpgsql, under READ COMMITTED
--- as the dispatcher runs it): two claims can never both see the same room. A claim takes milliseconds,
--- so turns cost nothing next to an HTTP attempt. `endpoint_full` tells the dispatcher which endpoints
+-- `per_endpoint` minus its live leases, whoever holds them, counted on the lease table's endpoint index
+-- (at most the cap per endpoint, plus leases run out that housekeeping has not cleared yet). Claims
+-- take turns on a transaction-level advisory lock, and each counts after taking its turn, in a
+-- statement of its own with a fresh snapshot (so this is plpgsql, under READ COMMITTED as the
+-- dispatcher runs it): two claims can never both see the same room. A claim takes milliseconds, so
+-- turns cost nothing next to an HTTP attempt. `endpoint_full` tells the dispatcher which endpoints
 -- this claim filled: a send to one of them finishing means there may be more to claim.
 --
 -- The work is found per endpoint: the endpoints with open deliveries are enumerated on the due index
 -- (one index descent each, a loose index scan, whatever their backlog), endpoints at their cap are
 -- skipped without reading any of their due rows, and each of the others gives at most its room of
--- oldest due rows; the oldest `max_rows` of those are claimed. A 100k backlog behind one saturated
--- endpoint costs nothing. Every row is reached through an index, in order, whatever the statistics say:
--- sequential and bitmap scans are off here (a bitmap scan would read an endpoint's whole backlog to
--- sort it for its 16 oldest rows), and so are hash and merge joins (the planner cannot know how many
+-- oldest due rows not in flight (passing its own in-flight ones, at most the cap); the oldest
+-- `max_rows` of those are claimed. A 100k backlog behind one saturated endpoint costs nothing. Every
+-- row is reached through an index, in order, whatever the statistics say: sequential and bitmap scans
+-- are off here (a bitmap scan would read an endpoint's whole backlog to sort it for its 16 oldest
+-- rows), and so are hash and merge joins (the planner cannot know how many
 -- rows the per-endpoint limits let through, and would join the claimed rows by walking the whole
 -- table). JIT is off: this short statement runs many times a second. It is planned on every call (a
 -- generic plan, planned once, took 100 ms a claim in the dispatch benchmark instead of 8). Rows found are
@@ -103,13 +105,12 @@ begin
   ), room as materialized (
     -- Counted once per endpoint (a plain CTE would count again wherever `free` is used).
     select a.endpoint_id,
-           per_endpoint - (select count(*)::integer from public.webhook_deliveries l
-                            where l.endpoint_id = a.endpoint_id and l.lease_token is not null
-                              and l.status = any (private.webhook_open_states())
-                              and l.next_attempt_at > now()) as free
+           per_endpoint - (select count(*)::integer from private.webhook_leases l
+                            where l.endpoint_id = a.endpoint_id and l.leased_until > now()) as free
     from active a
     where a.endpoint_id is not null
   ), candidate as materialized (
+    -- An endpoint's oldest due rows not in flight (its in-flight ones are at most the cap).
     select c.id, c.next_attempt_at, room.free
     from room
     cross join lateral (
@@ -118,6 +119,7 @@ begin
       where d.endpoint_id = room.endpoint_id
         and d.status = any (private.webhook_open_states())
         and d.next_attempt_at <= now()
+        and not exists (select from private.webhook_leases l where l.delivery_id = d.id and l.leased_until > now())
       order by d.next_attempt_at
       limit least(room.free, max_rows)
     ) c
@@ -125,28 +127,29 @@ begin
   ), chosen as materialized (
     -- Only the rows taken are locked (a row lock is a write): skipping any a result being recorded or
     -- an operation holds, and checking again that each is still due as it is locked.
-    select l.id, oldest.free
+    select l.id, l.endpoint_id, l.event_id, l.attempt_count, oldest.free
     from (select c.id, c.free from candidate c order by c.next_attempt_at limit max_rows) oldest
     cross join lateral (
-      select d.id from public.webhook_deliveries d
+      select d.id, d.endpoint_id, d.event_id, d.attempt_count from public.webhook_deliveries d
       where d.id = oldest.id
         and d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now()
       for no key update of d skip locked
     ) l
   ), claim as (
     select gen_random_uuid() as token
-  ), claimed as (
-    update public.webhook_deliveries d
-       set next_attempt_at = now() + make_interval(secs => lease_seconds),
-           lease_token = claim.token
-      from chosen, claim
-     where d.id = chosen.id
-    returning d.id, claim.token, d.endpoint_id, d.event_id, d.attempt_count + 1 as attempt_number, chosen.free
+  ), leased as (
+    -- A lease run out (its dispatcher gone) is taken over.
+    insert into private.webhook_leases as l (delivery_id, endpoint_id, token, leased_until)
+    select chosen.id, chosen.endpoint_id, claim.token, now() + make_interval(secs => lease_seconds)
+    from chosen, claim
+    on conflict (delivery_id) do update
+      set endpoint_id = excluded.endpoint_id, token = excluded.token, leased_until = excluded.leased_until
   )
   -- `offset 0` keeps each lookup a lookup: without it the planner flattens it back into a join.
-  select c.id, c.token, c.endpoint_id, c.event_id, ev.type, e.url, e.secret, e.previous_secret,
-         c.attempt_number, ev.body, count(*) over (partition by c.endpoint_id) >= c.free
-  from claimed c
+  select c.id, claim.token, c.endpoint_id, c.event_id, ev.type, e.url, e.secret, e.previous_secret,
+         c.attempt_count + 1, ev.body, count(*) over (partition by c.endpoint_id) >= c.free
+  from chosen c
+  cross join claim
   cross join lateral (
     select ev.type, ev.payload::text as body from public.webhook_events ev where ev.id = c.event_id offset 0
   ) ev
@@ -201,17 +204,20 @@ $$;
 -- Records a batch of attempt outcomes in one statement each for attempts, deliveries and endpoints.
 -- results: [{delivery_id, endpoint_id, lease_token, outcome: delivered|failed|gone, attempted_at,
 --            duration_ms, response_status, error, response_excerpt, retry_after_seconds}]
--- Every attempt is kept. A result whose lease was lost (the lease expired and someone else claimed the
--- row) still counts as an attempt but moves the state only if it is a success.
+-- Every attempt is kept. A result whose lease was lost (it ran out and housekeeping removed it or
+-- another claim took it over, or an operation fenced it) still counts as an attempt but moves the
+-- state only if it is a success; a result ends its own lease, never another's.
 --
--- Each delivery is read once and written once, by primary key, whatever the planner's statistics say
--- (hash and merge joins are off for this function): on tables not analyzed yet it would otherwise
--- reach a batch of deliveries through a scan of every due row. No JIT, as for the claim. Planned once
--- per session (a generic plan): with those settings its plan does not depend on the batch, and
--- planning was a third of the cost of a small batch.
+-- Each delivery and its lease are read once and written once, by primary key, whatever the planner's
+-- statistics say (sequential scans, hash and merge joins are off for this function): on tables not
+-- analyzed yet it would otherwise reach a batch of deliveries through a scan of every due row, and the
+-- leases through a scan of the whole lease table (dead rows included: it churns faster than autovacuum
+-- visits it). No JIT, as for the claim. Planned once per session (a generic plan): with those settings
+-- its plan does not depend on the batch, and planning was a third of the cost of a small batch.
 create function private.webhook_record_results(results jsonb) returns integer
 language plpgsql volatile security definer
 set search_path = ''
+set enable_seqscan = off
 set enable_hashjoin = off
 set enable_mergejoin = off
 set jit = off
@@ -223,12 +229,17 @@ begin
   with r as materialized (
     select x.*, d.organization_id, d.status, d.attempt_count,
            coalesce(d.first_attempt_at, x.attempted_at) as window_start,
-           d.lease_token is not distinct from x.lease_token as holds_lease
+           l.delivery_id is not null as holds_lease
     from jsonb_to_recordset(results) as x(
       delivery_id uuid, endpoint_id uuid, lease_token uuid, outcome text, attempted_at timestamptz,
       duration_ms integer, response_status integer, error text, response_excerpt text,
       retry_after_seconds integer)
     join public.webhook_deliveries d on d.id = x.delivery_id
+    left join private.webhook_leases l on l.delivery_id = x.delivery_id and l.token = x.lease_token
+  ), ended as (
+    -- The attempt is over: its lease ends (a lease taken over by another claim is that claim's).
+    delete from private.webhook_leases l using r
+     where l.delivery_id = r.delivery_id and l.token = r.lease_token
   ), attempt as (
     insert into public.webhook_delivery_attempts (organization_id, delivery_id, attempt_number, attempted_at,
       duration_ms, response_status, error, response_excerpt)
@@ -264,8 +275,7 @@ begin
                make_interval(secs => least(coalesce(decided.retry_after_seconds, 0),
                                            extract(epoch from private.webhook_retry_after_cap())))),
              decided.window_start + private.webhook_retry_window())
-         end,
-         lease_token = case when decided.holds_lease or decided.new_status = 'delivered' then null else d.lease_token end
+         end
     from decided
    where d.id = decided.delivery_id;
   get diagnostics updated = row_count;
@@ -302,8 +312,8 @@ end;
 $$;
 
 -- Housekeeping, every minute from pg_cron whether or not a dispatcher runs:
---   1. leases that ran out are released (the rows are already due again; a late result of that attempt
---      can then no longer move the state);
+--   1. leases that ran out are removed (their deliveries are claimable again from the moment they ran
+--      out; once removed, a late result of that attempt no longer moves the state);
 --   2. retrying deliveries whose 24-hour window has closed become permanently_failed, even if no
 --      dispatcher came by for their last attempt;
 --   3. endpoints that have failed every attempt for 5 days are disabled
@@ -317,19 +327,17 @@ declare
   failed integer;
   disabled integer;
 begin
-  update public.webhook_deliveries
-     set lease_token = null
-   where status = any (private.webhook_open_states()) and next_attempt_at <= now() and lease_token is not null;
+  delete from private.webhook_leases where leased_until <= now();
   get diagnostics expired = row_count;
 
-  update public.webhook_deliveries
+  update public.webhook_deliveries d
      set status = 'permanently_failed',
          next_attempt_at = null,
-         lease_token = null,
          last_error = coalesce(last_error || '; ', '') || 'retry window of 24 h closed'
    where status = 'retrying'
-     and next_attempt_at <= now() -- so no lease is live
-     and first_attempt_at + private.webhook_retry_window() <= now();
+     and next_attempt_at <= now()
+     and first_attempt_at + private.webhook_retry_window() <= now()
+     and not exists (select from private.webhook_leases l where l.delivery_id = d.id); -- none in flight
   get diagnostics failed = row_count;
 
   disabled := private.webhook_disable_failing_endpoints();

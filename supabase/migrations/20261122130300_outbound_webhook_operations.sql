@@ -69,16 +69,16 @@ begin
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
   end if;
   -- A delivery being sent right now is left to its dispatcher (its lease still holds).
-  if d.status = any (private.webhook_open_states()) and d.lease_token is not null and d.next_attempt_at > now() then
+  if d.status = any (private.webhook_open_states())
+     and exists (select from private.webhook_leases l where l.delivery_id = d.id and l.leased_until > now()) then
     return;
   end if;
-  -- Not before an attempt still in flight is over (its lease), and fenced: a late result of that
-  -- attempt no longer moves the state.
   update public.webhook_deliveries
-     set status = 'pending',
-         next_attempt_at = greatest(now(), case when lease_token is not null then next_attempt_at end),
-         first_attempt_at = null, lease_token = null, delivered_at = null
+     set status = 'pending', next_attempt_at = now(), first_attempt_at = null, delivered_at = null
    where id = delivery_id;
+  -- Fenced: a late result of an attempt still in flight no longer moves the state. Its lease stays, so
+  -- the delivery goes out again only once that attempt is over.
+  update private.webhook_leases l set token = gen_random_uuid() where l.delivery_id = webhook_redeliver.delivery_id;
   perform pg_notify('webhook_deliveries', 'redeliver');
 end;
 $$;
@@ -100,12 +100,18 @@ begin
   if not ep.enabled then
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
   end if;
-  update public.webhook_deliveries d
-     set status = 'pending',
-         next_attempt_at = greatest(now(), case when d.lease_token is not null then d.next_attempt_at end),
-         first_attempt_at = null, lease_token = null
-   where d.endpoint_id = ep.id and d.status = 'permanently_failed' and d.created_at >= since;
-  get diagnostics recovered = row_count;
+  with recovered_delivery as (
+    update public.webhook_deliveries d
+       set status = 'pending', next_attempt_at = now(), first_attempt_at = null
+     where d.endpoint_id = ep.id and d.status = 'permanently_failed' and d.created_at >= since
+    returning d.id
+  ), fenced as (
+    -- As for a redeliver: an attempt still in flight (the endpoint was disabled meanwhile) is fenced
+    -- and holds the delivery back until it is over.
+    update private.webhook_leases l set token = gen_random_uuid()
+      from recovered_delivery r where l.delivery_id = r.id
+  )
+  select count(*) into recovered from recovered_delivery;
   if recovered > 0 then
     perform pg_notify('webhook_deliveries', 'recover');
   end if;

@@ -105,8 +105,9 @@ begin
   -- The backlog, counted on the due index and capped so counting stays cheap.
   select count(*) into due
   from (
-    select 1 from public.webhook_deliveries
-    where status = any (private.webhook_open_states()) and next_attempt_at <= now() + interval '1 minute'
+    select 1 from public.webhook_deliveries d
+    where d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now() + interval '1 minute'
+      and not exists (select from private.webhook_leases l where l.delivery_id = d.id and l.leased_until > now())
     limit 24000
   ) d;
   invocations := least(8, greatest(1, ceil(due / private.webhook_run_size()::numeric)::integer));
@@ -168,8 +169,10 @@ begin
   if not private.pg_net_present() then
     return null;
   end if;
-  if not exists (select 1 from public.webhook_deliveries
-                 where status = any (private.webhook_open_states()) and next_attempt_at <= now()) then
+  if not exists (select 1 from public.webhook_deliveries d
+                 where d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now()
+                   and not exists (select from private.webhook_leases l
+                                   where l.delivery_id = d.id and l.leased_until > now())) then
     return false;
   end if;
   return private.webhook_post_dispatcher(

@@ -37,18 +37,25 @@ declare
   requests integer;
   unanswered integer;
 begin
-  -- The queue, on the partial index of open deliveries (small however much history is kept).
+  -- The queue, on the partial index of open deliveries (small however much history is kept). Due
+  -- means waiting for a dispatcher: an attempt in flight (a live lease) is not waiting.
   select jsonb_build_object(
            'open', count(*),
-           'due', count(*) filter (where d.next_attempt_at <= now()),
-           'in_flight', count(*) filter (where d.lease_token is not null and d.next_attempt_at > now()),
-           'oldest_due_at', min(d.next_attempt_at) filter (where d.next_attempt_at <= now()),
+           'due', count(*) filter (where q.waiting),
+           'in_flight', (select count(*) from private.webhook_leases l where l.leased_until > now()),
+           'oldest_due_at', min(q.next_attempt_at) filter (where q.waiting),
            'oldest_due_age_seconds',
-             floor(extract(epoch from now() - min(d.next_attempt_at) filter (where d.next_attempt_at <= now())))),
-         min(d.next_attempt_at) filter (where d.next_attempt_at <= now())
+             floor(extract(epoch from now() - min(q.next_attempt_at) filter (where q.waiting)))),
+         min(q.next_attempt_at) filter (where q.waiting)
     into queue, oldest_due
-  from public.webhook_deliveries d
-  where d.status = any (private.webhook_open_states());
+  from (
+    select d.next_attempt_at,
+           d.next_attempt_at <= now()
+             and not exists (select from private.webhook_leases l
+                             where l.delivery_id = d.id and l.leased_until > now()) as waiting
+    from public.webhook_deliveries d
+    where d.status = any (private.webhook_open_states())
+  ) q;
   if oldest_due < now() - max_due_age then
     alerts := alerts || jsonb_build_object('severity', 'critical', 'code', 'queue_behind',
       'message', format('the oldest due delivery has waited %s (more than %s): the dispatcher is not running or not keeping up',

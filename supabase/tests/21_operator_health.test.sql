@@ -19,18 +19,20 @@ insert into public.webhook_events (id, organization_id, type, payload)
 select ('f2000000-0000-4000-8000-00000000000' || g)::uuid, 'f0000000-0000-4000-8000-000000000001', 'member.created', '{}'
 from generate_series(1, 4) g;
 insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, status, next_attempt_at,
-                                       lease_token, delivered_at)
+                                       delivered_at)
 values
-  -- due for 10 minutes, due for 1 minute, being sent (leased), delivered
+  -- due for 10 minutes, due for 1 minute, due but being sent (leased below), delivered
   ('f0000000-0000-4000-8000-000000000001', 'f2000000-0000-4000-8000-000000000001',
-   'f1000000-0000-4000-8000-000000000001', 'member.created', 'retrying', now() - interval '10 minutes', null, null),
+   'f1000000-0000-4000-8000-000000000001', 'member.created', 'retrying', now() - interval '10 minutes', null),
   ('f0000000-0000-4000-8000-000000000001', 'f2000000-0000-4000-8000-000000000002',
-   'f1000000-0000-4000-8000-000000000001', 'member.created', 'pending', now() - interval '1 minute', null, null),
+   'f1000000-0000-4000-8000-000000000001', 'member.created', 'pending', now() - interval '1 minute', null),
   ('f0000000-0000-4000-8000-000000000001', 'f2000000-0000-4000-8000-000000000003',
-   'f1000000-0000-4000-8000-000000000001', 'member.created', 'pending', now() + interval '30 seconds',
-   gen_random_uuid(), null),
+   'f1000000-0000-4000-8000-000000000001', 'member.created', 'pending', now() - interval '1 hour', null),
   ('f0000000-0000-4000-8000-000000000001', 'f2000000-0000-4000-8000-000000000004',
-   'f1000000-0000-4000-8000-000000000001', 'member.created', 'delivered', null, null, now());
+   'f1000000-0000-4000-8000-000000000001', 'member.created', 'delivered', null, now());
+insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
+select id, endpoint_id, gen_random_uuid(), now() + interval '30 seconds'
+from public.webhook_deliveries where event_id = 'f2000000-0000-4000-8000-000000000003';
 
 create temp table h as select public.webhook_operator_health() as v;
 select is((select (v -> 'queue') - 'oldest_due_at' - 'oldest_due_age_seconds' from h),

@@ -26,9 +26,9 @@ end $$;
 select is((select count(*)::int from private.webhook_claim(500, 16, 40)), 20, 'and claims exactly the open ones');
 select matches(pg_temp.plan($q$
     select id from public.webhook_deliveries
-    where status = any (private.webhook_open_states()) and next_attempt_at <= now()
-      and lease_token is not null$q$),
-  'webhook_deliveries_(due|leased)_idx', 'housekeeping uses it (or the smaller leased index) too');
+    where status = 'retrying' and next_attempt_at <= now()
+      and first_attempt_at + private.webhook_retry_window() <= now()$q$),
+  'webhook_deliveries_due_idx', 'housekeeping finds closed retry windows on it too');
 
 -- A backlog of 2,000 due rows behind an endpoint already at its cap: the claim passes it by and takes
 -- the other endpoint's rows.
@@ -59,31 +59,40 @@ select matches(pg_temp.plan($q$
 reset enable_seqscan;
 reset enable_bitmapscan;
 -- Another dispatcher holds 16 live leases on e1: that is its cap, whoever holds them.
-update public.webhook_deliveries set lease_token = gen_random_uuid(), next_attempt_at = now() + interval '40 seconds'
-where id in (select id from public.webhook_deliveries
-             where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' order by created_at limit 16);
+insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
+select id, endpoint_id, gen_random_uuid(), now() + interval '40 seconds'
+from public.webhook_deliveries
+where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' order by created_at limit 16;
 set local enable_seqscan = off;
 set local enable_bitmapscan = off;
 select matches(pg_temp.plan($q$
-    select count(*) from public.webhook_deliveries l
-    where l.endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' and l.lease_token is not null
-      and l.status = any (private.webhook_open_states()) and l.next_attempt_at > now()$q$),
-  'webhook_deliveries_leased_idx', 'an endpoint''s live leases are counted on the leased index');
+    select count(*) from private.webhook_leases l
+    where l.endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' and l.leased_until > now()$q$),
+  'webhook_leases_endpoint_idx', 'an endpoint''s live leases are counted on the lease table''s endpoint index');
 reset enable_seqscan;
 reset enable_bitmapscan;
 select is((select array_agg(distinct endpoint_id) from private.webhook_claim(500, 16, 40)),
           array['c0000000-0000-4000-8000-0000000000e2'::uuid],
           'an endpoint at its cap is passed by, however long its backlog');
-select is((select count(*)::int from public.webhook_deliveries
-           where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' and lease_token is null), 1984,
+select is((select count(*)::int from private.webhook_leases
+           where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1'), 16,
           'and none of its rows was claimed');
--- One of those attempts is recorded: exactly one slot opens, and the claim says it filled it.
-update public.webhook_deliveries set status = 'delivered', next_attempt_at = null, lease_token = null
-where id = (select id from public.webhook_deliveries
-            where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' and lease_token is not null limit 1);
-select results_eq($$select endpoint_id, endpoint_full from private.webhook_claim(500, 16, 40)$$,
-                  $$values ('c0000000-0000-4000-8000-0000000000e1'::uuid, true)$$,
-                  'a freed slot gives exactly one more row, and the endpoint is full again');
+-- One of those attempts is recorded: exactly one slot opens, and the claim says it filled it. The row
+-- claimed is not one of the 15 still leased.
+with done as (
+  delete from private.webhook_leases
+   where delivery_id = (select delivery_id from private.webhook_leases
+                        where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' limit 1)
+  returning delivery_id
+)
+update public.webhook_deliveries set status = 'delivered', next_attempt_at = null
+where id = (select delivery_id from done);
+-- (The outer query sees the leases as they were before the claim.)
+select results_eq($$select c.endpoint_id, c.endpoint_full,
+                           not exists (select from private.webhook_leases l where l.delivery_id = c.delivery_id)
+                    from private.webhook_claim(500, 16, 40) c$$,
+                  $$values ('c0000000-0000-4000-8000-0000000000e1'::uuid, true, true)$$,
+                  'a freed slot gives exactly one more row, not one still in flight, and the endpoint is full again');
 
 select * from finish();
 rollback;

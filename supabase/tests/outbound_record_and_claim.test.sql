@@ -2,7 +2,7 @@
 -- The claim must see the leases the results ended (an endpoint at its cap has room again), and
 -- max_rows 0 only records.
 begin;
-select plan(7);
+select plan(8);
 
 insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000aa', 'Church C');
 insert into public.webhook_endpoints (id, organization_id, url, events) values
@@ -48,6 +48,9 @@ select is((select count(*)::int from private.webhook_record_and_claim(
 select is((select count(*)::int from public.webhook_deliveries
             where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' and status = 'delivered'), 3,
   'but still records');
+select is((select count(*)::int from private.webhook_leases
+            where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1'), 0,
+  'and each recorded result ends its lease');
 
 select * from finish();
 rollback;

@@ -2,7 +2,7 @@
 -- endpoints, events, deliveries and attempts; staff, other organizations and anon read nothing, and
 -- nobody but the server writes the history), the outbox triggers, housekeeping, and the pg_cron jobs.
 begin;
-select plan(39);
+select plan(40);
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
 insert into auth.users (id, email) values
@@ -45,9 +45,13 @@ select ok((select not (payload -> 'data' -> 'delta' ? 'first_name') from public.
 select matches((select secret from public.webhook_endpoints where id = 'a0000000-0000-4000-8000-0000000000e1'),
   '^whsec_[A-Za-z0-9+/]{43}=$', 'default secret: whsec_ + base64 of 32 random bytes');
 
--- An attempt so the attempts table has a row for each organization.
+-- An attempt so the attempts table has a row for each organization (claimed, then failed).
+insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
+select d.id, d.endpoint_id, 'a0000000-0000-4000-8000-0000000000f0', now() + interval '40 seconds'
+from public.webhook_deliveries d where d.status = 'pending';
 select private.webhook_record_results(jsonb_agg(jsonb_build_object(
-  'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', null, 'outcome', 'failed',
+  'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', 'a0000000-0000-4000-8000-0000000000f0',
+  'outcome', 'failed',
   'attempted_at', now(), 'duration_ms', 3, 'response_status', 500, 'error', 'HTTP 500')))
 from public.webhook_deliveries d where d.status = 'pending';
 select is((select count(*)::int from public.webhook_delivery_attempts), 3, 'attempts recorded');
@@ -116,9 +120,10 @@ select ok(not has_function_privilege('anon', 'public.webhook_rotate_secret(uuid,
   'anon cannot rotate secrets');
 
 -- Housekeeping ----------------------------------------------------------------------------------------
-update public.webhook_deliveries
-   set lease_token = gen_random_uuid(), next_attempt_at = now() - interval '1 minute'
- where organization_id = 'b0000000-0000-4000-8000-0000000000bb';
+-- B's delivery was claimed by a dispatcher that died: its lease ran out a minute ago.
+insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
+select id, endpoint_id, gen_random_uuid(), now() - interval '1 minute'
+from public.webhook_deliveries where organization_id = 'b0000000-0000-4000-8000-0000000000bb';
 -- The clock moved 25 hours on: A's retrying deliveries are due and past their window.
 update public.webhook_deliveries
    set first_attempt_at = now() - interval '25 hours', next_attempt_at = now() - interval '1 hour'
@@ -128,8 +133,9 @@ select is(private.webhook_housekeeping(), '{"expired_leases": 1, "permanently_fa
 select is((select array_agg(distinct status) from public.webhook_deliveries
   where organization_id = 'a0000000-0000-4000-8000-0000000000aa'),
   array['permanently_failed'], 'past the window: permanently_failed');
-select is((select lease_token from public.webhook_deliveries where organization_id = 'b0000000-0000-4000-8000-0000000000bb'),
-  null, 'expired lease cleared');
+select is((select count(*)::int from private.webhook_leases l join public.webhook_deliveries d on d.id = l.delivery_id
+            where d.organization_id = 'b0000000-0000-4000-8000-0000000000bb'),
+  0, 'expired lease cleared');
 
 -- Disabling an endpoint ends its open deliveries, saying why.
 update public.webhook_endpoints set enabled = false where id = 'b0000000-0000-4000-8000-0000000000e1';
@@ -144,15 +150,24 @@ insert into public.webhook_endpoints (id, organization_id, url, events) values
    array['attendance.marked']);
 insert into public.attendance (organization_id, member_id)
   values ('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000c1');
-update public.webhook_deliveries set lease_token = gen_random_uuid(), next_attempt_at = now() + interval '30 seconds'
- where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
+insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
+select id, endpoint_id, 'a0000000-0000-4000-8000-0000000000f1', now() + interval '30 seconds'
+from public.webhook_deliveries where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
 update public.webhook_endpoints set enabled = false where id = 'a0000000-0000-4000-8000-0000000000e3';
 update public.webhook_endpoints set enabled = true where id = 'a0000000-0000-4000-8000-0000000000e3';
 select is(public.webhook_recover_failed('a0000000-0000-4000-8000-0000000000e3', now() - interval '1 hour'), 1,
   'recover brings the delivery back');
-select ok((select next_attempt_at >= now() + interval '29 seconds' and lease_token is null
-  from public.webhook_deliveries where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3'),
-  'but not before the in-flight attempt''s lease ends, and that attempt can no longer move the state');
+select is((select count(*)::int from private.webhook_claim(10, 16, 40)
+            where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3'), 0,
+  'but not before the in-flight attempt''s lease ends');
+select private.webhook_record_results(jsonb_agg(jsonb_build_object(
+  'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', 'a0000000-0000-4000-8000-0000000000f1',
+  'outcome', 'failed', 'attempted_at', now(), 'duration_ms', 3, 'response_status', 500, 'error', 'HTTP 500')))
+from public.webhook_deliveries d where d.endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
+select is((select status || ' / ' || (next_attempt_at = now()) || ' / ' || (select count(*) from private.webhook_leases l
+                                                                            where l.delivery_id = d.id)
+           from public.webhook_deliveries d where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3'),
+  'pending / true / 1', 'and that attempt''s late failure no longer moves the state, nor ends the lease it lost');
 
 -- Scheduling ----------------------------------------------------------------------------------------
 select is((select schedule from cron.job where jobname = 'webhook-housekeeping'), '* * * * *',

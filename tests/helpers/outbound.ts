@@ -46,10 +46,16 @@ export interface DeliveryRow {
 
 export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
   return await sql()<DeliveryRow[]>`
-    select id, event_id, endpoint_id, status, attempt_count, next_attempt_at, first_attempt_at,
-           last_response_status, last_error,
-           case when lease_token is not null then next_attempt_at end as leased_until
-    from public.webhook_deliveries where endpoint_id = ${endpointId} order by created_at, id`;
+    select d.id, d.event_id, d.endpoint_id, d.status, d.attempt_count, d.next_attempt_at, d.first_attempt_at,
+           d.last_response_status, d.last_error, l.leased_until
+    from public.webhook_deliveries d left join private.webhook_leases l on l.delivery_id = d.id
+    where d.endpoint_id = ${endpointId} order by d.created_at, d.id`;
+}
+
+/** The clock moves past the live leases of these endpoints' deliveries (a dead dispatcher's). */
+export async function runOutLeases(endpointIds: string[]): Promise<void> {
+  await sql()`update private.webhook_leases set leased_until = now() - interval '1 second'
+              where endpoint_id = any(${endpointIds}::uuid[]) and leased_until > now()`;
 }
 
 /** Milliseconds from `since` until every delivery of the endpoint is recorded delivered. */

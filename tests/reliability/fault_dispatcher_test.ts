@@ -15,6 +15,7 @@ import {
   createEndpoint,
   gate,
   retireEndpoints,
+  runOutLeases,
   startOverlapReceiver,
   startSlammer,
 } from "../helpers/outbound.ts";
@@ -72,10 +73,7 @@ Deno.test({
         const status = await child.status;
         kills.push({ afterReceived: receiver.requests.length, signal: status.signal });
         // The leases of the dead dispatcher run out; housekeeping makes their rows due again.
-        await sql()`update public.webhook_deliveries
-                    set next_attempt_at = now() - interval '1 second'
-                    where endpoint_id = any(${ids}::uuid[]) and lease_token is not null
-                      and next_attempt_at > now()`;
+        await runOutLeases(ids);
         await sql()`select private.webhook_housekeeping()`;
       }
       // The last dispatcher runs to the end.
