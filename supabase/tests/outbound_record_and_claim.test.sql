@@ -2,7 +2,7 @@
 -- The claim must see the leases the results ended (an endpoint at its cap has room again), and
 -- max_rows 0 only records.
 begin;
-select plan(8);
+select plan(9);
 
 insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000aa', 'Church C');
 insert into public.webhook_endpoints (id, organization_id, url, events) values
@@ -27,8 +27,12 @@ create function pg_temp.delivered(claimed jsonb) returns jsonb language sql as $
   from jsonb_array_elements(claimed) c
 $$;
 
+create temp table before_claim as select id, ctid as place from public.webhook_deliveries;
 create temp table first_claim as select * from private.webhook_claim(10, 2, 60);
 select is((select count(*)::int from first_claim), 2, 'a cap of 2: the first claim takes 2 of the 3');
+select is((select count(*)::int from public.webhook_deliveries d join before_claim b on b.id = d.id
+            where b.place = d.ctid and d.id in (select delivery_id from first_claim)), 2,
+  'a claim leaves the delivery rows where they are (its lease is a row of its own, no new row version)');
 select is((select count(*)::int from private.webhook_claim(10, 2, 60)), 0, 'the endpoint is full while they fly');
 
 create temp table second_claim as
