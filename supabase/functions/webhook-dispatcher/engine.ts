@@ -7,9 +7,9 @@
 // - at least once: a delivery is final only once its outcome is written; a claim is a lease
 //   (private.webhook_claim), so a dispatcher that dies mid-batch loses nothing, its work is due again
 //   when the lease runs out;
-// - never the same delivery twice at once: rows are claimed with FOR NO KEY UPDATE SKIP LOCKED (the
-//   FOR UPDATE lock that does not block foreign-key checks) and stay leased for longer than an attempt
-//   can take (timeout + 30 s); every claimed delivery starts sending at once, never queued behind others;
+// - never the same delivery twice at once: claims take turns, pass over deliveries with a live lease,
+//   and lease what they take for longer than an attempt can take (timeout + 30 s); every claimed
+//   delivery starts sending at once, never queued behind others;
 // - one slow endpoint cannot starve the others: at most `perEndpoint` of its deliveries are in flight
 //   at once, across every dispatcher (the claim counts the database's live leases); the rest of the
 //   `maxInFlight` slots keep serving everyone else.
