@@ -127,17 +127,17 @@ create table public.webhook_deliveries (
     references public.webhook_endpoints (organization_id, id) on delete cascade,
   check ((status = any (private.webhook_open_states())) = (next_attempt_at is not null))
 );
--- Every state change rewrites the row with a new next_attempt_at, so no update is HOT and each one
--- inserts into every index of this table: keep them few. These serve everything:
---   primary key; (event_id, endpoint_id) unique, also the event foreign key's index (and retention's
---   way from an old event to its deliveries); the endpoint's history; the dispatcher's claim and its
---   count of live leases (tiny: only rows in flight); and Webhook Logs (below).
+-- Every state change rewrites the row with a new status or next_attempt_at, so no update is HOT and
+-- each one inserts into every index of this table: keep them few (and leases out of it, below). These
+-- serve everything: primary key; (event_id, endpoint_id) unique, also the event foreign key's index
+-- (and retention's way from an old event to its deliveries); the endpoint's history; the dispatcher's
+-- claim; and Webhook Logs (below).
 create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpoint_id, created_at, id);
 -- Due work per endpoint in time order. Partial, so it holds only open deliveries and stays small
 -- however many millions of finished ones accumulate. Per endpoint, so the claim reaches each
 -- endpoint's oldest due rows directly and never walks the backlog of an endpoint already at its cap.
--- Housekeeping reads it too: an expired lease is a due row (the lease is next_attempt_at), and a
--- retrying row past its window is due (retries are never scheduled past the window's end).
+-- Housekeeping reads it too: a retrying row past its window is due (retries are never scheduled past
+-- the window's end).
 create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
   where status = any (private.webhook_open_states());
 -- Webhook Logs (GET /webhooks/deliveries) pages one organization's deliveries newest first by the
@@ -181,6 +181,15 @@ create unlogged table private.webhook_leases (
 create index webhook_leases_endpoint_idx on private.webhook_leases (endpoint_id, leased_until);
 -- The server's alone (the dispatcher connects as the database owner).
 revoke all on private.webhook_leases from public, anon, authenticated;
+
+-- The leases that have not run out: the attempts in flight, stated once. A view, so the planner reads
+-- through it: `not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)` is an
+-- anti-join probing the primary key, and an endpoint's count a range of its index.
+create view private.webhook_live_leases as
+  select l.delivery_id, l.endpoint_id, l.token, l.leased_until
+  from private.webhook_leases l
+  where l.leased_until > now();
+revoke all on private.webhook_live_leases from public, anon, authenticated;
 
 -- The outbox and the operations set event_type themselves; any other insert (scripts, tests) that
 -- leaves it out gets the event's. The WHEN clause keeps the outbox's bulk inserts free of the call.

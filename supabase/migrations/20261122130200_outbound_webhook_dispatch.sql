@@ -56,9 +56,8 @@ as $$ select interval '1 hour' $$;
 -- `max_rows` of those are claimed. A 100k backlog behind one saturated endpoint costs nothing. Every
 -- row is reached through an index, in order, whatever the statistics say: sequential and bitmap scans
 -- are off here (a bitmap scan would read an endpoint's whole backlog to sort it for its 16 oldest
--- rows), and so are hash and merge joins (the planner cannot know how many
--- rows the per-endpoint limits let through, and would join the claimed rows by walking the whole
--- table). JIT is off: this short statement runs many times a second. It is planned on every call (a
+-- rows), and so are hash and merge joins (the planner cannot know how many rows the per-endpoint limits
+-- let through, and would join the claimed rows by walking the whole table). JIT is off: this short statement runs many times a second. It is planned on every call (a
 -- generic plan, planned once, took 100 ms a claim in the dispatch benchmark instead of 8). Rows found are
 -- reached from there by primary key, as lateral lookups the planner cannot turn round: as plain joins,
 -- on a table grown far past its statistics (a new deployment, a burst of thousands of deliveries), it
@@ -105,8 +104,8 @@ begin
   ), room as materialized (
     -- Counted once per endpoint (a plain CTE would count again wherever `free` is used).
     select a.endpoint_id,
-           per_endpoint - (select count(*)::integer from private.webhook_leases l
-                            where l.endpoint_id = a.endpoint_id and l.leased_until > now()) as free
+           per_endpoint - (select count(*)::integer from private.webhook_live_leases l
+                            where l.endpoint_id = a.endpoint_id) as free
     from active a
     where a.endpoint_id is not null
   ), candidate as materialized (
@@ -119,7 +118,7 @@ begin
       where d.endpoint_id = room.endpoint_id
         and d.status = any (private.webhook_open_states())
         and d.next_attempt_at <= now()
-        and not exists (select from private.webhook_leases l where l.delivery_id = d.id and l.leased_until > now())
+        and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)
       order by d.next_attempt_at
       limit least(room.free, max_rows)
     ) c

@@ -70,7 +70,7 @@ begin
   end if;
   -- A delivery being sent right now is left to its dispatcher (its lease still holds).
   if d.status = any (private.webhook_open_states())
-     and exists (select from private.webhook_leases l where l.delivery_id = d.id and l.leased_until > now()) then
+     and exists (select from private.webhook_live_leases l where l.delivery_id = d.id) then
     return;
   end if;
   update public.webhook_deliveries

@@ -107,7 +107,7 @@ begin
   from (
     select 1 from public.webhook_deliveries d
     where d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now() + interval '1 minute'
-      and not exists (select from private.webhook_leases l where l.delivery_id = d.id and l.leased_until > now())
+      and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)
     limit 24000
   ) d;
   invocations := least(8, greatest(1, ceil(due / private.webhook_run_size()::numeric)::integer));
@@ -171,8 +171,7 @@ begin
   end if;
   if not exists (select 1 from public.webhook_deliveries d
                  where d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now()
-                   and not exists (select from private.webhook_leases l
-                                   where l.delivery_id = d.id and l.leased_until > now())) then
+                   and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)) then
     return false;
   end if;
   return private.webhook_post_dispatcher(

@@ -42,7 +42,7 @@ begin
   select jsonb_build_object(
            'open', count(*),
            'due', count(*) filter (where q.waiting),
-           'in_flight', (select count(*) from private.webhook_leases l where l.leased_until > now()),
+           'in_flight', (select count(*) from private.webhook_live_leases),
            'oldest_due_at', min(q.next_attempt_at) filter (where q.waiting),
            'oldest_due_age_seconds',
              floor(extract(epoch from now() - min(q.next_attempt_at) filter (where q.waiting)))),
@@ -51,8 +51,7 @@ begin
   from (
     select d.next_attempt_at,
            d.next_attempt_at <= now()
-             and not exists (select from private.webhook_leases l
-                             where l.delivery_id = d.id and l.leased_until > now()) as waiting
+             and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id) as waiting
     from public.webhook_deliveries d
     where d.status = any (private.webhook_open_states())
   ) q;
