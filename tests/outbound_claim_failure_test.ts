@@ -34,10 +34,7 @@ Deno.test("results are recorded while every claim fails", async () => {
   try {
     await addMembers(tenant.organizationId, 3);
     engine.wake();
-    while (receiver.requests.length < 3) {
-      assert(Date.now() - started < 5000, `only ${receiver.requests.length} of 3 sent`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await receiver.waitFor(3, 5000);
     // All three are in flight; from now on every claim fails, alone or along with the results.
     await sql().unsafe(`
       create or replace function private.webhook_claim(max_rows integer, per_endpoint integer,

@@ -336,7 +336,7 @@ begin
    where status = 'retrying'
      and next_attempt_at <= now()
      and first_attempt_at + private.webhook_retry_window() <= now()
-     and not exists (select from private.webhook_leases l where l.delivery_id = d.id); -- none in flight
+     and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id); -- none in flight
   get diagnostics failed = row_count;
 
   disabled := private.webhook_disable_failing_endpoints();

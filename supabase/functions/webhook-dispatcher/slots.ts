@@ -6,7 +6,7 @@ export class Slots {
   private readonly full = new Set<string>();
   private readonly perEndpoint = new Map<string, number>();
   total = 0;
-  /** Slots held for claims under way (two can overlap: the run loop's and one along with a write). */
+  /** Slots held for claims under way (several can overlap: the run loop's and those along with writes). */
   private reserved = 0;
 
   constructor(readonly maxInFlight: number) {}
