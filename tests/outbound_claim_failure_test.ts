@@ -15,7 +15,7 @@ import {
   testEngine,
 } from "./helpers/outbound.ts";
 
-const CLAIM = "private.webhook_claim(integer, integer, integer)";
+const CLAIM = "private.webhook_claim(integer, bigint, integer, integer, integer)";
 
 Deno.test("results are recorded while every claim fails", async () => {
   const tenant = await createTenant();
@@ -37,7 +37,8 @@ Deno.test("results are recorded while every claim fails", async () => {
     await receiver.waitFor(3, 5000);
     // All three are in flight; from now on every claim fails, alone or along with the results.
     await sql().unsafe(`
-      create or replace function private.webhook_claim(max_rows integer, per_endpoint integer,
+      create or replace function private.webhook_claim(max_rows integer, max_bytes bigint,
+                                                       per_endpoint integer, per_organization integer,
                                                        lease_seconds integer)
       returns setof private.webhook_claimed language plpgsql as $$
       begin

@@ -142,7 +142,7 @@ export async function dispatcherRound(sql: postgres.Sql, organizationId: string)
   await sql`insert into public.members (organization_id, first_name)
             select ${organizationId}::uuid, 'bench' from generate_series(1, 20)`;
   const claimed = await sql<{ delivery_id: string; endpoint_id: string; lease_token: string }[]>`
-    select delivery_id, endpoint_id, lease_token from private.webhook_claim(200, 100, 40)`;
+    select delivery_id, endpoint_id, lease_token from private.webhook_claim(200, 33554432, 100, 200, 40)`;
   const results = claimed.map((c) => ({
     ...c,
     outcome: "delivered",

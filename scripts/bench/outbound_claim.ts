@@ -42,7 +42,7 @@ async function timeClaim(): Promise<{ claim: number; record: number; rows: numbe
     await sql.begin(async (tx) => {
       const t0 = performance.now();
       const rows = await tx<{ delivery_id: string; endpoint_id: string; lease_token: string }[]>`
-        select delivery_id, endpoint_id, lease_token from private.webhook_claim(256, 16, 40)`;
+        select delivery_id, endpoint_id, lease_token from private.webhook_claim(256, 33554432, 16, 64, 40)`;
       const t1 = performance.now();
       const results = rows.map((r) => ({
         ...r,
@@ -95,8 +95,8 @@ await addDue(1_000, healthy);
 const without = report("1,000 due rows, no backlog", await timeClaim());
 await addDue(100_000, [hang!]);
 // The hanging endpoint is at its cap: 16 of its deliveries are leased (in flight, by any dispatcher).
-await sql`insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
-          select id, endpoint_id, gen_random_uuid(), now() + interval '1 hour'
+await sql`insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
+          select id, endpoint_id, organization_id, gen_random_uuid(), now() + interval '1 hour'
           from public.webhook_deliveries where endpoint_id = ${hang!} limit 16`;
 const withBacklog = report(
   "1,000 due rows + 100,000 behind a hanging endpoint at its cap",

@@ -95,6 +95,8 @@ create table public.webhook_events (
   -- The whole body as delivered: {"id","type","created_at","organization_id","data":{"row","delta"}}.
   -- Sent as payload::text, so every retry carries byte-identical JSON.
   payload jsonb not null,
+  -- The body's size as sent, counted once when it is written: what the dispatcher's claims budget by.
+  body_bytes integer generated always as (octet_length(payload::text)) stored,
   created_at timestamptz not null default now(),
   unique (organization_id, id)
 );
@@ -109,6 +111,9 @@ create table public.webhook_deliveries (
   -- The event's type, copied when the delivery is made (an event's type never changes), so Webhook
   -- Logs filters and shows it from this table alone, on its own index.
   event_type text not null,
+  -- The event's body_bytes, copied likewise, so the claim budgets bytes from the due rows it reads
+  -- anyway, without a lookup of each candidate's event.
+  body_bytes integer not null,
   status text not null default 'pending'
     check (status in ('pending', 'retrying', 'delivered', 'permanently_failed')),
   attempt_count integer not null default 0,
@@ -158,11 +163,11 @@ create index webhook_deliveries_log_idx
 
 -- Leases ---------------------------------------------------------------------------------------------
 -- A delivery in flight: a dispatcher claimed it (private.webhook_claim) and holds it until
--- `leased_until`; nobody else claims it before then, and its endpoint's live leases are what the
--- per-endpoint cap counts, across dispatchers. `token` fences the attempt: only the result that brings
--- it back moves the state (webhook_record_results), and an operation that takes the delivery back
--- (redeliver, recover) changes it. A dispatcher that dies lets its leases run out, and those
--- deliveries are claimed again.
+-- `leased_until`; nobody else claims it before then, and its endpoint's and its organization's live
+-- leases are what the per-endpoint and per-organization caps count, across dispatchers. `token` fences
+-- the attempt: only the result that brings it back moves the state (webhook_record_results), and an
+-- operation that takes the delivery back (redeliver, recover) changes it. A dispatcher that dies lets
+-- its leases run out, and those deliveries are claimed again.
 --
 -- Kept apart from the delivery because a lease changes twice per attempt: a claim that rewrote the
 -- delivery row wrote a new version into every index of that large table; here it is a small row in a
@@ -174,36 +179,42 @@ create index webhook_deliveries_log_idx
 create unlogged table private.webhook_leases (
   delivery_id uuid primary key,
   endpoint_id uuid not null,
+  organization_id uuid not null,
   token uuid not null,
   leased_until timestamptz not null
 );
--- An endpoint's live leases, counted by every claim.
+-- An endpoint's and an organization's live leases, counted by every claim.
 create index webhook_leases_endpoint_idx on private.webhook_leases (endpoint_id, leased_until);
+create index webhook_leases_organization_idx on private.webhook_leases (organization_id, leased_until);
 -- The server's alone (the dispatcher connects as the database owner).
 revoke all on private.webhook_leases from public, anon, authenticated;
 
 -- The leases that have not run out: the attempts in flight, stated once. A view, so the planner reads
 -- through it: `not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)` is an
--- anti-join probing the primary key, and an endpoint's count a range of its index.
+-- anti-join probing the primary key, and an endpoint's or organization's count a range of its index.
 create view private.webhook_live_leases as
-  select l.delivery_id, l.endpoint_id, l.token, l.leased_until
+  select l.delivery_id, l.endpoint_id, l.organization_id, l.token, l.leased_until
   from private.webhook_leases l
   where l.leased_until > now();
 revoke all on private.webhook_live_leases from public, anon, authenticated;
 
--- The outbox and the operations set event_type themselves; any other insert (scripts, tests) that
--- leaves it out gets the event's. The WHEN clause keeps the outbox's bulk inserts free of the call.
+-- The outbox sets event_type and body_bytes itself; any other insert (an operation, scripts, tests)
+-- that leaves them out gets the event's. The WHEN clause keeps the outbox's bulk inserts free of the
+-- call.
 create function private.webhook_delivery_event_type() returns trigger
 language plpgsql
 set search_path = ''
 as $$
 begin
-  select e.type into new.event_type from public.webhook_events e where e.id = new.event_id;
+  select coalesce(new.event_type, e.type), coalesce(new.body_bytes, e.body_bytes)
+    into new.event_type, new.body_bytes
+    from public.webhook_events e where e.id = new.event_id;
   return new;
 end;
 $$;
 create trigger webhook_deliveries_event_type before insert on public.webhook_deliveries
-  for each row when (new.event_type is null) execute function private.webhook_delivery_event_type();
+  for each row when (new.event_type is null or new.body_bytes is null)
+  execute function private.webhook_delivery_event_type();
 
 -- Attempts -------------------------------------------------------------------------------------------
 create table public.webhook_delivery_attempts (

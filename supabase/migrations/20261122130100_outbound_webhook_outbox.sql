@@ -59,11 +59,11 @@ begin
     select item.id, item.organization_id, event_type,
            private.webhook_envelope(item.id, event_type, item.organization_id, item.row, item.delta), now()
     from item
-    returning id, organization_id
+    returning id, organization_id, body_bytes
   ), delivery as (
-    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, status,
-                                           next_attempt_at)
-    select event.organization_id, event.id, e.id, event_type, 'pending', now()
+    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, body_bytes,
+                                           status, next_attempt_at)
+    select event.organization_id, event.id, e.id, event_type, event.body_bytes, 'pending', now()
     from event
     join public.webhook_endpoints e
       on e.organization_id = event.organization_id and e.enabled and event_type = any (e.events)

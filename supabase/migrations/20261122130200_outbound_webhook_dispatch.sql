@@ -39,25 +39,37 @@ as $$ select interval '1 hour' $$;
 -- take the same row; the rows taken are locked FOR NO KEY UPDATE SKIP LOCKED, passing over any a
 -- result being recorded or an operation holds.
 --
--- No endpoint has more than `per_endpoint` deliveries in flight at once, across every dispatcher (the
--- cron run, a woken run, a second local process): the database is the authority. An endpoint's room is
--- `per_endpoint` minus its live leases, whoever holds them, counted on the lease table's endpoint index
--- (at most the cap per endpoint, plus leases run out that housekeeping has not cleared yet). Claims
--- take turns on a transaction-level advisory lock, and each counts after taking its turn, in a
--- statement of its own with a fresh snapshot (so this is plpgsql, under READ COMMITTED as the
--- dispatcher runs it): two claims can never both see the same room. A claim takes milliseconds, so
--- turns cost nothing next to an HTTP attempt. `endpoint_full` tells the dispatcher which endpoints
--- this claim filled: a send to one of them finishing means there may be more to claim.
+-- Three limits, across every dispatcher (the cron run, a woken run, a second local process): the
+-- database is the authority. No endpoint has more than `per_endpoint` deliveries in flight at once, and
+-- no organization more than `per_organization`, however many endpoints it has: an organization with
+-- thousands due to many slow endpoints holds at most that share of the dispatchers' slots, and the
+-- rest keep serving everyone else. Their room is the cap minus their live leases, whoever holds them,
+-- counted on the lease table's endpoint and organization indexes (at most the cap each, plus leases run
+-- out that nobody has taken over yet). Claims take turns on a transaction-level advisory lock, and each
+-- counts after taking its turn, in a statement of its own with a fresh snapshot (so this is plpgsql,
+-- under READ COMMITTED as the dispatcher runs it): two claims can never both see the same room. A
+-- claim takes milliseconds, so turns cost nothing next to an HTTP attempt. And a claim returns no more
+-- than `max_bytes` of bodies (the dispatcher's memory still free), but always the first row due when it
+-- fits: bodies are bounded (private.webhook_max_body_bytes), and each delivery carries its body's size
+-- (body_bytes), so this needs no look at the bodies. `endpoint_full` tells the dispatcher which
+-- endpoints this claim filled, to the endpoint's cap or its organization's: a send to one of them
+-- finishing means there may be more to claim.
+--
+-- Organizations take turns within a claim: each one's oldest due row comes first, then each one's
+-- second oldest, and so on (round robin before next_attempt_at), so one organization's backlog never
+-- pushes another's lone delivery out of a claim.
 --
 -- The work is found per endpoint: the endpoints with open deliveries are enumerated on the due index
--- (one index descent each, a loose index scan, whatever their backlog), endpoints at their cap are
--- skipped without reading any of their due rows, and each of the others gives at most its room of
--- oldest due rows not in flight (passing its own in-flight ones, at most the cap); the oldest
--- `max_rows` of those are claimed. A 100k backlog behind one saturated endpoint costs nothing. Every
--- row is reached through an index, in order, whatever the statistics say: sequential and bitmap scans
--- are off here (a bitmap scan would read an endpoint's whole backlog to sort it for its 16 oldest
--- rows), and so are hash and merge joins (the planner cannot know how many rows the per-endpoint limits
--- let through, and would join the claimed rows by walking the whole table). JIT is off: this short statement runs many times a second. It is planned on every call (a
+-- (one index descent each, a loose index scan, whatever their backlog), each one's organization is
+-- looked up by primary key, endpoints at their cap or of an organization at its cap are skipped
+-- without reading any of their due rows, and each of the others gives at most its room of oldest due
+-- rows not in flight (passing its own in-flight ones, at most the cap); the first `max_rows` of those
+-- in turn order that fit in `max_bytes` are claimed. A 100k backlog behind one saturated endpoint or
+-- organization costs nothing. Every row is reached through an index, in order, whatever the statistics
+-- say: sequential and bitmap scans are off here (a bitmap scan would read an endpoint's whole backlog to
+-- sort it for its 16 oldest rows), and so are hash and merge joins (the planner cannot know how many
+-- rows the per-endpoint limits let through, and would join the claimed rows by walking the whole
+-- table). JIT is off: this short statement runs many times a second. It is planned on every call (a
 -- generic plan, planned once, took 100 ms a claim in the dispatch benchmark instead of 8). Rows found are
 -- reached from there by primary key, as lateral lookups the planner cannot turn round: as plain joins,
 -- on a table grown far past its statistics (a new deployment, a burst of thousands of deliveries), it
@@ -75,10 +87,12 @@ create type private.webhook_claimed as (
   previous_secret text,
   attempt_number integer,
   body text,
-  endpoint_full boolean
+  endpoint_full boolean,
+  body_bytes integer
 );
 
-create function private.webhook_claim(max_rows integer, per_endpoint integer, lease_seconds integer)
+create function private.webhook_claim(max_rows integer, max_bytes bigint, per_endpoint integer,
+                                      per_organization integer, lease_seconds integer)
 returns setof private.webhook_claimed
 language plpgsql volatile security definer
 set search_path = ''
@@ -101,52 +115,94 @@ begin
              order by d.endpoint_id limit 1)
     from active a
     where a.endpoint_id is not null
-  ), room as materialized (
-    -- Counted once per endpoint (a plain CTE would count again wherever `free` is used).
-    select a.endpoint_id,
-           per_endpoint - (select count(*)::integer from private.webhook_live_leases l
-                            where l.endpoint_id = a.endpoint_id) as free
+  ), endpoint as materialized (
+    -- Each endpoint's organization, and its place among that organization's endpoints.
+    select a.endpoint_id, e.organization_id,
+           row_number() over (partition by e.organization_id order by a.endpoint_id) as nth
     from active a
+    cross join lateral (
+      select e.organization_id from public.webhook_endpoints e where e.id = a.endpoint_id offset 0
+    ) e
     where a.endpoint_id is not null
+  ), organization_room as materialized (
+    -- An organization's room, counted once (at its first endpoint: CASE runs the count only there) and
+    -- given to each of its endpoints, without a join (a join of two CTEs would compare every endpoint
+    -- with every organization).
+    select c.endpoint_id, c.organization_id, max(c.free) over (partition by c.organization_id) as free
+    from (
+      select ep.endpoint_id, ep.organization_id,
+             case when ep.nth = 1 then
+               per_organization - (select count(*)::integer from private.webhook_live_leases l
+                                   where l.organization_id = ep.organization_id)
+             end as free
+      from endpoint ep
+    ) c
+  ), room as materialized (
+    -- Counted once per endpoint (a plain CTE would count again wherever `free` is used), and only for
+    -- organizations with room.
+    select o.endpoint_id, o.organization_id, o.free as organization_free,
+           per_endpoint - (select count(*)::integer from private.webhook_live_leases l
+                            where l.endpoint_id = o.endpoint_id) as free
+    from organization_room o
+    where o.free > 0
   ), candidate as materialized (
     -- An endpoint's oldest due rows not in flight (its in-flight ones are at most the cap).
-    select c.id, c.next_attempt_at, room.free
+    select c.id, c.next_attempt_at, c.body_bytes, room.organization_id, room.free, room.organization_free
     from room
     cross join lateral (
-      select d.id, d.next_attempt_at
+      select d.id, d.next_attempt_at, d.body_bytes
       from public.webhook_deliveries d
       where d.endpoint_id = room.endpoint_id
         and d.status = any (private.webhook_open_states())
         and d.next_attempt_at <= now()
         and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)
       order by d.next_attempt_at
-      limit least(room.free, max_rows)
+      limit least(room.free, room.organization_free, max_rows)
     ) c
     where room.free > 0
+  ), taken as materialized (
+    -- Organizations in turn, each within its room; the bytes of the rows up to each one.
+    select t.id, t.free, t.organization_free,
+           sum(t.body_bytes) over (order by t.turn, t.next_attempt_at, t.id) as bytes_so_far
+    from (
+      select c.*, row_number() over (partition by c.organization_id order by c.next_attempt_at, c.id) as turn
+      from candidate c
+    ) t
+    where t.turn <= t.organization_free
+    order by t.turn, t.next_attempt_at, t.id
+    limit max_rows
   ), chosen as materialized (
     -- Only the rows taken are locked (a row lock is a write): skipping any a result being recorded or
     -- an operation holds, and checking again that each is still due as it is locked.
-    select l.id, l.endpoint_id, l.event_id, l.attempt_count, oldest.free
-    from (select c.id, c.free from candidate c order by c.next_attempt_at limit max_rows) oldest
+    select l.id, l.endpoint_id, l.organization_id, l.event_id, l.attempt_count, l.body_bytes, taken.free,
+           taken.organization_free
+    from taken
     cross join lateral (
-      select d.id, d.endpoint_id, d.event_id, d.attempt_count from public.webhook_deliveries d
-      where d.id = oldest.id
+      select d.id, d.endpoint_id, d.organization_id, d.event_id, d.attempt_count, d.body_bytes
+      from public.webhook_deliveries d
+      where d.id = taken.id
         and d.status = any (private.webhook_open_states()) and d.next_attempt_at <= now()
       for no key update of d skip locked
     ) l
+    where taken.bytes_so_far <= max_bytes
   ), claim as (
     select gen_random_uuid() as token
   ), leased as (
     -- A lease run out (its dispatcher gone) is taken over.
-    insert into private.webhook_leases as l (delivery_id, endpoint_id, token, leased_until)
-    select chosen.id, chosen.endpoint_id, claim.token, now() + make_interval(secs => lease_seconds)
+    insert into private.webhook_leases as l (delivery_id, endpoint_id, organization_id, token, leased_until)
+    select chosen.id, chosen.endpoint_id, chosen.organization_id, claim.token,
+           now() + make_interval(secs => lease_seconds)
     from chosen, claim
     on conflict (delivery_id) do update
-      set endpoint_id = excluded.endpoint_id, token = excluded.token, leased_until = excluded.leased_until
+      set endpoint_id = excluded.endpoint_id, organization_id = excluded.organization_id,
+          token = excluded.token, leased_until = excluded.leased_until
   )
   -- `offset 0` keeps each lookup a lookup: without it the planner flattens it back into a join.
   select c.id, claim.token, c.endpoint_id, c.event_id, ev.type, e.url, e.secret, e.previous_secret,
-         c.attempt_count + 1, ev.body, count(*) over (partition by c.endpoint_id) >= c.free
+         c.attempt_count + 1, ev.body,
+         count(*) over (partition by c.endpoint_id) >= c.free
+           or count(*) over (partition by c.organization_id) >= c.organization_free,
+         c.body_bytes
   from chosen c
   cross join claim
   cross join lateral (
@@ -296,7 +352,8 @@ $$;
 -- trip and one transaction. Recording ends the leases, so an endpoint that was at its cap has room by
 -- the time the claim counts it (the claim's own statement sees the recorded rows). `max_rows` 0 only
 -- records. Returns the claimed rows, as webhook_claim.
-create function private.webhook_record_and_claim(results jsonb, max_rows integer, per_endpoint integer,
+create function private.webhook_record_and_claim(results jsonb, max_rows integer, max_bytes bigint,
+                                                 per_endpoint integer, per_organization integer,
                                                  lease_seconds integer)
 returns setof private.webhook_claimed
 language plpgsql volatile security definer
@@ -305,7 +362,8 @@ as $$
 begin
   perform private.webhook_record_results(results);
   if max_rows > 0 then
-    return query select * from private.webhook_claim(max_rows, per_endpoint, lease_seconds);
+    return query select * from private.webhook_claim(max_rows, max_bytes, per_endpoint, per_organization,
+                                                     lease_seconds);
   end if;
 end;
 $$;
@@ -349,9 +407,10 @@ $$;
 -- Server-side only: the dispatcher connects as the database owner (SUPABASE_DB_URL).
 revoke all on function private.webhook_retry_window(), private.webhook_retry_delay(integer),
   private.webhook_retry_after_cap(), private.webhook_disable_endpoints(jsonb),
-  private.webhook_claim(integer, integer, integer), private.webhook_record_results(jsonb),
-  private.webhook_record_and_claim(jsonb, integer, integer, integer), private.webhook_housekeeping()
-  from public, authenticated;
-grant execute on function private.webhook_claim(integer, integer, integer),
-  private.webhook_record_results(jsonb), private.webhook_record_and_claim(jsonb, integer, integer, integer),
+  private.webhook_claim(integer, bigint, integer, integer, integer), private.webhook_record_results(jsonb),
+  private.webhook_record_and_claim(jsonb, integer, bigint, integer, integer, integer),
+  private.webhook_housekeeping() from public, authenticated;
+grant execute on function private.webhook_claim(integer, bigint, integer, integer, integer),
+  private.webhook_record_results(jsonb),
+  private.webhook_record_and_claim(jsonb, integer, bigint, integer, integer, integer),
   private.webhook_housekeeping() to service_role;

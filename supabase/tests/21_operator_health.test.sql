@@ -30,8 +30,8 @@ values
    'f1000000-0000-4000-8000-000000000001', 'member.created', 'pending', now() - interval '1 hour', null),
   ('f0000000-0000-4000-8000-000000000001', 'f2000000-0000-4000-8000-000000000004',
    'f1000000-0000-4000-8000-000000000001', 'member.created', 'delivered', null, now());
-insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
-select id, endpoint_id, gen_random_uuid(), now() + interval '30 seconds'
+insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
+select id, endpoint_id, organization_id, gen_random_uuid(), now() + interval '30 seconds'
 from public.webhook_deliveries where event_id = 'f2000000-0000-4000-8000-000000000003';
 
 create temp table h as select public.webhook_operator_health() as v;

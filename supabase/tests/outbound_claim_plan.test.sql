@@ -23,7 +23,7 @@ begin
   return out;
 end $$;
 
-select is((select count(*)::int from private.webhook_claim(500, 16, 40)), 20, 'and claims exactly the open ones');
+select is((select count(*)::int from private.webhook_claim(500, 1048576, 16, 64, 40)), 20, 'and claims exactly the open ones');
 select matches(pg_temp.plan($q$
     select id from public.webhook_deliveries
     where status = 'retrying' and next_attempt_at <= now()
@@ -59,8 +59,8 @@ select matches(pg_temp.plan($q$
 reset enable_seqscan;
 reset enable_bitmapscan;
 -- Another dispatcher holds 16 live leases on e1: that is its cap, whoever holds them.
-insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
-select id, endpoint_id, gen_random_uuid(), now() + interval '40 seconds'
+insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
+select id, endpoint_id, organization_id, gen_random_uuid(), now() + interval '40 seconds'
 from public.webhook_deliveries
 where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' order by created_at limit 16;
 set local enable_seqscan = off;
@@ -71,7 +71,7 @@ select matches(pg_temp.plan($q$
   'webhook_leases_endpoint_idx', 'an endpoint''s live leases are counted on the lease table''s endpoint index');
 reset enable_seqscan;
 reset enable_bitmapscan;
-select is((select array_agg(distinct endpoint_id) from private.webhook_claim(500, 16, 40)),
+select is((select array_agg(distinct endpoint_id) from private.webhook_claim(500, 1048576, 16, 64, 40)),
           array['c0000000-0000-4000-8000-0000000000e2'::uuid],
           'an endpoint at its cap is passed by, however long its backlog');
 select is((select count(*)::int from private.webhook_leases
@@ -90,7 +90,7 @@ where id = (select delivery_id from done);
 -- (The outer query sees the leases as they were before the claim.)
 select results_eq($$select c.endpoint_id, c.endpoint_full,
                            not exists (select from private.webhook_leases l where l.delivery_id = c.delivery_id)
-                    from private.webhook_claim(500, 16, 40) c$$,
+                    from private.webhook_claim(500, 1048576, 16, 64, 40) c$$,
                   $$values ('c0000000-0000-4000-8000-0000000000e1'::uuid, true, true)$$,
                   'a freed slot gives exactly one more row, not one still in flight, and the endpoint is full again');
 

@@ -27,13 +27,15 @@ declare
   out text := '';
 begin
   q := substring((select prosrc from pg_proc
-                  where oid = 'private.webhook_claim(integer, integer, integer)'::regprocedure)
+                  where oid = 'private.webhook_claim(integer, bigint, integer, integer, integer)'::regprocedure)
                  from 'return query(.*);\s*end;\s*$');
   q := regexp_replace(q, '\mmax_rows\M', '$1', 'g');
-  q := regexp_replace(q, '\mper_endpoint\M', '$2', 'g');
-  q := regexp_replace(q, '\mlease_seconds\M', '$3', 'g');
-  execute 'prepare pg_temp_claim(integer, integer, integer) as ' || q;
-  for line in execute 'explain (costs off) execute pg_temp_claim(256, 16, 40)' loop
+  q := regexp_replace(q, '\mmax_bytes\M', '$2', 'g');
+  q := regexp_replace(q, '\mper_endpoint\M', '$3', 'g');
+  q := regexp_replace(q, '\mper_organization\M', '$4', 'g');
+  q := regexp_replace(q, '\mlease_seconds\M', '$5', 'g');
+  execute 'prepare pg_temp_claim(integer, bigint, integer, integer, integer) as ' || q;
+  for line in execute 'explain (costs off) execute pg_temp_claim(256, 33554432, 16, 64, 40)' loop
     out := out || line || E'\n';
   end loop;
   deallocate pg_temp_claim;
@@ -53,7 +55,7 @@ reset enable_bitmapscan;
 reset enable_hashjoin;
 reset enable_mergejoin;
 
-select is((select count(*)::int from private.webhook_claim(256, 16, 40)), 64,
+select is((select count(*)::int from private.webhook_claim(256, 33554432, 16, 64, 40)), 64,
           'the claim takes 16 for each of the 4 endpoints');
 select is((select count(*)::int from public.webhook_deliveries d
            join private.webhook_leases l on l.delivery_id = d.id

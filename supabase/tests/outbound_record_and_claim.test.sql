@@ -28,16 +28,16 @@ create function pg_temp.delivered(claimed jsonb) returns jsonb language sql as $
 $$;
 
 create temp table before_claim as select id, ctid as place from public.webhook_deliveries;
-create temp table first_claim as select * from private.webhook_claim(10, 2, 60);
+create temp table first_claim as select * from private.webhook_claim(10, 1048576, 2, 64, 60);
 select is((select count(*)::int from first_claim), 2, 'a cap of 2: the first claim takes 2 of the 3');
 select is((select count(*)::int from public.webhook_deliveries d join before_claim b on b.id = d.id
             where b.place = d.ctid and d.id in (select delivery_id from first_claim)), 2,
   'a claim leaves the delivery rows where they are (its lease is a row of its own, no new row version)');
-select is((select count(*)::int from private.webhook_claim(10, 2, 60)), 0, 'the endpoint is full while they fly');
+select is((select count(*)::int from private.webhook_claim(10, 1048576, 2, 64, 60)), 0, 'the endpoint is full while they fly');
 
 create temp table second_claim as
 select * from private.webhook_record_and_claim(
-  pg_temp.delivered((select jsonb_agg(f) from first_claim f)), 10, 2, 60);
+  pg_temp.delivered((select jsonb_agg(f) from first_claim f)), 10, 1048576, 2, 64, 60);
 select is((select count(*)::int from public.webhook_deliveries
             where status = 'delivered' and id in (select delivery_id from first_claim)), 2,
   'the results are recorded');
@@ -47,7 +47,7 @@ select ok((select delivery_id not in (select delivery_id from first_claim) from 
   'and it is the one not yet sent');
 
 select is((select count(*)::int from private.webhook_record_and_claim(
-  pg_temp.delivered((select jsonb_agg(s) from second_claim s)), 0, 2, 60)), 0,
+  pg_temp.delivered((select jsonb_agg(s) from second_claim s)), 0, 1048576, 2, 64, 60)), 0,
   'max_rows 0 claims nothing');
 select is((select count(*)::int from public.webhook_deliveries
             where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' and status = 'delivered'), 3,

@@ -46,8 +46,8 @@ select matches((select secret from public.webhook_endpoints where id = 'a0000000
   '^whsec_[A-Za-z0-9+/]{43}=$', 'default secret: whsec_ + base64 of 32 random bytes');
 
 -- An attempt so the attempts table has a row for each organization (claimed, then failed).
-insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
-select d.id, d.endpoint_id, 'a0000000-0000-4000-8000-0000000000f0', now() + interval '40 seconds'
+insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
+select d.id, d.endpoint_id, d.organization_id, 'a0000000-0000-4000-8000-0000000000f0', now() + interval '40 seconds'
 from public.webhook_deliveries d where d.status = 'pending';
 select private.webhook_record_results(jsonb_agg(jsonb_build_object(
   'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', 'a0000000-0000-4000-8000-0000000000f0',
@@ -87,7 +87,7 @@ select throws_ok($$insert into public.webhook_events (organization_id, type, pay
   values ('a0000000-0000-4000-8000-0000000000aa', 'member.created', '{}')$$, '42501', null,
   'events are not user-writable');
 select throws_ok($$delete from public.webhook_delivery_attempts$$, '42501', null, 'attempts are not user-deletable');
-select throws_ok($$select * from private.webhook_claim(10, 10, 60)$$, '42501', null,
+select throws_ok($$select * from private.webhook_claim(10, 1048576, 10, 64, 60)$$, '42501', null,
   'users cannot claim deliveries');
 reset role;
 
@@ -111,7 +111,7 @@ select throws_ok($$select public.webhook_send_test_event('a0000000-0000-4000-800
   'anon cannot run operations');
 reset role;
 select ok(not has_function_privilege('authenticated', 'private.webhook_record_results(jsonb)', 'execute')
-  and not has_function_privilege('authenticated', 'private.webhook_record_and_claim(jsonb, integer, integer, integer)',
+  and not has_function_privilege('authenticated', 'private.webhook_record_and_claim(jsonb, integer, bigint, integer, integer, integer)',
                                  'execute')
   and not has_function_privilege('authenticated', 'private.webhook_housekeeping()', 'execute')
   and not has_function_privilege('authenticated', 'private.webhook_enqueue(text, jsonb)', 'execute'),
@@ -121,8 +121,8 @@ select ok(not has_function_privilege('anon', 'public.webhook_rotate_secret(uuid,
 
 -- Housekeeping ----------------------------------------------------------------------------------------
 -- B's delivery was claimed by a dispatcher that died: its lease ran out a minute ago.
-insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
-select id, endpoint_id, gen_random_uuid(), now() - interval '1 minute'
+insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
+select id, endpoint_id, organization_id, gen_random_uuid(), now() - interval '1 minute'
 from public.webhook_deliveries where organization_id = 'b0000000-0000-4000-8000-0000000000bb';
 -- The clock moved 25 hours on: A's retrying deliveries are due and past their window.
 update public.webhook_deliveries
@@ -150,14 +150,14 @@ insert into public.webhook_endpoints (id, organization_id, url, events) values
    array['attendance.marked']);
 insert into public.attendance (organization_id, member_id)
   values ('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000c1');
-insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
-select id, endpoint_id, 'a0000000-0000-4000-8000-0000000000f1', now() + interval '30 seconds'
+insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
+select id, endpoint_id, organization_id, 'a0000000-0000-4000-8000-0000000000f1', now() + interval '30 seconds'
 from public.webhook_deliveries where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
 update public.webhook_endpoints set enabled = false where id = 'a0000000-0000-4000-8000-0000000000e3';
 update public.webhook_endpoints set enabled = true where id = 'a0000000-0000-4000-8000-0000000000e3';
 select is(public.webhook_recover_failed('a0000000-0000-4000-8000-0000000000e3', now() - interval '1 hour'), 1,
   'recover brings the delivery back');
-select is((select count(*)::int from private.webhook_claim(10, 16, 40)
+select is((select count(*)::int from private.webhook_claim(10, 1048576, 16, 64, 40)
             where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3'), 0,
   'but not before the in-flight attempt''s lease ends');
 select private.webhook_record_results(jsonb_agg(jsonb_build_object(

@@ -2,7 +2,9 @@
 // leased (private.webhook_claim), with everything one attempt needs: the target, the secrets, the exact
 // body; and recording outcomes, with a claim along in the same round trip
 // (private.webhook_record_and_claim). The database keeps every endpoint within `perEndpoint` deliveries
-// in flight across all dispatchers; `endpoint_full` marks the endpoints a claim filled.
+// in flight and every organization within `perOrganization`, across all dispatchers, takes
+// organizations in turn, and returns no more than `maxBytes` of bodies (but the first row due whenever
+// it fits); `endpoint_full` marks the endpoints a claim filled (to their cap or their organization's).
 import type { Sql } from "../_shared/db.ts";
 import type { AttemptResult } from "./send.ts";
 
@@ -18,6 +20,8 @@ export interface Claimed {
   attempt_number: number;
   body: string;
   endpoint_full: boolean;
+  /** Bytes of `body` (UTF-8), as the database counted them when the event was written. */
+  body_bytes: number;
 }
 
 export type ResultRow = AttemptResult & { delivery_id: string; endpoint_id: string; lease_token: string };
@@ -25,18 +29,22 @@ export type ResultRow = AttemptResult & { delivery_id: string; endpoint_id: stri
 export interface ClaimLimits {
   /** Most rows to claim; 0 claims nothing. */
   limit: number;
+  /** Most bytes of bodies to claim. */
+  maxBytes: number;
   perEndpoint: number;
+  perOrganization: number;
   leaseSeconds: number;
 }
 
 export async function claimDue(sql: Sql, c: ClaimLimits): Promise<Claimed[]> {
   return await sql<Claimed[]>`
-    select * from private.webhook_claim(${c.limit}, ${c.perEndpoint}, ${c.leaseSeconds})`;
+    select * from private.webhook_claim(${c.limit}, ${c.maxBytes}, ${c.perEndpoint}, ${c.perOrganization},
+      ${c.leaseSeconds})`;
 }
 
 /** Records `results`, then claims (as claimDue) in the same transaction. */
 export async function recordAndClaim(sql: Sql, results: ResultRow[], c: ClaimLimits): Promise<Claimed[]> {
   return await sql<Claimed[]>`
-    select * from private.webhook_record_and_claim(${sql.json(results as never)}, ${c.limit},
-      ${c.perEndpoint}, ${c.leaseSeconds})`;
+    select * from private.webhook_record_and_claim(${sql.json(results as never)}, ${c.limit}, ${c.maxBytes},
+      ${c.perEndpoint}, ${c.perOrganization}, ${c.leaseSeconds})`;
 }

@@ -12,7 +12,11 @@
 //   delivery starts sending at once, never queued behind others;
 // - one slow endpoint cannot starve the others: at most `perEndpoint` of its deliveries are in flight
 //   at once, across every dispatcher (the claim counts the database's live leases); the rest of the
-//   `maxInFlight` slots keep serving everyone else.
+//   `maxInFlight` slots keep serving everyone else;
+// - nor can one organization, however many endpoints it has: at most `perOrganization` of its
+//   deliveries are in flight at once, across every dispatcher, and claims take organizations in turn;
+// - memory is bounded by bytes, not only rows: the bodies in flight never exceed `maxInFlightBytes`
+//   (each claim is given what is still free, and a send's bytes are free again once it ends).
 import type { Agent } from "undici";
 import type { Sql } from "../_shared/db.ts";
 import { claimDue, type Claimed, type ClaimLimits, recordAndClaim, type ResultRow } from "./claims.ts";
@@ -33,6 +37,10 @@ export interface EngineOptions {
   maxInFlight?: number;
   /** Deliveries in flight at once to one endpoint, from all dispatchers together. */
   perEndpoint?: number;
+  /** Deliveries in flight at once for one organization, from all dispatchers together. */
+  perOrganization?: number;
+  /** Bytes of bodies in flight at once from this engine (default 32 MiB). */
+  maxInFlightBytes?: number;
   /** Most rows claimed per query. */
   claimBatch?: number;
   /** How long a claim holds; must exceed the timeout with room to record the result. */
@@ -73,6 +81,19 @@ export interface RunStats {
 
 const encoder = new TextEncoder();
 
+/**
+ * Deliveries one organization may have in flight at once, across every dispatcher: a quarter of one
+ * dispatcher's default 256 slots, so even three organizations with huge backlogs to slow endpoints
+ * leave room for everyone else's deliveries to go out at once.
+ */
+export const DEFAULT_PER_ORGANIZATION = 64;
+/**
+ * Bytes of bodies one dispatcher holds in flight. A body is held about three times over (the claim's
+ * result, the string, the bytes sent), so 32 MiB keeps a dispatcher well inside a hosted Edge
+ * Function's 256 MB, whatever the bodies (each is at most 256 KiB: private.webhook_max_body_bytes).
+ */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
+
 /** What the sends and writes of one run share. */
 interface Run {
   agent: Agent;
@@ -85,6 +106,8 @@ export class DeliveryEngine {
   readonly timeoutMs: number;
   readonly maxInFlight: number;
   readonly perEndpoint: number;
+  readonly perOrganization: number;
+  readonly maxInFlightBytes: number;
   readonly claimBatch: number;
   readonly leaseSeconds: number;
   private readonly slots: Slots;
@@ -99,9 +122,11 @@ export class DeliveryEngine {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxInFlight = opts.maxInFlight ?? 256;
     this.perEndpoint = opts.perEndpoint ?? 16;
+    this.perOrganization = opts.perOrganization ?? DEFAULT_PER_ORGANIZATION;
+    this.maxInFlightBytes = opts.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES;
     this.claimBatch = opts.claimBatch ?? 500;
     this.leaseSeconds = Math.max(opts.leaseSeconds ?? 0, Math.ceil(this.timeoutMs / 1000) + 30);
-    this.slots = new Slots(this.maxInFlight);
+    this.slots = new Slots(this.maxInFlight, this.maxInFlightBytes);
     this.targets = new TargetCache(opts.allowPrivateTargets);
   }
 
@@ -145,7 +170,9 @@ export class DeliveryEngine {
       () => this.wakeUp?.(), // an idle run may stop now
     );
     const room = () =>
-      stopping() ? 0 : Math.max(0, Math.min(this.slots.free, this.claimBatch, max - this.stats.claimed));
+      stopping() || this.slots.freeBytes <= 0
+        ? 0
+        : Math.max(0, Math.min(this.slots.free, this.claimBatch, max - this.stats.claimed));
     this.current = { agent, writer, room };
     let mayHaveWork = true;
     let idleSince: number | undefined;
@@ -158,13 +185,14 @@ export class DeliveryEngine {
         const limit = room();
         if (mayHaveWork && (limit >= minClaim || (limit > 0 && this.slots.total === 0))) {
           // Database unreachable: back off and try again; nothing is lost, nothing was claimed.
-          this.slots.reserve(limit);
-          const rows = await retry(() => claimDue(this.sql, this.limits(limit)), {
+          const bytes = this.slots.freeBytes;
+          this.slots.reserve(limit, bytes);
+          const rows = await retry(() => claimDue(this.sql, this.limits(limit, bytes)), {
             delayMs: exponential(200, 5000),
             signal: stop.signal,
             onError: (err) => this.log({ level: "error", msg: "claim failed", error: errorText(err) }),
           }).catch(() => null);
-          this.take(rows ?? [], limit);
+          this.take(rows ?? [], limit, bytes);
           if (rows === null) break; // stopped while the database was away
           if (rows.length > 0) idleSince = undefined;
           // A full batch means there is probably more. Otherwise wait for a reason to look again: a
@@ -196,13 +224,19 @@ export class DeliveryEngine {
     return { ...this.stats };
   }
 
-  private limits(limit: number): ClaimLimits {
-    return { limit, perEndpoint: this.perEndpoint, leaseSeconds: this.leaseSeconds };
+  private limits(limit: number, maxBytes: number): ClaimLimits {
+    return {
+      limit,
+      maxBytes,
+      perEndpoint: this.perEndpoint,
+      perOrganization: this.perOrganization,
+      leaseSeconds: this.leaseSeconds,
+    };
   }
 
-  /** A claim that held `reserved` slots came back: its rows start sending at once. */
-  private take(rows: Claimed[], reserved: number): void {
-    this.slots.claimed(rows, reserved);
+  /** A claim that held `reserved` slots and `reservedBytes` came back: its rows start sending at once. */
+  private take(rows: Claimed[], reserved: number, reservedBytes: number): void {
+    this.slots.claimed(rows, reserved, reservedBytes);
     this.stats.claimed += rows.length;
     for (const row of rows) this.start(row);
   }
@@ -226,7 +260,7 @@ export class DeliveryEngine {
         this.sends.delete(p);
         // The last send in flight ended, to a full endpoint or at all: no result will come to keep these
         // company, so waiting would only hold the endpoints' leases (and the next claim) for nothing.
-        if (this.slots.finished(row.endpoint_id) || this.slots.total === 0) writer.writeNow();
+        if (this.slots.finished(row.endpoint_id, row.body_bytes) || this.slots.total === 0) writer.writeNow();
         this.wakeUp?.();
       });
     this.sends.add(p);
@@ -240,11 +274,12 @@ export class DeliveryEngine {
    */
   private async write(batch: ResultRow[]): Promise<void> {
     const limit = this.current!.room();
-    this.slots.reserve(limit);
+    const bytes = limit > 0 ? this.slots.freeBytes : 0;
+    this.slots.reserve(limit, bytes);
     let along = limit;
     let rows: Claimed[] | undefined;
     try {
-      rows = await retry(() => recordAndClaim(this.sql, batch, this.limits(along)), {
+      rows = await retry(() => recordAndClaim(this.sql, batch, this.limits(along, bytes)), {
         tries: 3,
         delayMs: (n) => 200 * n,
         // The tries after a failure only record: a claim that keeps failing must not keep these results
@@ -267,7 +302,7 @@ export class DeliveryEngine {
     // are taken, which may fill them again.
     let freed = false;
     for (const r of batch) if (this.slots.written(r.endpoint_id)) freed = true;
-    this.take(rows ?? [], limit);
+    this.take(rows ?? [], limit, bytes);
     // The run loop looks again unless this claim already saw all there was (it took less than it could).
     const sawAll = rows !== undefined && rows.length < along;
     if (!sawAll && (freed || (along > 0 && rows?.length === along))) this.woken = true;
