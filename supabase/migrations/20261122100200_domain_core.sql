@@ -1,15 +1,21 @@
 -- The church domain records that the integration layer reads and writes: members, donations (one-off
 -- and recurring), attendance and workflows. Every row belongs to one organization; every table is
 -- under the tenancy policies at the end of this file.
+--
+-- Text columns have sane maximum lengths, refused at write with the constraint's name in the error
+-- (`members_first_name_length`...): any staff member may write these rows, and every row travels in
+-- outbound webhook bodies; a 10 MiB name would otherwise be a 20 MiB body (row and delta) sent to
+-- every subscribed endpoint. Values from providers are validated shorter than these before they are
+-- written (inbound webhooks: 100 characters for provider ids).
 
 -- Members ---------------------------------------------------------------------------------------------
 create table public.members (
   id uuid primary key default gen_random_uuid(),
   organization_id uuid not null references public.organizations (id) on delete cascade,
-  first_name text not null default '',
-  last_name text not null default '',
-  email text,
-  primary_phone text,
+  first_name text not null default '' constraint members_first_name_length check (length(first_name) <= 200),
+  last_name text not null default '' constraint members_last_name_length check (length(last_name) <= 200),
+  email text constraint members_email_length check (length(email) <= 320),
+  primary_phone text constraint members_primary_phone_length check (length(primary_phone) <= 64),
   -- Digits only, no leading '+': what inbound WhatsApp sender numbers are matched against. Derived by
   -- the database so no writer can let it drift from primary_phone.
   primary_phone_normalized text generated always as (
@@ -31,11 +37,12 @@ create table public.recurring_donations (
   id uuid primary key default gen_random_uuid(),
   organization_id uuid not null references public.organizations (id) on delete cascade,
   member_id uuid,
-  gateway_subscription_id text not null,
+  gateway_subscription_id text not null
+    constraint recurring_donations_gateway_subscription_id_length check (length(gateway_subscription_id) <= 255),
   status text not null default 'pending',
   amount_minor bigint check (amount_minor is null or amount_minor >= 0),
   currency text check (currency is null or currency ~ '^[A-Z]{3}$'),
-  interval text,
+  interval text constraint recurring_donations_interval_length check (length(interval) <= 64),
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   unique (organization_id, gateway_subscription_id),
@@ -54,7 +61,8 @@ create table public.donations (
   amount_minor bigint not null check (amount_minor > 0),
   currency text not null check (currency ~ '^[A-Z]{3}$'),
   source text not null default 'manual' check (source in ('manual', 'online', 'recurring')),
-  gateway_payment_id text,
+  gateway_payment_id text
+    constraint donations_gateway_payment_id_length check (length(gateway_payment_id) <= 255),
   donated_at timestamptz not null default now(),
   created_at timestamptz not null default now(),
   -- A provider payment is recorded once per organization, whatever retries or replays bring.
@@ -74,7 +82,7 @@ create table public.attendance (
   organization_id uuid not null references public.organizations (id) on delete cascade,
   member_id uuid not null,
   service_date date not null default current_date,
-  service_name text,
+  service_name text constraint attendance_service_name_length check (length(service_name) <= 200),
   created_at timestamptz not null default now(),
   foreign key (organization_id, member_id) references public.members (organization_id, id) on delete cascade
 );
@@ -85,7 +93,7 @@ create index attendance_member_idx on public.attendance (member_id);
 create table public.workflows (
   id uuid primary key default gen_random_uuid(),
   organization_id uuid not null references public.organizations (id) on delete cascade,
-  name text not null,
+  name text not null constraint workflows_name_length check (length(name) <= 200),
   created_at timestamptz not null default now(),
   unique (organization_id, id)
 );

@@ -40,6 +40,14 @@ create function private.webhook_open_states() returns text[]
 language sql immutable parallel safe
 as $$ select array['pending', 'retrying'] $$;
 
+-- The largest body an event carries: 256 KiB of JSON text, as Svix-class services take a few hundred
+-- KB. Bodies are built by private.webhook_envelope, which trims a row too large for it (the event and
+-- the row's id stay, with a `truncated` marker: nothing is lost silently), and the events table
+-- refuses anything larger whoever writes, so the memory a dispatcher needs per delivery is bounded.
+create function private.webhook_max_body_bytes() returns integer
+language sql immutable parallel safe
+as $$ select 262144 $$;
+
 -- The event types organizations can subscribe to: written from the event catalogue
 -- (supabase/functions/webhooks/catalogue.ts, the one list) by `npm run openapi`; a test fails when this
 -- body differs. `webhook.test` exists only for "send a test event".
@@ -96,7 +104,8 @@ create table public.webhook_events (
   -- Sent as payload::text, so every retry carries byte-identical JSON.
   payload jsonb not null,
   -- The body's size as sent, counted once when it is written: what the dispatcher's claims budget by.
-  body_bytes integer generated always as (octet_length(payload::text)) stored,
+  body_bytes integer generated always as (octet_length(payload::text)) stored
+    check (body_bytes <= private.webhook_max_body_bytes()),
   created_at timestamptz not null default now(),
   unique (organization_id, id)
 );
@@ -324,3 +333,6 @@ revoke all on function private.webhook_new_secret(), private.webhook_event_types
   private.webhook_secret_acceptable(text), private.webhook_open_states() from public;
 grant execute on function private.webhook_new_secret(), private.webhook_event_types(),
   private.webhook_secret_acceptable(text), private.webhook_open_states() to authenticated, service_role;
+-- The events table's check calls it, whoever writes.
+revoke all on function private.webhook_max_body_bytes() from public;
+grant execute on function private.webhook_max_body_bytes() to authenticated, service_role;

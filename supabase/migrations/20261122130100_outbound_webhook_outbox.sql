@@ -25,16 +25,54 @@ as $$
 $$;
 
 -- The body every delivery carries, built in this one place (the outbox and the test event):
--- {"id","type","created_at","organization_id","data":{"row","delta"}}.
+-- {"id","type","created_at","organization_id","data":{"row","delta"}}, at most
+-- private.webhook_max_body_bytes() of JSON text. A body that would be larger is still sent, trimmed,
+-- and says so with a top-level marker:
+--   "truncated": {"max_body_bytes": 262144, "original_body_bytes": <n>, "omitted_fields": [...]}
+-- `row` and `delta` then keep only their fields whose JSON text is at most 1 KiB (ids, statuses,
+-- amounts, dates...); omitted_fields names the others. Should even that be too large, only the row's
+-- id is kept and omitted_fields is null (every other field). The event's id, type, created_at and
+-- organization_id are always there, so a receiver can tell exactly which record to look up.
 create function private.webhook_envelope(event_id uuid, event_type text, organization_id uuid, "row" jsonb,
                                          delta jsonb)
 returns jsonb
-language sql stable
+language plpgsql stable
 set search_path = ''
 as $$
-  select jsonb_build_object('id', event_id, 'type', event_type, 'created_at', now(),
-                            'organization_id', organization_id,
-                            'data', jsonb_build_object('row', "row", 'delta', delta))
+declare
+  head jsonb := jsonb_build_object('id', event_id, 'type', event_type, 'created_at', now(),
+                                   'organization_id', organization_id);
+  body jsonb := head || jsonb_build_object('data', jsonb_build_object('row', "row", 'delta', delta));
+  full_bytes integer := octet_length(body::text);
+  kept_row jsonb;
+  kept_delta jsonb;
+  omitted jsonb;
+begin
+  if full_bytes <= private.webhook_max_body_bytes() then
+    return body;
+  end if;
+  select coalesce(jsonb_object_agg(f.key, f.value) filter (where f.part = 'row' and f.small), '{}'),
+         coalesce(jsonb_object_agg(f.key, f.value) filter (where f.part = 'delta' and f.small), '{}'),
+         coalesce(jsonb_agg(distinct f.key order by f.key) filter (where not f.small), '[]')
+    into kept_row, kept_delta, omitted
+    from (
+      select p.part, x.key, x.value, octet_length(x.value::text) <= 1024 as small
+      from (values ('row', "row"), ('delta', delta)) p(part, fields)
+      cross join lateral jsonb_each(case when jsonb_typeof(p.fields) = 'object' then p.fields else '{}' end) x
+    ) f;
+  body := head || jsonb_build_object(
+    'data', jsonb_build_object('row', kept_row, 'delta', kept_delta),
+    'truncated', jsonb_build_object('max_body_bytes', private.webhook_max_body_bytes(),
+                                    'original_body_bytes', full_bytes, 'omitted_fields', omitted));
+  if octet_length(body::text) <= private.webhook_max_body_bytes() then
+    return body;
+  end if;
+  return head || jsonb_build_object(
+    'data', jsonb_build_object('row', jsonb_strip_nulls(jsonb_build_object('id', kept_row -> 'id')),
+                               'delta', '{}'::jsonb),
+    'truncated', jsonb_build_object('max_body_bytes', private.webhook_max_body_bytes(),
+                                    'original_body_bytes', full_bytes, 'omitted_fields', null));
+end;
 $$;
 
 -- Stores one event per item and one delivery per subscribed enabled endpoint, then wakes local

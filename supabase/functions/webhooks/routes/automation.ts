@@ -18,6 +18,12 @@ const Subscription = z.object({
 
 const SampleQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(3) });
 
+/**
+ * Bytes of bodies one /samples answer carries at most (the newest body always, whatever its size):
+ * bodies are up to 256 KiB each, and 100 of them would be 25 MiB to build and send.
+ */
+export const SAMPLES_MAX_BYTES = 1024 * 1024;
+
 export const automationRoutes: RouteFactory = (deps) => [
   route(
     {
@@ -68,7 +74,8 @@ export const automationRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/samples/:event_type",
-      summary: "Recent bodies of this event type, newest first, exactly as delivered (Zapier performList)",
+      summary:
+        "Recent bodies of this event type, newest first, exactly as delivered (Zapier performList); at most 1 MiB of bodies",
       tag: "Automation platforms",
       access: "admin",
       params: { event_type: EventType },
@@ -85,10 +92,17 @@ export const automationRoutes: RouteFactory = (deps) => [
     async (c) => {
       const type = c.req.valid("param").event_type;
       const { limit } = c.req.valid("query");
+      // Newest first, while the bodies add up to SAMPLES_MAX_BYTES (counted when each was written).
       const rows = await asAdmin(deps, c, (tx) =>
         tx<{ payload: Record<string, unknown> }[]>`
-          select payload from public.webhook_events where type = ${type}
-          order by created_at desc, id desc limit ${limit}`);
+          select s.payload from (
+            select e.payload, row_number() over w as n, sum(e.body_bytes) over w as bytes
+            from public.webhook_events e where e.type = ${type}
+            window w as (order by e.created_at desc, e.id desc)
+            order by e.created_at desc, e.id desc limit ${limit}
+          ) s
+          where s.n = 1 or s.bytes <= ${SAMPLES_MAX_BYTES}
+          order by s.n`);
       return c.json(rows.length ? rows.map((r) => r.payload) : [EVENT_CATALOGUE[type].example]);
     },
   ),
