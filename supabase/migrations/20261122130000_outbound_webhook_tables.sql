@@ -176,21 +176,29 @@ create index webhook_deliveries_log_idx
 -- leases are what the per-endpoint and per-organization caps count, across dispatchers. `token` fences
 -- the attempt: only the result that brings it back moves the state (webhook_record_results), and an
 -- operation that takes the delivery back (redeliver, recover) changes it. A dispatcher that dies lets
--- its leases run out, and those deliveries are claimed again.
+-- its leases run out, and those deliveries are claimed again: the next claim takes the lease over.
+--
+-- A recorded result deletes its lease; a lease that runs out stays (housekeeping removes it only once
+-- its delivery is final), so `claims` counts a delivery's claims since its last recorded result,
+-- across takeovers and lease expiry. A delivery claimed private.webhook_max_unrecorded_claims() times
+-- without a result (a dispatcher died during each attempt: a body it cannot handle, a receiver that
+-- kills it) is claimed no more, and housekeeping sets it aside, saying why, instead of it being claimed
+-- first again and again while everything behind it waits.
 --
 -- Kept apart from the delivery because a lease changes twice per attempt: a claim that rewrote the
 -- delivery row wrote a new version into every index of that large table; here it is a small row in a
 -- small table whose size is the work in flight. Unlogged (no WAL): after a crash of the database the
 -- table is empty, which is what expired leases mean anyway (the deliveries are durable and still
--- open, so they are claimed again: at least once, never lost). No foreign key either: a key check
--- would lock the delivery row on every claim, and a lease left behind by a removed delivery runs out
--- and is cleared by housekeeping.
+-- open, so they are claimed again: at least once, never lost; only the count of claims without a
+-- result starts again). No foreign key either: a key check would lock the delivery row on every claim,
+-- and a lease left behind by a removed delivery is cleared by housekeeping.
 create unlogged table private.webhook_leases (
   delivery_id uuid primary key,
   endpoint_id uuid not null,
   organization_id uuid not null,
   token uuid not null,
-  leased_until timestamptz not null
+  leased_until timestamptz not null,
+  claims integer not null default 1
 );
 -- An endpoint's and an organization's live leases, counted by every claim.
 create index webhook_leases_endpoint_idx on private.webhook_leases (endpoint_id, leased_until);
@@ -198,11 +206,16 @@ create index webhook_leases_organization_idx on private.webhook_leases (organiza
 -- The server's alone (the dispatcher connects as the database owner).
 revoke all on private.webhook_leases from public, anon, authenticated;
 
+-- How many times a delivery is claimed without a recorded result before it is set aside.
+create function private.webhook_max_unrecorded_claims() returns integer
+language sql immutable parallel safe
+as $$ select 3 $$;
+
 -- The leases that have not run out: the attempts in flight, stated once. A view, so the planner reads
 -- through it: `not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)` is an
 -- anti-join probing the primary key, and an endpoint's or organization's count a range of its index.
 create view private.webhook_live_leases as
-  select l.delivery_id, l.endpoint_id, l.organization_id, l.token, l.leased_until
+  select l.delivery_id, l.endpoint_id, l.organization_id, l.token, l.leased_until, l.claims
   from private.webhook_leases l
   where l.leased_until > now();
 revoke all on private.webhook_live_leases from public, anon, authenticated;
@@ -334,5 +347,5 @@ revoke all on function private.webhook_new_secret(), private.webhook_event_types
 grant execute on function private.webhook_new_secret(), private.webhook_event_types(),
   private.webhook_secret_acceptable(text), private.webhook_open_states() to authenticated, service_role;
 -- The events table's check calls it, whoever writes.
-revoke all on function private.webhook_max_body_bytes() from public;
+revoke all on function private.webhook_max_body_bytes(), private.webhook_max_unrecorded_claims() from public;
 grant execute on function private.webhook_max_body_bytes() to authenticated, service_role;

@@ -6,7 +6,9 @@
 --                          │                        (longer if the receiver's Retry-After says so), never later than
 --                          ▼                        24 h after the first attempt
 --                  permanently_failed               still failing 24 h after the first attempt, 410 Gone,
---                                                   or the endpoint was disabled
+--                                                   the endpoint was disabled, not attempted within 24 h
+--                                                   of becoming due, or set aside: claimed 3 times without
+--                                                   a recorded result (housekeeping)
 --
 -- The policy lives here, in one place, so the dispatcher, the housekeeping job and the operations
 -- agree on it. The dispatcher (webhook-dispatcher) only claims work, sends it and reports outcomes.
@@ -35,7 +37,9 @@ as $$ select interval '1 hour' $$;
 
 -- Claims due deliveries for one dispatcher, each with a lease (a row of private.webhook_leases, live
 -- for `lease_seconds`): a delivery with a live lease is in flight and nobody else claims it. A
--- dispatcher that dies mid-batch just lets its leases run out. Claims take turns (below), so two never
+-- dispatcher that dies mid-batch just lets its leases run out; a delivery claimed
+-- private.webhook_max_unrecorded_claims() times without a result is not claimed again (housekeeping
+-- sets it aside). Claims take turns (below), so two never
 -- take the same row; the rows taken are locked FOR NO KEY UPDATE SKIP LOCKED, passing over any a
 -- result being recorded or an operation holds.
 --
@@ -155,7 +159,9 @@ begin
       where d.endpoint_id = room.endpoint_id
         and d.status = any (private.webhook_open_states())
         and d.next_attempt_at <= now()
-        and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)
+        and not exists (select from private.webhook_leases l
+                        where l.delivery_id = d.id
+                          and (l.leased_until > now() or l.claims >= private.webhook_max_unrecorded_claims()))
       order by d.next_attempt_at
       limit least(room.free, room.organization_free, max_rows)
     ) c
@@ -188,14 +194,14 @@ begin
   ), claim as (
     select gen_random_uuid() as token
   ), leased as (
-    -- A lease run out (its dispatcher gone) is taken over.
+    -- A lease run out (its dispatcher gone) is taken over, and counts one more claim without a result.
     insert into private.webhook_leases as l (delivery_id, endpoint_id, organization_id, token, leased_until)
     select chosen.id, chosen.endpoint_id, chosen.organization_id, claim.token,
            now() + make_interval(secs => lease_seconds)
     from chosen, claim
     on conflict (delivery_id) do update
       set endpoint_id = excluded.endpoint_id, organization_id = excluded.organization_id,
-          token = excluded.token, leased_until = excluded.leased_until
+          token = excluded.token, leased_until = excluded.leased_until, claims = l.claims + 1
   )
   -- `offset 0` keeps each lookup a lookup: without it the planner flattens it back into a join.
   select c.id, claim.token, c.endpoint_id, c.event_id, ev.type, e.url, e.secret, e.previous_secret,
@@ -259,9 +265,9 @@ $$;
 -- Records a batch of attempt outcomes in one statement each for attempts, deliveries and endpoints.
 -- results: [{delivery_id, endpoint_id, lease_token, outcome: delivered|failed|gone, attempted_at,
 --            duration_ms, response_status, error, response_excerpt, retry_after_seconds}]
--- Every attempt is kept. A result whose lease was lost (it ran out and housekeeping removed it or
--- another claim took it over, or an operation fenced it) still counts as an attempt but moves the
--- state only if it is a success; a result ends its own lease, never another's.
+-- Every attempt is kept. A result whose lease was lost (it ran out and another claim took it over, or
+-- housekeeping set the delivery aside, or an operation fenced it) still counts as an attempt but moves
+-- the state only if it is a success; a result ends its own lease, never another's.
 --
 -- Each delivery and its lease are read once and written once, by primary key, whatever the planner's
 -- statistics say (sequential scans, hash and merge joins are off for this function): on tables not
@@ -368,38 +374,64 @@ begin
 end;
 $$;
 
--- Housekeeping, every minute from pg_cron whether or not a dispatcher runs:
---   1. leases that ran out are removed (their deliveries are claimable again from the moment they ran
---      out; once removed, a late result of that attempt no longer moves the state);
---   2. retrying deliveries whose 24-hour window has closed become permanently_failed, even if no
---      dispatcher came by for their last attempt;
---   3. endpoints that have failed every attempt for 5 days are disabled
+-- Housekeeping, every minute from pg_cron whether or not a dispatcher runs. Every delivery ends:
+--   1. a delivery claimed private.webhook_max_unrecorded_claims() times without a recorded result,
+--      its last lease run out, is set aside (permanently_failed, the reason in last_error for Webhook
+--      Logs; an admin can redeliver it): a dispatcher died during each of those attempts, and claiming
+--      it first again would kill the next one too while everything behind it waits;
+--   2. open deliveries whose 24-hour window has closed become permanently_failed, even if no
+--      dispatcher came by for their last attempt; the window runs from the first attempt or, for a
+--      delivery never attempted (its dispatchers died, or it waited behind a backlog), from when it
+--      became due (created, or sent again by an operation);
+--   3. leases run out of deliveries that are final or gone are removed (those of open deliveries stay:
+--      they count the claims without a result, and the next claim takes them over);
+--   4. endpoints that have failed every attempt for 5 days are disabled
 --      (private.webhook_disable_failing_endpoints(), with endpoint health).
 create function private.webhook_housekeeping() returns jsonb
 language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
-  expired integer;
+  set_aside integer;
   failed integer;
+  expired integer;
   disabled integer;
 begin
-  delete from private.webhook_leases where leased_until <= now();
-  get diagnostics expired = row_count;
+  with poisoned as (
+    delete from private.webhook_leases l
+     where l.claims >= private.webhook_max_unrecorded_claims() and l.leased_until <= now()
+    returning l.delivery_id, l.claims
+  )
+  update public.webhook_deliveries d
+     set status = 'permanently_failed',
+         next_attempt_at = null,
+         last_error = format('set aside: claimed %s times without a recorded result (the dispatcher stopped '
+                             'during each attempt)', p.claims)
+    from poisoned p
+   where d.id = p.delivery_id and d.status = any (private.webhook_open_states());
+  get diagnostics set_aside = row_count;
 
   update public.webhook_deliveries d
      set status = 'permanently_failed',
          next_attempt_at = null,
-         last_error = coalesce(last_error || '; ', '') || 'retry window of 24 h closed'
-   where status = 'retrying'
+         last_error = coalesce(last_error || '; ', '') || case
+           when first_attempt_at is null then 'not attempted within the 24 h retry window'
+           else 'retry window of 24 h closed' end
+   where status = any (private.webhook_open_states())
      and next_attempt_at <= now()
-     and first_attempt_at + private.webhook_retry_window() <= now()
+     and coalesce(first_attempt_at, next_attempt_at) + private.webhook_retry_window() <= now()
      and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id); -- none in flight
   get diagnostics failed = row_count;
 
+  delete from private.webhook_leases l
+   where l.leased_until <= now()
+     and not exists (select from public.webhook_deliveries d
+                     where d.id = l.delivery_id and d.status = any (private.webhook_open_states()));
+  get diagnostics expired = row_count;
+
   disabled := private.webhook_disable_failing_endpoints();
 
-  return jsonb_build_object('expired_leases', expired, 'permanently_failed', failed,
+  return jsonb_build_object('set_aside', set_aside, 'permanently_failed', failed, 'expired_leases', expired,
                             'disabled_endpoints', disabled);
 end;
 $$;

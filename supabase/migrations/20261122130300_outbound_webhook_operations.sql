@@ -77,8 +77,10 @@ begin
      set status = 'pending', next_attempt_at = now(), first_attempt_at = null, delivered_at = null
    where id = delivery_id;
   -- Fenced: a late result of an attempt still in flight no longer moves the state. Its lease stays, so
-  -- the delivery goes out again only once that attempt is over.
-  update private.webhook_leases l set token = gen_random_uuid() where l.delivery_id = webhook_redeliver.delivery_id;
+  -- the delivery goes out again only once that attempt is over; its count of claims without a result
+  -- starts again, as its window does.
+  update private.webhook_leases l set token = gen_random_uuid(), claims = 0
+   where l.delivery_id = webhook_redeliver.delivery_id;
   perform pg_notify('webhook_deliveries', 'redeliver');
 end;
 $$;
@@ -108,7 +110,7 @@ begin
   ), fenced as (
     -- As for a redeliver: an attempt still in flight (the endpoint was disabled meanwhile) is fenced
     -- and holds the delivery back until it is over.
-    update private.webhook_leases l set token = gen_random_uuid()
+    update private.webhook_leases l set token = gen_random_uuid(), claims = 0
       from recovered_delivery r where l.delivery_id = r.id
   )
   select count(*) into recovered from recovered_delivery;

@@ -17,8 +17,9 @@
 --   a run stopped at its cap                 private.webhook_dispatch_continue(): the next run at once,
 --                         while anything is still due.
 --
---   webhook-housekeeping (pg_cron, every minute)  private.webhook_housekeeping(): expire leases, close
---                         24-hour windows, whether or not a dispatcher runs.
+--   webhook-housekeeping (pg_cron, every minute)  private.webhook_housekeeping(): set aside deliveries
+--                         claimed too often without a result, close 24-hour windows, clear leases,
+--                         whether or not a dispatcher runs.
 --
 -- Where pg_net or the Vault secrets are missing (a local database) none of them posts anything; the dev
 -- server dispatches locally on NOTIFY instead.

@@ -26,8 +26,8 @@ end $$;
 select is((select count(*)::int from private.webhook_claim(500, 1048576, 16, 64, 40)), 20, 'and claims exactly the open ones');
 select matches(pg_temp.plan($q$
     select id from public.webhook_deliveries
-    where status = 'retrying' and next_attempt_at <= now()
-      and first_attempt_at + private.webhook_retry_window() <= now()$q$),
+    where status = any (private.webhook_open_states()) and next_attempt_at <= now()
+      and coalesce(first_attempt_at, next_attempt_at) + private.webhook_retry_window() <= now()$q$),
   'webhook_deliveries_due_idx', 'housekeeping finds closed retry windows on it too');
 
 -- A backlog of 2,000 due rows behind an endpoint already at its cap: the claim passes it by and takes
