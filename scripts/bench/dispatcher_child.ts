@@ -6,6 +6,8 @@
 // peak RSS is heap garbage, live heap, or memory outside the V8 heap. BENCH_HEAP_PROFILE=file.heapprofile
 // records a sampling heap profile of everything allocated, collected or not, from start to SIGTERM
 // (summarize with scripts/bench/heapprofile.ts).
+// BENCH_PER_ORGANIZATION sets the dispatcher's per-organization cap (the fairness benchmark turns it
+// off with a number larger than anything in flight).
 import { createSql } from "../../supabase/functions/_shared/db.ts";
 import { Session } from "node:inspector";
 import { startLocalDispatcher } from "../../supabase/functions/webhook-dispatcher/local_loop.ts";
@@ -14,8 +16,10 @@ const url = Deno.env.get("BENCH_DATABASE_URL");
 if (!url) throw new Error("BENCH_DATABASE_URL is not set");
 const sql = createSql(url, { max: 10 });
 await sql`select 1`;
+const perOrganization = Deno.env.get("BENCH_PER_ORGANIZATION");
 const dispatcher = startLocalDispatcher(sql, {
   allowPrivateTargets: true,
+  ...(perOrganization ? { perOrganization: Number(perOrganization) } : {}),
   log: (e) => {
     if (e.level === "error") console.error(JSON.stringify(e));
   },

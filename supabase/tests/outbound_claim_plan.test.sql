@@ -1,7 +1,7 @@
 -- Claiming due work stays an index scan on the small partial index of open deliveries, however many
 -- finished deliveries the table holds.
 begin;
-select plan(7);
+select plan(9);
 
 insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000cc', 'Plan');
 insert into public.webhook_endpoints (organization_id, url, events)
@@ -71,6 +71,16 @@ select matches(pg_temp.plan($q$
   'webhook_leases_endpoint_idx', 'an endpoint''s live leases are counted on the lease table''s endpoint index');
 reset enable_seqscan;
 reset enable_bitmapscan;
+select matches(pg_temp.plan($q$
+    select count(*) from private.webhook_live_leases l
+    where l.organization_id = 'c0000000-0000-4000-8000-0000000000cc'$q$),
+  'webhook_leases_organization_idx', 'an organization''s live leases are counted on the lease table''s organization index');
+reset enable_seqscan;
+reset enable_bitmapscan;
+select is((select count(*)::int from private.webhook_claim(500, 1048576, 16, 16, 40)), 0,
+          'an organization whose cap is 16 gets nothing more, however many endpoints and rows it has');
+set local enable_seqscan = off;
+set local enable_bitmapscan = off;
 select is((select array_agg(distinct endpoint_id) from private.webhook_claim(500, 1048576, 16, 64, 40)),
           array['c0000000-0000-4000-8000-0000000000e2'::uuid],
           'an endpoint at its cap is passed by, however long its backlog');

@@ -5,7 +5,7 @@
 -- compared with each chosen one (1.3 million comparisons, 80 ms a claim instead of 3, in the dispatch
 -- benchmark about one run in three).
 begin;
-select plan(4);
+select plan(8);
 
 insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000cd', 'Stale statistics');
 insert into public.webhook_endpoints (organization_id, url, events)
@@ -50,6 +50,16 @@ select matches(pg_temp.claim_plan(), 'LockRows\n\s+->  Index Scan using webhook_
                'each chosen row is locked through its primary key');
 select doesnt_match(pg_temp.claim_plan(), 'Join Filter',
                     'no row is found by comparing it with every row of a table (no join filter)');
+select doesnt_match(pg_temp.claim_plan(), 'Seq Scan|Bitmap', 'every table is read through an index');
+select matches(pg_temp.claim_plan(),
+               'Index Scan using webhook_endpoints_pkey on webhook_endpoints \w+\n\s+Index Cond: \(id = a_?\d*\.endpoint_id\)',
+               'each endpoint''s organization is looked up by primary key');
+select matches(pg_temp.claim_plan(),
+               'Index Only Scan using webhook_leases_organization_idx on webhook_leases',
+               'an organization''s live leases are counted on the lease table''s organization index');
+select matches(pg_temp.claim_plan(),
+               'Index Only Scan using webhook_leases_endpoint_idx on webhook_leases',
+               'an endpoint''s on the endpoint index');
 reset enable_seqscan;
 reset enable_bitmapscan;
 reset enable_hashjoin;
