@@ -52,8 +52,20 @@ export async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
     where d.endpoint_id = ${endpointId} order by d.created_at, d.id`;
 }
 
-/** The clock moves past the live leases of these endpoints' deliveries (a dead dispatcher's). */
+/**
+ * The clock moves past the live leases of these endpoints' deliveries (a dead dispatcher's). A claim
+ * the dispatcher had under way when it was killed still runs to its end in the database and commits
+ * (the server notices the client is gone only when it answers), so that is waited for first:
+ * otherwise its leases would be taken after the clock moved, and hold their deliveries for a minute.
+ */
 export async function runOutLeases(endpointIds: string[]): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const [busy] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where pid <> pg_backend_pid() and state <> 'idle' and query ilike '%private.webhook_%claim%'`;
+    if (busy!.n === 0) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
   await sql()`update private.webhook_leases set leased_until = now() - interval '1 second'
               where endpoint_id = any(${endpointIds}::uuid[]) and leased_until > now()`;
 }

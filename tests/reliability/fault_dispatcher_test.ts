@@ -87,9 +87,12 @@ Deno.test({
         const key = `${r.path} ${r.headers.get("webhook-id")}`;
         seen.set(key, (seen.get(key) ?? 0) + 1);
       }
-      const [counts] = await sql()<{ open: number; rows: number }[]>`
-        select count(*) filter (where status <> 'delivered')::int as open, count(*)::int as rows
-        from public.webhook_deliveries where endpoint_id = any(${ids}::uuid[])`;
+      const [counts] = await sql()<{ open: number; rows: number; set_aside: number; leased: number }[]>`
+        select count(*) filter (where d.status <> 'delivered')::int as open, count(*)::int as rows,
+               count(*) filter (where d.last_error like 'set aside:%')::int as set_aside,
+               count(*) filter (where d.status <> 'delivered' and l.leased_until > now())::int as leased
+        from public.webhook_deliveries d left join private.webhook_leases l on l.delivery_id = d.id
+        where d.endpoint_id = any(${ids}::uuid[])`;
       const { open, rows } = counts!;
       const report = {
         events: EVENTS,
@@ -103,6 +106,9 @@ Deno.test({
         lost: expected - seen.size,
         duplicates: receiver.requests.length - seen.size,
         not_delivered_rows: open,
+        // Why, if any: set aside (claimed 3 times without a result) or still leased.
+        set_aside_rows: counts!.set_aside,
+        still_leased_rows: counts!.leased,
       };
       console.log(`fault-dispatcher-kill: ${JSON.stringify(report)}`);
       assert(kills.every((k) => k.signal === "SIGKILL"), "every kill landed");

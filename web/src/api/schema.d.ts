@@ -1135,7 +1135,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recent bodies of this event type, newest first, exactly as delivered (Zapier performList) */
+        /** Recent bodies of this event type, newest first, exactly as delivered (Zapier performList); at most 1 MiB of bodies */
         get: {
             parameters: {
                 query?: {
