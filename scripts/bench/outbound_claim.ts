@@ -1,7 +1,10 @@
 // Claim and record statement timings at 1k, 10k and 100k due rows, and the claim with a 100k backlog
-// behind one saturated (hanging) endpoint against the same claim without it. Each measurement runs in a
-// transaction that is rolled back, so every repeat sees the same queue. Run it through
-// scripts/bench/outbound_claim.sh (a throwaway database).
+// behind one saturated (hanging) endpoint against the same claim without it; then 1,000 due rows over
+// 200 organizations, and 1,000 due rows beside another organization with 100,000 due over 20 endpoints
+// and its per-organization cap in flight. Each measurement runs in a transaction that is rolled back, so
+// every repeat sees the same queue. Run it through scripts/bench/outbound_claim.sh (a throwaway
+// database). It also runs against the claim's earlier three-argument form (private.webhook_claim(max_rows,
+// per_endpoint, lease_seconds)), to compare a checkout of the code before the per-organization cap.
 import { createSql } from "../../supabase/functions/_shared/db.ts";
 import { machine, summarize } from "./stats.ts";
 
@@ -21,19 +24,36 @@ const endpoints = await sql<{ id: string }[]>`
   select ${orgId}, 'https://e' || g || '.example.org/', array['member.created'] from generate_series(1, 5) g
   returning id`;
 const [hang, ...healthy] = endpoints.map((e) => e.id);
+const [signature] = await sql<{ current: boolean }[]>`
+  select to_regprocedure('private.webhook_claim(integer, bigint, integer, integer, integer)') is not null as current`;
+const current = signature!.current;
+const claimCall = current
+  ? "private.webhook_claim(256, 33554432, 16, 64, 40)"
+  : "private.webhook_claim(256, 16, 40)";
 
 /** `n` due deliveries spread over `to` endpoints (direct inserts: the outbox is not what is measured). */
-async function addDue(n: number, to: string[]): Promise<void> {
+async function addDue(n: number, to: string[], organizationId = orgId): Promise<void> {
   await sql`
     with e as (
       insert into public.webhook_events (id, organization_id, type, payload)
-      select gen_random_uuid(), ${orgId}, 'member.created', '{"id":"x","data":{}}'::jsonb
+      select gen_random_uuid(), ${organizationId}, 'member.created', '{"id":"x","data":{}}'::jsonb
       from generate_series(1, ${n}::int)
       returning id
     ), numbered as (select id, row_number() over () as i from e)
     insert into public.webhook_deliveries (organization_id, event_id, endpoint_id)
-    select ${orgId}, numbered.id, (${to}::uuid[])[1 + (numbered.i % ${to.length}::int)] from numbered`;
+    select ${organizationId}, numbered.id, (${to}::uuid[])[1 + (numbered.i % ${to.length}::int)] from numbered`;
   await sql`analyze public.webhook_deliveries`;
+}
+
+/** Live leases on `limit` of these endpoints' due deliveries, as another dispatcher's sends would hold. */
+async function holdLeases(endpointIds: string[], limit: number): Promise<void> {
+  await sql.unsafe(
+    `insert into private.webhook_leases (delivery_id, endpoint_id, ${current ? "organization_id, " : ""}token,
+                                         leased_until)
+     select id, endpoint_id, ${current ? "organization_id, " : ""}gen_random_uuid(), now() + interval '1 hour'
+     from public.webhook_deliveries where endpoint_id = any($1::uuid[]) limit ${limit}`,
+    [endpointIds],
+  );
 }
 
 async function timeClaim(): Promise<{ claim: number; record: number; rows: number }[]> {
@@ -41,8 +61,9 @@ async function timeClaim(): Promise<{ claim: number; record: number; rows: numbe
   for (let i = 0; i < REPEATS; i++) {
     await sql.begin(async (tx) => {
       const t0 = performance.now();
-      const rows = await tx<{ delivery_id: string; endpoint_id: string; lease_token: string }[]>`
-        select delivery_id, endpoint_id, lease_token from private.webhook_claim(256, 33554432, 16, 64, 40)`;
+      const rows = await tx.unsafe<{ delivery_id: string; endpoint_id: string; lease_token: string }[]>(
+        `select delivery_id, endpoint_id, lease_token from ${claimCall}`,
+      );
       const t1 = performance.now();
       const results = rows.map((r) => ({
         ...r,
@@ -81,7 +102,8 @@ function report(label: string, samples: { claim: number; record: number; rows: n
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(", ");
 console.log(`started ${new Date().toISOString().replace(/\.\d+Z$/, "Z")}, load average ${loadavg()}`);
 console.log(
-  `${machine()}; ${REPEATS} repeats each, medians; each claim takes up to 256 rows, 16 per endpoint`,
+  `${machine()}; ${REPEATS} repeats each, medians; each claim takes up to 256 rows, 16 per endpoint` +
+    (current ? ", 64 per organization" : " (the three-argument claim: no organization cap)"),
 );
 let total = 0;
 for (const target of [1_000, 10_000, 100_000]) {
@@ -95,14 +117,50 @@ await addDue(1_000, healthy);
 const without = report("1,000 due rows, no backlog", await timeClaim());
 await addDue(100_000, [hang!]);
 // The hanging endpoint is at its cap: 16 of its deliveries are leased (in flight, by any dispatcher).
-await sql`insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
-          select id, endpoint_id, organization_id, gen_random_uuid(), now() + interval '1 hour'
-          from public.webhook_deliveries where endpoint_id = ${hang!} limit 16`;
+await holdLeases([hang!], 16);
 const withBacklog = report(
   "1,000 due rows + 100,000 behind a hanging endpoint at its cap",
   await timeClaim(),
 );
 const ratio = withBacklog / without;
+
+// Many organizations: 1,000 due rows over 200 organizations with one endpoint each (instead of the
+// healthy endpoints' 1,000).
+await sql`delete from public.webhook_deliveries`;
+await sql`delete from private.webhook_leases`;
+const small = await sql<{ id: string; organization_id: string }[]>`
+  with o as (insert into public.organizations (name) select 'small ' || g from generate_series(1, 200) g returning id)
+  insert into public.webhook_endpoints (organization_id, url, events)
+  select o.id, 'https://small.example.org/' || o.id, array['member.created'] from o
+  returning id, organization_id`;
+await sql`
+  with e as (
+    insert into public.webhook_events (id, organization_id, type, payload)
+    select gen_random_uuid(), s.organization_id, 'member.created', '{"id":"x","data":{}}'::jsonb
+    from unnest(${small.map((e) => e.organization_id)}::uuid[]) s(organization_id), generate_series(1, 5)
+    returning id, organization_id
+  )
+  insert into public.webhook_deliveries (organization_id, event_id, endpoint_id)
+  select e.organization_id, e.id, s.id
+  from e join unnest(${small.map((e) => e.id)}::uuid[], ${small.map((e) => e.organization_id)}::uuid[])
+    s(id, organization_id) on s.organization_id = e.organization_id`;
+await sql`analyze public.webhook_deliveries`;
+report("1,000 due rows over 200 organizations, one endpoint each", await timeClaim());
+
+// A heavy organization beside them: 100,000 due over its 20 endpoints, 64 of them in flight (its cap
+// with the current claim; the three-argument claim takes 256 more of its rows).
+const [heavy] = await sql<
+  { id: string }[]
+>`insert into public.organizations (name) values ('heavy') returning id`;
+const heavyEndpoints = (await sql<{ id: string }[]>`
+  insert into public.webhook_endpoints (organization_id, url, events)
+  select ${
+  heavy!.id
+}, 'https://heavy' || g || '.example.org/', array['member.created'] from generate_series(1, 20) g
+  returning id`).map((e) => e.id);
+await addDue(100_000, heavyEndpoints, heavy!.id);
+await holdLeases(heavyEndpoints, 64);
+report("the same + 100,000 due in another organization over 20 endpoints, 64 in flight", await timeClaim());
 console.log(`claim with the backlog / without: ${ratio.toFixed(2)}x`);
 // The same as a Markdown table, to paste into BENCHMARKS.md.
 console.log("");
