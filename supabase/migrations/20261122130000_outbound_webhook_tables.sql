@@ -87,6 +87,12 @@ create table public.webhook_endpoints (
   disabled_reason text,
   disabled_at timestamptz,
   description text check (description is null or length(description) <= 500),
+  -- At most this many deliveries a second to this endpoint (null: no limit), across every dispatcher:
+  -- small church servers and automation plans limit requests. private.webhook_claim paces the sends.
+  rate_limit_per_second integer check (rate_limit_per_second between 1 and 1000),
+  -- The receiver answered 429 with Retry-After: nothing is sent to this endpoint before then (capped by
+  -- private.webhook_retry_after_cap()). Written by the server only (webhook_record_results).
+  paused_until timestamptz,
   created_by uuid default auth.uid() references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
@@ -211,6 +217,31 @@ create function private.webhook_max_unrecorded_claims() returns integer
 language sql immutable parallel safe
 as $$ select 3 $$;
 
+-- The pace of endpoints with a rate limit: when the next send to each may start, whichever dispatcher
+-- makes it. The claim gives a paced endpoint only the sends due within private.webhook_pace_horizon(),
+-- each with its own start time, and moves next_send_at on; the dispatcher waits for each start.
+-- Unlogged like the leases: after a database crash the pace starts afresh, from now. Rows of endpoints
+-- gone, or long idle, are cleared by housekeeping.
+create unlogged table private.webhook_endpoint_pace (
+  endpoint_id uuid primary key,
+  next_send_at timestamptz not null
+);
+revoke all on private.webhook_endpoint_pace from public, anon, authenticated;
+
+-- The time between two sends to an endpoint limited to `rate` a second: 10% more than 1/rate. A
+-- receiver counts arrivals, and the time from a dispatcher's start to the receiver's count varies (a
+-- busy process, the network): six sends fit in one second as the receiver counts them only if that
+-- time varies by more than five margins (at 5 a second, 100 ms).
+create function private.webhook_send_gap(rate integer) returns interval
+language sql immutable parallel safe
+as $$ select make_interval(secs => 1.1 / rate) $$;
+
+-- How far ahead a claim schedules a paced endpoint's sends: a dispatcher claims again at least this
+-- often while it has work (each result written claims along), so the pace runs on without gaps.
+create function private.webhook_pace_horizon() returns interval
+language sql immutable parallel safe
+as $$ select interval '1 second' $$;
+
 -- The leases that have not run out: the attempts in flight, stated once. A view, so the planner reads
 -- through it: `not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)` is an
 -- anti-join probing the primary key, and an endpoint's or organization's count a range of its index.
@@ -267,6 +298,11 @@ language plpgsql
 set search_path = ''
 as $$
 begin
+  -- A receiver's pause is not a change of the endpoint's settings (updated_at also restarts the 5 days
+  -- of failures before an automatic disable).
+  if tg_op = 'UPDATE' and to_jsonb(new) - 'paused_until' = to_jsonb(old) - 'paused_until' then
+    return new;
+  end if;
   new.updated_at := now();
   if tg_op = 'UPDATE' and new.enabled and not old.enabled then
     new.disabled_reason := null;
@@ -318,8 +354,10 @@ revoke all on public.webhook_endpoints, public.webhook_events, public.webhook_de
 -- secrets are never readable by non-admins. Rotation state and the disable bookkeeping are written
 -- only by the server (no column privilege for them).
 grant select, delete on public.webhook_endpoints to authenticated;
-grant insert (url, events, secret, enabled, description, disabled_reason) on public.webhook_endpoints to authenticated;
-grant update (url, events, secret, enabled, description, disabled_reason) on public.webhook_endpoints to authenticated;
+grant insert (url, events, secret, enabled, description, disabled_reason, rate_limit_per_second)
+  on public.webhook_endpoints to authenticated;
+grant update (url, events, secret, enabled, description, disabled_reason, rate_limit_per_second)
+  on public.webhook_endpoints to authenticated;
 create policy webhook_endpoints_admin_select on public.webhook_endpoints for select to authenticated
   using (organization_id = (select private.admin_organization_id()));
 create policy webhook_endpoints_admin_insert on public.webhook_endpoints for insert to authenticated
@@ -347,5 +385,6 @@ revoke all on function private.webhook_new_secret(), private.webhook_event_types
 grant execute on function private.webhook_new_secret(), private.webhook_event_types(),
   private.webhook_secret_acceptable(text), private.webhook_open_states() to authenticated, service_role;
 -- The events table's check calls it, whoever writes.
-revoke all on function private.webhook_max_body_bytes(), private.webhook_max_unrecorded_claims() from public;
+revoke all on function private.webhook_max_body_bytes(), private.webhook_max_unrecorded_claims(),
+  private.webhook_send_gap(integer), private.webhook_pace_horizon() from public;
 grant execute on function private.webhook_max_body_bytes() to authenticated, service_role;

@@ -63,6 +63,14 @@ as $$ select interval '1 hour' $$;
 -- second oldest, and so on (round robin before next_attempt_at), so one organization's backlog never
 -- pushes another's lone delivery out of a claim.
 --
+-- Endpoints with a rate limit are paced, across dispatchers too: a claim gives one a block of the
+-- sends whose start falls within private.webhook_pace_horizon() of now, each private.webhook_send_gap()
+-- after the one before, and moves the endpoint's pace (private.webhook_endpoint_pace) on past them;
+-- `send_at` says when each starts, by the database's clock (a time rather than a delay, so the time a
+-- claim's answer takes to reach one dispatcher or another cannot bring two sends closer). The next
+-- block comes once this one's sends are over, at least a gap after the one that started last. An
+-- endpoint its receiver paused (429 with Retry-After: paused_until) gets nothing until then.
+--
 -- The work is found per endpoint: the endpoints with open deliveries are enumerated on the due index
 -- (one index descent each, a loose index scan, whatever their backlog), each one's organization is
 -- looked up by primary key, endpoints at their cap or of an organization at its cap are skipped
@@ -92,7 +100,8 @@ create type private.webhook_claimed as (
   attempt_number integer,
   body text,
   endpoint_full boolean,
-  body_bytes integer
+  body_bytes integer,
+  send_at timestamptz
 );
 
 create function private.webhook_claim(max_rows integer, max_bytes bigint, per_endpoint integer,
@@ -120,38 +129,65 @@ begin
     from active a
     where a.endpoint_id is not null
   ), endpoint as materialized (
-    -- Each endpoint's organization, and its place among that organization's endpoints.
-    select a.endpoint_id, e.organization_id,
+    -- Each endpoint's organization and rate limit (a paused endpoint is passed by), and its place among
+    -- that organization's endpoints.
+    select a.endpoint_id, e.organization_id, e.rate_limit_per_second,
            row_number() over (partition by e.organization_id order by a.endpoint_id) as nth
     from active a
     cross join lateral (
-      select e.organization_id from public.webhook_endpoints e where e.id = a.endpoint_id offset 0
+      select e.organization_id, e.rate_limit_per_second from public.webhook_endpoints e
+      where e.id = a.endpoint_id and (e.paused_until is null or e.paused_until <= now()) offset 0
     ) e
     where a.endpoint_id is not null
   ), organization_room as materialized (
     -- An organization's room, counted once (at its first endpoint: CASE runs the count only there) and
     -- given to each of its endpoints, without a join (a join of two CTEs would compare every endpoint
     -- with every organization).
-    select c.endpoint_id, c.organization_id, max(c.free) over (partition by c.organization_id) as free
+    select c.endpoint_id, c.organization_id, c.rate_limit_per_second,
+           max(c.free) over (partition by c.organization_id) as free
     from (
-      select ep.endpoint_id, ep.organization_id,
+      select ep.endpoint_id, ep.organization_id, ep.rate_limit_per_second,
              case when ep.nth = 1 then
                per_organization - (select count(*)::integer from private.webhook_live_leases l
                                    where l.organization_id = ep.organization_id)
              end as free
       from endpoint ep
     ) c
-  ), room as materialized (
-    -- Counted once per endpoint (a plain CTE would count again wherever `free` is used), and only for
-    -- organizations with room.
+  ), capped as materialized (
+    -- Counted once per endpoint (a plain CTE would count again wherever it is used), and only for
+    -- organizations with room; a paced endpoint's next start, looked up only for those.
     select o.endpoint_id, o.organization_id, o.free as organization_free,
            per_endpoint - (select count(*)::integer from private.webhook_live_leases l
-                            where l.endpoint_id = o.endpoint_id) as free
+                            where l.endpoint_id = o.endpoint_id) as free,
+           private.webhook_send_gap(o.rate_limit_per_second) as gap,
+           -- Not before the last send that actually started (webhook_endpoint_health keeps its time) plus a
+           -- gap: a dispatcher held up sent later than planned. And the clock, not the transaction's
+           -- start: a claim along with recorded results runs a little after that.
+           case when o.rate_limit_per_second is not null then
+             greatest(clock_timestamp(),
+                      (select p.next_send_at from private.webhook_endpoint_pace p where p.endpoint_id = o.endpoint_id),
+                      (select h.last_attempt_at from public.webhook_endpoint_health h where h.endpoint_id = o.endpoint_id)
+                        + private.webhook_send_gap(o.rate_limit_per_second))
+           end as pace_from
     from organization_room o
     where o.free > 0
+  ), room as materialized (
+    -- A paced endpoint's room is also the starts its pace allows within the horizon, given as a block
+    -- once the previous block is over (none of its sends in flight, so each one's start is known) and
+    -- the next start is at most one gap away. The dispatcher sending a block claims the next one along
+    -- with the block's last result; another dispatcher can take it over then, but never send beside a
+    -- block still going out, however late that one's sends started.
+    select c.endpoint_id, c.organization_id, c.organization_free, c.gap, c.pace_from,
+           case when c.gap is null then c.free
+                when c.free < per_endpoint or c.pace_from > clock_timestamp() + c.gap then 0
+                else least(c.free, ceil(extract(epoch from clock_timestamp() + private.webhook_pace_horizon()
+                                                    - c.pace_from) / extract(epoch from c.gap))::integer)
+           end as free
+    from capped c
   ), candidate as materialized (
     -- An endpoint's oldest due rows not in flight (its in-flight ones are at most the cap).
-    select c.id, c.next_attempt_at, c.body_bytes, room.organization_id, room.free, room.organization_free
+    select c.id, c.next_attempt_at, c.body_bytes, room.organization_id, room.free, room.organization_free,
+           room.gap, room.pace_from
     from room
     cross join lateral (
       select d.id, d.next_attempt_at, d.body_bytes
@@ -168,7 +204,7 @@ begin
     where room.free > 0
   ), taken as materialized (
     -- Organizations in turn, each within its room; the bytes of the rows up to each one.
-    select t.id, t.free, t.organization_free,
+    select t.id, t.next_attempt_at, t.free, t.organization_free, t.gap, t.pace_from,
            sum(t.body_bytes) over (order by t.turn, t.next_attempt_at, t.id) as bytes_so_far
     from (
       select c.*, row_number() over (partition by c.organization_id order by c.next_attempt_at, c.id) as turn
@@ -179,9 +215,12 @@ begin
     limit max_rows
   ), chosen as materialized (
     -- Only the rows taken are locked (a row lock is a write): skipping any a result being recorded or
-    -- an operation holds, and checking again that each is still due as it is locked.
+    -- an operation holds, and checking again that each is still due as it is locked. A paced endpoint's
+    -- rows get their starts in order, one gap apart.
     select l.id, l.endpoint_id, l.organization_id, l.event_id, l.attempt_count, l.body_bytes, taken.free,
-           taken.organization_free
+           taken.organization_free, taken.gap,
+           taken.pace_from + taken.gap * (row_number() over (partition by l.endpoint_id
+                                                             order by taken.next_attempt_at, l.id) - 1) as send_at
     from taken
     cross join lateral (
       select d.id, d.endpoint_id, d.organization_id, d.event_id, d.attempt_count, d.body_bytes
@@ -191,6 +230,14 @@ begin
       for no key update of d skip locked
     ) l
     where taken.bytes_so_far <= max_bytes
+  ), paced as (
+    -- The next start after this claim's, for every paced endpoint it took rows of.
+    insert into private.webhook_endpoint_pace as p (endpoint_id, next_send_at)
+    select chosen.endpoint_id, max(chosen.send_at) + min(chosen.gap)
+    from chosen
+    where chosen.gap is not null
+    group by chosen.endpoint_id
+    on conflict (endpoint_id) do update set next_send_at = excluded.next_send_at
   ), claim as (
     select gen_random_uuid() as token
   ), leased as (
@@ -208,7 +255,7 @@ begin
          c.attempt_count + 1, ev.body,
          count(*) over (partition by c.endpoint_id) >= c.free
            or count(*) over (partition by c.organization_id) >= c.organization_free,
-         c.body_bytes
+         c.body_bytes, c.send_at
   from chosen c
   cross join claim
   cross join lateral (
@@ -218,7 +265,9 @@ begin
     select e.url, e.secret,
            case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
     from public.webhook_endpoints e where e.id = c.endpoint_id offset 0
-  ) e;
+  ) e
+  -- A paced endpoint's rows in the order of their starts (the dispatcher queues them so).
+  order by c.send_at nulls first;
 end;
 $$;
 
@@ -350,6 +399,20 @@ begin
     from jsonb_array_elements(results) x
    where x ->> 'outcome' = 'gone'
   having count(*) > 0;
+
+  -- 429 Too Many Requests with Retry-After: the receiver asks for a pause. The whole endpoint waits
+  -- (the claim passes it by), not only this delivery, within the cap on Retry-After; a later pause
+  -- never shortens an earlier one.
+  update public.webhook_endpoints e
+     set paused_until = p.until
+    from (select (x ->> 'endpoint_id')::uuid as endpoint_id,
+                 max(now() + make_interval(secs => least((x ->> 'retry_after_seconds')::integer,
+                                                         extract(epoch from private.webhook_retry_after_cap()))))
+                   as until
+          from jsonb_array_elements(results) x
+          where (x ->> 'response_status')::integer = 429 and (x ->> 'retry_after_seconds')::integer > 0
+          group by 1) p
+   where e.id = p.endpoint_id and (e.paused_until is null or e.paused_until < p.until);
   return updated;
 end;
 $$;
@@ -384,7 +447,8 @@ $$;
 --      delivery never attempted (its dispatchers died, or it waited behind a backlog), from when it
 --      became due (created, or sent again by an operation);
 --   3. leases run out of deliveries that are final or gone are removed (those of open deliveries stay:
---      they count the claims without a result, and the next claim takes them over);
+--      they count the claims without a result, and the next claim takes them over), and so is the pace
+--      of endpoints idle for a minute (a next start in the past means the same as none);
 --   4. endpoints that have failed every attempt for 5 days are disabled
 --      (private.webhook_disable_failing_endpoints(), with endpoint health).
 create function private.webhook_housekeeping() returns jsonb
@@ -428,6 +492,7 @@ begin
      and not exists (select from public.webhook_deliveries d
                      where d.id = l.delivery_id and d.status = any (private.webhook_open_states()));
   get diagnostics expired = row_count;
+  delete from private.webhook_endpoint_pace p where p.next_send_at < now() - interval '1 minute';
 
   disabled := private.webhook_disable_failing_endpoints();
 

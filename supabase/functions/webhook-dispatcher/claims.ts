@@ -3,8 +3,9 @@
 // body; and recording outcomes, with a claim along in the same round trip
 // (private.webhook_record_and_claim). The database keeps every endpoint within `perEndpoint` deliveries
 // in flight and every organization within `perOrganization`, across all dispatchers, takes
-// organizations in turn, and returns no more than `maxBytes` of bodies (but the first row due whenever
-// it fits); `endpoint_full` marks the endpoints a claim filled (to their cap or their organization's).
+// organizations in turn, returns no more than `maxBytes` of bodies (but the first row due whenever it
+// fits), paces endpoints with a rate limit (`send_at`) and passes by those their receiver paused;
+// `endpoint_full` marks the endpoints a claim filled (to their cap, their organization's or their pace).
 import type { Sql } from "../_shared/db.ts";
 import type { AttemptResult } from "./send.ts";
 
@@ -22,6 +23,8 @@ export interface Claimed {
   endpoint_full: boolean;
   /** Bytes of `body` (UTF-8), as the database counted them when the event was written. */
   body_bytes: number;
+  /** Not before then (the database's clock): the endpoint's rate limit paces its sends, across dispatchers. */
+  send_at: Date | null;
 }
 
 export type ResultRow = AttemptResult & { delivery_id: string; endpoint_id: string; lease_token: string };

@@ -20,6 +20,7 @@
 import type { Agent } from "undici";
 import type { Sql } from "../_shared/db.ts";
 import { claimDue, type Claimed, type ClaimLimits, recordAndClaim, type ResultRow } from "./claims.ts";
+import { Pacer } from "./pacing.ts";
 import { Slots } from "./slots.ts";
 import { ResultWriter } from "./results.ts";
 import { exponential, retry } from "./retry.ts";
@@ -111,6 +112,7 @@ export class DeliveryEngine {
   readonly claimBatch: number;
   readonly leaseSeconds: number;
   private readonly slots: Slots;
+  private readonly pacer = new Pacer();
   private readonly sends = new Set<Promise<void>>();
   private readonly targets: TargetCache;
   private current: Run | undefined;
@@ -310,6 +312,7 @@ export class DeliveryEngine {
   }
 
   private async attempt(row: Claimed, agent: Agent): Promise<AttemptResult> {
+    await this.pacer.turn(row.endpoint_id, row.send_at);
     // The URL's form and any IP literal in it (cached per URL: targets.ts); names are checked when the
     // agent connects (transport.ts).
     const target = this.targets.get(row.url);

@@ -18,6 +18,9 @@ export const Secret = z.string().refine(
     "(no spaces, at least 8 different)",
 );
 
+// Deliveries a second an endpoint may receive: small servers and automation plans limit requests.
+export const RateLimit = z.number().int().min(1).max(1000);
+
 export const Endpoint = z.object({
   id: z.uuid(),
   url: z.string(),
@@ -28,6 +31,13 @@ export const Endpoint = z.object({
   disabled_at: z.string().nullable(),
   previous_secret_expires_at: z.string().nullable().describe(
     "While a rotated-out secret still signs (a second signature), until when",
+  ),
+  rate_limit_per_second: RateLimit.nullable().describe(
+    "At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit)",
+  ),
+  paused_until: z.string().nullable().describe(
+    "Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most " +
+      "1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused",
   ),
   created_by: z.uuid().nullable(),
   created_at: z.string(),
@@ -68,6 +78,9 @@ export const CreateEndpoint = z.object({
   description: z.string().max(500).optional(),
   secret: Secret.optional().describe("Your own secret; generated when omitted"),
   enabled: z.boolean().optional(),
+  rate_limit_per_second: RateLimit.nullable().optional().describe(
+    "At most this many deliveries a second (1 to 1000); omitted or null: no limit",
+  ),
 }).strict();
 
 export const UpdateEndpoint = z.object({
@@ -75,6 +88,9 @@ export const UpdateEndpoint = z.object({
   events: z.array(EventType).min(1).max(EVENT_TYPES.length).optional(),
   description: z.string().max(500).nullable().optional(),
   enabled: z.boolean().optional(),
+  rate_limit_per_second: RateLimit.nullable().optional().describe(
+    "At most this many deliveries a second (1 to 1000); null removes the limit",
+  ),
 }).strict().refine((v) => Object.keys(v).length > 0, "nothing to change");
 
 export const RotateSecret = z.object({

@@ -39,6 +39,10 @@ export interface paths {
                                 disabled_at: string | null;
                                 /** @description While a rotated-out secret still signs (a second signature), until when */
                                 previous_secret_expires_at: string | null;
+                                /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                                rate_limit_per_second: number | null;
+                                /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                                paused_until: string | null;
                                 /** Format: uuid */
                                 created_by: string | null;
                                 created_at: string;
@@ -106,6 +110,8 @@ export interface paths {
                         /** @description Your own secret; generated when omitted */
                         secret?: string;
                         enabled?: boolean;
+                        /** @description At most this many deliveries a second (1 to 1000); omitted or null: no limit */
+                        rate_limit_per_second?: number | null;
                     };
                 };
             };
@@ -127,6 +133,10 @@ export interface paths {
                             disabled_at: string | null;
                             /** @description While a rotated-out secret still signs (a second signature), until when */
                             previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
                             /** Format: uuid */
                             created_by: string | null;
                             created_at: string;
@@ -207,6 +217,10 @@ export interface paths {
                             disabled_at: string | null;
                             /** @description While a rotated-out secret still signs (a second signature), until when */
                             previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
                             /** Format: uuid */
                             created_by: string | null;
                             created_at: string;
@@ -312,7 +326,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Change an endpoint's URL, events, description, or enable/disable it */
+        /** Change an endpoint's URL, events, description or rate limit, or enable/disable it */
         patch: {
             parameters: {
                 query?: never;
@@ -329,6 +343,8 @@ export interface paths {
                         events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
                         description?: string | null;
                         enabled?: boolean;
+                        /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
+                        rate_limit_per_second?: number | null;
                     };
                 };
             };
@@ -350,6 +366,10 @@ export interface paths {
                             disabled_at: string | null;
                             /** @description While a rotated-out secret still signs (a second signature), until when */
                             previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
                             /** Format: uuid */
                             created_by: string | null;
                             created_at: string;

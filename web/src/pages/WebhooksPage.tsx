@@ -235,10 +235,18 @@ function EndpointCard(
           )}
         </p>
       )}
+      {e.paused_until && (
+        <p className="warn">
+          Paused by the receiver until <Time iso={e.paused_until} /> (it answered 429 Too Many Requests).
+        </p>
+      )}
       <p>
         <span className="muted">Events:</span>
         {e.events.map((t) => <code key={t} className="chip">{t}</code>)}
       </p>
+      {e.rate_limit_per_second !== null && (
+        <p className="muted">At most {e.rate_limit_per_second} deliveries a second.</p>
+      )}
       {e.previous_secret_expires_at &&
         new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
         <p className="muted">

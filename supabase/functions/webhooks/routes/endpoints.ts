@@ -32,7 +32,8 @@ export async function assertSafeTarget(config: Config, url: string): Promise<voi
 }
 
 export const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled_reason, disabled_at,
-  previous_secret_expires_at, created_by, created_at, updated_at`;
+  previous_secret_expires_at, rate_limit_per_second,
+  case when paused_until > now() then paused_until end as paused_until, created_by, created_at, updated_at`;
 
 // Health comes from the summary tables the attempts trigger keeps (migration ..._webhook_endpoint_health):
 // one primary-key row per endpoint and its 10-minute buckets of the last 24 hours.
@@ -105,11 +106,19 @@ export async function visibleEndpoint(tx: Tx, endpointId: string): Promise<Endpo
 export async function createEndpoint(
   tx: Tx,
   organizationId: string,
-  input: { url: string; events: string[]; description?: string | null; secret?: string; enabled?: boolean },
+  input: {
+    url: string;
+    events: string[];
+    description?: string | null;
+    secret?: string;
+    enabled?: boolean;
+    rate_limit_per_second?: number | null;
+  },
 ): Promise<EndpointRow & { secret: string }> {
   const [row] = await tx.unsafe<(EndpointRow & { secret: string })[]>(
-    `insert into public.webhook_endpoints (organization_id, url, events, description, secret, enabled)
-     values ($1, $2, $3, $4, coalesce($5, private.webhook_new_secret()), coalesce($6, true))
+    `insert into public.webhook_endpoints (organization_id, url, events, description, secret, enabled,
+                                           rate_limit_per_second)
+     values ($1, $2, $3, $4, coalesce($5, private.webhook_new_secret()), coalesce($6, true), $7)
      returning ${ENDPOINT_COLUMNS}, secret`,
     [
       organizationId,
@@ -118,6 +127,7 @@ export async function createEndpoint(
       input.description ?? null,
       input.secret ?? null,
       input.enabled ?? null,
+      input.rate_limit_per_second ?? null,
     ],
   );
   return row!;
@@ -205,7 +215,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "patch",
       path: "/endpoints/:id",
-      summary: "Change an endpoint's URL, events, description, or enable/disable it",
+      summary: "Change an endpoint's URL, events, description or rate limit, or enable/disable it",
       tag: "Endpoints",
       access: "admin",
       params: id,
@@ -224,7 +234,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
         const [r] = await mapSqlErrors(() =>
           tx.unsafe<EndpointRow[]>(
             `update public.webhook_endpoints
-                set url = $2, events = $3, description = $4, enabled = $5
+                set url = $2, events = $3, description = $4, enabled = $5, rate_limit_per_second = $6
               where id = $1
               returning ${ENDPOINT_COLUMNS}`,
             [
@@ -233,6 +243,9 @@ export const endpointRoutes: RouteFactory = (deps) => [
               input.events ?? current.events,
               input.description === undefined ? current.description : input.description,
               input.enabled ?? current.enabled,
+              input.rate_limit_per_second === undefined
+                ? current.rate_limit_per_second
+                : input.rate_limit_per_second,
             ],
           )
         );
