@@ -1,9 +1,16 @@
 // Writes the documentation that is generated, so it cannot drift from what it documents: the event list
-// in docs/outbound-webhooks.md (from the event catalogue). A test fails when the committed file differs.
+// in docs/outbound-webhooks.md (from the event catalogue) and the rendered API reference,
+// docs/api/index.html (from docs/webhooks-openapi.json, by Redocly's CLI pinned in package.json). A test
+// fails when either committed file differs from what this makes now.
 //   npm run docs
 import { EVENT_CATALOGUE } from "../supabase/functions/webhooks/catalogue.ts";
 
 export const OUTBOUND_GUIDE = new URL("../docs/outbound-webhooks.md", import.meta.url);
+export const API_REFERENCE = new URL("../docs/api/index.html", import.meta.url);
+const OPENAPI = new URL("../docs/webhooks-openapi.json", import.meta.url);
+// Our page template: the stock one plus a Content-Security-Policy, so the page fetches nothing.
+const TEMPLATE = new URL("./docs/api-reference.hbs", import.meta.url);
+const REDOCLY = new URL("../node_modules/@redocly/cli/bin/cli.js", import.meta.url);
 
 const EVENTS_BLOCK = /<!-- events:start -->\n[\s\S]*?<!-- events:end -->/;
 
@@ -32,7 +39,36 @@ export function withEvents(guide: string): string {
   return guide.replace(EVENTS_BLOCK, () => eventsMarkdown());
 }
 
+/**
+ * Renders the OpenAPI document into one self-contained HTML file at `out`: the renderer's JavaScript
+ * inlined (--inlineBundle), the CLI's telemetry and update check off (nothing leaves this machine).
+ */
+export async function renderApiReference(out: URL): Promise<void> {
+  const result = await new Deno.Command("node", {
+    args: [
+      REDOCLY.pathname,
+      "build-docs",
+      OPENAPI.pathname,
+      "--inlineBundle",
+      "--template",
+      TEMPLATE.pathname,
+      "--output",
+      out.pathname,
+    ],
+    env: { REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!result.success) {
+    const d = new TextDecoder();
+    throw new Error(`redocly build-docs failed:\n${d.decode(result.stdout)}${d.decode(result.stderr)}`);
+  }
+}
+
 if (import.meta.main) {
   await Deno.writeTextFile(OUTBOUND_GUIDE, withEvents(await Deno.readTextFile(OUTBOUND_GUIDE)));
   console.log(`wrote ${OUTBOUND_GUIDE.pathname}`);
+  await Deno.mkdir(new URL(".", API_REFERENCE), { recursive: true });
+  await renderApiReference(API_REFERENCE);
+  console.log(`wrote ${API_REFERENCE.pathname}`);
 }
