@@ -6,15 +6,9 @@ import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { markedBlock, ROOT } from "./helpers/markdown.ts";
 import { startDevStack } from "./helpers/dev_stack.ts";
 import { closeSql, sql, testDbUrl } from "./helpers/db.ts";
+import { freePort } from "./helpers/server.ts";
 
 const FIRST_CHURCH = "11111111-1111-4111-8111-111111111111";
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 /** The demo data `npm run dev` loads into an empty database, loaded here unless it is there already. */
 async function ensureDemoData(): Promise<void> {
