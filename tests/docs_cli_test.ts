@@ -6,6 +6,7 @@
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { codeBlocks, documentationFiles, ROOT } from "./helpers/markdown.ts";
 import { testDbUrl } from "./helpers/db.ts";
+import { parse } from "smol-toml";
 
 const CLI = new URL("node_modules/.bin/supabase", ROOT).pathname;
 // The CLI talks to nothing but the database it is given: no telemetry, and any HTTP(S) it would send
@@ -190,4 +191,29 @@ Deno.test("the deploy steps' db push runs --dry-run on a database with supabase/
     assertEquals(code, 0, `${push.text}:\n${text}`);
     assert(/DRY RUN/.test(text) && /up to date|Would push/.test(text), text);
   }
+});
+
+Deno.test("every [remotes.*] setting in supabase/config.toml overrides one the file has (a typo would be ignored)", async () => {
+  const config = parse(await Deno.readTextFile(new URL("supabase/config.toml", ROOT))) as Record<
+    string,
+    unknown
+  >;
+  const remotes = config.remotes as Record<string, Record<string, unknown>> | undefined;
+  assert(remotes?.production, "supabase/config.toml has [remotes.production]");
+  const leaves = (o: Record<string, unknown>, prefix: string[] = []): string[][] =>
+    Object.entries(o).flatMap(([k, v]) =>
+      v && typeof v === "object" && !Array.isArray(v)
+        ? leaves(v as Record<string, unknown>, [...prefix, k])
+        : [[...prefix, k]]
+    );
+  const missing: string[] = [];
+  for (const [name, remote] of Object.entries(remotes)) {
+    assert(/^[a-z]{20}$/.test(String(remote.project_id)), `remotes.${name}.project_id is a project ref`);
+    for (const path of leaves(remote).filter((p) => p[0] !== "project_id")) {
+      let node: unknown = config;
+      for (const key of path) node = (node as Record<string, unknown> | undefined)?.[key];
+      if (node === undefined) missing.push(`remotes.${name}.${path.join(".")}`);
+    }
+  }
+  assertEquals(missing, []);
 });
