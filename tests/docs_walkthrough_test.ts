@@ -68,7 +68,7 @@ Deno.test("the getting-started curl walkthrough runs as written against the dev 
     // Webhook Logs showed it delivered, with its attempt; the clean-up deleted the endpoint.
     assertMatch(text, /"status":"delivered"/);
     assertMatch(text, /"attempts":\[\{/);
-    assertMatch(text.trim(), /\n204$/);
+    assertMatch(d.decode(out.stdout).trim(), /204$/, "the endpoint is deleted: 204, printed last");
     const left = await sql()<{ n: number }[]>`select count(*)::int as n from public.webhook_endpoints
       where organization_id = ${FIRST_CHURCH} and url = ${`http://127.0.0.1:${receiverPort}/church`}`;
     assertEquals(left[0]!.n, 0, "the walkthrough deletes its endpoint");
