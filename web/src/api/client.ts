@@ -3,7 +3,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import { SUPABASE_ANON_KEY, SUPABASE_URL } from "../config.ts";
 import type { components, paths } from "./schema.d.ts";
-import { supabase } from "./supabase.ts";
+import { auth } from "./auth.ts";
 
 export type { components, paths };
 
@@ -27,9 +27,9 @@ export function onAuthProblem(fn: Listener): () => void {
   return () => listeners.delete(fn);
 }
 
-const auth: Middleware = {
+const withSession: Middleware = {
   async onRequest({ request }) {
-    const { data } = await supabase.auth.getSession();
+    const { data } = await auth.getSession();
     const token = data.session?.access_token;
     if (token) request.headers.set("authorization", `Bearer ${token}`);
     request.headers.set("apikey", SUPABASE_ANON_KEY);
@@ -40,7 +40,7 @@ const auth: Middleware = {
 export const api = createClient<paths>({
   baseUrl: `${SUPABASE_URL}/functions/v1`,
 });
-api.use(auth);
+api.use(withSession);
 
 interface ErrorBody {
   error?: {
@@ -51,7 +51,8 @@ interface ErrorBody {
 }
 
 const WORDS: Record<string, string> = {
-  admin_required: "Only administrators of this organization can manage webhook settings.",
+  admin_required:
+    "Only administrators of this organization can manage webhook settings.",
   no_active_organization: "You are not signed in to an organization.",
   token_expired: "Your session has expired. Sign in again.",
   invalid_token: "Your session is no longer valid. Sign in again.",
@@ -91,28 +92,49 @@ export async function unwrap<T>(
   throw err;
 }
 
-export type Endpoint = paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
-  "application/json"
-]["data"][number];
-export type Delivery = paths["/webhooks/deliveries"]["get"]["responses"][200]["content"][
-  "application/json"
-]["data"][number];
-export type DeliveryDetail = paths["/webhooks/deliveries/{id}"]["get"]["responses"][200]["content"][
-  "application/json"
-];
-export type EventTypeInfo = paths["/webhooks/event-types"]["get"]["responses"][200]["content"][
-  "application/json"
-]["data"][number];
-export type ApiKey = paths["/webhooks/api-keys"]["get"]["responses"][200]["content"][
-  "application/json"
-]["data"][number];
-export type InboundEntry = paths["/webhooks/inbound-log"]["get"]["responses"][200]["content"][
-  "application/json"
-]["data"][number];
-export type InboundDetail = paths["/webhooks/inbound-log/{id}"]["get"]["responses"][200]["content"][
-  "application/json"
-];
+export type Endpoint =
+  paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
+    "application/json"
+  ]["data"][number];
+export type Delivery =
+  paths["/webhooks/deliveries"]["get"]["responses"][200]["content"][
+    "application/json"
+  ]["data"][number];
+export type DeliveryDetail =
+  paths["/webhooks/deliveries/{id}"]["get"]["responses"][200]["content"][
+    "application/json"
+  ];
+export type EventTypeInfo =
+  paths["/webhooks/event-types"]["get"]["responses"][200]["content"][
+    "application/json"
+  ]["data"][number];
+export type ApiKey =
+  paths["/webhooks/api-keys"]["get"]["responses"][200]["content"][
+    "application/json"
+  ]["data"][number];
+export type InboundEntry =
+  paths["/webhooks/inbound-log"]["get"]["responses"][200]["content"][
+    "application/json"
+  ]["data"][number];
+export type InboundDetail =
+  paths["/webhooks/inbound-log/{id}"]["get"]["responses"][200]["content"][
+    "application/json"
+  ];
 export type DeliveryStatus = Delivery["status"];
 
 /** GET /webhooks/me: who is signed in, the active organization and every membership. */
-export type Me = paths["/webhooks/me"]["get"]["responses"][200]["content"]["application/json"];
+export type Me =
+  paths["/webhooks/me"]["get"]["responses"][200]["content"]["application/json"];
+export type Attempt = DeliveryDetail["attempts"][number];
+export type Activity =
+  paths["/webhooks/endpoints/{id}/activity"]["get"]["responses"][200][
+    "content"
+  ][
+    "application/json"
+  ];
+export type TargetPolicy =
+  paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
+    "application/json"
+  ][
+    "target_policy"
+  ];

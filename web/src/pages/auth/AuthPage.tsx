@@ -1,7 +1,8 @@
 // /auth: e-mail and password sign-in through Supabase Auth.
 import { useId, useState } from "react";
-import { describeAuthError, supabase } from "../api/supabase.ts";
-import { useSession } from "../session.tsx";
+import { auth, describeAuthError } from "../../api/auth.ts";
+import { useSession } from "../../session.tsx";
+import "./AuthPage.css";
 
 export function AuthPage() {
   const session = useSession();
@@ -14,9 +15,12 @@ export function AuthPage() {
     <main className="narrow auth" id="main">
       <h1>Sign in</h1>
       <p className="muted">
-        Settings › Integrations for your church: webhooks, their logs, API keys and payments.
+        Settings › Integrations for your church: webhooks, their logs, API keys
+        and payments.
       </p>
-      {session.notice && <p className="notice" role="status">{session.notice}</p>}
+      {session.notice && (
+        <p className="notice" role="status">{session.notice}</p>
+      )}
       <form
         aria-describedby={error ? `${id}-err` : undefined}
         onSubmit={async (e) => {
@@ -25,7 +29,7 @@ export function AuthPage() {
           setError(null);
           session.setNotice(null);
           try {
-            const { error } = await supabase.auth.signInWithPassword({
+            const { error } = await auth.signInWithPassword({
               email: email.trim(),
               password,
             });
@@ -60,7 +64,8 @@ export function AuthPage() {
         <button type="submit" className="primary" disabled={pending}>
           {pending ? "Signing in…" : "Sign in"}
         </button>
-        {error && <p id={`${id}-err`} className="error" role="alert">{error}</p>}
+        {error && <p id={`${id}-err`} className="error" role="alert">{error}
+        </p>}
       </form>
     </main>
   );
