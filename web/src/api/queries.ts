@@ -1,12 +1,7 @@
 // Data loading and caching (TanStack Query): one client for the app, and the queries several pages
 // share. Every key starts with the active organization's id, so a switch can never show the previous
 // organization's data, even from a request still in flight.
-import {
-  QueryClient,
-  useMutation,
-  useQuery,
-  useQueryClient,
-} from "@tanstack/react-query";
+import { QueryClient, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, ApiError, unwrap } from "./client.ts";
 import { useOrgKey } from "../session.tsx";
 
@@ -42,8 +37,7 @@ export function useCatalogue() {
 }
 
 /** An error as the pages show it. */
-export const errorText = (e: unknown): string | null =>
-  e ? (e as Error).message : null;
+export const errorText = (e: unknown): string | null => e ? (e as Error).message : null;
 
 /**
  * An action (a mutation) that returns what to tell the person, and afterwards refreshes whatever the

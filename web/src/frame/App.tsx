@@ -27,9 +27,7 @@ export function App() {
 
   useEffect(() => {
     if (state.kind === "signed_out" && loc.pathname !== "/auth") {
-      const next = loc.pathname === "/"
-        ? ""
-        : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
+      const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
       navigate(`/auth${next}`, { replace: true });
     }
     if (
@@ -48,10 +46,8 @@ export function App() {
       <main className="narrow">
         <h1>Settings are not configured</h1>
         <p>
-          This build has no Supabase URL or anon key. Build it with{" "}
-          <code>VITE_SUPABASE_URL</code> and <code>VITE_SUPABASE_ANON_KEY</code>
-          {" "}
-          set (see the README).
+          This build has no Supabase URL or anon key. Build it with <code>VITE_SUPABASE_URL</code> and{" "}
+          <code>VITE_SUPABASE_ANON_KEY</code> set (see the README).
         </p>
       </main>
     );

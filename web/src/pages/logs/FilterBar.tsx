@@ -19,8 +19,7 @@ export function FilterBar(
   const field = (name: string) => ({
     id: `${id}-${name}`,
     value: q.get(name) ?? "",
-    onChange: (e: { target: { value: string } }) =>
-      setQuery({ [name]: e.target.value, delivery: null }),
+    onChange: (e: { target: { value: string } }) => setQuery({ [name]: e.target.value, delivery: null }),
   });
   return (
     <form
@@ -32,8 +31,7 @@ export function FilterBar(
         <label htmlFor={`${id}-endpoint`}>Endpoint</label>
         <select {...field("endpoint")}>
           <option value="">All endpoints</option>
-          {endpoints.map((e) => <option key={e.id} value={e.id}>{e.url}
-          </option>)}
+          {endpoints.map((e) => <option key={e.id} value={e.id}>{e.url}</option>)}
         </select>
       </div>
       <div>
@@ -47,9 +45,7 @@ export function FilterBar(
         <label htmlFor={`${id}-status`}>Status</label>
         <select {...field("status")}>
           <option value="">Any status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>{statusWord(s)}</option>
-          ))}
+          {STATUSES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
         </select>
       </div>
       <div>
@@ -61,14 +57,10 @@ export function FilterBar(
             setQuery({
               range: e.target.value,
               delivery: null,
-              ...(e.target.value === "custom"
-                ? {}
-                : { since: null, until: null }),
+              ...(e.target.value === "custom" ? {} : { since: null, until: null }),
             })}
         >
-          {RANGES.map((r) => (
-            <option key={r.value} value={r.value}>{r.label}</option>
-          ))}
+          {RANGES.map((r) => <option key={r.value} value={r.value}>{r.label}</option>)}
         </select>
       </div>
       {range === "custom" && (

@@ -12,7 +12,7 @@ export function SearchBox({ current }: { current: string | undefined }) {
     <form
       role="search"
       className="search"
-      aria-label="Find a message"
+      aria-label="Search deliveries"
       onSubmit={(e) => {
         e.preventDefault();
         if (!text.trim()) {

@@ -20,8 +20,7 @@ const hourLabel = (iso: string, window: Window) =>
       : { weekday: "short", day: "numeric", hour: "numeric" },
   );
 
-const ms = (n: number | null) =>
-  n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
+const ms = (n: number | null) => n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
 
 export function summary(a: Activity): string {
   const span = a.window === "24h" ? "Last 24 hours" : "Last 7 days";
@@ -32,11 +31,7 @@ export function summary(a: Activity): string {
     a.points[0]!,
   );
   return `${span}: ${delivered} delivered, ${failed} failed` +
-    (failed > 0
-      ? ` (most failures in the hour from ${
-        hourLabel(busiest.start, a.window)
-      })`
-      : "") +
+    (failed > 0 ? ` (most failures in the hour from ${hourLabel(busiest.start, a.window)})` : "") +
     `. Response time: median ${ms(p50_ms)}, 95th percentile ${ms(p95_ms)}.`;
 }
 
@@ -95,11 +90,7 @@ function Chart({ a }: { a: Activity }) {
   const barW = W / n;
   const line = (key: "p50_ms" | "p95_ms") =>
     a.points
-      .map((p, i) =>
-        p[key] === null
-          ? null
-          : `${(i + 0.5) * barW},${H - (p[key]! / maxMs) * (H - 4)}`
-      )
+      .map((p, i) => p[key] === null ? null : `${(i + 0.5) * barW},${H - (p[key]! / maxMs) * (H - 4)}`)
       .filter(Boolean)
       .join(" ");
   const active = a.points.filter((p) => p.delivered + p.failed > 0);
@@ -110,8 +101,7 @@ function Chart({ a }: { a: Activity }) {
       <div className="charts" aria-hidden="true">
         <figure>
           <figcaption className="small muted">
-            Attempts per hour (<span className="key delivered">delivered</span>,
-            {" "}
+            Attempts per hour (<span className="key delivered">delivered</span>,{" "}
             <span className="key failed">failed</span>), up to {maxCount}
           </figcaption>
           <svg
@@ -146,8 +136,7 @@ function Chart({ a }: { a: Activity }) {
         </figure>
         <figure>
           <figcaption className="small muted">
-            Response time per hour (<span className="key p50">median</span>,
-            {" "}
+            Response time per hour (<span className="key p50">median</span>,{" "}
             <span className="key p95">95th percentile</span>), up to {ms(maxMs)}
           </figcaption>
           <svg
@@ -163,42 +152,40 @@ function Chart({ a }: { a: Activity }) {
       </div>
       <details>
         <summary>Activity as a table</summary>
-        {active.length === 0
-          ? <p className="muted">No attempts in this period.</p>
-          : (
-            <div
-              className="table-wrap"
-              role="region"
-              aria-label="Activity per hour"
-              tabIndex={0}
-            >
-              <table>
-                <caption className="sr-only">
-                  {text} Hours without attempts are left out.
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Hour from</th>
-                    <th scope="col">Delivered</th>
-                    <th scope="col">Failed</th>
-                    <th scope="col">Median</th>
-                    <th scope="col">95th percentile</th>
+        {active.length === 0 ? <p className="muted">No attempts in this period.</p> : (
+          <div
+            className="table-wrap"
+            role="region"
+            aria-label="Activity per hour"
+            tabIndex={0}
+          >
+            <table>
+              <caption className="sr-only">
+                {text} Hours without attempts are left out.
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Hour from</th>
+                  <th scope="col">Delivered</th>
+                  <th scope="col">Failed</th>
+                  <th scope="col">Median</th>
+                  <th scope="col">95th percentile</th>
+                </tr>
+              </thead>
+              <tbody>
+                {active.map((p) => (
+                  <tr key={p.start}>
+                    <td>{hourLabel(p.start, a.window)}</td>
+                    <td>{p.delivered}</td>
+                    <td>{p.failed}</td>
+                    <td>{ms(p.p50_ms)}</td>
+                    <td>{ms(p.p95_ms)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {active.map((p) => (
-                    <tr key={p.start}>
-                      <td>{hourLabel(p.start, a.window)}</td>
-                      <td>{p.delivered}</td>
-                      <td>{p.failed}</td>
-                      <td>{ms(p.p50_ms)}</td>
-                      <td>{ms(p.p95_ms)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
       </details>
     </>
   );

@@ -1,12 +1,6 @@
 // One endpoint: what it receives, its state and health, its activity, and its actions.
 import { useId, useState } from "react";
-import {
-  api,
-  type Endpoint,
-  type EventTypeInfo,
-  type TargetPolicy,
-  unwrap,
-} from "../../api/client.ts";
+import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { Link } from "../../router.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
@@ -24,11 +18,11 @@ import { SendTestForm } from "./SendTestForm.tsx";
 type Open = null | "delete" | "rotate" | "recover" | "test";
 
 export function EndpointCard(
-  { endpoint: e, catalogue, targetPolicy, onDeleted, onSecret }: {
+  { endpoint: e, catalogue, targetPolicy, onDelete, onSecret }: {
     endpoint: Endpoint;
     catalogue: EventTypeInfo[] | undefined;
     targetPolicy: TargetPolicy | undefined;
-    onDeleted(): void;
+    onDelete(): void;
     onSecret(value: string): void;
   },
 ) {
@@ -82,8 +76,7 @@ export function EndpointCard(
       {e.previous_secret_expires_at &&
         new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
         <p className="muted">
-          The previous secret also signs until{" "}
-          <Time iso={e.previous_secret_expires_at} />.
+          The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.
         </p>
       )}
       <Health e={e} />
@@ -162,7 +155,7 @@ export function EndpointCard(
         open={dialog === "delete"}
         onClose={close}
       >
-        <DeleteForm endpoint={e} close={close} onDone={onDeleted} />
+        <DeleteForm endpoint={e} close={close} confirm={onDelete} />
       </Dialog>
       <Dialog
         title="Rotate the signing secret"

@@ -12,19 +12,14 @@ import {
 import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Loading } from "../../ui/Loading.tsx";
-import {
-  secretChecks,
-  SecretChoice,
-  type SecretMode,
-} from "./SecretChoice.tsx";
+import { secretChecks, SecretChoice, type SecretMode } from "./SecretChoice.tsx";
 import "./EndpointForm.css";
 
 type EventType = Endpoint["events"][number];
 type Fields = Partial<Record<"url" | "events" | "secret", string>>;
 
 const URL_HELP: Record<TargetPolicy, string> = {
-  public_https:
-    "An https address on the public internet. Local and private network addresses are refused.",
+  public_https: "An https address on the public internet. Local and private network addresses are refused.",
   development:
     "This is a development setup, so http and local or private addresses (such as 127.0.0.1) are " +
     "accepted here for testing. In production only https addresses on the public internet are.",
@@ -110,8 +105,7 @@ export function EndpointForm(
         ev.preventDefault();
         if (save.isPending) return;
         const local: Fields = {};
-        if (!url.trim()) {local.url =
-            "Enter the address that should receive the events.";}
+        if (!url.trim()) local.url = "Enter the address that should receive the events.";
         if (events.length === 0) local.events = "Choose at least one event.";
         if (
           !editing && secretMode === "own" &&
@@ -141,17 +135,13 @@ export function EndpointForm(
         value={url}
         autoFocus
         aria-invalid={fieldErrors.url ? true : undefined}
-        aria-describedby={`${id}-url-help${
-          fieldErrors.url ? ` ${id}-url-err` : ""
-        }`}
+        aria-describedby={`${id}-url-help${fieldErrors.url ? ` ${id}-url-err` : ""}`}
         onChange={(e) => setUrl(e.target.value)}
       />
       <p id={`${id}-url-help`} className="help">
         {URL_HELP[targetPolicy ?? "public_https"]}
       </p>
-      {fieldErrors.url && (
-        <p id={`${id}-url-err`} className="field-error">{fieldErrors.url}</p>
-      )}
+      {fieldErrors.url && <p id={`${id}-url-err`} className="field-error">{fieldErrors.url}</p>}
 
       <label htmlFor={`${id}-desc`}>Description (optional)</label>
       <input
@@ -183,11 +173,7 @@ export function EndpointForm(
                 checked={events.includes(type)}
                 aria-describedby={`${id}-${t.type}-d`}
                 onChange={(e) =>
-                  setEvents((cur) =>
-                    e.target.checked
-                      ? [...cur, type]
-                      : cur.filter((x) => x !== type)
-                  )}
+                  setEvents((cur) => e.target.checked ? [...cur, type] : cur.filter((x) => x !== type))}
               />
               <label htmlFor={`${id}-${t.type}`}>
                 <code>{t.type}</code>
@@ -219,20 +205,14 @@ export function EndpointForm(
           inputRef={refs.secret}
         />
       )}
-      {fieldRefusal
-        ? <p className="sr-only" role="status" />
-        : <ActionResult action={save} />}
+      {fieldRefusal ? <p className="sr-only" role="status" /> : <ActionResult action={save} />}
       <div className="actions">
         <button
           type="submit"
           className="primary"
           aria-disabled={save.isPending || undefined}
         >
-          {save.isPending
-            ? "Saving…"
-            : editing
-            ? "Save changes"
-            : "Add endpoint"}
+          {save.isPending ? "Saving…" : editing ? "Save changes" : "Add endpoint"}
         </button>
         <button type="button" onClick={onCancel}>Cancel</button>
       </div>

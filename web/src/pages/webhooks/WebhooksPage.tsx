@@ -1,7 +1,9 @@
 // Settings > Integrations > Webhooks: the organization's endpoints with their health and activity, and
 // everything an administrator does with one.
 import { useRef, useState } from "react";
-import { errorText, useCatalogue, useEndpoints } from "../../api/queries.ts";
+import { api, type Endpoint, unwrap } from "../../api/client.ts";
+import { errorText, useAction, useCatalogue, useEndpoints } from "../../api/queries.ts";
+import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Empty } from "../../ui/Empty.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
@@ -16,11 +18,14 @@ export function WebhooksPage() {
   const endpoints = useEndpoints();
   const catalogue = useCatalogue();
   const [adding, setAdding] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(
     null,
   );
-  const noticeRef = useRef<HTMLParagraphElement>(null);
+  const noticeRef = useRef<HTMLDivElement>(null);
+  const remove = useAction(async (e: Endpoint) => {
+    await unwrap(api.DELETE("/webhooks/endpoints/{id}", { params: { path: { id: e.id } } }));
+    return `Deleted ${e.url} and its delivery history.`;
+  });
   const list = endpoints.data?.data ?? [];
 
   return (
@@ -38,11 +43,13 @@ export function WebhooksPage() {
         )}
       </div>
       <p className="lead">
-        When something happens in your church's records (a new member, a
-        donation, attendance), we send a signed message to the addresses below:
-        your own systems, Zapier, Make or n8n.
+        When something happens in your church's records (a new member, a donation, attendance), we send a
+        signed message to the addresses below: your own systems, Zapier, Make or n8n.
       </p>
-      <p className="ok" role="status" tabIndex={-1} ref={noticeRef}>{notice}</p>
+      {/* After a delete the card and its buttons are gone: focus goes to what happened. */}
+      <div tabIndex={-1} ref={noticeRef} className="notice-target">
+        <ActionResult action={remove} />
+      </div>
 
       {secret && (
         <SecretPanel
@@ -80,9 +87,8 @@ export function WebhooksPage() {
       {endpoints.data && list.length === 0 && !adding && (
         <Empty title="No endpoints yet">
           <p>
-            Add the address of the system that should hear about new members,
-            donations and attendance. You will choose which events it receives
-            and get a secret to check that messages really come from us.
+            Add the address of the system that should hear about new members, donations and attendance. You
+            will choose which events it receives and get a secret to check that messages really come from us.
           </p>
           <button
             type="button"
@@ -100,13 +106,8 @@ export function WebhooksPage() {
             endpoint={e}
             catalogue={catalogue.data}
             targetPolicy={endpoints.data?.target_policy}
-            onDeleted={() => {
-              setNotice(`Deleted ${e.url} and its delivery history.`);
-              // The card and its buttons are gone: focus goes to what happened, not to the page's body.
-              requestAnimationFrame(() => noticeRef.current?.focus());
-            }}
-            onSecret={(value) =>
-              setSecret({ title: `New secret for ${e.url}`, value })}
+            onDelete={() => remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
+            onSecret={(value) => setSecret({ title: `New secret for ${e.url}`, value })}
           />
         ))}
       </ul>
