@@ -88,11 +88,23 @@ function Chart({ a }: { a: Activity }) {
   const maxCount = Math.max(1, ...a.points.map((p) => p.delivered + p.failed));
   const maxMs = Math.max(1, ...a.points.map((p) => p.p95_ms ?? 0));
   const barW = W / n;
-  const line = (key: "p50_ms" | "p95_ms") =>
-    a.points
-      .map((p, i) => p[key] === null ? null : `${(i + 0.5) * barW},${H - (p[key]! / maxMs) * (H - 4)}`)
-      .filter(Boolean)
-      .join(" ");
+  // One step per hour with a value: visible even when only one hour has attempts.
+  const steps = (key: "p50_ms" | "p95_ms") =>
+    a.points.map((p, i) => {
+      const v = p[key];
+      if (v === null) return null;
+      const y = H - 1 - (v / maxMs) * (H - 4);
+      return (
+        <line
+          key={p.start}
+          x1={i * barW}
+          x2={(i + 1) * barW}
+          y1={y}
+          y2={y}
+          className={key}
+        />
+      );
+    });
   const active = a.points.filter((p) => p.delivered + p.failed > 0);
   const text = summary(a);
   return (
@@ -145,8 +157,8 @@ function Chart({ a }: { a: Activity }) {
             className="lines"
           >
             <line x1="0" y1={H - 0.5} x2={W} y2={H - 0.5} className="axis" />
-            <polyline points={line("p95_ms")} className="p95" />
-            <polyline points={line("p50_ms")} className="p50" />
+            {steps("p95_ms")}
+            {steps("p50_ms")}
           </svg>
         </figure>
       </div>

@@ -5,7 +5,11 @@ import type { Endpoint } from "../../api/client.ts";
  * and says what happened).
  */
 export function DeleteForm(
-  { endpoint, close, confirm }: { endpoint: Endpoint; close(): void; confirm(): void },
+  { endpoint, close, confirm }: {
+    endpoint: Endpoint;
+    close(): void;
+    confirm(): void;
+  },
 ) {
   return (
     <form

@@ -23,7 +23,11 @@ export function WebhooksPage() {
   );
   const noticeRef = useRef<HTMLDivElement>(null);
   const remove = useAction(async (e: Endpoint) => {
-    await unwrap(api.DELETE("/webhooks/endpoints/{id}", { params: { path: { id: e.id } } }));
+    await unwrap(
+      api.DELETE("/webhooks/endpoints/{id}", {
+        params: { path: { id: e.id } },
+      }),
+    );
     return `Deleted ${e.url} and its delivery history.`;
   });
   const list = endpoints.data?.data ?? [];
