@@ -97,7 +97,7 @@ export const automationRoutes: RouteFactory = (deps) => [
         tx<{ payload: Record<string, unknown> }[]>`
           select s.payload from (
             select e.payload, row_number() over w as n, sum(e.body_bytes) over w as bytes
-            from public.webhook_events e where e.type = ${type}
+            from public.webhook_events e where e.type = ${type} and not e.payload ? 'test'
             window w as (order by e.created_at desc, e.id desc)
             order by e.created_at desc, e.id desc limit ${limit}
           ) s
