@@ -5,11 +5,16 @@
 // organization's deliveries arrive throughout. With a byte budget of 4 MiB, no more than 16 of those
 // bodies are ever in flight at once.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
+import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
-import { addMembers, createEndpoint, deliveriesOf, retireEndpoints } from "./helpers/outbound.ts";
+import {
+  addMembers,
+  createEndpoint,
+  deliveriesOf,
+  retireEndpoints,
+  spawnDispatcher,
+} from "./helpers/outbound.ts";
 
-const root = new URL("../", import.meta.url).pathname;
 const MAX_BODY = 256 * 1024;
 const MIB = 1024 * 1024;
 
@@ -24,27 +29,13 @@ function peakRss(pid: number): number | null {
 }
 
 async function runDispatcher(env: Record<string, string>) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--no-check",
-      "tests/helpers/dispatch_child.ts",
-    ],
-    cwd: root,
-    env: {
-      TEST_DATABASE_URL: testDbUrl(),
-      DENO_V8_FLAGS: "--max-old-space-size=256",
-      DISPATCH_PER_ENDPOINT: "64",
-      DISPATCH_IDLE_GRACE_MS: "1500",
-      DISPATCH_POLL_MS: "100",
-      ...env,
-    },
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnDispatcher({
+    DENO_V8_FLAGS: "--max-old-space-size=256",
+    DISPATCH_PER_ENDPOINT: "64",
+    DISPATCH_IDLE_GRACE_MS: "1500",
+    DISPATCH_POLL_MS: "100",
+    ...env,
+  }, "piped");
   let peak = 0;
   const sampler = setInterval(() => peak = Math.max(peak, peakRss(child.pid) ?? 0), 20);
   const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);

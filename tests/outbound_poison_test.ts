@@ -4,7 +4,7 @@
 // no attempt and no retry window. Now, claimed three times without a recorded result, it is claimed no
 // more, other deliveries flow, and housekeeping sets it aside with the reason in Webhook Logs.
 import { assertEquals, assertMatch } from "./helpers/assert.ts";
-import { closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
+import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import {
   addMembers,
@@ -13,27 +13,9 @@ import {
   gate,
   retireEndpoints,
   runOutLeases,
+  spawnDispatcher,
   testEngine,
 } from "./helpers/outbound.ts";
-
-const root = new URL("../", import.meta.url).pathname;
-
-function spawnDispatcher(): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--no-check",
-      "tests/helpers/dispatch_child.ts",
-    ],
-    cwd: root,
-    env: { TEST_DATABASE_URL: testDbUrl() },
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-}
 
 Deno.test("a delivery whose dispatcher dies during each attempt is set aside after 3 claims; others flow", async () => {
   const victim = await createTenant();

@@ -9,31 +9,18 @@
 // On a shared machine at a load of 10 to 13 on 2 cores it varied by up to 400 ms (a process not
 // scheduled for that long), and a receiver then counts 6.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
+import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { startWebhooksApi } from "./helpers/webhooks_api.ts";
-import { addMembers, createEndpoint, deliveriesOf, retireEndpoints, testEngine } from "./helpers/outbound.ts";
-
-const root = new URL("../", import.meta.url).pathname;
-
-/** A dispatcher in its own process (as deployed), running until nothing is left to do. */
-function spawnDispatcher(): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--no-check",
-      "tests/helpers/dispatch_child.ts",
-    ],
-    cwd: root,
-    env: { TEST_DATABASE_URL: testDbUrl(), DISPATCH_POLL_MS: "100", DISPATCH_IDLE_GRACE_MS: "1500" },
-    stdout: "null",
-    stderr: "inherit",
-  }).spawn();
-}
+import {
+  addMembers,
+  createEndpoint,
+  deliveriesOf,
+  retireEndpoints,
+  spawnDispatcher,
+  testEngine,
+} from "./helpers/outbound.ts";
 
 /** The most requests that arrived within any one-second window. */
 function busiestSecond(times: number[]): number {
@@ -55,7 +42,9 @@ Deno.test("5 a second across two dispatchers: never more than 5 in a second, 200
   try {
     await addMembers(tenant.organizationId, 200);
     // Two dispatcher processes at once: the pace is the database's, not one process's.
-    const statuses = await Promise.all([spawnDispatcher(), spawnDispatcher()].map((c) => c.status));
+    const dispatcher = () =>
+      spawnDispatcher({ DISPATCH_POLL_MS: "100", DISPATCH_IDLE_GRACE_MS: "1500" }, "inherit");
+    const statuses = await Promise.all([dispatcher(), dispatcher()].map((c) => c.status));
     assert(statuses.every((s) => s.success), "both dispatchers finished cleanly");
     const at = (path: string) => receiver.requests.filter((r) => r.path === path).map((r) => r.receivedAt);
     const slow = at("/limited").sort((a, b) => a - b);

@@ -1,7 +1,7 @@
 // Helpers for the outbound webhook tests: endpoints, a delivery engine on the test database, receivers
 // that misbehave in the ways real ones do.
 import { DeliveryEngine, type EngineOptions } from "../../supabase/functions/webhook-dispatcher/engine.ts";
-import { sql } from "./db.ts";
+import { sql, testDbUrl } from "./db.ts";
 import { startReceiver } from "./receiver.ts";
 
 export interface TestEndpoint {
@@ -24,6 +24,30 @@ export async function createEndpoint(
 export async function addMembers(organizationId: string, n: number): Promise<void> {
   await sql()`insert into public.members (organization_id, first_name)
               select ${organizationId}, 'm' || g from generate_series(1, ${n}::int) g`;
+}
+
+/**
+ * A dispatcher in its own process, as deployed (tests/helpers/dispatch_child.ts: its DISPATCH_* variables
+ * tune it, DENO_V8_FLAGS limits its heap), on the test database.
+ */
+export function spawnDispatcher(
+  env: Record<string, string> = {},
+  stderr: "null" | "inherit" | "piped" = "null",
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--no-check",
+      "tests/helpers/dispatch_child.ts",
+    ],
+    cwd: new URL("../../", import.meta.url).pathname,
+    env: { TEST_DATABASE_URL: testDbUrl(), ...env },
+    stdout: "null",
+    stderr,
+  }).spawn();
 }
 
 /** An engine on the test database that may deliver to loopback receivers. */

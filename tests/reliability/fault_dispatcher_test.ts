@@ -16,6 +16,7 @@ import {
   gate,
   retireEndpoints,
   runOutLeases,
+  spawnDispatcher,
   startOverlapReceiver,
   startSlammer,
 } from "../helpers/outbound.ts";
@@ -23,24 +24,6 @@ import {
 const EVENTS = Number(Deno.env.get("DISPATCH_EVENTS") ?? 1000);
 const KILLS = Number(Deno.env.get("DISPATCH_KILLS") ?? 5);
 const root = new URL("../../", import.meta.url).pathname;
-
-function spawnDispatcher(): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--no-check",
-      "tests/helpers/dispatch_child.ts",
-    ],
-    cwd: root,
-    env: { TEST_DATABASE_URL: testDbUrl() },
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-}
-
 Deno.test({
   name: "dispatchers killed with SIGKILL mid-batch, repeatedly: every event reaches every endpoint",
   sanitizeOps: false,
