@@ -2,11 +2,9 @@
 // is worth waiting for (writeNow); while the writers are busy the next results gather, and a writer
 // takes them all (up to `maxBatch`) as soon as it is free: batches grow with the load, and a row costs
 // far less in a batch of hundreds than in one of a few dozen. What writing means (recording, claiming
-// along, what happens on failure) is the engine's `write`.
-import type { ResultRow } from "./claims.ts";
-
-export class ResultWriter {
-  private pending: ResultRow[] = [];
+// along, what happens on failure) is the lease queue's `write`.
+export class ResultWriter<T> {
+  private pending: T[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Batches being written now, at most `maxWriting`. */
   private writing = 0;
@@ -14,7 +12,7 @@ export class ResultWriter {
 
   constructor(
     /** Writes one batch; never rejects. */
-    private readonly write: (batch: ResultRow[]) => Promise<void>,
+    private readonly write: (batch: T[]) => Promise<void>,
     private readonly maxBatch: number,
     private readonly delayMs: number,
     /** Called each time everything handed in has been written. */
@@ -26,7 +24,7 @@ export class ResultWriter {
     private readonly maxWriting = 2,
   ) {}
 
-  add(row: ResultRow): void {
+  add(row: T): void {
     this.pending.push(row);
     if (this.writing >= this.maxWriting) return; // taken with the next batch, as soon as a write ends
     if (this.pending.length >= this.maxBatch) this.kick();
