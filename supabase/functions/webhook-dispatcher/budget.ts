@@ -20,8 +20,11 @@ export interface BudgetLimits {
 
 /** Share of the CPU budget kept for what follows the last claim. */
 export const CPU_MARGIN = 0.25;
-/** Assumed CPU cost of a delivery until the run has recorded one and measured its own. */
-export const FIRST_ESTIMATE_MS = 0.5;
+/**
+ * Assumed CPU cost of a delivery until the run has measured its own: a cold process's first ones (code
+ * not compiled yet, first connections) took 4 ms each in a test process, warm ones 0.1-0.3 ms.
+ */
+export const FIRST_ESTIMATE_MS = 2;
 
 /**
  * CPU time of this process in ms (user + system: an upper bound for the worker's own share). Where the
