@@ -30,10 +30,12 @@ function queueFor(options: Partial<LeaseQueueOptions> = {}, answer?: (lease: Cla
     flushBatch: 1000,
     flushDelayMs: 0,
     allowance: () => Infinity,
-    send: (lease) => {
-      sent.push(lease);
-      if (answer) answer(lease);
-      else setTimeout(() => queue.complete(lease, delivered()), 0);
+    send: (leases) => {
+      for (const lease of leases) {
+        sent.push(lease);
+        if (answer) answer(lease);
+        else setTimeout(() => queue.complete(lease, delivered()), 0);
+      }
     },
     log: () => {},
     ...options,

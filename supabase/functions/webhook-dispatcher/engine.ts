@@ -17,7 +17,14 @@ import type { Sql } from "../_shared/db.ts";
 import type { Claimed } from "./claims.ts";
 import { RunBudget } from "./budget.ts";
 import { errorText, LeaseQueue, type QueueStats } from "./lease_queue.ts";
-import { type AttemptResult, DEFAULT_TIMEOUT_MS, failedAttempt, sendAttempt } from "./send.ts";
+import {
+  type AttemptResult,
+  Deadline,
+  DEFAULT_TIMEOUT_MS,
+  failedAttempt,
+  type SendRequest,
+  startAttempt,
+} from "./send.ts";
 import { signedHeaders } from "./signing.ts";
 import { TargetCache } from "./targets.ts";
 import { createAgent } from "./transport.ts";
@@ -126,7 +133,7 @@ export class DeliveryEngine {
       flushBatch: this.opts.flushBatch ?? 1000,
       flushDelayMs: this.opts.flushDelayMs ?? 10,
       allowance: (progress) => stop.signal.aborted ? 0 : budget.allowance(progress),
-      send: (lease) => this.start(lease, agent, queue),
+      send: (leases) => this.start(leases, agent, queue),
       log: this.log,
     });
     this.queue = queue;
@@ -187,18 +194,29 @@ export class DeliveryEngine {
     return { ...queue.stats, stopped, cpu_ms: Math.round(budget.cpuUsed) };
   }
 
-  private start(lease: Claimed, agent: Agent, queue: LeaseQueue): void {
-    this.attempt(lease, agent)
-      // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
-      .catch((err) => failedAttempt(Date.now(), `internal error: ${errorText(err)}`.slice(0, 300)))
-      .then((result) => queue.complete(lease, result));
+  /** A claim came back: its leases start sending at once, under one deadline. */
+  private start(leases: Claimed[], agent: Agent, queue: LeaseQueue): void {
+    const deadline = new Deadline(this.timeoutMs);
+    for (const lease of leases) {
+      const done = (result: AttemptResult) => queue.complete(lease, result);
+      let request: SendRequest | string;
+      try {
+        request = this.prepare(lease, deadline);
+      } catch (err) {
+        // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
+        request = `internal error: ${errorText(err)}`.slice(0, 300);
+      }
+      if (typeof request === "string") done(failedAttempt(Date.now(), request));
+      else startAttempt(agent, request, done);
+    }
   }
 
-  private async attempt(lease: Claimed, agent: Agent): Promise<AttemptResult> {
+  /** The signed request of one attempt, or why there is none. */
+  private prepare(lease: Claimed, deadline: Deadline): SendRequest | string {
     // The URL's form and any IP literal in it (cached per URL: targets.ts); names are checked when the
     // agent connects (transport.ts).
     const target = this.targets.get(lease.url);
-    if (!target.ok) return failedAttempt(Date.now(), `target refused: ${target.reason}`);
+    if (!target.ok) return `target refused: ${target.reason}`;
     const body = encoder.encode(lease.body);
     const headers = signedHeaders({
       eventId: lease.event_id,
@@ -208,7 +226,7 @@ export class DeliveryEngine {
       body,
       timestamp: Math.floor(Date.now() / 1000),
     });
-    return await sendAttempt(agent, { url: lease.url, target, headers, body, timeoutMs: this.timeoutMs });
+    return { url: lease.url, target, headers, body, timeoutMs: this.timeoutMs, deadline };
   }
 
   private log = (event: Record<string, unknown>): void => {

@@ -27,8 +27,8 @@ export interface LeaseQueueOptions {
   flushDelayMs: number;
   /** Rows the run may still claim; 0 once it may claim no more. */
   allowance(progress: Progress): number;
-  /** Starts sending a leased delivery; its outcome comes back through complete(). */
-  send(lease: Claimed): void;
+  /** Starts sending the leases a claim brought, at once; each outcome comes back through complete(). */
+  send(leases: Claimed[]): void;
   log(event: Record<string, unknown>): void;
 }
 
@@ -154,7 +154,7 @@ export class LeaseQueue {
   private accept(grant: Grant, leases: Claimed[]): void {
     this.slots.claimed(grant, leases);
     this.stats.claimed += leases.length;
-    for (const lease of leases) this.o.send(lease);
+    if (leases.length > 0) this.o.send(leases);
   }
 
   /**

@@ -29,6 +29,8 @@ export interface AttemptResult {
 
 export interface SendRequest {
   url: string;
+  /** Shared by the attempts started together (a claimed batch); a timer of its own otherwise. */
+  deadline?: Deadline;
   /** The URL's origin and path when the caller has them already (the engine's per-URL cache). */
   target?: { origin: string; path: string };
   headers: Record<string, string>;
@@ -92,7 +94,40 @@ function originAndPath(raw: string): { origin: string; path: string } {
 
 /** One POST over the agent; the timeout covers the status and headers, then whatever body arrives. */
 export function sendAttempt(agent: Dispatcher, req: SendRequest): Promise<AttemptResult> {
-  return new Promise((resolve) => new Attempt(agent, req, resolve));
+  return new Promise((resolve) => startAttempt(agent, req, resolve));
+}
+
+/** sendAttempt without a promise: `done` gets the result, once. */
+export function startAttempt(agent: Dispatcher, req: SendRequest, done: (r: AttemptResult) => void): void {
+  const deadline = req.deadline ?? new Deadline(req.timeoutMs);
+  deadline.add(new Attempt(agent, req, deadline, done));
+}
+
+/**
+ * One timer for attempts started together, in the same tick (a claimed batch): each times out
+ * `ms` after that, as with a timer of its own, for one timer per batch instead of one per attempt.
+ */
+export class Deadline {
+  private readonly pending = new Set<Attempt>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly ms: number) {}
+
+  add(attempt: Attempt): void {
+    if (attempt.settled) return;
+    this.timer ??= setTimeout(() => {
+      for (const a of this.pending) a.timeout();
+    }, this.ms);
+    this.pending.add(attempt);
+  }
+
+  /** An attempt ended; the timer goes with the last one. */
+  settled(attempt: Attempt): void {
+    this.pending.delete(attempt);
+    if (this.pending.size > 0) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
 }
 
 /**
@@ -102,7 +137,6 @@ export function sendAttempt(agent: Dispatcher, req: SendRequest): Promise<Attemp
  */
 class Attempt implements Dispatcher.DispatchHandler {
   private readonly started = Date.now();
-  private readonly timer: ReturnType<typeof setTimeout>;
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
   private headers: ResponseHeaders = {};
@@ -110,14 +144,14 @@ class Attempt implements Dispatcher.DispatchHandler {
   private keptLen = 0;
   private total = 0;
   private timedOut = false;
-  private done = false;
+  settled = false;
 
   constructor(
     agent: Dispatcher,
     private readonly req: SendRequest,
-    private readonly resolve: (r: AttemptResult) => void,
+    private readonly deadline: Deadline,
+    private readonly done: (r: AttemptResult) => void,
   ) {
-    this.timer = setTimeout(() => this.timeout(), req.timeoutMs);
     const target = req.target ?? originAndPath(req.url);
     agent.dispatch(
       { origin: target.origin, path: target.path, method: "POST", headers: req.headers, body: req.body },
@@ -127,7 +161,7 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.done) controller.abort(new Error("timeout"));
+    if (this.settled) controller.abort(new Error("timeout"));
   }
 
   onResponseStart(_c: unknown, status: number, headers: ResponseHeaders): void {
@@ -158,7 +192,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     else this.settle(failedAttempt(this.started, describe(err, this.timedOut, this.req.timeoutMs)));
   }
 
-  private timeout(): void {
+  timeout(): void {
     this.timedOut = true;
     if (this.status) this.finish();
     else this.settle(failedAttempt(this.started, describe(null, true, this.req.timeoutMs)));
@@ -166,7 +200,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   private finish(): void {
-    if (this.done) return;
+    if (this.settled) return;
     const status = this.status;
     const common = {
       attempted_at: new Date(this.started).toISOString(),
@@ -189,9 +223,9 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   private settle(result: AttemptResult): void {
-    if (this.done) return;
-    this.done = true;
-    clearTimeout(this.timer);
-    this.resolve(result);
+    if (this.settled) return;
+    this.settled = true;
+    this.deadline.settled(this);
+    this.done(result);
   }
 }
