@@ -104,7 +104,7 @@ export class LeaseQueue {
     const leases = await retry(() => claimDue(this.sql, this.limits(grant.rows)), {
       delayMs: exponential(200, 5000),
       signal,
-      onError: (err) => this.o.log({ level: "error", msg: "claim failed", error: errorText(err) }),
+      onError: (err) => this.fail("claim failed", err),
     }).catch(() => null);
     this.claims--;
     this.accept(grant, leases ?? []);
@@ -176,21 +176,12 @@ export class LeaseQueue {
         // from being written (their deliveries would be sent again once the leases ran out).
         onError: (err) => {
           along = 0;
-          this.o.log({
-            level: "error",
-            msg: "writing results failed; recording alone",
-            error: errorText(err),
-          });
+          this.fail("writing results failed; recording alone", err);
         },
       });
       this.stats.recorded += batch.length;
     } catch (err) {
-      this.o.log({
-        level: "error",
-        msg: "recording results failed",
-        count: batch.length,
-        error: errorText(err),
-      });
+      this.fail("recording results failed", err, { count: batch.length });
     }
     this.claims--;
     // Marked before the new leases are taken, which may fill those endpoints again.
@@ -201,6 +192,10 @@ export class LeaseQueue {
     const sawAll = leases !== undefined && leases.length < along;
     if (!sawAll && (freed || (along > 0 && leases?.length === along))) this.due = true;
     this.changes.ring();
+  }
+
+  private fail(msg: string, err: unknown, extra: Record<string, unknown> = {}): void {
+    this.o.log({ level: "error", msg, ...extra, error: errorText(err) });
   }
 }
 

@@ -8,7 +8,6 @@ export class ResultWriter<T> {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Batches being written now, at most `maxWriting`. */
   private writing = 0;
-  private readonly settled = new Set<() => void>();
 
   constructor(
     /** Writes one batch; never rejects. */
@@ -41,12 +40,6 @@ export class ResultWriter<T> {
     return this.pending.length === 0 && this.writing === 0;
   }
 
-  /** Writes what is waiting; resolves when everything handed in so far is written. */
-  async flush(): Promise<void> {
-    this.kick();
-    while (!this.idle) await new Promise<void>((resolve) => this.settled.add(resolve));
-  }
-
   private kick(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -57,8 +50,6 @@ export class ResultWriter<T> {
         // What came in meanwhile goes at once: it has waited for a writer already.
         if (this.pending.length > 0) this.kick();
         else if (this.writing === 0) this.onIdle();
-        for (const resolve of this.settled) resolve();
-        this.settled.clear();
       });
     }
   }
