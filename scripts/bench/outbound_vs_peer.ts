@@ -454,7 +454,6 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 const n0 = (x: number) => Math.round(x).toLocaleString("en");
-const n1 = (x: number) => x.toFixed(1);
 const n2 = (x: number) => x.toFixed(2);
 
 function line(r: Result, i: number): string {
