@@ -16,6 +16,8 @@ const delivered = (): AttemptResult => ({
   error: null,
   response_excerpt: null,
   retry_after_seconds: null,
+  request_headers: null,
+  response_headers: null,
 });
 
 /** A queue whose sends are answered by `answer` (at once by default); `sent` lists every lease sent. */
