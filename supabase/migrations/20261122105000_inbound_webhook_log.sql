@@ -60,6 +60,10 @@ create table public.inbound_webhook_log (
   last_received_at timestamptz not null default now(),
   processed_at timestamptz,
   updated_at timestamptz not null default now(),
+  -- Set when a person the payload named was erased: the payload is then {"redacted": true}
+  -- (20261125110000_person_erasure.sql); keys, digest, status and times stay, so a provider's retry is
+  -- still recognized.
+  redacted_at timestamptz,
   -- A verified row keeps its body; anything else keeps no text its sender chose (no body, event name,
   -- key or headers): an admin reads only our reason, a count, a size and times.
   check (case when signature_valid then payload is not null or raw_body is not null
