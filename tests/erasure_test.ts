@@ -3,7 +3,7 @@
 // member's e-mail, phone or name; other members' rows are untouched; the history stays without the
 // data; other organizations, staff, API keys and anonymous callers can neither erase nor learn anything.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { asUser, claimsFor, closeSql, createTenant, sql } from "./helpers/db.ts";
+import { asUser, closeSql, createTenant, sql } from "./helpers/db.ts";
 import { rowsAbout, rowsMentioning } from "./helpers/catalogue_search.ts";
 import { createEndpoint } from "./helpers/outbound.ts";
 import { tokenFor } from "./helpers/tokens.ts";

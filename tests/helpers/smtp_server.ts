@@ -24,7 +24,7 @@ export interface SmtpServer {
   close(): Promise<void>;
 }
 
-export async function startSmtpServer(port = 0): Promise<SmtpServer> {
+export function startSmtpServer(port = 0): Promise<SmtpServer> {
   const listener = Deno.listen({ hostname: "127.0.0.1", port });
   const conns = new Set<Deno.Conn>();
   const waiters: (() => void)[] = [];
@@ -64,7 +64,7 @@ export async function startSmtpServer(port = 0): Promise<SmtpServer> {
       }
     } catch { /* listener closed */ }
   })();
-  return server;
+  return Promise.resolve(server);
 }
 
 async function session(conn: Deno.Conn, server: SmtpServer, caught: () => void): Promise<void> {
