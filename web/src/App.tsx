@@ -7,6 +7,7 @@ import { ApiKeysPage } from "./pages/ApiKeysPage.tsx";
 import { PaymentWebhooksPage } from "./pages/PaymentWebhooksPage.tsx";
 import { WebhookLogsPage } from "./pages/WebhookLogsPage.tsx";
 import { WebhooksPage } from "./pages/WebhooksPage.tsx";
+import { ErasePersonPage } from "./pages/erase/ErasePersonPage.tsx";
 import { Link, navigate, useLocation } from "./router.tsx";
 import { useSession } from "./session.tsx";
 import { ErrorBox, Loading } from "./ui/parts.tsx";
@@ -31,6 +32,11 @@ export const PAGES = [
     path: "/settings/integrations/payment-webhooks",
     title: "Payment webhooks",
     Page: PaymentWebhooksPage,
+  },
+  {
+    path: "/settings/privacy/erase-person",
+    title: "Erase a person",
+    Page: ErasePersonPage,
   },
 ] as const;
 
