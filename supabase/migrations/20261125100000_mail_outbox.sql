@@ -320,34 +320,18 @@ $$;
 
 -- Hosted: starting the sender -------------------------------------------------------------------------
 -- As for the webhook dispatcher (20261122130400_outbound_webhook_schedule.sql): a pg_net POST to the
--- mail-sender Edge Function, with the project URL and the bearer secret from Vault (the same
--- `webhook_dispatch_secret`, which the function reads as WEBHOOK_DISPATCH_SECRET). Null where pg_net,
--- Vault or the secrets are missing (locally the dev server sends on NOTIFY).
+-- mail-sender Edge Function with the project URL and the bearer secret from Vault (the same
+-- `webhook_dispatch_secret`, which the function reads as WEBHOOK_DISPATCH_SECRET), while mail is due.
+-- Null where pg_net, Vault or the secrets are missing (locally the dev server sends on NOTIFY).
 create function private.mail_invoke_sender() returns bigint
 language plpgsql volatile security definer
 set search_path = ''
 as $$
-declare
-  project_url text;
-  bearer text;
-  request_id bigint;
 begin
-  if not private.pg_net_present() or to_regclass('vault.decrypted_secrets') is null
-     or not exists (select 1 from private.mail_outbox m where m.status = 'pending' and m.next_attempt_at <= now()) then
+  if not exists (select 1 from private.mail_outbox m where m.status = 'pending' and m.next_attempt_at <= now()) then
     return null;
   end if;
-  execute $q$select decrypted_secret from vault.decrypted_secrets where name = 'project_url'$q$ into project_url;
-  execute $q$select decrypted_secret from vault.decrypted_secrets where name = 'webhook_dispatch_secret'$q$
-    into bearer;
-  if project_url is null or bearer is null then
-    return null;
-  end if;
-  execute $q$select net.http_post(url := $1,
-      headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || $2),
-      body := '{}'::jsonb, timeout_milliseconds := 10000)$q$
-    into request_id
-    using rtrim(project_url, '/') || '/functions/v1/mail-sender', bearer;
-  return request_id;
+  return private.post_function('mail-sender', '{}'::jsonb);
 end;
 $$;
 
