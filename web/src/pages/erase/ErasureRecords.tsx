@@ -6,20 +6,14 @@ import { describeCounts, type Erasure } from "./types.ts";
 
 export function ErasureRecords({ records }: { records: Loaded<Erasure[]> }) {
   const session = useSession();
-  const me = session.state.kind === "signed_in"
-    ? session.state.session.user.id
-    : null;
+  const me = session.state.kind === "signed_in" ? session.state.session.user.id : null;
   const list = records.data ?? [];
   return (
     <>
       <h2>Erasure records</h2>
-      {records.error && (
-        <ErrorBox error={records.error} retry={records.reload} />
-      )}
+      {records.error && <ErrorBox error={records.error} retry={records.reload} />}
       {records.loading && !records.data && <Loading what="erasure records" />}
-      {records.data && list.length === 0 && (
-        <Empty title="No one has been erased" />
-      )}
+      {records.data && list.length === 0 && <Empty title="No one has been erased" />}
       {list.length > 0 && (
         <div
           className="table-wrap"
@@ -43,17 +37,11 @@ export function ErasureRecords({ records }: { records: Loaded<Erasure[]> }) {
                     <Time iso={e.requested_at} />
                   </td>
                   <td>
-                    {e.requested_by === me
-                      ? "You"
-                      : e.requested_by
-                      ? "Another administrator"
-                      : "—"}
+                    {e.requested_by === me ? "You" : e.requested_by ? "Another administrator" : "—"}
                   </td>
                   <td>
                     <span
-                      className={`badge badge-${
-                        e.status === "done" ? "delivered" : "pending"
-                      }`}
+                      className={`badge badge-${e.status === "done" ? "delivered" : "pending"}`}
                     >
                       {e.status === "done" ? "Done" : "Running"}
                     </span>

@@ -29,8 +29,8 @@ export function ErasureStatus(
             <h2>Erasing…</h2>
             <p role="status">
               Working through {STAGES[e.stage]} ({e.steps}{" "}
-              batches so far). The member record is already gone; the rest
-              continues even if you leave this page.
+              batches so far). The member record is already gone; the rest continues even if you leave this
+              page.
             </p>
           </>
         )
@@ -42,9 +42,7 @@ export function ErasureStatus(
             </p>
           </>
         )}
-      {current.error && (
-        <ErrorBox error={current.error} retry={current.reload} />
-      )}
+      {current.error && <ErrorBox error={current.error} retry={current.reload} />}
     </section>
   );
 }

@@ -80,9 +80,7 @@ export function MemberSearch({ onPick }: { onPick(member: Candidate): void }) {
               {results.map((m) => (
                 <tr key={m.id}>
                   <td>
-                    {`${m.first_name} ${m.last_name}`.trim() || (
-                      <span className="muted">(no name)</span>
-                    )}
+                    {`${m.first_name} ${m.last_name}`.trim() || <span className="muted">(no name)</span>}
                   </td>
                   <td>{m.email ?? <span className="muted">—</span>}</td>
                   <td>{m.primary_phone ?? <span className="muted">—</span>}</td>

@@ -1,14 +1,12 @@
 // The erasure API's shapes, from the generated schema, and the words for what an erasure counts.
 import type { paths } from "../../api/client.ts";
 
-export type Candidate =
-  paths["/webhooks/members/search"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type Erasure =
-  paths["/webhooks/erasures/{id}"]["get"]["responses"][200]["content"][
-    "application/json"
-  ];
+export type Candidate = paths["/webhooks/members/search"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type Erasure = paths["/webhooks/erasures/{id}"]["get"]["responses"][200]["content"][
+  "application/json"
+];
 
 const KINDS: Record<string, string> = {
   members: "member record",
@@ -39,8 +37,6 @@ export const STAGES: Record<Erasure["stage"], string> = {
 
 /** "12 webhook events, 3 e-mails, ..." for the kinds an erasure touched. */
 export function describeCounts(counts: Erasure["counts"]): string {
-  const parts = Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) =>
-    `${n} ${KINDS[k] ?? k}`
-  );
+  const parts = Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${KINDS[k] ?? k}`);
   return parts.length ? parts.join(", ") : "nothing";
 }
