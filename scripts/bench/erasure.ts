@@ -58,6 +58,8 @@ interface Round {
   totalMs: number;
 }
 const results: Round[] = [];
+/** Time spent per batch size and stage, over every person. */
+const byStage = new Map<string, number>();
 let r = 0;
 for (let round = 1; round <= rounds; round++) {
   for (const batch of batches) {
@@ -103,13 +105,17 @@ for (let round = 1; round <= rounds; round++) {
     });
     const startMs = performance.now() - t0;
     const steps: number[] = [];
+    let stage = "whatsapp";
     for (;;) {
       const s = performance.now();
-      const [row] = await sql<{ p: { status: string } | null }[]>`select private.erasure_step(${
-        created!.id
-      }, ${batch}) as p`;
-      steps.push(performance.now() - s);
+      const [row] = await sql<
+        { p: { status: string; stage: string } | null }[]
+      >`select private.erasure_step(${created!.id}, ${batch}) as p`;
+      const ms = performance.now() - s;
+      steps.push(ms);
+      byStage.set(`${batch} ${stage}`, (byStage.get(`${batch} ${stage}`) ?? 0) + ms);
       if (!row!.p || row!.p.status === "done") break;
+      stage = row!.p.stage;
     }
     const totalMs = performance.now() - t0;
     const [done] = await sql<{ counts: Record<string, number> }[]>`
@@ -154,6 +160,14 @@ for (const batch of batches) {
       steps.p50.toFixed(0)
     } ms, ` +
       `p90 ${steps.p90.toFixed(0)} ms, max ${steps.max.toFixed(0)} ms`,
+  );
+}
+for (const batch of batches) {
+  const stages = [...byStage].filter(([k]) => k.startsWith(`${batch} `));
+  const total = stages.reduce((a, [, ms]) => a + ms, 0);
+  console.log(
+    `batch ${batch}, share of the time per stage: ` +
+      stages.map(([k, ms]) => `${k.split(" ")[1]} ${(ms / total * 100).toFixed(0)}%`).join(", "),
   );
 }
 await sql.end();

@@ -87,9 +87,11 @@ create unique index inbound_webhook_log_body_idx
 create index inbound_webhook_log_refused_idx
   on public.inbound_webhook_log (organization_id, provider, error, received_at desc)
   where signature_valid is not true;
--- Webhook Logs lists an organization's newest rows; replay picks its failed and unmatched ones.
+-- Webhook Logs lists an organization's newest rows, paged by the keyset (received_at, id); replay picks
+-- its failed and unmatched ones. The id makes every page (and erasing a person's rows,
+-- 20261125110000_person_erasure.sql) a range of this index even when many rows share a received_at.
 create index inbound_webhook_log_org_idx
-  on public.inbound_webhook_log (organization_id, received_at desc);
+  on public.inbound_webhook_log (organization_id, received_at desc, id desc);
 create index inbound_webhook_log_replayable_idx
   on public.inbound_webhook_log (organization_id, received_at)
   where status in ('failed', 'unmatched', 'received');

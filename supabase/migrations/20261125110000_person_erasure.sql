@@ -260,15 +260,16 @@ begin
     e.counts := private.erasure_add(e.counts, 'whatsapp_receipts', m);
 
   elsif e.stage = 'inbound_log' then
-    -- The organization's log, oldest first, by keyset: each row is read once.
+    -- The organization's log, newest first, by keyset on its (organization_id, received_at, id) index:
+    -- each row is read once.
     with batch as (
       select l.id, l.received_at,
              private.erasure_mentions(concat_ws(' ', l.payload::text, l.raw_body, l.error, l.result::text), w.terms)
                as hit
         from public.inbound_webhook_log l
        where l.organization_id = org
-         and (l.received_at, l.id) > (coalesce(w.cursor_at, '-infinity'), coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000'))
-       order by l.received_at, l.id
+         and (l.received_at, l.id) < (coalesce(w.cursor_at, 'infinity'), coalesce(w.cursor_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+       order by l.received_at desc, l.id desc
        limit batch_size
     ), redacted as (
       update public.inbound_webhook_log l
@@ -283,23 +284,24 @@ begin
       returning 1
     )
     select (select count(*) from batch), (select count(*) from redacted),
-           (select b.received_at from batch b order by b.received_at desc, b.id desc limit 1),
-           (select b.id from batch b order by b.received_at desc, b.id desc limit 1)
+           (select b.received_at from batch b order by b.received_at, b.id limit 1),
+           (select b.id from batch b order by b.received_at, b.id limit 1)
       into n, m, last_at, last_id;
     e.counts := private.erasure_add(e.counts, 'inbound_webhook_log', m);
     done := n < batch_size;
 
   elsif e.stage = 'events' then
+    -- In id order on the (organization_id, id) unique index: a bulk insert's events share one
+    -- created_at, and a keyset on it would sort all of them for every batch.
     with batch as (
-      select ev.id, ev.created_at,
+      select ev.id,
              (ev.payload #>> '{data,row,id}' = w.member_id::text and ev.type like 'member.%')
                or ev.payload #>> '{data,row,member_id}' = w.member_id::text
                or ev.payload #>> '{data,delta,member_id}' = w.member_id::text
                or private.erasure_mentions(ev.payload::text, w.terms) as hit
         from public.webhook_events ev
-       where ev.organization_id = org
-         and (ev.created_at, ev.id) > (coalesce(w.cursor_at, '-infinity'), coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000'))
-       order by ev.created_at, ev.id
+       where ev.organization_id = org and ev.id > coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000')
+       order by ev.id
        limit batch_size
     ), redacted as (
       update public.webhook_events ev
@@ -329,9 +331,8 @@ begin
     )
     select (select count(*) from batch), (select count(*) from redacted), (select count(*) from ended),
            (select coalesce(array_agg(delivery_id), '{}') from fenced),
-           (select b.created_at from batch b order by b.created_at desc, b.id desc limit 1),
-           (select b.id from batch b order by b.created_at desc, b.id desc limit 1)
-      into n, m, k, late, last_at, last_id;
+           (select b.id from batch b order by b.id desc limit 1)
+      into n, m, k, late, last_id;
     e.counts := private.erasure_add(private.erasure_add(e.counts, 'webhook_events', m), 'webhook_deliveries_ended', k);
     w.in_flight := w.in_flight || late;
     done := n < batch_size;
