@@ -355,7 +355,8 @@ begin
     perform 1 from private.mail_sender_wake where woken_at <= clock_timestamp() - interval '2 seconds'
       for update skip locked;
     if found then
-      update private.mail_sender_wake set woken_at = clock_timestamp();
+      -- With its WHERE: hosted API connections load pg-safeupdate, and this runs inside their inserts.
+      update private.mail_sender_wake set woken_at = clock_timestamp() where singleton;
       perform private.mail_invoke_sender();
     end if;
   exception when others then
