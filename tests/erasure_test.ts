@@ -248,6 +248,11 @@ Deno.test("an admin erases a member: nothing of theirs is left anywhere, other m
       [{ redacted: true }, "failed"],
       [{ redacted: true }, "processed"],
     ]);
+    // Samples for automation platforms show real bodies only, never the redacted stubs.
+    const samples =
+      await (await fetch(`${api.base}/samples/member.created?limit=10`, { headers: bearer(token) }))
+        .json();
+    assertEquals(samples.map((b: { data: { row: { id: string } } }) => b.data.row.id), [other.id]);
     // Nor can anyone send them again.
     const [ended] = await sql()<{ id: string }[]>`
       select d.id from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id

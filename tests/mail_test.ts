@@ -363,6 +363,32 @@ Deno.test("the sender refuses callers without the secret, and says when mail is 
   }
 });
 
+Deno.test("a run the runtime is shutting down claims nothing; the mail waits for the next", async () => {
+  await onlyNewMailIsDue();
+  const smtp = await startSmtpServer();
+  const config = await testConfig({ WEBHOOK_DISPATCH_SECRET: SECRET, SITE_URL: SITE, SMTP_URL: smtp.url });
+  const pool = createSql(config.dbUrl, { max: 1 });
+  const shutdown = new AbortController();
+  shutdown.abort();
+  const server = await serveFunction(
+    "mail-sender",
+    createApp({ config, sql: pool }, { shutdown: shutdown.signal, log: () => {} }),
+  );
+  try {
+    const a = await createTenant();
+    const invitee = await createUser();
+    await asUser(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
+    const res = await fetch(server.base, { method: "POST", headers: bearer(SECRET), body: "{}" });
+    assertEquals(await res.json(), { claimed: 0, sent: 0, failed: 0 });
+    const [m] = await outbox(invitee.email);
+    assertEquals([m!.status, m!.attempts], ["pending", 0]);
+  } finally {
+    await server.close();
+    await pool.end();
+    await smtp.close();
+  }
+});
+
 Deno.test("teardown", async () => {
   await closeSql();
 });

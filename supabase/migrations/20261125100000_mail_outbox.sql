@@ -45,7 +45,9 @@ create index mail_outbox_finished_idx on private.mail_outbox (created_at) where 
 revoke all on private.mail_outbox from public, anon, authenticated;
 
 -- Queues a mail (nothing when a mail with the same dedupe key exists) and wakes local senders at
--- commit. Returns the new row's id, or null.
+-- commit. Returns the new row's id, or null. An organization that queued 100 mails in the last hour
+-- (an admin inviting a whole address book, say) has the next ones wait an hour: they are not lost,
+-- and nobody can make this service send mail without bound, nor hold up other organizations' mail.
 create function private.mail_enqueue(
   organization_id uuid, kind text, recipient text, data jsonb,
   dedupe_key text default null, give_up_at timestamptz default null
@@ -55,10 +57,16 @@ set search_path = ''
 as $$
 declare
   created uuid;
+  recent integer;
 begin
-  insert into private.mail_outbox (organization_id, kind, recipient, data, dedupe_key, give_up_at)
+  select count(*) into recent from (
+    select 1 from private.mail_outbox m
+     where m.organization_id = mail_enqueue.organization_id and m.created_at > now() - interval '1 hour'
+     limit 100) r;
+  insert into private.mail_outbox (organization_id, kind, recipient, data, dedupe_key, give_up_at, next_attempt_at)
   values (mail_enqueue.organization_id, mail_enqueue.kind, lower(trim(mail_enqueue.recipient)), mail_enqueue.data,
-          mail_enqueue.dedupe_key, coalesce(mail_enqueue.give_up_at, now() + interval '3 days'))
+          mail_enqueue.dedupe_key, coalesce(mail_enqueue.give_up_at, now() + interval '3 days'),
+          case when recent >= 100 then now() + interval '1 hour' else now() end)
   on conflict do nothing
   returning id into created;
   if created is not null then

@@ -426,8 +426,9 @@ as $$
 $$;
 
 -- The scheduled run ---------------------------------------------------------------------------------------
--- Works through every running erasure, a batch per transaction, for at most `time_budget`. A procedure
--- (no SET clause, not security definer) so it can commit between batches; pg_cron runs it every minute.
+-- Works through every running erasure, a batch per transaction, for at most `time_budget`: one batch of
+-- each in turn, so one organization's long erasure does not hold up another's. A procedure (no SET
+-- clause, not security definer) so it can commit between batches; pg_cron runs it every minute.
 create procedure private.erasure_run(
   batch_size integer default 500,
   time_budget interval default interval '50 seconds'
@@ -439,14 +440,20 @@ declare
   next_id uuid;
   progress jsonb;
   waiting uuid[] := '{}';
+  this_round uuid[] := '{}';
 begin
   loop
     select w.erasure_id into next_id from private.member_erasure_work w
      join public.member_erasures e on e.id = w.erasure_id
-     where w.erasure_id <> all (waiting)
+     where w.erasure_id <> all (waiting || this_round)
      order by e.requested_at
      limit 1 for update of w skip locked;
+    if next_id is null and cardinality(this_round) > 0 then
+      this_round := '{}';
+      continue;
+    end if;
     exit when next_id is null;
+    this_round := this_round || next_id;
     -- The lock above is this transaction's; the step takes it again (same transaction) and commits.
     progress := private.erasure_step(next_id, batch_size);
     commit;

@@ -3,7 +3,7 @@
 -- POST with the URL and bearer secret from Vault. First without pg_net (nothing is posted, queuing
 -- works), then with stand-ins that record what would be sent, as 22_hosted_dispatch.test.sql does.
 begin;
-select plan(11);
+select plan(13);
 
 -- Whatever other tests left is not due in this transaction.
 update private.mail_outbox set next_attempt_at = now() + interval '1 hour' where status = 'pending';
@@ -42,6 +42,19 @@ select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoi
   null, 'a mail with a dedupe key is queued');
 select is(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'd@example.org', '{}', 'key'),
   null, 'the same key again queues nothing');
+
+-- An organization that queued 100 mails within the hour: the next wait an hour; another's do not.
+insert into public.organizations (id, name) values ('e0000000-0000-4000-8000-0000000000bb', 'Busy Church');
+select count(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invitation', 'x' || g || '@example.org', '{}'))
+  from generate_series(1, 100) g;
+create temp table queued as
+  select private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invitation', 'late@example.org', '{}') as late,
+         private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'invitation', 'other@example.org', '{}') as other;
+select ok((select next_attempt_at > now() + interval '59 minutes' from private.mail_outbox
+           where id = (select late from queued)),
+  'the 101st mail of an organization within an hour waits an hour (kept, not lost)');
+select ok((select next_attempt_at <= now() from private.mail_outbox where id = (select other from queued)),
+  'another organization''s mail is due at once');
 
 select * from finish();
 rollback;

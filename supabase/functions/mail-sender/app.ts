@@ -31,6 +31,8 @@ export interface MailSenderOptions {
   waitUntil?: Background | null;
   /** The transport to use instead of the configured one (tests). */
   transport?: MailTransport;
+  /** Aborted when the runtime is about to shut the worker down (`beforeunload`): stop claiming. */
+  shutdown?: AbortSignal;
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -66,6 +68,7 @@ export function createApp(deps: AppDeps, options: MailSenderOptions = {}): Hono 
           siteUrl: mail.siteUrl,
           maxMails: parsed.data.max_mails,
           deadline: Date.now() + BUDGET_MS,
+          signal: options.shutdown,
         });
       } finally {
         if (!options.transport) transport.close();

@@ -39,6 +39,9 @@ function smtp(url: string, from: string): MailTransport {
     auth: u.username
       ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) }
       : undefined,
+    // A run's mails share a few connections: one TLS handshake each, not one per mail (hosted CPU).
+    pool: true,
+    maxConnections: 4,
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
     socketTimeout: 20_000,
