@@ -363,6 +363,27 @@ Deno.test("the sender refuses callers without the secret, and says when mail is 
   }
 });
 
+Deno.test("with the mail server down, a run stops after one batch that failed entirely", async () => {
+  await onlyNewMailIsDue();
+  const probe = await startSmtpServer();
+  await probe.close();
+  const sender = await startSender({ SMTP_URL: probe.url });
+  try {
+    const a = await createTenant();
+    for (let i = 0; i < 25; i++) {
+      const invitee = await createUser();
+      await asUser(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
+    }
+    // One batch (20) is tried; the other 5 wait for the next run instead of more failed connections.
+    assertEquals(await sender.run(), { claimed: 20, sent: 0, failed: 20 });
+    const [left] = await sql()`select count(*)::int as n from private.mail_outbox
+                               where organization_id = ${a.organizationId} and attempts = 0 and status = 'pending'`;
+    assertEquals(left!.n, 5);
+  } finally {
+    await sender.close();
+  }
+});
+
 Deno.test("a run the runtime is shutting down claims nothing; the mail waits for the next", async () => {
   await onlyNewMailIsDue();
   const smtp = await startSmtpServer();

@@ -52,6 +52,9 @@ export async function sendDue(sql: Sql, transport: MailTransport, options: SendO
     stats.sent += results.filter((r) => r.ok).length;
     stats.failed += results.filter((r) => !r.ok).length;
     await sql`select private.mail_record(${sql.json(results as never)})`;
+    // Every mail of the batch failed and could succeed later: the server is down or refusing us. The
+    // rest waits for the next run rather than spending this one's time on timeouts.
+    if (results.every((r) => !r.ok && !r.permanent)) break;
   }
   return stats;
 }

@@ -1149,7 +1149,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Bodies of real events of the organization; the catalogue example when there are none yet */
+                /** @description Bodies of real events of the organization (not those redacted when their person was erased); the catalogue example when there are none yet */
                 200: {
                     headers: {
                         [name: string]: unknown;
