@@ -1,9 +1,11 @@
 // The confirmation before an erasure: what goes, what stays, and that it cannot be undone.
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
-import { useAction } from "../../ui/hooks.ts";
-import { ActionResult } from "../../ui/parts.tsx";
+import { useOrgKey } from "../../session.tsx";
+import { ActionResult } from "../../ui/ActionResult.tsx";
 import type { Candidate, Erasure } from "./types.ts";
+import "./ConfirmErase.css";
 
 export function ConfirmErase(
   { member, close, onStarted }: {
@@ -13,24 +15,28 @@ export function ConfirmErase(
   },
 ) {
   const id = useId();
+  const org = useOrgKey();
+  const queries = useQueryClient();
   const [sure, setSure] = useState(false);
-  const action = useAction();
+  const erase = useMutation({
+    mutationFn: () =>
+      unwrap(
+        api.POST("/webhooks/erasures", { body: { member_id: member.id } }),
+      ),
+    onSettled: () => queries.invalidateQueries({ queryKey: [org] }),
+  });
   const name = `${member.first_name} ${member.last_name}`.trim() ||
     member.email || "this member";
   return (
     <form
-      onSubmit={async (e) => {
+      onSubmit={(e) => {
         e.preventDefault();
-        let started: Erasure | null = null;
-        const ok = await action.run(async () => {
-          started = await unwrap(
-            api.POST("/webhooks/erasures", { body: { member_id: member.id } }),
-          );
+        erase.mutate(undefined, {
+          onSuccess: (started) => {
+            close();
+            onStarted(started);
+          },
         });
-        if (ok && started) {
-          close();
-          onStarted(started);
-        }
       }}
     >
       <p>
@@ -44,7 +50,7 @@ export function ConfirmErase(
         What stays: donations (without the name), and the history without the data (times, statuses). A record
         of the erasure is kept: who did it, when, and how many rows of each kind.
       </p>
-      <div className="event-choice">
+      <div className="confirm-check">
         <input
           id={`${id}-sure`}
           type="checkbox"
@@ -53,16 +59,16 @@ export function ConfirmErase(
         />
         <label htmlFor={`${id}-sure`}>I understand this cannot be undone</label>
       </div>
-      <ActionResult action={action} />
+      <ActionResult action={erase} />
       <div className="actions">
         <button
           type="submit"
           className="danger"
-          disabled={!sure || action.pending}
+          disabled={!sure || erase.isPending}
         >
-          {action.pending ? "Erasing…" : `Erase ${name}`}
+          {erase.isPending ? "Erasing…" : `Erase ${name}`}
         </button>
-        <button type="button" onClick={close} autoFocus>Cancel</button>
+        <button type="button" onClick={close} data-autofocus>Cancel</button>
       </div>
     </form>
   );

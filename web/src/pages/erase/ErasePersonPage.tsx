@@ -1,8 +1,10 @@
 // Settings > Privacy > Erase a person: find a member, confirm, follow the erasure; the records below.
+import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
-import { useLoad, useTick } from "../../ui/hooks.ts";
-import { Dialog } from "../../ui/parts.tsx";
+import { useOrgKey } from "../../session.tsx";
+import { Dialog } from "../../ui/Dialog.tsx";
+import { useTick } from "../../ui/useTick.ts";
 import { ConfirmErase } from "./ConfirmErase.tsx";
 import { ErasureRecords } from "./ErasureRecords.tsx";
 import { ErasureStatus } from "./ErasureStatus.tsx";
@@ -11,10 +13,11 @@ import type { Candidate, Erasure } from "./types.ts";
 
 export function ErasePersonPage() {
   useTick();
-  const records = useLoad(
-    () => unwrap(api.GET("/webhooks/erasures")).then((r) => r.data),
-    [],
-  );
+  const org = useOrgKey();
+  const records = useQuery({
+    queryKey: [org, "erasures"],
+    queryFn: () => unwrap(api.GET("/webhooks/erasures")).then((r) => r.data),
+  });
   const [picked, setPicked] = useState<Candidate | null>(null);
   const [started, setStarted] = useState<Erasure | null>(null);
   return (
@@ -27,13 +30,7 @@ export function ErasePersonPage() {
       </p>
       {/* A new search after each erasure: the erased member is no longer a result. */}
       <MemberSearch key={started?.id ?? "none"} onPick={setPicked} />
-      {started && (
-        <ErasureStatus
-          key={started.id}
-          started={started}
-          onDone={records.reload}
-        />
-      )}
+      {started && <ErasureStatus key={started.id} started={started} />}
       <ErasureRecords records={records} />
       <Dialog
         title="Erase this person?"
@@ -44,10 +41,7 @@ export function ErasePersonPage() {
           <ConfirmErase
             member={picked}
             close={() => setPicked(null)}
-            onStarted={(e) => {
-              setStarted(e);
-              void records.reload();
-            }}
+            onStarted={setStarted}
           />
         )}
       </Dialog>

@@ -1,18 +1,29 @@
 // The organization's erasure records: who erased, when, and how many rows of each kind. Never what.
-import { Empty, ErrorBox, Loading, Time } from "../../ui/parts.tsx";
-import type { Loaded } from "../../ui/hooks.ts";
+import type { UseQueryResult } from "@tanstack/react-query";
+import { errorText } from "../../api/queries.ts";
 import { useSession } from "../../session.tsx";
+import { Empty } from "../../ui/Empty.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
+import { Loading } from "../../ui/Loading.tsx";
+import { Time } from "../../ui/Time.tsx";
 import { describeCounts, type Erasure } from "./types.ts";
 
-export function ErasureRecords({ records }: { records: Loaded<Erasure[]> }) {
+export function ErasureRecords(
+  { records }: { records: UseQueryResult<Erasure[]> },
+) {
   const session = useSession();
   const me = session.state.kind === "signed_in" ? session.state.session.user.id : null;
   const list = records.data ?? [];
   return (
     <>
       <h2>Erasure records</h2>
-      {records.error && <ErrorBox error={records.error} retry={records.reload} />}
-      {records.loading && !records.data && <Loading what="erasure records" />}
+      {records.error && (
+        <ErrorBox
+          error={`Could not load the records: ${errorText(records.error)}`}
+          retry={() => void records.refetch()}
+        />
+      )}
+      {records.isPending && <Loading what="erasure records" />}
       {records.data && list.length === 0 && <Empty title="No one has been erased" />}
       {list.length > 0 && (
         <div

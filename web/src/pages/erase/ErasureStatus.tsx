@@ -1,26 +1,33 @@
 // The erasure just started: its progress while it runs (polled every second), then what it removed.
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { api, unwrap } from "../../api/client.ts";
-import { useInterval, useLoad } from "../../ui/hooks.ts";
-import { ErrorBox } from "../../ui/parts.tsx";
+import { errorText } from "../../api/queries.ts";
+import { useOrgKey } from "../../session.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { describeCounts, type Erasure, STAGES } from "./types.ts";
 
-export function ErasureStatus(
-  { started, onDone }: { started: Erasure; onDone(): void },
-) {
-  const current = useLoad(
-    async () => {
-      const e = await unwrap(
+export function ErasureStatus({ started }: { started: Erasure }) {
+  const org = useOrgKey();
+  const queries = useQueryClient();
+  const current = useQuery({
+    queryKey: [org, "erasure", started.id],
+    queryFn: () =>
+      unwrap(
         api.GET("/webhooks/erasures/{id}", {
           params: { path: { id: started.id } },
         }),
-      );
-      if (e.status === "done") onDone();
-      return e;
-    },
-    [started.id],
-  );
-  const e = current.data ?? started;
-  useInterval(() => void current.reload(), 1000, e.status === "running");
+      ),
+    initialData: started,
+    refetchInterval: (q) => q.state.data?.status === "running" ? 1000 : false,
+  });
+  const e = current.data;
+  // Once it is done, the records below show it done too.
+  useEffect(() => {
+    if (e.status === "done") {
+      void queries.invalidateQueries({ queryKey: [org, "erasures"] });
+    }
+  }, [e.status, org, queries]);
   return (
     <section className="panel" aria-label="Erasure progress">
       {e.status === "running"
@@ -42,7 +49,12 @@ export function ErasureStatus(
             </p>
           </>
         )}
-      {current.error && <ErrorBox error={current.error} retry={current.reload} />}
+      {current.error && (
+        <ErrorBox
+          error={`Could not load the progress: ${errorText(current.error)}`}
+          retry={() => void current.refetch()}
+        />
+      )}
     </section>
   );
 }

@@ -1,22 +1,36 @@
 // Finding the member to erase: by e-mail, phone or name, within the organization.
+import { useQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
-import { useAction } from "../../ui/hooks.ts";
-import { ActionResult, Empty } from "../../ui/parts.tsx";
+import { errorText } from "../../api/queries.ts";
+import { useOrgKey } from "../../session.tsx";
+import { Empty } from "../../ui/Empty.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import type { Candidate } from "./types.ts";
 
 export function MemberSearch({ onPick }: { onPick(member: Candidate): void }) {
   const id = useId();
+  const org = useOrgKey();
   const [q, setQ] = useState("");
-  const [results, setResults] = useState<Candidate[] | null>(null);
+  const [asked, setAsked] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const search = useAction();
+  const search = useQuery({
+    queryKey: [org, "member-search", asked],
+    queryFn: () =>
+      unwrap(
+        api.GET("/webhooks/members/search", {
+          params: { query: { q: asked! } },
+        }),
+      ).then((r) => r.data),
+    enabled: asked !== null,
+  });
+  const results = asked === null ? null : search.data;
   return (
     <section className="panel" aria-labelledby={`${id}-t`}>
       <h2 id={`${id}-t`}>Find the person</h2>
       <form
         noValidate
-        onSubmit={async (e) => {
+        onSubmit={(e) => {
           e.preventDefault();
           if (q.trim().length < 2) {
             setError(
@@ -25,14 +39,7 @@ export function MemberSearch({ onPick }: { onPick(member: Candidate): void }) {
             return;
           }
           setError(null);
-          await search.run(async () => {
-            const r = await unwrap(
-              api.GET("/webhooks/members/search", {
-                params: { query: { q: q.trim() } },
-              }),
-            );
-            setResults(r.data);
-          });
+          setAsked(q.trim());
         }}
       >
         <label htmlFor={`${id}-q`}>E-mail, phone or name</label>
@@ -46,13 +53,25 @@ export function MemberSearch({ onPick }: { onPick(member: Candidate): void }) {
             aria-describedby={error ? `${id}-err` : undefined}
             onChange={(e) => setQ(e.target.value)}
           />
-          <button type="submit" className="primary" disabled={search.pending}>
-            {search.pending ? "Searching…" : "Search"}
+          <button
+            type="submit"
+            className="primary"
+            disabled={search.isFetching}
+          >
+            {search.isFetching ? "Searching…" : "Search"}
           </button>
         </div>
         {error && <p id={`${id}-err`} className="field-error">{error}</p>}
-        <ActionResult action={search} />
+        <p className="sr-only" role="status">
+          {results ? `${results.length} matching member${results.length === 1 ? "" : "s"}` : ""}
+        </p>
       </form>
+      {search.error && (
+        <ErrorBox
+          error={`Could not search: ${errorText(search.error)}`}
+          retry={() => void search.refetch()}
+        />
+      )}
       {results && results.length === 0 && (
         <Empty title="No member matches">
           <p>Only members of this organization are searched.</p>
