@@ -64,8 +64,10 @@ async function seedPerson(org: string, adminClaims: Record<string, unknown>, tag
   await sql()`update public.webhook_deliveries set status = 'delivered', next_attempt_at = null,
                 attempt_count = 1, delivered_at = now() where id = ${d!.id}`;
   await sql()`insert into public.webhook_delivery_attempts
-                (organization_id, delivery_id, attempt_number, attempted_at, response_status, response_excerpt)
-              values (${org}, ${d!.id}, 1, now(), 200, ${`{"stored":"${first} ${last} <${email}>"}`})`;
+                (organization_id, delivery_id, attempt_number, attempted_at, response_status, response_excerpt,
+                 response_headers)
+              values (${org}, ${d!.id}, 1, now(), 200, ${`{"stored":"${first} ${last} <${email}>"}`},
+                      ${j({ location: `/contacts/${email}` })}::jsonb)`;
   // The payment provider's notification names the payer; the checkout one the subscription's payment.
   await sql()`insert into public.inbound_webhook_log (organization_id, provider, event, idempotency_key, payload,
                 body_sha256, signature_valid, status)
@@ -449,8 +451,10 @@ Deno.test("an attempt in flight when its event is redacted: the erasure waits fo
   assertEquals([waiting!.stage, waiting!.finished_at], ["settle", null]);
   // The attempt's result arrives (the receiver echoed the body), and its lease ends.
   await sql()`insert into public.webhook_delivery_attempts
-                (organization_id, delivery_id, attempt_number, attempted_at, response_status, response_excerpt)
-              values (${a.organizationId}, ${d!.id}, 1, now(), 400, ${`bad: ${email}`})`;
+                (organization_id, delivery_id, attempt_number, attempted_at, response_status, response_excerpt,
+                 response_headers)
+              values (${a.organizationId}, ${d!.id}, 1, now(), 400, ${`bad: ${email}`},
+                      ${JSON.stringify({ "x-rejected": email })}::jsonb)`;
   await sql()`delete from private.webhook_leases where delivery_id = ${d!.id}`;
   await sql()`call private.erasure_run()`;
   const [finished] = await sql()`select stage from public.member_erasures where id = ${id}`;

@@ -17,8 +17,9 @@
 --                                the data, {"id","type","created_at","organization_id","redacted":true,
 --                                "data":{"row":{"id"},"delta":{}}}; their deliveries still due are ENDED
 --                                (permanently_failed, "not sent: ..."), never sent with a gutted body
---   webhook_delivery_attempts    the response excerpts of those deliveries (a receiver may echo a body),
---                                and any excerpt or error of the organization mentioning a term
+--   webhook_delivery_attempts    the response excerpts and headers of those deliveries (a receiver may
+--                                echo a body), and any excerpt, header or error of the organization
+--                                mentioning a term
 --   mail outbox, invitations     mails to the member's e-mail address lose recipient and content; the
 --                                organization's invitations addressed to it are deleted
 --
@@ -338,8 +339,9 @@ begin
     done := n < batch_size;
 
   elsif e.stage = 'attempts' then
-    -- Every delivery of the organization: the attempts of redacted events lose their response excerpts
-    -- (a receiver may echo the body), and any excerpt or error mentioning a term goes too.
+    -- Every delivery of the organization: the attempts of redacted events lose what the receiver sent
+    -- back (a receiver may echo the body, in its response or its headers), and any excerpt, header or
+    -- error mentioning a term goes too. The headers we sent name no one (ids, times, cut signatures).
     with batch as (
       select d.id, d.created_at, ev.redacted_at is not null as of_redacted
         from public.webhook_deliveries d
@@ -352,11 +354,14 @@ begin
       update public.webhook_delivery_attempts a
          set response_excerpt = case when b.of_redacted or private.erasure_mentions(a.response_excerpt, w.terms)
                                      then null else a.response_excerpt end,
+             response_headers = case when b.of_redacted or private.erasure_mentions(a.response_headers::text, w.terms)
+                                     then null else a.response_headers end,
              error = case when private.erasure_mentions(a.error, w.terms) then 'redacted' else a.error end
         from batch b
        where a.delivery_id = b.id
-         and ((b.of_redacted and a.response_excerpt is not null)
-              or private.erasure_mentions(concat_ws(' ', a.response_excerpt, a.error), w.terms))
+         and ((b.of_redacted and (a.response_excerpt is not null or a.response_headers is not null))
+              or private.erasure_mentions(concat_ws(' ', a.response_excerpt, a.error, a.response_headers::text),
+                                          w.terms))
       returning 1
     ), errors as (
       update public.webhook_deliveries d set last_error = 'redacted'
@@ -393,8 +398,8 @@ begin
   -- their response excerpts go too. Leases run out within the send timeout plus 30 s.
   if e.stage = 'settle'
      and not exists (select 1 from private.webhook_live_leases l where l.delivery_id = any (w.in_flight)) then
-    update public.webhook_delivery_attempts a set response_excerpt = null
-     where a.delivery_id = any (w.in_flight) and a.response_excerpt is not null;
+    update public.webhook_delivery_attempts a set response_excerpt = null, response_headers = null
+     where a.delivery_id = any (w.in_flight) and (a.response_excerpt is not null or a.response_headers is not null);
     get diagnostics m = row_count;
     e.counts := private.erasure_add(e.counts, 'webhook_attempts', m);
     e.stage := 'done';
