@@ -8,21 +8,37 @@ export type Erasure = paths["/webhooks/erasures/{id}"]["get"]["responses"][200][
   "application/json"
 ];
 
-const KINDS: Record<string, string> = {
-  members: "member record",
-  attendance: "attendance rows",
-  donations_unlinked: "donations kept without a name",
-  recurring_donations_unlinked: "recurring donations kept without a name",
-  workflow_runs_unlinked: "workflow runs kept without a name",
-  whatsapp_conversations: "WhatsApp conversations",
-  whatsapp_messages: "WhatsApp messages",
-  whatsapp_receipts: "WhatsApp receipts",
-  inbound_webhook_log: "payment and WhatsApp log entries",
-  webhook_events: "webhook events",
-  webhook_deliveries_ended: "webhook deliveries not sent",
-  webhook_attempts: "webhook responses",
-  mails: "e-mails",
-  invitations: "invitations",
+/** Each kind in words: one, and more than one. */
+const KINDS: Record<string, [string, string]> = {
+  members: ["member record", "member records"],
+  attendance: ["attendance row", "attendance rows"],
+  donations_unlinked: [
+    "donation kept without a name",
+    "donations kept without a name",
+  ],
+  recurring_donations_unlinked: [
+    "recurring donation kept without a name",
+    "recurring donations kept without a name",
+  ],
+  workflow_runs_unlinked: [
+    "workflow run kept without a name",
+    "workflow runs kept without a name",
+  ],
+  whatsapp_conversations: ["WhatsApp conversation", "WhatsApp conversations"],
+  whatsapp_messages: ["WhatsApp message", "WhatsApp messages"],
+  whatsapp_receipts: ["WhatsApp receipt", "WhatsApp receipts"],
+  inbound_webhook_log: [
+    "payment or WhatsApp log entry",
+    "payment and WhatsApp log entries",
+  ],
+  webhook_events: ["webhook event", "webhook events"],
+  webhook_deliveries_ended: [
+    "webhook delivery not sent",
+    "webhook deliveries not sent",
+  ],
+  webhook_attempts: ["webhook response", "webhook responses"],
+  mails: ["e-mail", "e-mails"],
+  invitations: ["invitation", "invitations"],
 };
 
 export const STAGES: Record<Erasure["stage"], string> = {
@@ -35,8 +51,10 @@ export const STAGES: Record<Erasure["stage"], string> = {
   done: "done",
 };
 
-/** "12 webhook events, 3 e-mails, ..." for the kinds an erasure touched. */
+/** "12 webhook events, 1 e-mail, ..." for the kinds an erasure touched. */
 export function describeCounts(counts: Erasure["counts"]): string {
-  const parts = Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${KINDS[k] ?? k}`);
+  const parts = Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) =>
+    `${n} ${KINDS[k]?.[n === 1 ? 0 : 1] ?? k}`
+  );
   return parts.length ? parts.join(", ") : "nothing";
 }
