@@ -4,13 +4,7 @@
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { closeSql } from "./helpers/db.ts";
 import { startDevStack, upsertDevUser } from "./helpers/dev_stack.ts";
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+import { freePort } from "./helpers/server.ts";
 
 Deno.test("npm run dev's mail catcher: the inbox's URL is printed, and an invitation from it is accepted", async () => {
   const [web, smtp] = [freePort(), freePort()];
