@@ -28,7 +28,7 @@ function queueFor(options: Partial<LeaseQueueOptions> = {}, answer?: (lease: Cla
     leaseSeconds: 60,
     claimBatch: 100,
     maxInFlight: 10,
-    maxBytesInFlight: 1 << 20,
+    maxInFlightBytes: 1 << 20,
     flushBatch: 1000,
     flushDelayMs: 0,
     allowance: () => Infinity,
@@ -71,7 +71,7 @@ Deno.test("an open queue keeps claiming along until nothing is left, without the
 Deno.test("bytes held fill the byte budget: no room until their results are written", async () => {
   const ep = await endpointWith(4);
   const held: Claimed[] = [];
-  const { queue } = queueFor({ maxBytesInFlight: 100, perEndpoint: 10 }, (lease) => held.push(lease));
+  const { queue } = queueFor({ maxInFlightBytes: 100, perEndpoint: 10 }, (lease) => held.push(lease));
   try {
     // Each body is a few hundred bytes: one claim goes past the budget (the claim does not know it).
     assertEquals(await queue.take(2, new AbortController().signal), 2);

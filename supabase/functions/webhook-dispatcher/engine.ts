@@ -36,8 +36,12 @@ export interface EngineOptions {
   timeoutMs?: number;
   /** Deliveries in flight at once from this engine. */
   maxInFlight?: number;
-  /** Body bytes held at once (claimed, not yet recorded). Default 64 MiB. */
-  maxBytesInFlight?: number;
+  /**
+   * Body bytes held at once (claimed, not yet recorded). Default 32 MiB: a body is held about three
+   * times over (the claim's result, the string, the bytes sent), which keeps a dispatcher well inside a
+   * hosted Edge Function's 256 MB.
+   */
+  maxInFlightBytes?: number;
   /** Deliveries in flight at once to one endpoint, from all dispatchers together. */
   perEndpoint?: number;
   /** Most rows claimed per query. */
@@ -129,7 +133,7 @@ export class DeliveryEngine {
       leaseSeconds: this.leaseSeconds,
       claimBatch: this.claimBatch,
       maxInFlight: this.maxInFlight,
-      maxBytesInFlight: this.opts.maxBytesInFlight ?? 64 * 1024 * 1024,
+      maxInFlightBytes: this.opts.maxInFlightBytes ?? 32 * 1024 * 1024,
       flushBatch: this.opts.flushBatch ?? 1000,
       flushDelayMs: this.opts.flushDelayMs ?? 10,
       allowance: (progress) => stop.signal.aborted ? 0 : budget.allowance(progress),

@@ -21,7 +21,7 @@ export interface LeaseQueueOptions {
   /** Most rows claimed per query. */
   claimBatch: number;
   maxInFlight: number;
-  maxBytesInFlight: number;
+  maxInFlightBytes: number;
   /** Most results per write; the first result waits `flushDelayMs` for company. */
   flushBatch: number;
   flushDelayMs: number;
@@ -56,7 +56,7 @@ export class LeaseQueue {
   private readonly minClaim: number;
 
   constructor(private readonly sql: Sql, private readonly o: LeaseQueueOptions) {
-    this.slots = new Slots(o.maxInFlight, o.maxBytesInFlight);
+    this.slots = new Slots(o.maxInFlight, o.maxInFlightBytes);
     this.writer = new ResultWriter(
       (batch) => this.write(batch),
       o.flushBatch,
