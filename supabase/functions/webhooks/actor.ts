@@ -55,9 +55,10 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
 }
 
 /**
- * Runs `fn` as the caller, after checking that the caller may configure webhooks for its active
- * organization: an admin there (live membership) or a live API key of it. Staff and removed members
- * get 403; what belongs to other organizations is simply invisible (404 further in).
+ * Runs `fn` as the caller, after asking the database whether the caller may configure webhooks for its
+ * active organization (private.webhook_admin_organization_id: an admin there, or a live API key of it).
+ * Staff and removed members get 403; what belongs to other organizations is simply invisible (404
+ * further in).
  */
 export async function asAdmin<T>(
   deps: AppDeps,
@@ -67,7 +68,7 @@ export async function asAdmin<T>(
   const actor = c.get("actor");
   return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
     const [row] = await tx<{ org: string | null }[]>`
-      select coalesce(private.admin_organization_id(), private.api_key_organization_id()) as org`;
+      select private.webhook_admin_organization_id() as org`;
     if (!row?.org) {
       if (actor.kind === "user" && !actor.claims.organization_id) {
         throw forbidden("no_active_organization", "Your token names no organization; pick one and refresh");

@@ -1,12 +1,13 @@
--- Organization API keys, for automation platforms (Zapier, Make, n8n) and scripts that call the
--- configuration API without a person's session.
+-- Organization API keys, and who may configure an organization's webhooks (its admins and its live
+-- API keys), stated once here, before the webhook tables whose policies and operations use it.
 --
--- A key is shown once, when it is created; only its SHA-256 is stored. It belongs to one organization
--- and acts there with the rights of the webhooks configuration API only: requests made with it run as
--- `authenticated` with the claims {"api_key_id": ..., "organization_id": ...}, and the webhook tables
--- grant access to such a request only while the key exists, is not revoked and belongs to that
--- organization (checked live, like memberships). Keys give no access to members, donations, settings
--- or anything else.
+-- API keys are for automation platforms (Zapier, Make, n8n) and scripts that call the configuration API
+-- without a person's session. A key is shown once, when it is created; only its SHA-256 is stored. It
+-- belongs to one organization and acts there with the rights of the webhooks configuration API only:
+-- requests made with it run as `authenticated` with the claims {"api_key_id": ..., "organization_id":
+-- ...}, and the webhook tables grant access to such a request only while the key exists, is not revoked
+-- and belongs to that organization (checked live, like memberships). Keys give no access to members,
+-- donations, settings or anything else.
 
 create table public.organization_api_keys (
   id uuid primary key default gen_random_uuid(),
@@ -60,8 +61,20 @@ as $$
     and k.organization_id = private.claimed_organization_id()
     and k.revoked_at is null
 $$;
-revoke all on function private.api_key_organization_id() from public;
-grant execute on function private.api_key_organization_id() to authenticated, service_role;
+
+-- Who may configure webhooks, the one rule: the organization whose webhooks the caller may configure,
+-- as an admin there (live membership) or with its live API key; null for anyone else. The webhook
+-- tables' policies, the webhook operations and the configuration API all ask this function.
+create function private.webhook_admin_organization_id() returns uuid
+language sql stable security definer
+set search_path = ''
+as $$
+  select coalesce(private.admin_organization_id(), private.api_key_organization_id())
+$$;
+
+revoke all on function private.api_key_organization_id(), private.webhook_admin_organization_id() from public;
+grant execute on function private.api_key_organization_id(), private.webhook_admin_organization_id()
+  to authenticated, service_role;
 
 -- Admins list and revoke their organization's keys; the hash is never readable by anyone but the server.
 alter table public.organization_api_keys enable row level security;
