@@ -1238,7 +1238,14 @@ export interface paths {
                                 created_by: string | null;
                                 created_at: string;
                                 last_used_at: string | null;
+                                /**
+                                 * @description Revoked keys are refused (401 invalid_api_key)
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked";
                                 revoked_at: string | null;
+                                /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                                revoked_reason: string | null;
                             }[];
                         };
                     };
@@ -1287,7 +1294,14 @@ export interface paths {
                             created_by: string | null;
                             created_at: string;
                             last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
                             revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
                             /** @description The key itself. Shown only in this response. */
                             key: string;
                         };
@@ -1357,7 +1371,14 @@ export interface paths {
                             created_by: string | null;
                             created_at: string;
                             last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
                             revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
                         };
                     };
                 };

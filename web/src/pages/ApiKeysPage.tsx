@@ -144,6 +144,7 @@ export function ApiKeysPage() {
                       ? (
                         <span className="badge badge-disabled">
                           Revoked <Time iso={k.revoked_at} />
+                          {k.revoked_reason && `: ${k.revoked_reason}`}
                         </span>
                       )
                       : <span className="badge badge-delivered">Active</span>}
