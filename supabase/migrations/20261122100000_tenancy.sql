@@ -127,6 +127,26 @@ as $$
   )
 $$;
 
+-- Whether the caller's access token belongs to a session Supabase Auth still has: not signed out, not
+-- revoked (refresh-token reuse, password change), not past its not_after. Supabase Auth puts the
+-- session's id into every access token it issues (`session_id`, the primary key of auth.sessions), and
+-- the token outlives the session by up to jwt_expiry; sensitive operations ask this (the configuration
+-- API does on every request). A token naming no session, or another user's, has no live session.
+create function private.session_is_live() returns boolean
+language sql stable security definer
+set search_path = ''
+as $$
+  select exists (
+    select 1 from auth.sessions s
+    where s.id = case
+        when (auth.jwt() ->> 'session_id') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+        then (auth.jwt() ->> 'session_id')::uuid
+      end
+      and s.user_id = auth.uid()
+      and (s.not_after is null or s.not_after > now())
+  )
+$$;
+
 revoke all on all functions in schema private from public;
 grant execute on all functions in schema private to authenticated, service_role;
 

@@ -68,7 +68,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -145,7 +145,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -235,7 +235,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -283,7 +283,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -366,7 +366,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -444,7 +444,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -510,7 +510,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -601,7 +601,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -712,7 +712,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -805,7 +805,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -891,7 +891,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -966,7 +966,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1041,7 +1041,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1096,7 +1096,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1169,7 +1169,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1250,7 +1250,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1316,7 +1316,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1382,7 +1382,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1467,7 +1467,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1545,7 +1545,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1608,7 +1608,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1676,7 +1676,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1744,7 +1744,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1810,7 +1810,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1878,7 +1878,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1942,7 +1942,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2013,7 +2013,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2074,7 +2074,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2143,7 +2143,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2207,7 +2207,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;

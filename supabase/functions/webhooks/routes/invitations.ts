@@ -4,13 +4,12 @@
 // functions of 20261122100300_invitations.sql, which check who may do what; API keys cannot manage
 // people.
 import { z } from "zod";
-import { withClaims } from "../../_shared/db.ts";
 import { AppError, notFound } from "../../_shared/errors.ts";
-import { type ActorEnv, asAdmin } from "../actor.ts";
+import { type ActorEnv, asAdmin, asCaller } from "../actor.ts";
 import type { AppDeps } from "../../_shared/app.ts";
 import type { Context } from "hono";
 import type { Tx } from "../../_shared/db.ts";
-import { route, type RouteFactory, userOf } from "../route.ts";
+import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
 
 const Role = z.enum(["admin", "staff"]);
@@ -78,9 +77,8 @@ function invitationError(err: unknown): unknown {
 
 /** As the signed-in user, whatever organization their token names (invitees are not members yet). */
 async function asUser<T>(deps: AppDeps, c: Context<ActorEnv>, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const actor = userOf(c);
   try {
-    return await withClaims(deps.userSql ?? deps.sql, actor.claims, fn);
+    return await asCaller(deps, c, (tx) => fn(tx));
   } catch (err) {
     throw invitationError(err);
   }
