@@ -12,8 +12,11 @@ const PASSWORD = "correct horse battery";
 
 let stack: DevStack | undefined;
 async function devStack(): Promise<DevStack> {
-  // A one-second reuse interval so "after the interval" takes a second, not config.toml's ten.
-  stack ??= await startDevStack({ env: { GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: "1" } });
+  // A one-second reuse interval so "after the interval" takes a second, not config.toml's ten; and room
+  // for this file's sign-ins from one address (the limit itself: local_auth_limits_test.ts).
+  stack ??= await startDevStack({
+    env: { GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: "1", GOTRUE_RATE_LIMIT_OTP: "1000" },
+  });
   return stack;
 }
 
@@ -153,6 +156,22 @@ Deno.test("wrong password, unknown user and unconfirmed e-mail get Supabase Auth
     error_code: "invalid_credentials",
     msg: "unsupported_grant_type",
   });
+});
+
+Deno.test("signUp as config.toml ships it: confirmed at once with a session; a known address or a short password is refused", async () => {
+  const s = await devStack();
+  const email = `signup-${crypto.randomUUID().slice(0, 8)}@example.org`;
+  const { data, error } = await client(s).auth.signUp({ email, password: PASSWORD });
+  assertEquals(error, null);
+  assert(data.user?.email_confirmed_at, "enable_confirmations = false: confirmed at sign-up");
+  assertEquals(claimsOf(data.session!.access_token).sub, data.user!.id, "and signed in");
+  assertEquals(claimsOf(data.session!.access_token).organization_id, undefined, "a member of nothing");
+  const again = await client(s).auth.signUp({ email, password: PASSWORD });
+  assertEquals(again.error?.code, "user_already_exists");
+  const weak = await client(s).auth.signUp({ email: `weak-${email}`, password: "12345" });
+  assertEquals([weak.error?.status, weak.error?.code], [422, "weak_password"]);
+  const signedIn = await client(s).auth.signInWithPassword({ email, password: PASSWORD });
+  assertEquals(signedIn.error, null, "the new account signs in");
 });
 
 Deno.test("every auth call needs the local anon key in apikey; the JWKS is public", async () => {
