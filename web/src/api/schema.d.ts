@@ -2036,42 +2036,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/webhooks/invitations/received": {
+    "/webhooks/invitations/preview": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Open invitations addressed to your confirmed e-mail address */
-        get: {
+        get?: never;
+        put?: never;
+        /** What an invitation is for (organization, role, address), given its token; nothing is accepted */
+        post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
+                    };
+                };
+            };
             responses: {
-                /** @description Invitations you can accept */
+                /** @description The open invitation the token names */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                organization_id: string;
-                                organization_name: string;
-                                /** @enum {string} */
-                                role: "admin" | "staff";
-                                created_at: string;
-                                expires_at: string;
-                            }[];
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            organization_name: string;
+                            /** @description The address it was sent to */
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            created_at: string;
+                            expires_at: string;
                         };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Missing, invalid or expired credentials, or a session that has ended */
@@ -2083,10 +2101,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description No such open invitation (unknown, expired, revoked or used) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
         };
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2102,7 +2125,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation: with its token, or by id when it is addressed to your e-mail */
+        /** Accept an invitation with its token (from the link that was sent) */
         post: {
             parameters: {
                 query?: never;
@@ -2113,9 +2136,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        token?: string;
-                        /** Format: uuid */
-                        invitation_id?: string;
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
                     };
                 };
             };
@@ -2152,7 +2174,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such open invitation for you (unknown, expired, revoked or used) */
+                /** @description No such open invitation (unknown, expired, revoked or used) */
                 404: {
                     headers: {
                         [name: string]: unknown;
