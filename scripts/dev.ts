@@ -11,11 +11,13 @@
 // a second. WEBHOOKS_DEV_DISPATCH=false turns that off.
 import { type AppDeps, runtimeDeps } from "../supabase/functions/_shared/app.ts";
 import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
-import { createAuthService } from "./local-auth/service.ts";
+import { type AuthService, createAuthService } from "./local-auth/service.ts";
 import { localAnonKey, localSigningKey } from "./local-auth/keys.ts";
 import { loadAuthSettings } from "./local-auth/config.ts";
 import { withLocalCors } from "./local-cors.ts";
 import { startWebDev } from "./dev-web.ts";
+import { startMailCatcher } from "./dev-mail.ts";
+import { startLocalMailSender } from "../supabase/functions/mail-sender/local_loop.ts";
 import type { Sql } from "../supabase/functions/_shared/db.ts";
 
 type Fetch = (req: Request) => Response | Promise<Response>;
@@ -58,16 +60,16 @@ export function router(apps: Map<string, Fetch>): Fetch {
   };
 }
 
-/** The whole local API: /auth/v1/* to the token service, /functions/v1/* to the functions, CORS for both. */
-export function gateway(
-  apps: Map<string, Fetch>,
-  auth: (req: Request, path: string) => Promise<Response>,
-): Fetch {
+/**
+ * The whole local API: /auth/v1/* to the token service (told the client's address, for its attempt
+ * limits), /functions/v1/* to the functions, CORS for both.
+ */
+export function gateway(apps: Map<string, Fetch>, auth: AuthService) {
   const functions = router(apps);
-  return withLocalCors((req) => {
+  return withLocalCors((req: Request, info?: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
     const { pathname } = new URL(req.url);
     if (pathname === "/auth/v1" || pathname.startsWith("/auth/v1/")) {
-      return auth(req, pathname.slice("/auth/v1".length));
+      return auth(req, pathname.slice("/auth/v1".length), info?.remoteAddr.hostname);
     }
     return functions(req);
   });
@@ -94,7 +96,7 @@ if (import.meta.main) {
     loadAuthSettings(),
   ]);
   // Requests that arrive while the functions load wait for them.
-  const handler = Promise.withResolvers<Fetch>();
+  const handler = Promise.withResolvers<ReturnType<typeof gateway>>();
   const controller = new AbortController();
   let listening!: (port: number) => void;
   const bound = new Promise<number>((resolve) => (listening = resolve));
@@ -102,7 +104,7 @@ if (import.meta.main) {
   try {
     server = Deno.serve(
       { hostname: "127.0.0.1", port, signal: controller.signal, onListen: ({ port }) => listening(port) },
-      async (req) => (await handler.promise)(req),
+      async (req, info) => (await handler.promise)(req, info),
     );
   } catch (err) {
     if (err instanceof Deno.errors.AddrInUse) {
@@ -126,6 +128,13 @@ if (import.meta.main) {
   if (!Deno.env.get("INBOUND_REPLAY_SECRET")) {
     Deno.env.set("INBOUND_REPLAY_SECRET", `local-replay-${crypto.randomUUID()}`);
   }
+  // Mail goes to a local catcher with a web inbox (unless mail is configured otherwise), and its links
+  // point at the settings UI this server starts.
+  const mailCatcher = await startMailCatcher();
+  if (mailCatcher) Deno.env.set("SMTP_URL", mailCatcher.smtpUrl);
+  if (!Deno.env.get("SITE_URL")) {
+    Deno.env.set("SITE_URL", `http://127.0.0.1:${Deno.env.get("WEB_PORT") ?? 54323}`);
+  }
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);
   const auth = createAuthService({ sql: deps.sql, issuer: `${url}/auth/v1`, anonKey, signingKey, settings });
@@ -136,6 +145,10 @@ if (import.meta.main) {
     { allowPrivateTargets: deps.config.allowPrivateTargets },
   );
   if (dispatcher) console.log("delivering outbound webhooks locally (on NOTIFY and every 500 ms)");
+  const mailSender = deps.config.mail ? startLocalMailSender(deps.sql, deps.config.mail) : undefined;
+  if (mailSender) {
+    console.log(`sending mail locally over ${deps.config.mail!.transport} (on NOTIFY and every 2 s)`);
+  }
   const demo = await demoSignIns(deps.sql);
   console.log("");
   console.log(`API URL:   ${url}`);
@@ -153,6 +166,9 @@ if (import.meta.main) {
   // The settings UI (web/) on its own port, against this stack (needs --allow-run, which dev.sh gives).
   const web = await startWebDev(url, anonKey);
   if (web) console.log(`Settings UI: ${web.url}  (web/, Vite; sign in with a demo account)`);
+  if (mailCatcher) {
+    console.log(`Mail:        ${mailCatcher.url}  (MailDev inbox: invitations and endpoint alerts)`);
+  }
   console.log(`dev server ready on ${url} (Ctrl-C stops it)`);
 
   const shutdown = () => {
@@ -163,6 +179,8 @@ if (import.meta.main) {
   Deno.addSignalListener("SIGTERM", shutdown);
   await server.finished;
   await web?.stop();
+  await mailSender?.stop();
+  await mailCatcher?.stop();
   await dispatcher?.stop();
   await Promise.all([deps.sql.end({ timeout: 5 }), deps.userSql?.end({ timeout: 5 })]);
 }

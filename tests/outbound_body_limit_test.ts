@@ -12,8 +12,7 @@ import { startWebhooksApi } from "./helpers/webhooks_api.ts";
 import { addMembers, createEndpoint, deliveriesOf, retireEndpoints, testEngine } from "./helpers/outbound.ts";
 import { hmacSha256Hex } from "../supabase/functions/_shared/hmac.ts";
 import { SAMPLES_MAX_BYTES } from "../supabase/functions/webhooks/routes/automation.ts";
-
-const MAX_BODY = 256 * 1024;
+import { MAX_BODY_BYTES as MAX_BODY } from "../supabase/functions/webhook-dispatcher/claims.ts";
 
 /** A server-side writer's event for `organizationId` whose row carries a `bytes`-long field. */
 async function enqueueLarge(organizationId: string, bytes: number): Promise<string> {
@@ -60,6 +59,11 @@ Deno.test("staff cannot store 10 MiB member names; other organizations' deliveri
     await retireEndpoints(epMine.id, epTheirs.id);
     await Promise.all([mine.close(), theirs.close()]);
   }
+});
+
+Deno.test("the dispatcher knows the database's largest body", async () => {
+  const [row] = await sql()<{ n: number }[]>`select private.webhook_max_body_bytes() as n`;
+  assertEquals(row!.n, MAX_BODY);
 });
 
 Deno.test("a body too large is sent trimmed and marked; /deliveries/{id} and /samples stay bounded", async () => {

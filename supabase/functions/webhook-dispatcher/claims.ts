@@ -7,13 +7,17 @@
 // fits), paces endpoints with a rate limit (`send_at`) and passes by those their receiver paused;
 // `endpoint_full` marks the endpoints a claim filled (to their cap, their organization's or their pace).
 import type { Sql } from "../_shared/db.ts";
+import type { DeliveryId, EndpointId, EventId, LeaseToken } from "./ids.ts";
 import type { AttemptResult } from "./send.ts";
 
+/** The largest body an event carries (private.webhook_max_body_bytes(), 256 KiB). */
+export const MAX_BODY_BYTES = 256 * 1024;
+
 export interface Claimed {
-  delivery_id: string;
-  lease_token: string;
-  endpoint_id: string;
-  event_id: string;
+  delivery_id: DeliveryId;
+  lease_token: LeaseToken;
+  endpoint_id: EndpointId;
+  event_id: EventId;
   event_type: string;
   url: string;
   secret: string;
@@ -27,7 +31,9 @@ export interface Claimed {
   send_at: Date | null;
 }
 
-export type ResultRow = AttemptResult & { delivery_id: string; endpoint_id: string; lease_token: string };
+/** Which lease an outcome ends. */
+export type LeaseRef = Pick<Claimed, "delivery_id" | "endpoint_id" | "lease_token">;
+export type ResultRow = AttemptResult & LeaseRef;
 
 export interface ClaimLimits {
   /** Most rows to claim; 0 claims nothing. */

@@ -1,57 +1,74 @@
-// This dispatcher's slots: how many sends it has in flight (at most `maxInFlight`) and how many bytes of
-// bodies they hold (at most `maxBytes`), counting what claims under way may bring, and which endpoints
-// a claim filled to their cap. The caps themselves are the database's (private.webhook_claim counts
+// This dispatcher's room, in rows and in bytes: the deliveries it is sending (at most `maxRows`), the
+// body bytes of those it holds until their outcomes are recorded (at most `maxBytes`), and what claims
+// under way may bring (several can overlap: the run loop's and those along with writes). Also which
+// endpoints a claim filled to their cap. The cap itself is the database's (private.webhook_claim counts
 // every dispatcher's live leases, and a lease lasts until its result is written): a result for a full
-// endpoint written means a claim may find work there again. A send's bytes are free again once it has
-// ended: the body is not kept for its result.
+// endpoint written means a claim may find work there again.
+import type { EndpointId } from "./ids.ts";
+
+/** What one claim may take; held from `reserve` until `claimed`. */
+export interface Grant {
+  rows: number;
+  bytes: number;
+}
+
 export class Slots {
-  private readonly full = new Set<string>();
-  private readonly perEndpoint = new Map<string, number>();
-  total = 0;
+  private readonly full = new Set<EndpointId>();
+  private readonly perEndpoint = new Map<EndpointId, number>();
+  /** Sends in flight. */
+  rows = 0;
+  /** Body bytes claimed and not yet recorded. */
   bytes = 0;
-  /** Slots and bytes held for claims under way (several can overlap: the run loop's and those along with writes). */
-  private reserved = 0;
-  private reservedBytes = 0;
+  /** Held for claims under way. */
+  readonly reserved: Grant = { rows: 0, bytes: 0 };
 
-  constructor(readonly maxInFlight: number, readonly maxBytes: number) {}
+  constructor(readonly maxRows: number, readonly maxBytes: number) {}
 
+  /** Rows a claim could take now (none while the bytes held fill the byte budget). */
   get free(): number {
-    return this.maxInFlight - this.total - this.reserved;
+    return this.freeBytes > 0 ? Math.max(0, this.maxRows - this.rows - this.reserved.rows) : 0;
   }
 
-  get freeBytes(): number {
-    return this.maxBytes - this.bytes - this.reservedBytes;
+  private get freeBytes(): number {
+    return this.maxBytes - this.bytes - this.reserved.bytes;
   }
 
-  /** Holds `n` slots and `bytes` for a claim under way; `claimed` gives them back. */
-  reserve(n: number, bytes: number): void {
-    this.reserved += n;
-    this.reservedBytes += bytes;
+  /** The bytes held fill the byte budget: no claim until results are written. */
+  get bytesFull(): boolean {
+    return this.freeBytes <= 0;
   }
 
-  /** A claim that held `reserved` slots and `reservedBytes` came back with `rows` (none if it failed). */
+  /** Holds room for a claim of up to `rows` rows, with their share of the free bytes. */
+  reserve(rows: number): Grant {
+    const free = this.free;
+    const n = Math.max(0, Math.min(rows, free));
+    const grant = { rows: n, bytes: n === 0 ? 0 : Math.floor((this.freeBytes * n) / free) };
+    this.reserved.rows += grant.rows;
+    this.reserved.bytes += grant.bytes;
+    return grant;
+  }
+
+  /** The claim holding `grant` came back with these rows (none if it failed). */
   claimed(
-    rows: { endpoint_id: string; endpoint_full: boolean; body_bytes: number }[],
-    reserved: number,
-    reservedBytes: number,
+    grant: Grant,
+    rows: { endpoint_id: EndpointId; endpoint_full: boolean; body_bytes: number }[],
   ): void {
-    this.reserved -= reserved;
-    this.reservedBytes -= reservedBytes;
-    this.total += rows.length;
+    this.reserved.rows -= grant.rows;
+    this.reserved.bytes -= grant.bytes;
+    this.rows += rows.length;
     for (const r of rows) {
-      this.bytes += r.body_bytes;
+      this.bytes += bodyBytes(r);
       this.perEndpoint.set(r.endpoint_id, (this.perEndpoint.get(r.endpoint_id) ?? 0) + 1);
       if (r.endpoint_full) this.full.add(r.endpoint_id);
     }
   }
 
   /**
-   * A send of `bytes` finished. True when it was the last in flight to an endpoint the claim had
-   * filled: until its results are written, nothing more can be claimed there.
+   * A send finished. True when it was the last in flight to an endpoint the claim had filled: until its
+   * results are written, nothing more can be claimed there.
    */
-  finished(endpointId: string, bytes: number): boolean {
-    this.total--;
-    this.bytes -= bytes;
+  finished(endpointId: EndpointId): boolean {
+    this.rows--;
     const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
     if (left > 0) {
       this.perEndpoint.set(endpointId, left);
@@ -61,8 +78,17 @@ export class Slots {
     return this.full.has(endpointId);
   }
 
-  /** A result was written; true when its endpoint had been full (so claiming again may find work). */
-  written(endpointId: string): boolean {
+  /**
+   * A result was written (or given up on: its lease runs out), freeing `bytes`; true when its endpoint
+   * had been full (so claiming again may find work).
+   */
+  written(endpointId: EndpointId, bytes: number): boolean {
+    this.bytes -= bytes;
     return this.full.delete(endpointId);
   }
+}
+
+/** A body's bytes, as the database counted them when the event was written (what its claim budgeted). */
+export function bodyBytes(row: { body_bytes: number }): number {
+  return row.body_bytes;
 }

@@ -77,7 +77,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -160,7 +160,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -254,7 +254,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -302,7 +302,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -391,7 +391,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -471,7 +471,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -556,7 +556,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -647,7 +647,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -748,7 +748,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -856,7 +856,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -957,7 +957,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1043,7 +1043,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1068,7 +1068,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description The endpoint is disabled */
+                /** @description The endpoint is disabled, or the event was redacted (its person was erased) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1118,7 +1118,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1193,7 +1193,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1248,7 +1248,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1301,7 +1301,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Bodies of real events of the organization; the catalogue example when there are none yet */
+                /** @description Bodies of real events of the organization (not those redacted when their person was erased); the catalogue example when there are none yet */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1321,7 +1321,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1390,12 +1390,19 @@ export interface paths {
                                 created_by: string | null;
                                 created_at: string;
                                 last_used_at: string | null;
+                                /**
+                                 * @description Revoked keys are refused (401 invalid_api_key)
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked";
                                 revoked_at: string | null;
+                                /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                                revoked_reason: string | null;
                             }[];
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1439,7 +1446,14 @@ export interface paths {
                             created_by: string | null;
                             created_at: string;
                             last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
                             revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
                             /** @description The key itself. Shown only in this response. */
                             key: string;
                         };
@@ -1454,7 +1468,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1509,11 +1523,18 @@ export interface paths {
                             created_by: string | null;
                             created_at: string;
                             last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
                             revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1598,7 +1619,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1676,7 +1697,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1739,7 +1760,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1807,7 +1828,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1875,7 +1896,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1941,7 +1962,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2009,7 +2030,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2073,7 +2094,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2144,7 +2165,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2167,45 +2188,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/webhooks/invitations/received": {
+    "/webhooks/invitations/preview": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Open invitations addressed to your confirmed e-mail address */
-        get: {
+        get?: never;
+        put?: never;
+        /** What an invitation is for (organization, role, address), given its token; nothing is accepted */
+        post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
+                    };
+                };
+            };
             responses: {
-                /** @description Invitations you can accept */
+                /** @description The open invitation the token names */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                organization_id: string;
-                                organization_name: string;
-                                /** @enum {string} */
-                                role: "admin" | "staff";
-                                created_at: string;
-                                expires_at: string;
-                            }[];
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            organization_name: string;
+                            /** @description The address it was sent to */
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            created_at: string;
+                            expires_at: string;
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2214,10 +2253,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description No such open invitation (unknown, expired, revoked or used) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
         };
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2233,7 +2277,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation: with its token, or by id when it is addressed to your e-mail */
+        /** Accept an invitation with its token (from the link that was sent) */
         post: {
             parameters: {
                 query?: never;
@@ -2244,9 +2288,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        token?: string;
-                        /** Format: uuid */
-                        invitation_id?: string;
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
                     };
                 };
             };
@@ -2274,7 +2317,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2283,7 +2326,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such open invitation for you (unknown, expired, revoked or used) */
+                /** @description No such open invitation (unknown, expired, revoked or used) */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2338,7 +2381,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2369,6 +2412,235 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/members/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find members of the organization by e-mail, phone or name, to erase one (admins) */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Part of an e-mail address, a name or a phone number */
+                    q: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description At most 20 members, by name */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                first_name: string;
+                                last_name: string;
+                                email: string | null;
+                                primary_phone: string | null;
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's erasures, newest first (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Erasures */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Erasure"][];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Erase a member everywhere (admins); cannot be undone */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        member_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Erased: every copy found is gone */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Erasing: the member row is gone, the rest continues in batches (poll GET /erasures/{id}) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/erasures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One erasure and its progress (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The erasure */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such erasure in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2381,6 +2653,35 @@ export interface components {
                 details?: {
                     [key: string]: unknown;
                 };
+            };
+        };
+        Erasure: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The id the erased member had; the member row itself is gone
+             */
+            member_id: string;
+            /**
+             * Format: uuid
+             * @description The admin who erased them
+             */
+            requested_by: string | null;
+            requested_at: string;
+            finished_at: string | null;
+            /** @enum {string} */
+            status: "running" | "done";
+            /**
+             * @description The kind of rows being worked through
+             * @enum {string}
+             */
+            stage: "whatsapp" | "inbound_log" | "events" | "attempts" | "mail" | "settle" | "done";
+            /** @description Batches done so far */
+            steps: number;
+            /** @description Rows removed or redacted, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, mails, invitations, ...) */
+            counts: {
+                [key: string]: number;
             };
         };
     };

@@ -83,7 +83,8 @@ export const automationRoutes: RouteFactory = (deps) => [
       responses: {
         200: {
           description:
-            "Bodies of real events of the organization; the catalogue example when there are none yet",
+            "Bodies of real events of the organization (not those redacted when their person was erased); " +
+            "the catalogue example when there are none yet",
           schema: z.array(z.record(z.string(), z.unknown())),
         },
         404: { description: "Unknown event type" },
@@ -97,7 +98,8 @@ export const automationRoutes: RouteFactory = (deps) => [
         tx<{ payload: Record<string, unknown> }[]>`
           select s.payload from (
             select e.payload, row_number() over w as n, sum(e.body_bytes) over w as bytes
-            from public.webhook_events e where e.type = ${type} and not e.payload ? 'test'
+            from public.webhook_events e
+            where e.type = ${type} and not e.payload ? 'test' and e.redacted_at is null
             window w as (order by e.created_at desc, e.id desc)
             order by e.created_at desc, e.id desc limit ${limit}
           ) s
