@@ -443,8 +443,10 @@ Deno.test("an attempt in flight when its event is redacted: the erasure waits fo
     { id: string }[]
   >`select id from public.webhook_deliveries where endpoint_id = ${endpoint.id}`;
   // A dispatcher holds it: its lease is live.
-  await sql()`insert into private.webhook_leases (delivery_id, endpoint_id, token, leased_until)
-              values (${d!.id}, ${endpoint.id}, gen_random_uuid(), now() + interval '40 seconds')`;
+  await sql()`insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
+              values (${
+    d!.id
+  }, ${endpoint.id}, ${a.organizationId}, gen_random_uuid(), now() + interval '40 seconds')`;
   const id = await eraseAsAdmin(a.adminClaims, m!.id);
   await sql()`call private.erasure_run()`;
   const [waiting] = await sql()`select stage, finished_at from public.member_erasures where id = ${id}`;
