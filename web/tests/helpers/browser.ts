@@ -7,10 +7,11 @@ import axe from "axe-core";
 const webDir = new URL("../../", import.meta.url).pathname;
 export const artifactsDir = `${webDir}tests/artifacts`;
 
-/** `vite build` of web/ for this stack, into a temporary directory. */
+/** `vite build` of web/ for this stack, into a temporary directory (`extra`: more vite options). */
 export async function buildWeb(
   apiUrl: string,
   anonKey: string,
+  extra: string[] = [],
 ): Promise<string> {
   const outDir = await Deno.makeTempDir({ prefix: "settings-web-" });
   const out = await new Deno.Command("node", {
@@ -22,6 +23,7 @@ export async function buildWeb(
       "--emptyOutDir",
       "--logLevel",
       "warn",
+      ...extra,
     ],
     cwd: webDir,
     env: { VITE_SUPABASE_URL: apiUrl, VITE_SUPABASE_ANON_KEY: anonKey },
