@@ -12,7 +12,7 @@ import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers
 import { type ReceivedRequest, type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
 import { Webhook } from "standardwebhooks";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { buildWeb, captureAndCheck, focused, launchBrowser, serveStatic } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -114,6 +114,14 @@ async function until(
   }
 }
 
+/**
+ * Whether the browser spell-checks this field. Secrets and ids must not be: they would be underlined,
+ * and a browser's cloud spell check sends what is typed to a server.
+ */
+async function spellChecked(field: Locator): Promise<boolean> {
+  return await field.evaluate((e) => (e as unknown as { spellcheck: boolean }).spellcheck);
+}
+
 /** The row of the Logs table for a delivery of this event, newest first. */
 function logRow(eventType: string, nth = 0) {
   return page.locator("table.logs tbody tr").filter({ hasText: eventType }).nth(
@@ -200,6 +208,9 @@ Deno.test(
   async () => {
     await page.getByRole("button", { name: "Add your first endpoint" }).click();
     const url = page.getByLabel("Endpoint URL");
+    // The form opens where typing starts: on its first field.
+    await url.waitFor();
+    assertEquals((await focused(page)).id, await url.getAttribute("id"));
     // The catalogue: every event with a description and an example body.
     await page.getByText("Example body of member.created").click();
     assert(
@@ -269,6 +280,7 @@ Deno.test(
     secret = await clipboard();
     assertMatch(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assertEquals(await field.inputValue(), secret);
+    assertEquals(await spellChecked(field), false);
     await page.getByText("How your receiver checks a delivery").click();
     assert(
       (await page.getByLabel("Verification with HMAC").textContent())!.includes(
@@ -366,6 +378,7 @@ Deno.test(
     const req = receiver.requests[0]!;
     const webhookId = req.headers.get("webhook-id")!;
     // Pasted as the receiver logged it: the id is taken out of the line.
+    assertEquals(await spellChecked(page.getByLabel("Find a message")), false);
     await page.getByLabel("Find a message").fill(`webhook-id: ${webhookId}`);
     await page.getByRole("button", { name: "Find", exact: true }).click();
     await page.waitForURL(new RegExp(`q=${webhookId}`));
@@ -549,6 +562,11 @@ Deno.test(
     assert(await verifies(example!, secret));
 
     await card.getByRole("button", { name: "Edit" }).click();
+    // The form opens on its first field, also when a form was open on this page before.
+    assertEquals(
+      (await focused(page)).id,
+      await card.getByLabel("Endpoint URL").getAttribute("id"),
+    );
     await card.getByLabel("Description (optional)").fill(
       "Church CRM (production)",
     );
@@ -940,6 +958,7 @@ Deno.test(
     await page.getByLabel("Endpoint URL").fill(`${receiver.url}/grace`);
     await page.getByLabel("attendance.marked").check();
     await page.getByLabel("Use our own secret").check();
+    assertEquals(await spellChecked(page.getByLabel("Your secret")), false);
     await page.getByLabel("Your secret").fill("short secret");
     await page.getByRole("button", { name: "Add endpoint", exact: true })
       .click();

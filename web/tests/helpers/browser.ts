@@ -203,10 +203,17 @@ export async function captureAndCheck(
   return problems;
 }
 
-/** The element that has focus: its tag, text, label and id (to check where focus went). */
+/**
+ * The element that has focus: its tag, text, label and id (to check where focus went). Effects that
+ * move focus run after the next frame (Preact schedules them so): that frame and the tasks it queued
+ * come first.
+ */
 export async function focused(
   page: Page,
 ): Promise<{ tag: string; text: string; label: string; id: string }> {
+  await page.evaluate(
+    `new Promise((done) => requestAnimationFrame(() => setTimeout(() => setTimeout(done))))`,
+  );
   return await page.evaluate(`(() => {
     const e = document.activeElement;
     return { tag: e ? e.tagName.toLowerCase() : "", text: ((e && e.textContent) || "").trim(),
