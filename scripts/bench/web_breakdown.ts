@@ -77,7 +77,7 @@ function attribute(code: string, map: { sources: string[]; mappings: string }): 
   return pieces;
 }
 
-const dist = await buildWeb("http://127.0.0.1:54321", "breakdown", ["--sourcemap"]);
+const dist = await buildWeb("http://127.0.0.1:54321", "breakdown", { args: ["--sourcemap"] });
 try {
   const rows: { name: string; raw: number; gz: number }[] = [];
   let total = { raw: 0, gz: 0 };
