@@ -1099,8 +1099,9 @@ Deno.test(
         `${what} not in the console`,
       );
     }
-    // Nothing went wrong in the page: no uncaught error, no warning or error of the app or of Preact.
-    // The browser's own line for each HTTP error answer is expected (the story provokes 4xx answers).
+    // Nothing went wrong in the page: no uncaught error, no violation of the build's _headers policy, no
+    // warning or error of the app or of Preact. The browser's own line for each HTTP error answer is
+    // expected (the story provokes 4xx answers).
     const problems = consoleLines.filter((l) =>
       /^(pageerror|error|warning|assert)/.test(l) && !/^error: Failed to load resource: /.test(l)
     );
