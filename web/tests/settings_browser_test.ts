@@ -1103,7 +1103,8 @@ Deno.test(
     // warning or error of the app or of Preact. The browser's own line for each HTTP error answer is
     // expected (the story provokes 4xx answers).
     const problems = consoleLines.filter((l) =>
-      /^(pageerror|error|warning|assert)/.test(l) && !/^error: Failed to load resource: /.test(l)
+      /Content Security Policy/i.test(l) ||
+      (/^(pageerror|error|warning|assert)/.test(l) && !/^error: Failed to load resource: /.test(l))
     );
     assertEquals(problems, []);
   },
