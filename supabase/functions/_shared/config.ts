@@ -13,6 +13,9 @@ const EnvSchema = z.object({
   /** "true" lets outbound webhooks target loopback/private addresses and plain http (local dev, tests). */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
   DB_POOL_MAX: z.coerce.number().int().positive().default(10),
+  /** The plan's limits for one dispatcher invocation (hosted Edge Functions: 2 s of CPU, 150 s / 400 s). */
+  WEBHOOK_DISPATCH_CPU_BUDGET_MS: z.coerce.number().int().positive().default(2000),
+  WEBHOOK_DISPATCH_WALL_BUDGET_MS: z.coerce.number().int().positive().default(150_000),
   /** Bearer secret the configuration API presents to the receivers' replay endpoints (not the service key). */
   INBOUND_REPLAY_SECRET: z.string().optional(),
   /** Set by Supabase in every function; read only to refuse it as the replay secret. */
@@ -42,6 +45,9 @@ export interface Config {
   dispatchSecret?: string;
   allowPrivateTargets: boolean;
   dbPoolMax: number;
+  /** CPU time and wall-clock time one dispatcher invocation may use; it stops claiming with a margin. */
+  dispatchCpuBudgetMs: number;
+  dispatchWallBudgetMs: number;
   /** Bearer secret for the receivers' replay endpoints; unset: replay over HTTP is refused (503). */
   replaySecret?: string;
   /** Base URL of the functions, e.g. https://<ref>.supabase.co/functions/v1. */
@@ -69,6 +75,8 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     dispatchSecret: e.WEBHOOK_DISPATCH_SECRET || undefined,
     allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
     dbPoolMax: e.DB_POOL_MAX,
+    dispatchCpuBudgetMs: e.WEBHOOK_DISPATCH_CPU_BUDGET_MS,
+    dispatchWallBudgetMs: e.WEBHOOK_DISPATCH_WALL_BUDGET_MS,
     replaySecret: replaySecretOf(e),
     functionsUrl: (e.SUPABASE_FUNCTIONS_URL ??
       (e.SUPABASE_URL ? `${e.SUPABASE_URL.replace(/\/+$/, "")}/functions/v1` : undefined))?.replace(
