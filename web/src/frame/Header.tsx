@@ -45,7 +45,7 @@ export function Header() {
               id={selectId}
               value={me.active_organization_id ?? ""}
               disabled={switching}
-              onChange={(e) => void switchTo(e.target.value)}
+              onChange={(e) => void switchTo(e.currentTarget.value)}
             >
               {!me.active_organization_id && <option value="">Choose…</option>}
               {me.memberships.map((m) => (

@@ -19,7 +19,7 @@ export function OnceSecret(
           id={id}
           readOnly
           value={value}
-          spellCheck={false}
+          spellcheck={false}
           onFocus={(e) => e.currentTarget.select()}
         />
         <CopyButton text={value} />

@@ -1,16 +1,21 @@
-// What the browser tests need around the settings UI: a production build pointed at a stack, a static
-// host for it (with the fallback every static host offers), Debian's Chromium through playwright-core,
-// screenshots and an axe-core accessibility check.
+// What the browser tests need around the settings UI: a production build pointed at a stack and its size,
+// a static host for it (with the fallback every static host offers), Debian's Chromium through
+// playwright-core, screenshots and an axe-core accessibility check.
+import { gzipSync } from "node:zlib";
 import { type Browser, chromium, type Page } from "playwright-core";
 import axe from "axe-core";
 
 const webDir = new URL("../../", import.meta.url).pathname;
 export const artifactsDir = `${webDir}tests/artifacts`;
 
-/** `vite build` of web/ for this stack, into a temporary directory. */
+/**
+ * `vite build` of web/ for this stack, into a temporary directory. `debug`: a development build, with
+ * preact/debug checking every render and saying what is wrong in the console. `args`: more vite options.
+ */
 export async function buildWeb(
   apiUrl: string,
   anonKey: string,
+  { args = [], debug = false }: { args?: string[]; debug?: boolean } = {},
 ): Promise<string> {
   const outDir = await Deno.makeTempDir({ prefix: "settings-web-" });
   const out = await new Deno.Command("node", {
@@ -22,9 +27,15 @@ export async function buildWeb(
       "--emptyOutDir",
       "--logLevel",
       "warn",
+      ...(debug ? ["--mode", "development"] : []),
+      ...args,
     ],
     cwd: webDir,
-    env: { VITE_SUPABASE_URL: apiUrl, VITE_SUPABASE_ANON_KEY: anonKey },
+    env: {
+      VITE_SUPABASE_URL: apiUrl,
+      VITE_SUPABASE_ANON_KEY: anonKey,
+      NODE_ENV: debug ? "development" : "production",
+    },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -34,6 +45,22 @@ export async function buildWeb(
     );
   }
   return outDir;
+}
+
+/** The budget for what a browser downloads of the app: its JavaScript and CSS, gzipped. */
+export const BUNDLE_BUDGET_GZIP = 100 * 1024;
+
+/** A build's JavaScript and CSS in bytes, raw and gzipped at level 9 (as a static host precompresses). */
+export async function bundleSize(dir: string) {
+  const size = { js: 0, jsGzip: 0, css: 0, cssGzip: 0 };
+  for await (const f of Deno.readDir(`${dir}/assets`)) {
+    const kind = f.name.endsWith(".js") ? "js" : f.name.endsWith(".css") ? "css" : null;
+    if (!kind) continue;
+    const bytes = await Deno.readFile(`${dir}/assets/${f.name}`);
+    size[kind] += bytes.length;
+    size[`${kind}Gzip`] += gzipSync(bytes, { level: 9 }).length;
+  }
+  return { ...size, gzip: size.jsGzip + size.cssGzip };
 }
 
 const TYPES: Record<string, string> = {
@@ -227,10 +254,17 @@ export async function captureAndCheck(
   return problems;
 }
 
-/** The element that has focus: its tag, text, label and id (to check where focus went). */
+/**
+ * The element that has focus: its tag, text, label and id (to check where focus went). Effects that
+ * move focus run after the next frame (Preact schedules them so): that frame and the tasks it queued
+ * come first.
+ */
 export async function focused(
   page: Page,
 ): Promise<{ tag: string; text: string; label: string; id: string }> {
+  await page.evaluate(
+    `new Promise((done) => requestAnimationFrame(() => setTimeout(() => setTimeout(done))))`,
+  );
   return await page.evaluate(`(() => {
     const e = document.activeElement;
     return { tag: e ? e.tagName.toLowerCase() : "", text: ((e && e.textContent) || "").trim(),

@@ -44,7 +44,7 @@ export function CreateKeyForm(
           placeholder="e.g. Zapier"
           aria-invalid={nameError ? true : undefined}
           aria-describedby={nameError ? `${id}-err` : undefined}
-          onChange={(e) => setName(e.target.value)}
+          onChange={(e) => setName(e.currentTarget.value)}
         />
         <button type="submit" className="primary" disabled={create.isPending}>
           {create.isPending ? "Creating…" : "Create key"}

@@ -47,7 +47,7 @@ export function AuthPage() {
           autoComplete="username"
           required
           value={email}
-          onChange={(e) => setEmail(e.target.value)}
+          onChange={(e) => setEmail(e.currentTarget.value)}
         />
         <label htmlFor={`${id}-password`}>Password</label>
         <input
@@ -56,7 +56,7 @@ export function AuthPage() {
           autoComplete="current-password"
           required
           value={password}
-          onChange={(e) => setPassword(e.target.value)}
+          onChange={(e) => setPassword(e.currentTarget.value)}
         />
         <button type="submit" className="primary" disabled={pending}>
           {pending ? "Signing in…" : "Sign in"}

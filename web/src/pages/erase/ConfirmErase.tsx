@@ -55,7 +55,7 @@ export function ConfirmErase(
           id={`${id}-sure`}
           type="checkbox"
           checked={sure}
-          onChange={(e) => setSure(e.target.checked)}
+          onChange={(e) => setSure(e.currentTarget.checked)}
         />
         <label htmlFor={`${id}-sure`}>I understand this cannot be undone</label>
       </div>

@@ -51,7 +51,7 @@ export function MemberSearch({ onPick }: { onPick(member: Candidate): void }) {
             maxLength={200}
             aria-invalid={error ? true : undefined}
             aria-describedby={error ? `${id}-err` : undefined}
-            onChange={(e) => setQ(e.target.value)}
+            onChange={(e) => setQ(e.currentTarget.value)}
           />
           <button
             type="submit"

@@ -19,7 +19,8 @@ export function FilterBar(
   const field = (name: string) => ({
     id: `${id}-${name}`,
     value: q.get(name) ?? "",
-    onChange: (e: { target: { value: string } }) => setQuery({ [name]: e.target.value, delivery: null }),
+    onChange: (e: { currentTarget: { value: string } }) =>
+      setQuery({ [name]: e.currentTarget.value, delivery: null }),
   });
   return (
     <form
@@ -55,9 +56,9 @@ export function FilterBar(
           value={range}
           onChange={(e) =>
             setQuery({
-              range: e.target.value,
+              range: e.currentTarget.value,
               delivery: null,
-              ...(e.target.value === "custom" ? {} : { since: null, until: null }),
+              ...(e.currentTarget.value === "custom" ? {} : { since: null, until: null }),
             })}
         >
           {RANGES.map((r) => <option key={r.value} value={r.value}>{r.label}</option>)}

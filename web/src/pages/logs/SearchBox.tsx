@@ -41,10 +41,10 @@ export function SearchBox({ current }: { current: string | undefined }) {
           type="search"
           value={text}
           placeholder="webhook-id, delivery id or event id"
-          spellCheck={false}
+          spellcheck={false}
           aria-invalid={error ? true : undefined}
           aria-describedby={error ? `${id}-err` : undefined}
-          onChange={(e) => setText(e.target.value)}
+          onChange={(e) => setText(e.currentTarget.value)}
         />
         <button type="submit">Find</button>
       </div>

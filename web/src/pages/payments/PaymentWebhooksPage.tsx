@@ -82,7 +82,7 @@ export function PaymentWebhooksPage() {
           <select
             id={`${id}-provider`}
             value={provider}
-            onChange={(e) => setProvider(e.target.value as Provider | "")}
+            onChange={(e) => setProvider(e.currentTarget.value as Provider | "")}
           >
             <option value="">All providers</option>
             {PAYMENT_PROVIDERS.map((p) => <option key={p} value={p}>{PROVIDERS[p]}</option>)}
@@ -93,7 +93,7 @@ export function PaymentWebhooksPage() {
           <select
             id={`${id}-status`}
             value={status}
-            onChange={(e) => setStatus(e.target.value as State | "")}
+            onChange={(e) => setStatus(e.currentTarget.value as State | "")}
           >
             <option value="">Any status</option>
             {STATES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}

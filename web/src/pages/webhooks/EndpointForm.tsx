@@ -1,6 +1,6 @@
 // Add or edit an endpoint: its URL (with what this deployment accepts), description, events and, when
 // adding, the signing secret. Errors show at their field only, and focus goes to the first one.
-import { useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import {
   api,
   ApiError,
@@ -48,6 +48,8 @@ export function EndpointForm(
     secret: useRef<HTMLInputElement>(null),
   };
   const editing = !!endpoint;
+  // Typing starts at the URL. Not the autofocus attribute: a browser honours that once per document.
+  useEffect(() => refs.url.current?.focus(), []);
 
   /** Shows these errors at their fields (and no others) and takes the person to the first. */
   function showErrors(errors: Fields) {
@@ -133,10 +135,9 @@ export function EndpointForm(
         inputMode="url"
         placeholder="https://example.org/webhooks/church"
         value={url}
-        autoFocus
         aria-invalid={fieldErrors.url ? true : undefined}
         aria-describedby={`${id}-url-help${fieldErrors.url ? ` ${id}-url-err` : ""}`}
-        onChange={(e) => setUrl(e.target.value)}
+        onChange={(e) => setUrl(e.currentTarget.value)}
       />
       <p id={`${id}-url-help`} className="help">
         {URL_HELP[targetPolicy ?? "public_https"]}
@@ -149,7 +150,7 @@ export function EndpointForm(
         value={description}
         maxLength={500}
         placeholder="e.g. Our CRM, Zapier – new members"
-        onChange={(e) => setDescription(e.target.value)}
+        onChange={(e) => setDescription(e.currentTarget.value)}
       />
 
       <fieldset
@@ -172,8 +173,10 @@ export function EndpointForm(
                 id={`${id}-${t.type}`}
                 checked={events.includes(type)}
                 aria-describedby={`${id}-${t.type}-d`}
-                onChange={(e) =>
-                  setEvents((cur) => e.target.checked ? [...cur, type] : cur.filter((x) => x !== type))}
+                onChange={(e) => {
+                  const on = e.currentTarget.checked; // read now: currentTarget is gone once the event is
+                  setEvents((cur) => on ? [...cur, type] : cur.filter((x) => x !== type));
+                }}
               />
               <label htmlFor={`${id}-${t.type}`}>
                 <code>{t.type}</code>

@@ -45,7 +45,7 @@ export function RecoverForm(
         required
         data-autofocus
         value={since}
-        onChange={(e) => setSince(e.target.value)}
+        onChange={(e) => setSince(e.currentTarget.value)}
       />
       <ActionResult action={recover} />
       <div className="actions">

@@ -66,7 +66,7 @@ export function RotateForm(
         id={id}
         value={grace}
         data-autofocus
-        onChange={(e) => setGrace(Number(e.target.value))}
+        onChange={(e) => setGrace(Number(e.currentTarget.value))}
       >
         {GRACE.map((g) => <option key={g.seconds} value={g.seconds}>{g.label}</option>)}
       </select>

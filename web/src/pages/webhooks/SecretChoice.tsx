@@ -67,10 +67,10 @@ export function SecretChoice(
             ref={inputRef}
             value={value}
             autoComplete="off"
-            spellCheck={false}
+            spellcheck={false}
             aria-invalid={error ? true : undefined}
             aria-describedby={`${id}-rule${error ? ` ${id}-err` : ""}`}
-            onChange={(e) => setValue(e.target.value)}
+            onChange={(e) => setValue(e.currentTarget.value)}
           />
           <ul
             id={`${id}-rule`}

@@ -44,7 +44,7 @@ export function SendTestForm(
         id={id}
         value={type}
         data-autofocus
-        onChange={(e) => setType(e.target.value as TestType)}
+        onChange={(e) => setType(e.currentTarget.value as TestType)}
       >
         <option value="webhook.test">webhook.test (a ping)</option>
         {catalogue?.map((c) => (
