@@ -18,7 +18,12 @@ record bootstrap 1 0
 
 if [ ${#sql_targets[@]} -gt 0 ] && ls "${sql_targets[@]}" >/dev/null 2>&1; then
   echo "== pgTAP"
-  PGOPTIONS='-c search_path=public,extensions' pg_prove --verbose --ext .sql -r -d postgres "${sql_targets[@]}" \
+  # The files in name order, always with the shared fixtures first and their removal last, whichever
+  # files were chosen.
+  fixtures=supabase/tests/00000_fixtures.test.sql
+  drop=supabase/tests/zzzzz_fixtures_drop.test.sql
+  mapfile -t sql_files < <(find "${sql_targets[@]}" -name '*.sql' | grep -vxF -e "$fixtures" -e "$drop" | LC_ALL=C sort -u)
+  PGOPTIONS='-c search_path=public,extensions' pg_prove --verbose -d postgres "$fixtures" "${sql_files[@]}" "$drop" \
     >"$results/pgtap.out" 2>&1
   prove_rc=$?
   grep -E '^(not ok|#.*[Ff]ail|.*\.\. ?(ok|Failed|Dubious))|^Result' "$results/pgtap.out" || true

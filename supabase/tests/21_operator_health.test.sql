@@ -11,7 +11,7 @@ delete from public.webhook_deliveries;
 -- auth), and a run that happened to fall in this test run would add a cron_job_failed alert.
 delete from cron.job_run_details;
 
-insert into public.organizations (id, name) values ('f0000000-0000-4000-8000-000000000001', 'Health');
+select tests.create_organization('Health', 'f0000000-0000-4000-8000-000000000001');
 insert into public.webhook_endpoints (id, organization_id, url, events)
 values ('f1000000-0000-4000-8000-000000000001', 'f0000000-0000-4000-8000-000000000001', 'https://h.example.org/',
         array['member.created']);

@@ -5,7 +5,7 @@
 begin;
 select plan(22);
 
-insert into public.organizations (id, name) values ('d0000000-0000-4000-8000-0000000000aa', 'Wake Church');
+select tests.create_organization('Wake Church', 'd0000000-0000-4000-8000-0000000000aa');
 insert into public.webhook_endpoints (id, organization_id, url, events) values
   ('d0000000-0000-4000-8000-0000000000e1', 'd0000000-0000-4000-8000-0000000000aa', 'https://d.example.org/h',
    array['member.created']);

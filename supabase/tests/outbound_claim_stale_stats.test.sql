@@ -7,7 +7,7 @@
 begin;
 select plan(4);
 
-insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000cd', 'Stale statistics');
+select tests.create_organization('Stale statistics', 'c0000000-0000-4000-8000-0000000000cd');
 insert into public.webhook_endpoints (organization_id, url, events)
 select 'c0000000-0000-4000-8000-0000000000cd', 'https://s' || g || '.example.org/', array['member.created']
 from generate_series(1, 4) g;
