@@ -15,6 +15,10 @@ where status = any (private.webhook_open_states());
 
 select has_trigger('public', 'webhook_deliveries', 'webhook_deliveries_wake_dispatcher',
   'new deliveries wake the dispatcher');
+-- Where pg_net and Vault are installed (a hosted project) the stand-ins cannot take their place; the real
+-- ones are exercised by tests/hosted_dispatch_pgnet_test.ts.
+select to_regnamespace('net') is null and to_regnamespace('vault') is null as stand_ins \gset
+\if :stand_ins
 select is(private.webhook_wake_dispatcher(), null, 'without pg_net the wake-up posts nothing');
 select is(private.webhook_dispatch_continue(), null, 'without pg_net the continuation posts nothing');
 select is(private.webhook_invoke_dispatcher(), null, 'without pg_net the cron job posts nothing');
@@ -97,6 +101,9 @@ select is(private.webhook_dispatch_continue(), false, 'nothing due: no next run'
 select is(private.webhook_invoke_dispatcher(), 1, 'the cron job posts one run');
 select is((select body from net.posted order by id desc limit 1), '{"max_deliveries": 3000}'::jsonb,
   'a run that keeps polling for its budget');
+\else
+select skip('pg_net and Vault are installed here; the stand-ins need a database without them', 21);
+\endif
 
 select * from finish();
 rollback;
