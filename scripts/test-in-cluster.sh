@@ -8,6 +8,11 @@ shift 2
 sql_targets=("${@:1:$nsql}")
 deno_targets=("${@:$((nsql + 1))}")
 record() { echo "$1 $2 $3" >>"$results/counts"; }
+pg_config_of_cluster() {
+  local major
+  major=$(psql -X -qAt -d postgres -c "select current_setting('server_version_num')::int / 10000")
+  echo "/usr/lib/postgresql/$major/bin/pg_config"
+}
 
 export TEST_DATABASE_URL="postgresql://postgres:${PGPASSWORD}@127.0.0.1:${PGPORT}/postgres"
 if ! bash scripts/db-bootstrap.sh "$TEST_DATABASE_URL"; then
@@ -15,6 +20,22 @@ if ! bash scripts/db-bootstrap.sh "$TEST_DATABASE_URL"; then
   exit 1
 fi
 record bootstrap 1 0
+
+# The API role as hosted Supabase has it: `authenticator` logs in and becomes anon, authenticated or
+# service_role, with pg-safeupdate loaded. pg-safeupdate is not a Debian package: our own stand-in
+# (scripts/require-where, same rule, same message) is built here and preloaded for that role only.
+guard_build="$results/require-where"
+rm -rf "$guard_build" && cp -r scripts/require-where "$guard_build"
+if make -s -C "$guard_build" PG_CONFIG="$(pg_config_of_cluster)" with_llvm=no >"$results/require-where.log" 2>&1; then
+  chmod -R a+rX "$results"
+  export TEST_API_PASSWORD="api-$PGPORT-$$"
+  psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "alter role authenticator login password '$TEST_API_PASSWORD'" \
+    -c "alter role authenticator set session_preload_libraries = '$guard_build/require_where.so'" >/dev/null &&
+    export TEST_API_DATABASE_URL="postgresql://authenticator:${TEST_API_PASSWORD}@127.0.0.1:${PGPORT}/postgres"
+else
+  echo "test: could not build scripts/require-where (the API-role guard):" >&2
+  cat "$results/require-where.log" >&2
+fi
 
 if [ ${#sql_targets[@]} -gt 0 ] && ls "${sql_targets[@]}" >/dev/null 2>&1; then
   echo "== pgTAP"

@@ -149,7 +149,9 @@ begin
   if not found then
     return false;
   end if;
-  update private.webhook_dispatch_wake set woken_at = clock_timestamp();
+  -- With its WHERE: hosted Supabase's pg-safeupdate refuses an UPDATE without one on API connections,
+  -- and this runs inside their inserts.
+  update private.webhook_dispatch_wake set woken_at = clock_timestamp() where singleton;
   -- The run stays (polling) for a second longer than the interval after it goes idle, so a delivery
   -- whose wake-up this debounces is picked up by the run already started.
   return private.webhook_post_dispatcher(jsonb_build_object(
