@@ -21,7 +21,9 @@
 --                         24-hour windows, whether or not a dispatcher runs.
 --
 -- Where pg_net or the Vault secrets are missing (a local database) none of them posts anything; the dev
--- server dispatches locally on NOTIFY instead.
+-- server dispatches locally on NOTIFY instead. pg_net and Vault are created below wherever the platform
+-- offers them (every Supabase project); where it offers pg_net and it is still missing, the operator
+-- health check says so as a critical alert (private.pg_net_available()).
 --
 -- One-time setup on a hosted project (secrets never live in migrations):
 --   select vault.create_secret('https://<project-ref>.supabase.co', 'project_url');
@@ -31,6 +33,25 @@
 create extension if not exists pg_cron with schema pg_catalog;
 grant usage on schema cron to postgres;
 grant all privileges on all tables in schema cron to postgres;
+
+-- Whether the platform offers pg_net at all. Supabase does; Debian's PostgreSQL (the local dev database
+-- and the test clusters) does not, and there the dev server dispatches on NOTIFY instead.
+create function private.pg_net_available() returns boolean
+language sql stable
+set search_path = ''
+as $$ select exists (select from pg_catalog.pg_available_extensions where name = 'pg_net') $$;
+
+-- pg_net (the dispatcher's starter) and Vault (its URL and secret), where the platform has them.
+do $$
+begin
+  if private.pg_net_available() then
+    create extension if not exists pg_net;
+  end if;
+  if exists (select from pg_available_extensions where name = 'supabase_vault') then
+    create extension if not exists supabase_vault cascade;
+  end if;
+end
+$$;
 
 -- The pg_net request of each dispatcher invocation, so the operator health check
 -- (private.webhook_operator_health) can find their outcomes in net._http_response, which does not say
@@ -206,7 +227,8 @@ create trigger webhook_deliveries_wake_dispatcher
 after insert on public.webhook_deliveries
 for each statement execute function private.webhook_wake_on_deliveries();
 
-revoke all on function private.pg_net_present(), private.webhook_run_size() from public, anon, authenticated;
+revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_run_size()
+  from public, anon, authenticated;
 revoke all on function private.webhook_post_dispatcher(jsonb) from public, anon, authenticated;
 revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
 revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
