@@ -7,7 +7,13 @@ nsql=$2
 shift 2
 sql_targets=("${@:1:$nsql}")
 deno_targets=("${@:$((nsql + 1))}")
-record() { echo "$1 $2 $3" >>"$results/counts"; }
+record() { echo "$1 $2 $3 ${4:-0}" >>"$results/counts"; } # suite passed failed skipped
+note() { echo "$1" >>"$results/notes"; }
+# Deno's ignored tests: their count, and their names in the notes ("name ... ignored (0ms)").
+ignored() {
+  grep -E ' \.\.\. ignored' "$2" | sed -E 's/ \.\.\. ignored.*//' | while read -r name; do note "$1 ignored: $name"; done
+  grep -cE ' \.\.\. ignored' "$2"
+}
 pg_config_of_cluster() {
   local major
   major=$(psql -X -qAt -d postgres -c "select current_setting('server_version_num')::int / 10000")
@@ -48,11 +54,36 @@ if [ ${#sql_targets[@]} -gt 0 ] && ls "${sql_targets[@]}" >/dev/null 2>&1; then
     >"$results/pgtap.out" 2>&1
   prove_rc=$?
   grep -E '^(not ok|#.*[Ff]ail|.*\.\. ?(ok|Failed|Dubious))|^Result' "$results/pgtap.out" || true
-  ok=$(grep -cE '^\s*ok [0-9]' "$results/pgtap.out")
-  notok=$(grep -cE '^\s*not ok [0-9]' "$results/pgtap.out")
-  # A file that dies before its plan completes counts as a failure even without a `not ok` line.
-  if [ "$prove_rc" != 0 ] && [ "$notok" = 0 ]; then notok=1; sed -n '1,60p' "$results/pgtap.out"; fi
-  record pgtap "$ok" "$notok"
+  # Per file: passed, failed (a `not ok`, or a planned test that never ran: prove's "Failed N/M"), and
+  # skipped (`ok N # skip`, counted apart from the passes). The tenancy matrix is one check of many
+  # probes: reported as one line with its probe and table counts.
+  awk -v results="$results" '
+    / \.\.+ ?$/ || /\.sql \.\./ { file = $1 }
+    /^[ \t]*ok [0-9]+.*# [Ss][Kk][Ii][Pp]/ { skip[file]++; next }
+    /^[ \t]*ok [0-9]/ { ok[file]++ }
+    /^[ \t]*not ok [0-9]/ { bad[file]++ }
+    /^Failed [0-9]+\/[0-9]+ subtests/ { split($2, a, "/"); missing[file] = a[1] }
+    /^# tenancy matrix: / { sub(/^# /, ""); matrix = $0 }
+    END {
+      for (f in ok) files[f]; for (f in bad) files[f]; for (f in skip) files[f]; for (f in missing) files[f]
+      for (f in files) {
+        failed = (missing[f] > bad[f]) ? missing[f] : bad[f]
+        if (f ~ /03_tenancy_matrix/) { mp += 0; mf += failed; mprobes += ok[f] + failed; continue }
+        p += ok[f]; fl += failed; k += skip[f]
+        if (skip[f]) printf "pgTAP skipped %d in %s\n", skip[f], f >> (results "/notes")
+      }
+      if (mprobes) {
+        printf "tenancy-matrix %d %d 0\n", (mf ? 0 : 1), (mf ? 1 : 0) >> (results "/counts")
+        printf "%s (%d checks), %d failed\n", matrix, mprobes, mf >> (results "/notes")
+      }
+      printf "pgtap %d %d %d\n", p, fl, k >> (results "/counts")
+    }' "$results/pgtap.out"
+  # A file that dies before its plan completes without prove saying how many it missed is one failure.
+  if [ "$prove_rc" != 0 ] && ! grep -qE '^\s*not ok [0-9]|^Failed [0-9]+/' "$results/pgtap.out"; then
+    record pgtap-run 0 1
+    note "pgTAP: pg_prove exited $prove_rc"
+    sed -n '1,60p' "$results/pgtap.out"
+  fi
 fi
 
 if [ ${#deno_targets[@]} -gt 0 ]; then
@@ -66,7 +97,7 @@ if [ ${#deno_targets[@]} -gt 0 ]; then
   p=${p:-0}
   f=${f:-0}
   if [ "$deno_rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
-  record deno-test "$p" "$f"
+  record deno-test "$p" "$f" "$(ignored deno-test "$results/deno.out")"
 fi
 
 # The settings UI in a real browser (web/tests/, Chromium through playwright-core) against the real dev
@@ -82,5 +113,8 @@ if [ -n "${BROWSER_TARGETS:-}" ]; then
   p=${p:-0}
   f=${f:-0}
   if [ "$browser_rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
-  record browser "$p" "$f"
+  record browser "$p" "$f" "$(ignored browser "$results/browser.out")"
 fi
+
+# The runner got to its end: scripts/test.sh treats any other exit as a runner that died.
+exit 0
