@@ -1,0 +1,76 @@
+// Every relative link in the README, BENCHMARKS.md, RELIABILITY.md and docs/ must reach a file of the
+// repository, and every #anchor a heading of that file (as GitHub makes anchors), so a reader following
+// the guides never lands on nothing.
+import { assert, assertEquals } from "./helpers/assert.ts";
+import { anchors, documentationFiles, links, ROOT, slug } from "./helpers/markdown.ts";
+
+async function exists(url: URL): Promise<boolean> {
+  try {
+    await Deno.stat(url);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("GitHub's anchors: punctuation dropped, underscores and hyphens kept, repeats numbered", () => {
+  assertEquals(
+    slug("Inbound payment webhooks: `checkout-webhook` and `payments-webhook`"),
+    "inbound-payment-webhooks-checkout-webhook-and-payments-webhook",
+  );
+  assertEquals(
+    slug("messaging-webhook (`scripts/bench/messaging_webhook.ts`)"),
+    "messaging-webhook-scriptsbenchmessaging_webhookts",
+  );
+  assertEquals(slug("A provider's POST becomes a row"), "a-providers-post-becomes-a-row");
+  assertEquals(slug("See [the guide](docs/x.md) now"), "see-the-guide-now");
+  assertEquals([...anchors("# A\n## B\n```\n# not a heading\n```\n## B\n")], ["a", "b", "b-1"]);
+});
+
+Deno.test("every relative link and anchor in the documentation resolves", async () => {
+  const files = await documentationFiles();
+  assert(files.length >= 11, `documentation files: ${files.join(", ")}`);
+  const anchorsOf = new Map<string, Set<string>>();
+  const broken: string[] = [];
+  let checked = 0;
+  for (const file of files) {
+    const text = await Deno.readTextFile(new URL(file, ROOT));
+    for (const { target, line } of links(text)) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:: not ours to check here
+      checked++;
+      const [path, anchor] = target.split("#", 2) as [string, string | undefined];
+      const url = path ? new URL(path, new URL(file, ROOT)) : new URL(file, ROOT);
+      const where = `${file}:${line} -> ${target}`;
+      if (!url.href.startsWith(ROOT.href)) {
+        broken.push(`${where} (outside the repository)`);
+        continue;
+      }
+      if (!(await exists(url))) {
+        broken.push(`${where} (no such file)`);
+        continue;
+      }
+      if (anchor === undefined) continue;
+      if (!url.pathname.endsWith(".md")) {
+        broken.push(`${where} (an anchor into a file that is not Markdown)`);
+        continue;
+      }
+      if (!anchorsOf.has(url.href)) anchorsOf.set(url.href, anchors(await Deno.readTextFile(url)));
+      if (!anchorsOf.get(url.href)!.has(decodeURIComponent(anchor))) {
+        broken.push(`${where} (no such heading)`);
+      }
+    }
+  }
+  assert(checked > 50, `only ${checked} relative links found`);
+  assertEquals(broken, []);
+});
+
+Deno.test("the README links every guide in docs/", async () => {
+  const readme = await Deno.readTextFile(new URL("README.md", ROOT));
+  const linked = new Set(links(readme).map((l) => l.target.split("#")[0]));
+  const guides: string[] = [];
+  for await (const e of Deno.readDir(new URL("docs/", ROOT))) {
+    if (e.isFile && e.name.endsWith(".md")) guides.push(`docs/${e.name}`);
+  }
+  assert(guides.length >= 8, guides.join(", "));
+  assertEquals(guides.filter((g) => !linked.has(g)).sort(), []);
+});

@@ -1,0 +1,118 @@
+// Reading the documentation the way a reader (and GitHub) does: its headings and their anchors, its
+// links, and its code blocks, so tests can check links and run the commands the guides show.
+
+export const ROOT = new URL("../../", import.meta.url);
+
+/** README.md, BENCHMARKS.md, RELIABILITY.md and every Markdown file under docs/, as repository paths. */
+export async function documentationFiles(): Promise<string[]> {
+  const files = ["README.md", "BENCHMARKS.md", "RELIABILITY.md"];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(new URL(dir, ROOT))) {
+      const path = `${dir}${e.name}`;
+      if (e.isDirectory) await walk(`${path}/`);
+      else if (e.name.endsWith(".md")) files.push(path);
+    }
+  };
+  await walk("docs/");
+  return files.sort();
+}
+
+export interface CodeBlock {
+  lang: string;
+  text: string;
+  /** 1-based line of the opening fence. */
+  line: number;
+}
+
+/** Fenced code blocks, in order. */
+export function codeBlocks(markdown: string): CodeBlock[] {
+  const blocks: CodeBlock[] = [];
+  let open: { fence: string; lang: string; line: number; lines: string[] } | undefined;
+  markdown.split("\n").forEach((line, i) => {
+    const fence = line.match(/^(\s*)(`{3,}|~{3,})(.*)$/);
+    if (!open && fence) {
+      open = { fence: fence[2]!, lang: fence[3]!.trim(), line: i + 1, lines: [] };
+    } else if (open && fence && fence[2]!.startsWith(open.fence) && fence[3]!.trim() === "") {
+      blocks.push({ lang: open.lang, text: open.lines.join("\n"), line: open.line });
+      open = undefined;
+    } else if (open) {
+      open.lines.push(line);
+    }
+  });
+  return blocks;
+}
+
+/** The text outside fenced code blocks and inline code spans (where links and headings live). */
+export function prose(markdown: string): string {
+  const lines = markdown.split("\n");
+  let inFence: string | undefined;
+  return lines.map((line) => {
+    const fence = line.match(/^\s*(`{3,}|~{3,})/);
+    if (fence) {
+      if (!inFence) inFence = fence[1];
+      else if (fence[1]!.startsWith(inFence)) inFence = undefined;
+      return "";
+    }
+    return inFence ? "" : line.replace(/(`+)[\s\S]*?\1/g, (m) => " ".repeat(m.length));
+  }).join("\n");
+}
+
+/**
+ * GitHub's anchor for a heading: the rendered text lower-cased, with everything but letters, marks,
+ * numbers, connector punctuation (`_`), hyphens and spaces removed, and spaces turned into hyphens.
+ */
+export function slug(headingText: string): string {
+  const text = headingText
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1") // a link renders as its text
+    .replace(/<[^>]+>/g, "");
+  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, "").replace(/ /g, "-");
+}
+
+/** Every anchor a file's headings produce, with GitHub's -1, -2 suffixes for repeated ones. */
+export function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  const lines = markdown.split("\n");
+  let inFence: string | undefined;
+  for (const line of lines) {
+    const fence = line.match(/^\s*(`{3,}|~{3,})/);
+    if (fence) {
+      if (!inFence) inFence = fence[1];
+      else if (fence[1]!.startsWith(inFence)) inFence = undefined;
+      continue;
+    }
+    if (inFence) continue;
+    const h = line.match(/^#{1,6}\s+(.*?)\s*#*\s*$/);
+    if (!h) continue;
+    const base = slug(h[1]!);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+export interface Link {
+  target: string;
+  line: number;
+}
+
+/** Inline links and images outside code: `[text](target)`. */
+export function links(markdown: string): Link[] {
+  const out: Link[] = [];
+  prose(markdown).split("\n").forEach((line, i) => {
+    for (const m of line.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+      out.push({ target: m[1]!, line: i + 1 });
+    }
+  });
+  return out;
+}
+
+/** The code block between `<!-- name:start -->` and `<!-- name:end -->`. */
+export function markedBlock(markdown: string, name: string): string {
+  const m = markdown.match(new RegExp(`<!-- ${name}:start -->\\n([\\s\\S]*?)<!-- ${name}:end -->`));
+  if (!m) throw new Error(`no ${name}:start/end block`);
+  const blocks = codeBlocks(m[1]!);
+  if (blocks.length !== 1) throw new Error(`the ${name} block holds ${blocks.length} code blocks, not 1`);
+  return blocks[0]!.text;
+}
