@@ -6,13 +6,7 @@
 import { assert, assertEquals, assertRejects } from "./helpers/assert.ts";
 import { addMember, claimsFor, closeSql, createOrganization, createUser, sql } from "./helpers/db.ts";
 import { createEndpoint, retireEndpoints } from "./helpers/outbound.ts";
-import {
-  createSql,
-  type JwtClaims,
-  type Sql,
-  type Tx,
-  withClaims,
-} from "../supabase/functions/_shared/db.ts";
+import { createSql, type Sql, type Tx, withClaims } from "../supabase/functions/_shared/db.ts";
 
 const apiUrl = Deno.env.get("TEST_API_DATABASE_URL");
 
