@@ -14,6 +14,21 @@ ignored() {
   grep -E ' \.\.\. ignored' "$2" | sed -E 's/ \.\.\. ignored.*//' | while read -r name; do note "$1 ignored: $name"; done
   grep -cE ' \.\.\. ignored' "$2"
 }
+# Runs `deno test` on the targets and records the suite from Deno's closing line
+# ("ok | 12 passed (3 steps) | 0 failed (1s)"); a non-zero exit without failures counts as one.
+deno_suite() {
+  local suite=$1 rc line p f
+  shift
+  NO_COLOR=1 deno test --allow-all --no-check=remote "$@" 2>&1 | tee "$results/$suite.out"
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$results/$suite.out" | tail -n 1)
+  p=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) passed.*/\1/p')
+  f=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) failed.*/\1/p')
+  p=${p:-0}
+  f=${f:-0}
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+  record "$suite" "$p" "$f" "$(ignored "$suite" "$results/$suite.out")"
+}
 pg_config_of_cluster() {
   local major
   major=$(psql -X -qAt -d postgres -c "select current_setting('server_version_num')::int / 10000")
@@ -26,6 +41,9 @@ if ! bash scripts/db-bootstrap.sh "$TEST_DATABASE_URL"; then
   exit 1
 fi
 record bootstrap 1 0
+# The user-request pool logs in as edge_user with the URL derived from TEST_DATABASE_URL (no password in
+# it): postgres.js then sends PGPASSWORD, so give the role the cluster's password.
+psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "alter role edge_user password '$PGPASSWORD'" >/dev/null
 
 # The API role as hosted Supabase has it: `authenticator` logs in and becomes anon, authenticated or
 # service_role, with pg-safeupdate loaded. pg-safeupdate is not a Debian package: our own stand-in
@@ -86,18 +104,37 @@ if [ ${#sql_targets[@]} -gt 0 ] && ls "${sql_targets[@]}" >/dev/null 2>&1; then
   fi
 fi
 
+# PgBouncer in transaction mode in front of this cluster (Debian's pgbouncer; Supabase's pooler plays
+# this part for Edge Functions): tests/pooler_test.ts uses it, and the pooler suite below runs the
+# configuration API, receiver and dispatcher tests through it.
+if command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ]; then
+  export PATH="$PATH:/usr/sbin"
+  chmod a+x "$results"
+  if pooler_port=$(bash scripts/pooler.sh "$results/pooler"); then
+    export TEST_POOLER_URL="postgresql://postgres:${PGPASSWORD}@127.0.0.1:${pooler_port}/postgres"
+    # (also when this runner is killed: pgbouncer runs as a daemon and would outlive the cluster)
+    trap 'kill "$(cat "$results/pooler/pgbouncer.pid" 2>/dev/null)" 2>/dev/null' EXIT
+    trap 'exit 143' TERM INT
+  else
+    echo "test: could not start PgBouncer" >&2
+  fi
+fi
+
 if [ ${#deno_targets[@]} -gt 0 ]; then
   echo "== deno test"
-  NO_COLOR=1 deno test --allow-all --no-check=remote "${deno_targets[@]}" 2>&1 | tee "$results/deno.out"
-  deno_rc=${PIPESTATUS[0]}
-  # Deno's closing line: "ok | 12 passed (3 steps) | 0 failed (1s)"
-  line=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$results/deno.out" | tail -n 1)
-  p=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) passed.*/\1/p')
-  f=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) failed.*/\1/p')
-  p=${p:-0}
-  f=${f:-0}
-  if [ "$deno_rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
-  record deno-test "$p" "$f" "$(ignored deno-test "$results/deno.out")"
+  deno_suite deno-test "${deno_targets[@]}"
+fi
+
+if [ "${POOLER_SUITE:-0}" = 1 ]; then
+  echo "== through PgBouncer (transaction mode, prepared statements off)"
+  if [ -n "${TEST_POOLER_URL:-}" ]; then
+    TEST_DATABASE_URL="$TEST_POOLER_URL?prepare=false" deno_suite pooler \
+      tests/webhooks_api_test.ts tests/webhooks_api_keys_test.ts tests/invitations_api_test.ts \
+      tests/payments_webhook_test.ts tests/outbound_delivery_test.ts tests/hosted_dispatch_test.ts
+  else
+    record pooler 0 1
+    note "pooler: PgBouncer did not start (see above)"
+  fi
 fi
 
 # The settings UI in a real browser (web/tests/, Chromium through playwright-core) against the real dev
@@ -105,15 +142,7 @@ fi
 if [ -n "${BROWSER_TARGETS:-}" ]; then
   echo "== browser tests (settings UI, Chromium)"
   # shellcheck disable=SC2086
-  NO_COLOR=1 deno test --allow-all --no-check=remote $BROWSER_TARGETS 2>&1 | tee "$results/browser.out"
-  browser_rc=${PIPESTATUS[0]}
-  line=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$results/browser.out" | tail -n 1)
-  p=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) passed.*/\1/p')
-  f=$(printf '%s' "$line" | sed -nE 's/.*\| ([0-9]+) failed.*/\1/p')
-  p=${p:-0}
-  f=${f:-0}
-  if [ "$browser_rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
-  record browser "$p" "$f" "$(ignored browser "$results/browser.out")"
+  deno_suite browser $BROWSER_TARGETS
 fi
 
 # The runner got to its end: scripts/test.sh treats any other exit as a runner that died.

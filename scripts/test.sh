@@ -50,6 +50,14 @@ expected+=(bootstrap)
 [ ${#sql_targets[@]} -gt 0 ] && expected+=(pgtap)
 [ ${#deno_targets[@]} -gt 0 ] && expected+=(deno-test)
 [ ${#browser_targets[@]} -gt 0 ] && expected+=(browser)
+# The configuration API, receiver and dispatcher tests again through PgBouncer in transaction mode, in
+# full runs, or when POOLER_SUITE=1 is set (read by test-in-cluster.sh).
+if [ "${deno_targets[*]}" = "tests/" ] || [ "${POOLER_SUITE:-0}" = 1 ]; then
+  export POOLER_SUITE=1
+  expected+=(pooler)
+else
+  export POOLER_SUITE=0
+fi
 # The cluster runner; tests of this script put a stand-in here.
 runner=${TEST_CLUSTER_RUNNER:-scripts/test-in-cluster.sh}
 
