@@ -17,6 +17,11 @@
 --   a run stopped at its cap                 private.webhook_dispatch_continue(): the next run at once,
 --                         while anything is still due.
 --
+--   webhook-dispatch-recover (pg_cron, every 5 s where pg_cron schedules in seconds: 1.5+, hosted)
+--                         private.webhook_dispatch_recover(): after an outage of the dispatcher (its last
+--                         invocation failed) a run at once while anything is due, instead of at the next
+--                         minute; nothing while invocations succeed.
+--
 --   webhook-housekeeping (pg_cron, every minute)  private.webhook_housekeeping(): expire leases, close
 --                         24-hour windows, whether or not a dispatcher runs.
 --
@@ -203,6 +208,31 @@ begin
 end;
 $$;
 
+-- Asked every 5 s (where pg_cron can): while the latest invocation of the dispatcher has failed (no
+-- 2xx in time, with or without an HTTP status) and something is due, one run that drains and stops. So
+-- the first tick after the dispatcher is back picks up what waited during the outage. An invocation not
+-- answered yet is left alone (it may still succeed); a successful one means a run is, or was, going.
+create function private.webhook_dispatch_recover() returns boolean
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  latest bigint;
+  failed boolean;
+begin
+  if not private.pg_net_present() or to_regclass('net._http_response') is null then
+    return null;
+  end if;
+  select request_id into latest from private.webhook_dispatch_requests order by invoked_at desc, request_id desc limit 1;
+  execute $q$select not coalesce(status_code between 200 and 299 and not coalesce(timed_out, false), false)
+             from net._http_response where id = $1$q$ into failed using latest;
+  if not coalesce(failed, false) then
+    return false;
+  end if;
+  return private.webhook_dispatch_continue();
+end;
+$$;
+
 -- Once per INSERT statement on webhook_deliveries (the outbox trigger, a replay). Where pg_net is missing
 -- this is one catalog lookup. A failing wake-up must never fail the insert that caused it: the cron job
 -- is the safety net.
@@ -232,9 +262,19 @@ revoke all on function private.pg_net_present(), private.pg_net_available(), pri
 revoke all on function private.webhook_post_dispatcher(jsonb) from public, anon, authenticated;
 revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
 revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
-revoke all on function private.webhook_dispatch_continue() from public, anon, authenticated;
+revoke all on function private.webhook_dispatch_continue(), private.webhook_dispatch_recover()
+  from public, anon, authenticated;
 revoke all on function private.webhook_wake_on_deliveries() from public, anon, authenticated;
 
 -- cron.schedule with an existing job name replaces that job, so re-running this is harmless.
 select cron.schedule('webhook-housekeeping', '* * * * *', 'select private.webhook_housekeeping()');
 select cron.schedule('webhook-dispatch', '* * * * *', 'select private.webhook_invoke_dispatcher()');
+-- Interval schedules ('5 seconds') came with pg_cron 1.5; Debian's 1.4 (local) has minutes only, and
+-- there the minute job is the recovery.
+do $$
+begin
+  if (select (regexp_match(extversion, '^(\d+)\.(\d+)'))::int[] >= '{1,5}' from pg_extension where extname = 'pg_cron') then
+    perform cron.schedule('webhook-dispatch-recover', '5 seconds', 'select private.webhook_dispatch_recover()');
+  end if;
+end
+$$;

@@ -137,7 +137,7 @@ begin
     select d.status, d.start_time, d.return_message from cron.job_run_details d
     where d.jobid = j.jobid order by d.start_time desc nulls last limit 1
   ) r on true
-  where j.jobname in ('webhook-dispatch', 'webhook-housekeeping', 'log-retention');
+  where j.jobname in ('webhook-dispatch', 'webhook-dispatch-recover', 'webhook-housekeeping', 'log-retention');
   select alerts || coalesce(jsonb_agg(jsonb_build_object('severity', 'warning', 'code', 'cron_job_failed',
            'message', format('cron job %s: last run %s: %s', c.key, c.value ->> 'last_status',
                              c.value ->> 'last_message'))), '[]')
