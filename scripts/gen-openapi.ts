@@ -1,10 +1,11 @@
 // Writes what is generated from the configuration API's declarations: its OpenAPI document (from the
-// route declarations and their zod schemas) to docs/webhooks-openapi.json, and the database's list of
-// event types (from the event catalogue) into the migration that defines private.webhook_event_types().
-// A test fails when either committed file is out of date.
+// route declarations and their zod schemas) to docs/webhooks-openapi.json, and from the event catalogue
+// the database's list of event types (private.webhook_event_types()) and their example bodies
+// (private.webhook_event_examples(), for test deliveries) into the migrations that define them.
+// A test fails when any committed file is out of date.
 //   npm run openapi
 import { document } from "../supabase/functions/webhooks/app.ts";
-import { EVENT_TYPES } from "../supabase/functions/webhooks/catalogue.ts";
+import { EVENT_CATALOGUE, EVENT_TYPES } from "../supabase/functions/webhooks/catalogue.ts";
 
 export function generate(): string {
   return JSON.stringify(document(), null, 2) + "\n";
@@ -29,11 +30,36 @@ export function withEventTypes(migration: string): string {
   );
 }
 
+export const EVENT_EXAMPLES_MIGRATION = new URL(
+  "../supabase/migrations/20261122130300_outbound_webhook_operations.sql",
+  import.meta.url,
+);
+
+const EVENT_EXAMPLES_BODY =
+  /(create function private\.webhook_event_examples\(\) returns jsonb\n[^$]*\$\$\n)[^]*?(\n\$\$;)/;
+
+/** The migration's text with the body of private.webhook_event_examples() written from the catalogue. */
+export function withEventExamples(migration: string): string {
+  if (!EVENT_EXAMPLES_BODY.test(migration)) throw new Error("private.webhook_event_examples() not found");
+  const examples = Object.fromEntries(Object.entries(EVENT_CATALOGUE).map(([t, e]) => [t, e.example]));
+  const json = JSON.stringify(examples, null, 2).replaceAll("\n", "\n  ");
+  return migration.replace(
+    EVENT_EXAMPLES_BODY,
+    (_m, head, tail) => `${head}  select $json$${json}$json$::jsonb${tail}`,
+  );
+}
+
 if (import.meta.main) {
   await Deno.writeTextFile(OPENAPI_PATH, generate());
-  await Deno.writeTextFile(
-    EVENT_TYPES_MIGRATION,
-    withEventTypes(await Deno.readTextFile(EVENT_TYPES_MIGRATION)),
+  for (
+    const [file, write] of [[EVENT_TYPES_MIGRATION, withEventTypes], [
+      EVENT_EXAMPLES_MIGRATION,
+      withEventExamples,
+    ]] as const
+  ) {
+    await Deno.writeTextFile(file, write(await Deno.readTextFile(file)));
+  }
+  console.log(
+    `wrote ${OPENAPI_PATH.pathname}, ${EVENT_TYPES_MIGRATION.pathname} and ${EVENT_EXAMPLES_MIGRATION.pathname}`,
   );
-  console.log(`wrote ${OPENAPI_PATH.pathname} and ${EVENT_TYPES_MIGRATION.pathname}`);
 }

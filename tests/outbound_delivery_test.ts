@@ -226,6 +226,51 @@ Deno.test("a 1,000-row insert fans out in the same transaction, and a rollback r
   }
 });
 
+Deno.test("an attempt keeps the headers sent, signatures masked, and the receiver's headers, bounded", async () => {
+  const tenant = await createTenant();
+  // A receiver that answers with a cookie and far more header bytes than anyone should keep.
+  const noisy = await startReceiver(() => {
+    const headers = new Headers({ "x-a-receiver": "yes", "set-cookie": "session=s3cr3t-cookie" });
+    // 100 of 100 bytes: within what the HTTP client reads at all (16 KiB of head), far above what is kept.
+    for (let i = 0; i < 100; i++) headers.set(`x-filler-${i}`, "f".repeat(100));
+    return new Response("ok", { headers });
+  });
+  const ep = await createEndpoint(tenant.organizationId, `${noisy.url}/hook`, ["member.created"]);
+  try {
+    await sql()`insert into public.members (organization_id, first_name) values (${tenant.organizationId}, 'Hd')`;
+    await testEngine().run({ stopWhenIdle: true });
+    const [req] = await noisy.waitFor(1);
+    const [d] = await deliveriesOf(ep.id);
+    const [a] = await sql()<
+      { request_headers: Record<string, string>; response_headers: Record<string, string>; whole: string }[]
+    >`select request_headers, response_headers, a::text as whole
+      from public.webhook_delivery_attempts a where delivery_id = ${d!.id}`;
+    const sent = a!.request_headers;
+    assertEquals(sent["webhook-id"], req!.headers.get("webhook-id"));
+    assertEquals(sent["x-webhook-event"], "member.created");
+    assertEquals(sent["x-webhook-timestamp"], req!.headers.get("x-webhook-timestamp"));
+    // Signatures: the first characters only, never the value the receiver got.
+    const hex = req!.headers.get("x-webhook-signature")!;
+    const standard = req!.headers.get("webhook-signature")!.slice(3);
+    assertEquals(sent["x-webhook-signature"], `${hex.slice(0, 8)}…`);
+    assertEquals(sent["webhook-signature"], `v1,${standard.slice(0, 8)}…`);
+    assert(!a!.whole.includes(hex) && !a!.whole.includes(standard), "no whole signature is stored");
+    const got = a!.response_headers;
+    assertEquals(got["x-a-receiver"], "yes");
+    assertEquals(got["set-cookie"], "(not kept)");
+    assert(!a!.whole.includes("s3cr3t-cookie"), "the receiver's cookie is not stored");
+    const kept = Object.entries(got);
+    assert(kept.length <= 50, `${kept.length} response headers kept`);
+    assert(
+      kept.reduce((n, [k, v]) => n + k.length + v.length, 0) <= 4096,
+      "at most 4 KiB of response headers",
+    );
+  } finally {
+    await retireEndpoints(ep.id);
+    await noisy.close();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });

@@ -21,6 +21,8 @@ function row(id: string): ResultRow {
     error: null,
     response_excerpt: null,
     retry_after_seconds: null,
+    request_headers: null,
+    response_headers: null,
   };
 }
 

@@ -4,7 +4,7 @@ import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { addMember, closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { tokenFor } from "./helpers/tokens.ts";
-import { startWebhooksApi } from "./helpers/webhooks_api.ts";
+import { asBearer, call, startWebhooksApi } from "./helpers/webhooks_api.ts";
 import { testEngine } from "./helpers/outbound.ts";
 import { routes } from "../supabase/functions/webhooks/app.ts";
 import type { AppDeps } from "../supabase/functions/_shared/app.ts";
@@ -13,29 +13,8 @@ import { EVENT_CATALOGUE } from "../supabase/functions/webhooks/catalogue.ts";
 
 const start = () => startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
 
-const json = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+const json = asBearer;
 const drain = () => testEngine().run({ stopWhenIdle: true });
-
-async function call(
-  base: string,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: unknown,
-) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let data: unknown = null;
-  try {
-    data = JSON.parse(text);
-  } catch { /* empty or not JSON */ }
-  // deno-lint-ignore no-explicit-any
-  return { status: res.status, text, data: data as any };
-}
 
 async function addMemberRow(organizationId: string, first = "Ada") {
   const [m] = await sql()`insert into public.members (organization_id, first_name, last_name, primary_phone)

@@ -89,15 +89,17 @@ Deno.test("endpoint health: last result, failures in a row and the 24-hour succe
       mean_response_ms_24h: null,
     });
 
-    // A bucket from two days ago: never counted, and dropped when the endpoint opens a new bucket.
+    // A bucket from eight days ago: never counted, and dropped when the endpoint opens a new bucket; one
+    // from two days ago stays for the 7-day activity chart, but is not part of the 24-hour health.
     await sql()`insert into public.webhook_endpoint_health_buckets
                   (endpoint_id, bucket_start, organization_id, attempts, delivered)
-                values (${endpoint.id}, now() - interval '2 days', ${a.organizationId}, 7, 0)`;
+                values (${endpoint.id}, now() - interval '8 days', ${a.organizationId}, 7, 0),
+                       (${endpoint.id}, now() - interval '2 days', ${a.organizationId}, 5, 0)`;
     await addMember(a.organizationId, "One");
     await drain();
     const buckets =
       await sql()`select 1 from public.webhook_endpoint_health_buckets where endpoint_id = ${endpoint.id}`;
-    assertEquals(buckets.length, 1, "the stale bucket is gone");
+    assertEquals(buckets.length, 2, "the stale bucket is gone, the 2-day-old one kept");
     let h = await health();
     assertEquals(
       [h.last_outcome, h.last_response_status, h.consecutive_failures, h.success_rate_24h, h.attempts_24h],

@@ -1,11 +1,18 @@
 // The OpenAPI document is generated from the route declarations: the committed copy must match, the
 // function must serve the same document, and every declared route must be documented.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { EVENT_TYPES_MIGRATION, generate, OPENAPI_PATH, withEventTypes } from "../scripts/gen-openapi.ts";
+import {
+  EVENT_EXAMPLES_MIGRATION,
+  EVENT_TYPES_MIGRATION,
+  generate,
+  OPENAPI_PATH,
+  withEventExamples,
+  withEventTypes,
+} from "../scripts/gen-openapi.ts";
 import { createApp, routes } from "../supabase/functions/webhooks/app.ts";
 import type { AppDeps } from "../supabase/functions/_shared/app.ts";
 import { closeSql, sql } from "./helpers/db.ts";
-import { EVENT_TYPES } from "../supabase/functions/webhooks/catalogue.ts";
+import { EVENT_CATALOGUE, EVENT_TYPES } from "../supabase/functions/webhooks/catalogue.ts";
 import { serveFunction } from "./helpers/server.ts";
 import { testConfig } from "./helpers/tokens.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
@@ -20,6 +27,17 @@ Deno.test("the database's event types are written from the catalogue (run `npm r
   assertEquals(
     (await sql()<{ t: string[] }[]>`select private.webhook_event_types() as t`)[0]?.t,
     EVENT_TYPES,
+  );
+});
+
+Deno.test("the database's example bodies are written from the catalogue (run `npm run openapi` after changing it)", async () => {
+  const migration = await Deno.readTextFile(EVENT_EXAMPLES_MIGRATION);
+  assertEquals(migration, withEventExamples(migration));
+  const [row] = await sql()<{ examples: Record<string, unknown> }[]>`
+    select private.webhook_event_examples() as examples`;
+  assertEquals(
+    row!.examples,
+    Object.fromEntries(Object.entries(EVENT_CATALOGUE).map(([t, e]) => [t, e.example])),
   );
 });
 

@@ -7,6 +7,19 @@ import { machine, summarize } from "./stats.ts";
 
 const median = (xs: number[]) => summarize(xs).p50;
 
+// The request headers an attempt records (send.ts masks the signatures to their first characters).
+const SENT_HEADERS = {
+  "content-type": "application/json",
+  "user-agent": "church-integration-webhooks/1",
+  "x-webhook-id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+  "x-webhook-event": "member.created",
+  "x-webhook-timestamp": "1795000000",
+  "x-webhook-signature": "3f9a1c0d…",
+  "webhook-id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+  "webhook-timestamp": "1795000000",
+  "webhook-signature": "v1,q0Zb3xYe…",
+};
+
 const url = Deno.env.get("BENCH_DATABASE_URL");
 if (!url) throw new Error("BENCH_DATABASE_URL is not set; run scripts/bench/outbound_claim.sh");
 const REPEATS = Number(Deno.env.get("BENCH_REPEATS") ?? 15);
@@ -53,6 +66,13 @@ async function timeClaim(): Promise<{ claim: number; record: number; rows: numbe
         error: null,
         response_excerpt: null,
         retry_after_seconds: null,
+        // What an attempt records since Webhook Logs shows headers: the request's, signatures masked.
+        request_headers: SENT_HEADERS,
+        response_headers: {
+          "content-type": "text/plain",
+          "content-length": "2",
+          date: new Date().toUTCString(),
+        },
       }));
       await tx`select private.webhook_record_results(${tx.json(results)})`;
       const t2 = performance.now();

@@ -173,8 +173,9 @@ begin
   where r.organization_id = p_organization_id and r.gateway_payment_id = p_payment_id
     and r.status = 'processed';
   if total > d.amount_minor then
-    raise exception 'refunds (%) exceed the donation (%) for payment %', total, d.amount_minor, p_payment_id
-      using errcode = '22023';
+    -- Amounts in minor units with their currency: the settings page says it as money.
+    raise exception 'refunds (% %) exceed the donation (% %) for payment %', total, d.currency, d.amount_minor,
+      d.currency, p_payment_id using errcode = '22023';
   end if;
   update public.donations
   set refunded_minor = total,

@@ -221,6 +221,12 @@ create table public.webhook_delivery_attempts (
   error text,
   -- The first bytes of the response body (at most 1 KiB), never more.
   response_excerpt text,
+  -- The headers we sent ({name: value}), every signature cut to its first characters by the dispatcher
+  -- (send.ts): a stored signature could be replayed by anyone who reads the logs. Null when no request
+  -- went out (a refused target).
+  request_headers jsonb,
+  -- The receiver's headers, bounded by the dispatcher (at most 50, 4 KiB in all); cookies not kept.
+  response_headers jsonb,
   created_at timestamptz not null default now()
 );
 -- Attempts are read per delivery (the policy's organization_id filter rides along).

@@ -202,7 +202,8 @@ $$;
 
 -- Records a batch of attempt outcomes in one statement each for attempts, deliveries and endpoints.
 -- results: [{delivery_id, endpoint_id, lease_token, outcome: delivered|failed|gone, attempted_at,
---            duration_ms, response_status, error, response_excerpt, retry_after_seconds}]
+--            duration_ms, response_status, error, response_excerpt, retry_after_seconds,
+--            request_headers, response_headers}]
 -- Every attempt is kept. A result whose lease was lost (it ran out and housekeeping removed it or
 -- another claim took it over, or an operation fenced it) still counts as an attempt but moves the
 -- state only if it is a success; a result ends its own lease, never another's.
@@ -232,7 +233,7 @@ begin
     from jsonb_to_recordset(results) as x(
       delivery_id uuid, endpoint_id uuid, lease_token uuid, outcome text, attempted_at timestamptz,
       duration_ms integer, response_status integer, error text, response_excerpt text,
-      retry_after_seconds integer)
+      retry_after_seconds integer, request_headers jsonb, response_headers jsonb)
     join public.webhook_deliveries d on d.id = x.delivery_id
     left join private.webhook_leases l on l.delivery_id = x.delivery_id and l.token = x.lease_token
   ), ended as (
@@ -241,9 +242,10 @@ begin
      where l.delivery_id = r.delivery_id and l.token = r.lease_token
   ), attempt as (
     insert into public.webhook_delivery_attempts (organization_id, delivery_id, attempt_number, attempted_at,
-      duration_ms, response_status, error, response_excerpt)
+      duration_ms, response_status, error, response_excerpt, request_headers, response_headers)
     select r.organization_id, r.delivery_id, r.attempt_count + 1, r.attempted_at, r.duration_ms,
-           r.response_status, left(r.error, 1000), left(r.response_excerpt, 1024)
+           r.response_status, left(r.error, 1000), left(r.response_excerpt, 1024), r.request_headers,
+           r.response_headers
     from r
   ), decided as (
     select r.*,

@@ -3,7 +3,8 @@
 --   webhook_redeliver(delivery_id)                  send one delivery again now
 --   webhook_recover_failed(endpoint_id, since)      every permanently_failed delivery of an endpoint
 --                                                  created since a time goes out again
---   webhook_send_test_event(endpoint_id)            a `webhook.test` event to one endpoint
+--   webhook_send_test_event(endpoint_id, type)      a test event to one endpoint: `webhook.test`, or
+--                                                  any catalogue type with its example body
 --   webhook_rotate_secret(endpoint_id, grace, new)  new signing secret; the old one keeps signing too
 --                                                  (a second signature) until the grace period ends
 --
@@ -119,8 +120,183 @@ begin
 end;
 $$;
 
+-- Every catalogue event type's example body: written from the event catalogue
+-- (supabase/functions/webhooks/catalogue.ts) by `npm run openapi`; a test fails when this body differs.
+create function private.webhook_event_examples() returns jsonb
+language sql immutable
+as $$
+  select $json${
+    "member.created": {
+      "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+      "type": "member.created",
+      "created_at": "2026-11-22T10:15:30.123456+00:00",
+      "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+      "data": {
+        "row": {
+          "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+          "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+          "first_name": "Grace",
+          "last_name": "Hopper",
+          "email": "grace@example.org",
+          "primary_phone": "+1 (555) 010-2030",
+          "primary_phone_normalized": "15550102030",
+          "status": "active",
+          "source": "visitor_form",
+          "created_at": "2026-11-22T10:15:30.123456+00:00",
+          "updated_at": "2026-11-22T10:15:30.123456+00:00"
+        },
+        "delta": {
+          "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+          "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+          "first_name": "Grace",
+          "last_name": "Hopper",
+          "email": "grace@example.org",
+          "primary_phone": "+1 (555) 010-2030",
+          "primary_phone_normalized": "15550102030",
+          "status": "active",
+          "source": "visitor_form",
+          "created_at": "2026-11-22T10:15:30.123456+00:00",
+          "updated_at": "2026-11-22T10:15:30.123456+00:00"
+        }
+      }
+    },
+    "member.lost": {
+      "id": "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
+      "type": "member.lost",
+      "created_at": "2026-11-22T10:15:30.123456+00:00",
+      "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+      "data": {
+        "row": {
+          "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+          "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+          "first_name": "Grace",
+          "last_name": "Hopper",
+          "email": "grace@example.org",
+          "primary_phone": "+1 (555) 010-2030",
+          "primary_phone_normalized": "15550102030",
+          "status": "lost",
+          "source": "visitor_form",
+          "created_at": "2026-11-22T10:15:30.123456+00:00",
+          "updated_at": "2026-11-22T10:15:30.123456+00:00"
+        },
+        "delta": {
+          "status": "lost",
+          "updated_at": "2026-11-22T10:15:30.123456+00:00"
+        }
+      }
+    },
+    "donation.recorded": {
+      "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+      "type": "donation.recorded",
+      "created_at": "2026-11-22T10:15:30.123456+00:00",
+      "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+      "data": {
+        "row": {
+          "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+          "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+          "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+          "recurring_donation_id": null,
+          "amount_minor": 2500,
+          "currency": "USD",
+          "source": "online",
+          "gateway_payment_id": "pay_Nq3xYz12AbCd",
+          "donated_at": "2026-11-22T10:15:30.123456+00:00",
+          "created_at": "2026-11-22T10:15:30.123456+00:00",
+          "refunded_minor": 0,
+          "refund_status": "none"
+        },
+        "delta": {
+          "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+          "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+          "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+          "recurring_donation_id": null,
+          "amount_minor": 2500,
+          "currency": "USD",
+          "source": "online",
+          "gateway_payment_id": "pay_Nq3xYz12AbCd",
+          "donated_at": "2026-11-22T10:15:30.123456+00:00",
+          "created_at": "2026-11-22T10:15:30.123456+00:00",
+          "refunded_minor": 0,
+          "refund_status": "none"
+        }
+      }
+    },
+    "attendance.marked": {
+      "id": "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b",
+      "type": "attendance.marked",
+      "created_at": "2026-11-22T10:15:30.123456+00:00",
+      "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+      "data": {
+        "row": {
+          "id": "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
+          "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+          "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+          "service_date": "2026-11-22",
+          "service_name": "Sunday 10am",
+          "created_at": "2026-11-22T10:15:30.123456+00:00"
+        },
+        "delta": {
+          "id": "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
+          "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+          "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+          "service_date": "2026-11-22",
+          "service_name": "Sunday 10am",
+          "created_at": "2026-11-22T10:15:30.123456+00:00"
+        }
+      }
+    },
+    "workflow.completed": {
+      "id": "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
+      "type": "workflow.completed",
+      "created_at": "2026-11-22T10:15:30.123456+00:00",
+      "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+      "data": {
+        "row": {
+          "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+          "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+          "workflow_id": "3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b",
+          "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+          "status": "completed",
+          "started_at": "2026-11-21T09:00:00+00:00",
+          "finished_at": "2026-11-22T10:15:30.123456+00:00"
+        },
+        "delta": {
+          "status": "completed",
+          "finished_at": "2026-11-22T10:15:30.123456+00:00"
+        }
+      }
+    },
+    "webhook.endpoint.disabled": {
+      "id": "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d",
+      "type": "webhook.endpoint.disabled",
+      "created_at": "2026-11-22T10:15:30.123456+00:00",
+      "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+      "data": {
+        "row": {
+          "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+          "url": "https://crm.example.org/hooks/church",
+          "description": "CRM sync",
+          "enabled": false,
+          "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+          "disabled_at": "2026-11-22T10:15:30.123456+00:00"
+        },
+        "delta": {
+          "enabled": false,
+          "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+          "disabled_at": "2026-11-22T10:15:30.123456+00:00"
+        }
+      }
+    }
+  }$json$::jsonb
+$$;
+
+-- A test delivery to one endpoint, whatever it subscribed to: `webhook.test`, or any catalogue type with
+-- its example body (the body's own id, time and organization are this event's). Either way the body
+-- carries "test": true, which no real event has, so a receiver can tell the two apart (and skip a test
+-- member rather than store it); the samples offered to automation platforms leave test events out.
 -- Returns the new event's id (the webhook-id the receiver will see).
-create function public.webhook_send_test_event(endpoint_id uuid) returns uuid
+create function public.webhook_send_test_event(endpoint_id uuid, event_type text default 'webhook.test')
+returns uuid
 language plpgsql volatile security definer
 set search_path = ''
 as $$
@@ -129,6 +305,7 @@ declare
   ep public.webhook_endpoints;
   event_id uuid := gen_random_uuid();
   test_row jsonb;
+  body jsonb;
 begin
   select * into ep from public.webhook_endpoints e
    where e.id = webhook_send_test_event.endpoint_id and (org is null or e.organization_id = org);
@@ -138,13 +315,28 @@ begin
   if not ep.enabled then
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
   end if;
-  test_row := jsonb_build_object('endpoint_id', ep.id, 'message', 'This is a test event.');
+  if event_type = 'webhook.test' then
+    test_row := jsonb_build_object('endpoint_id', ep.id, 'message', 'This is a test event.');
+    body := private.webhook_envelope(event_id, event_type, ep.organization_id, test_row, test_row);
+  else
+    body := private.webhook_event_examples() -> event_type;
+    if body is null then
+      raise exception 'no such event type: %', event_type using errcode = '22023';
+    end if;
+    body := body || jsonb_build_object('id', event_id, 'created_at', now(), 'organization_id', ep.organization_id);
+    -- The example's row belongs to this organization too, as a real event's would.
+    if body #> '{data,row}' ? 'organization_id' then
+      body := jsonb_set(body, '{data,row,organization_id}', to_jsonb(ep.organization_id));
+    end if;
+    if body #> '{data,delta}' ? 'organization_id' then
+      body := jsonb_set(body, '{data,delta,organization_id}', to_jsonb(ep.organization_id));
+    end if;
+  end if;
   insert into public.webhook_events (id, organization_id, type, payload)
-  values (event_id, ep.organization_id, 'webhook.test',
-          private.webhook_envelope(event_id, 'webhook.test', ep.organization_id, test_row, test_row));
+  values (event_id, ep.organization_id, event_type, body || '{"test": true}'::jsonb);
   insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type)
-  values (ep.organization_id, event_id, ep.id, 'webhook.test');
-  perform pg_notify('webhook_deliveries', 'webhook.test');
+  values (ep.organization_id, event_id, ep.id, event_type);
+  perform pg_notify('webhook_deliveries', event_type);
   return event_id;
 end;
 $$;
@@ -183,8 +375,9 @@ $$;
 
 revoke all on function private.webhook_operator_organization(), private.webhook_not_found(uuid, text)
   from public, authenticated;
+revoke all on function private.webhook_event_examples() from public;
 revoke all on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
-  public.webhook_send_test_event(uuid), public.webhook_rotate_secret(uuid, interval, text) from public, anon;
+  public.webhook_send_test_event(uuid, text), public.webhook_rotate_secret(uuid, interval, text) from public, anon;
 grant execute on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
-  public.webhook_send_test_event(uuid), public.webhook_rotate_secret(uuid, interval, text)
+  public.webhook_send_test_event(uuid, text), public.webhook_rotate_secret(uuid, interval, text)
   to authenticated, service_role;

@@ -1,15 +1,41 @@
 -- Endpoint health for Settings > Integrations > Webhooks: the last attempt's result, failures in a row
--- (and since when), the success rate and mean response time over 24 hours, per endpoint; and the
--- automatic disabling of an endpoint that has failed every attempt for 5 days.
+-- (and since when), the success rate and mean response time over 24 hours, per endpoint; its activity
+-- chart (attempts per hour over 24 hours or 7 days, delivered and failed, response time percentiles);
+-- and the automatic disabling of an endpoint that has failed every attempt for 5 days.
 --
 -- Attempts carry no endpoint id and are indexed per delivery only, so computing health on read would
 -- scan every delivery of the endpoint. Instead one statement-level trigger on
 -- webhook_delivery_attempts folds each batch of attempts (the dispatcher writes a batch in one insert)
--- into two small tables: one row per endpoint, and one row per endpoint and 10-minute bucket. Reading
--- an endpoint's health is then one primary-key lookup plus at most 145 bucket rows.
+-- into two small tables: one row per endpoint, and one row per endpoint and 10-minute bucket (kept 7
+-- days). Reading an endpoint's health is then one primary-key lookup plus at most 145 bucket rows; its
+-- 7-day chart at most 1,009.
 --
 -- An attempt counts as delivered when it got a 2xx and no error (a late 2xx is recorded with a
 -- timeout error and counts as failed, exactly as the delivery's state machine decides).
+
+-- Response times are counted per bucket in a histogram: bin 0 below the first bound, bin i from bound i
+-- up to the next one, the last bin from 10 s (the timeout) up. Histograms add up, so percentiles of any
+-- hour or week can be estimated from the buckets (within a bin: the bins are 1.3 to 2 times apart).
+create function private.webhook_duration_bounds() returns integer[]
+language sql immutable parallel safe
+as $$ select '{5,10,20,35,50,75,100,150,200,300,500,750,1000,1500,2000,3000,5000,7500,10000}'::integer[] $$;
+
+create function private.webhook_duration_histogram(durations integer[]) returns integer[]
+language sql immutable parallel safe
+set search_path = ''
+as $$
+  select array_agg(coalesce(c.n, 0) order by b.i)
+  from generate_series(0, cardinality(private.webhook_duration_bounds())) b(i)
+  left join (select width_bucket(greatest(d, 0), private.webhook_duration_bounds()) as i, count(*)::int as n
+             from unnest(durations) d where d is not null group by 1) c on c.i = b.i
+$$;
+
+create function private.webhook_histogram_sum(a integer[], b integer[]) returns integer[]
+language sql immutable parallel safe
+set search_path = ''
+as $$
+  select array_agg(coalesce(x, 0) + coalesce(y, 0) order by i) from unnest(a, b) with ordinality t(x, y, i)
+$$;
 
 -- Tables -----------------------------------------------------------------------------------------------
 create table public.webhook_endpoint_health (
@@ -36,6 +62,8 @@ create table public.webhook_endpoint_health_buckets (
   -- may not): their sum and count give the mean. A mean, not a median, because buckets only add up.
   timed integer not null default 0 check (timed between 0 and attempts),
   duration_ms_sum bigint not null default 0 check (duration_ms_sum >= 0),
+  -- The same attempts' response times by bin of private.webhook_duration_bounds(): percentiles.
+  duration_histogram integer[] not null default '{}',
   primary key (endpoint_id, bucket_start),
   foreign key (organization_id, endpoint_id)
     references public.webhook_endpoints (organization_id, id) on delete cascade
@@ -102,10 +130,11 @@ begin
     -- 10-minute buckets of absolute time (date_bin, unlike date_trunc, does not depend on the
     -- session's time zone).
     insert into public.webhook_endpoint_health_buckets as b
-      (endpoint_id, bucket_start, organization_id, attempts, delivered, timed, duration_ms_sum)
+      (endpoint_id, bucket_start, organization_id, attempts, delivered, timed, duration_ms_sum,
+       duration_histogram)
     select a.endpoint_id, date_bin('10 minutes', a.attempted_at, timestamptz '2000-01-01 00:00:00+00'),
            a.organization_id, count(*), count(*) filter (where a.ok), count(a.duration_ms),
-           coalesce(sum(greatest(a.duration_ms, 0)), 0)
+           coalesce(sum(greatest(a.duration_ms, 0)), 0), private.webhook_duration_histogram(array_agg(a.duration_ms))
     from a
     group by 1, 2, 3
     order by 1, 2
@@ -113,18 +142,22 @@ begin
       attempts = b.attempts + excluded.attempts,
       delivered = b.delivered + excluded.delivered,
       timed = b.timed + excluded.timed,
-      duration_ms_sum = b.duration_ms_sum + excluded.duration_ms_sum
+      duration_ms_sum = b.duration_ms_sum + excluded.duration_ms_sum,
+      duration_histogram = private.webhook_histogram_sum(b.duration_histogram, excluded.duration_histogram)
     returning b.endpoint_id, xmax = 0 as opened
   )
-  -- An endpoint that opened a new bucket also drops the ones older than the window (about once per
-  -- endpoint per 10 minutes, not on every batch).
+  -- An endpoint that opened a new bucket also drops the ones older than the chart's 7 days (about once
+  -- per endpoint per 10 minutes, not on every batch).
   delete from public.webhook_endpoint_health_buckets stale
   using (select distinct endpoint_id from counted where opened) fresh
-  where stale.endpoint_id = fresh.endpoint_id and stale.bucket_start < now() - interval '25 hours';
+  where stale.endpoint_id = fresh.endpoint_id and stale.bucket_start < now() - interval '169 hours';
   return null;
 end;
 $$;
 revoke all on function private.webhook_attempts_fold_health() from public;
+revoke all on function private.webhook_duration_histogram(integer[]), private.webhook_histogram_sum(integer[], integer[])
+  from public;
+grant execute on function private.webhook_duration_bounds() to authenticated, service_role;
 
 create trigger webhook_delivery_attempts_fold_health after insert on public.webhook_delivery_attempts
   referencing new table as new_attempts

@@ -7,3 +7,31 @@ export async function startWebhooksApi(env: Record<string, string> = {}) {
   const stack = await startInboundStack(env);
   return { base: stack.base("webhooks"), deps: stack.deps, close: () => stack.close() };
 }
+
+/** Headers of a signed-in person's JSON request. */
+export const asBearer = (token: string) => ({
+  authorization: `Bearer ${token}`,
+  "content-type": "application/json",
+});
+
+/** One request to the API; the body parsed when it is JSON. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let data: unknown = null;
+  try {
+    data = JSON.parse(text);
+  } catch { /* empty or not JSON */ }
+  // deno-lint-ignore no-explicit-any
+  return { status: res.status, text, data: data as any };
+}

@@ -1,13 +1,17 @@
+import { QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { App } from "./App.tsx";
+import { queryClient } from "./api/queries.ts";
+import { App } from "./frame/App.tsx";
 import { SessionProvider } from "./session.tsx";
-import "./styles.css";
+import "./styles/base.css";
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
-    <SessionProvider>
-      <App />
-    </SessionProvider>
+    <QueryClientProvider client={queryClient}>
+      <SessionProvider>
+        <App />
+      </SessionProvider>
+    </QueryClientProvider>
   </StrictMode>,
 );

@@ -1,9 +1,10 @@
 // Who is signed in, for which organization, and with which role there. Claims in the token only shape
 // the interface; the API decides what anyone may do.
-import type { Session } from "@supabase/supabase-js";
+import type { Session } from "@supabase/auth-js";
+import { useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
+import { auth } from "./api/auth.ts";
 import { api, type Me, onAuthProblem, unwrap } from "./api/client.ts";
-import { supabase } from "./api/supabase.ts";
 import { navigate } from "./router.tsx";
 
 type State =
@@ -21,7 +22,7 @@ interface SessionApi {
   me: Me | null;
   organization: Me["memberships"][number] | null;
   isAdmin: boolean;
-  /** Changes whenever the organization changes, so pages reload their data. */
+  /** Changes whenever the organization changes: pages remount and every query key carries it. */
   orgKey: string;
   notice: string | null;
   setNotice(text: string | null): void;
@@ -38,10 +39,19 @@ export function useSession(): SessionApi {
   return v;
 }
 
+/** The active organization's id, for query keys: another organization's data never answers a query. */
+export function useOrgKey(): string {
+  return useSession().orgKey;
+}
+
 export function SessionProvider({ children }: { children: ReactNode }) {
+  const queries = useQueryClient();
   const [state, setState] = useState<State>({ kind: "loading" });
   const [notice, setNotice] = useState<string | null>(null);
   const checking = useRef(false);
+  // The latest state for callbacks that must not run inside a state update (they update other state).
+  const current = useRef(state);
+  current.current = state;
 
   const reloadMe = useCallback(async (): Promise<Me | null> => {
     try {
@@ -60,17 +70,23 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   const signOut = useCallback(async (message?: string) => {
     setNotice(message ?? null);
-    await supabase.auth.signOut({ scope: "local" }).catch(() => {});
+    await auth.signOut({ scope: "local" }).catch(() => {});
+    queries.clear();
     setState({ kind: "signed_out" });
     navigate("/auth", { replace: true });
-  }, []);
+  }, [queries]);
 
   const switchOrganization = useCallback(async (organizationId: string) => {
-    await unwrap(api.POST("/webhooks/me/active-organization", { body: { organization_id: organizationId } }));
-    const { data, error } = await supabase.auth.refreshSession();
+    await unwrap(
+      api.POST("/webhooks/me/active-organization", {
+        body: { organization_id: organizationId },
+      }),
+    );
+    const { data, error } = await auth.refreshSession();
     if (error || !data.session) {
       throw new Error(error?.message ?? "Could not refresh the session");
     }
+    queries.clear();
     setState({
       kind: "signed_in",
       session: data.session,
@@ -78,11 +94,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       meError: null,
     });
     await reloadMe();
-  }, [reloadMe]);
+  }, [reloadMe, queries]);
 
   useEffect(() => {
     let alive = true;
-    supabase.auth.getSession().then(({ data }) => {
+    auth.getSession().then(({ data }) => {
       if (!alive) return;
       setState(
         data.session
@@ -92,21 +108,20 @@ export function SessionProvider({ children }: { children: ReactNode }) {
             me: null,
             meError: null,
           }
-          : {
-            kind: "signed_out",
-          },
+          : { kind: "signed_out" },
       );
     });
-    const { data: sub } = supabase.auth.onAuthStateChange((event, session) => {
+    const { data: sub } = auth.onAuthStateChange((event, session) => {
       if (event === "SIGNED_OUT" || !session) {
-        setState((s) => {
-          // A refresh that failed (expired or revoked session) ends here too: back to /auth.
-          if (s.kind === "signed_in") {
-            setNotice((n) => n ?? "Your session has ended. Please sign in again.");
-            navigate("/auth", { replace: true });
-          }
-          return { kind: "signed_out" };
-        });
+        // A refresh that failed (expired or revoked session) ends here too: back to /auth. Decided from
+        // the state as it is, outside any state update (updating the notice or the address inside one
+        // would update other components while this one renders).
+        if (current.current.kind === "signed_in") {
+          setNotice((n) => n ?? "Your session has ended. Please sign in again.");
+          navigate("/auth", { replace: true });
+        }
+        queries.clear();
+        setState({ kind: "signed_out" });
         return;
       }
       setState((s) =>
@@ -117,10 +132,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       alive = false;
       sub.subscription.unsubscribe();
     };
-  }, []);
+  }, [queries]);
 
-  const signedIn = state.kind === "signed_in";
-  const userId = signedIn ? state.session.user.id : null;
+  const userId = state.kind === "signed_in" ? state.session.user.id : null;
   useEffect(() => {
     if (userId) void reloadMe();
   }, [userId, reloadMe]);
@@ -135,7 +149,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       if (checking.current) return;
       checking.current = true;
       try {
-        const before = state.kind === "signed_in" ? state.me : null;
+        const s = current.current;
+        const before = s.kind === "signed_in" ? s.me : null;
         const me = await reloadMe();
         if (!me || me.active_organization_id) return;
         const lost = before?.memberships.find((m) => m.organization_id === before.active_organization_id);
@@ -154,7 +169,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       } finally {
         checking.current = false;
       }
-    }), [state, reloadMe, signOut, switchOrganization]);
+    }), [reloadMe, signOut, switchOrganization]);
 
   const me = state.kind === "signed_in" ? state.me : null;
   const organization = me?.memberships.find((m) => m.organization_id === me.active_organization_id) ?? null;

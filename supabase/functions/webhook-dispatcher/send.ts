@@ -6,7 +6,10 @@
 // - Retry-After (seconds or an HTTP date) on a failure is passed on; the database treats it as a lower
 //   bound on its own backoff;
 // - at most RESPONSE_READ_LIMIT bytes of the response are read (the first 1 KiB is kept), whatever the
-//   receiver sends, then the body is dropped: memory stays flat against a huge or endless response.
+//   receiver sends, then the body is dropped: memory stays flat against a huge or endless response;
+// - the headers we sent and the ones we got back are kept for Webhook Logs, bounded in size, with the
+//   signature values cut to their first characters (a stored signature would let anyone who reads the
+//   logs replay the request).
 import type { Agent } from "undici";
 import { TARGET_REFUSED } from "./transport.ts";
 
@@ -25,6 +28,10 @@ export interface AttemptResult {
   error: string | null;
   response_excerpt: string | null;
   retry_after_seconds: number | null;
+  /** What we sent, signatures masked; null when no request went out (a refused target). */
+  request_headers: Record<string, string> | null;
+  /** What the receiver answered with, bounded; null without a response. */
+  response_headers: Record<string, string> | null;
 }
 
 export interface SendRequest {
@@ -47,7 +54,11 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 /** A failed attempt that got no status: refused target, timeout, connection or TLS error. */
-export function failedAttempt(started: number, error: string): AttemptResult {
+export function failedAttempt(
+  started: number,
+  error: string,
+  requestHeaders: Record<string, string> | null = null,
+): AttemptResult {
   return {
     outcome: "failed",
     attempted_at: new Date(started).toISOString(),
@@ -56,7 +67,59 @@ export function failedAttempt(started: number, error: string): AttemptResult {
     error,
     response_excerpt: null,
     retry_after_seconds: null,
+    request_headers: requestHeaders,
+    response_headers: null,
   };
+}
+
+/** Signature headers keep this many characters of each value, enough to tell two signatures apart. */
+export const SIGNATURE_SHOWN = 8;
+const SIGNATURES = new Set(["x-webhook-signature", "x-webhook-signature-previous", "webhook-signature"]);
+const mask = (v: string) => v.length > SIGNATURE_SHOWN ? `${v.slice(0, SIGNATURE_SHOWN)}…` : v;
+
+/** The headers we send, as Webhook Logs shows them: every signature cut to its first characters. */
+export function maskedRequestHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!SIGNATURES.has(name)) out[name] = value;
+    // Standard Webhooks: "v1,<base64> v1,<base64>": each entry keeps its version and a few characters.
+    else if (name === "webhook-signature") {
+      out[name] = value.split(" ").map((e) => e.replace(/^(v\d+,)(.*)$/, (_m, v, sig) => v + mask(sig))).join(
+        " ",
+      );
+    } else out[name] = mask(value);
+  }
+  return out;
+}
+
+/** Response headers kept per attempt: at most this many, each value cut, all of them within the bytes. */
+export const RESPONSE_HEADERS_MAX = 50;
+export const RESPONSE_HEADER_VALUE_MAX = 512;
+export const RESPONSE_HEADERS_BYTES = 4096;
+// Credentials the receiver hands out are not ours to keep.
+const HIDDEN_RESPONSE_HEADERS = new Set(["set-cookie", "authorization", "proxy-authorization"]);
+
+/** The receiver's headers, bounded by count and bytes whatever it sends (a hostile receiver may send many). */
+export function boundedResponseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  let bytes = 0;
+  let count = 0;
+  for (const [rawName, rawValue] of Object.entries(headers)) {
+    if (rawValue === undefined) continue;
+    if (count >= RESPONSE_HEADERS_MAX) break;
+    const name = rawName.toLowerCase().slice(0, 100);
+    let value = Array.isArray(rawValue) ? rawValue.join(", ") : rawValue;
+    if (HIDDEN_RESPONSE_HEADERS.has(name)) value = "(not kept)";
+    if (value.length > RESPONSE_HEADER_VALUE_MAX) value = `${value.slice(0, RESPONSE_HEADER_VALUE_MAX)}…`;
+    value = value.replaceAll("\u0000", "");
+    bytes += name.length + value.length;
+    if (bytes > RESPONSE_HEADERS_BYTES) break;
+    out[name] = value;
+    count++;
+  }
+  return out;
 }
 
 function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
@@ -118,6 +181,7 @@ export async function sendAttempt(agent: Agent, req: SendRequest): Promise<Attem
     timedOut = true;
     controller.abort(new Error("timeout"));
   }, req.timeoutMs);
+  const sent = maskedRequestHeaders(req.headers);
   try {
     const target = req.target ?? originAndPath(req.url);
     const res = await agent.request({
@@ -136,6 +200,8 @@ export async function sendAttempt(agent: Agent, req: SendRequest): Promise<Attem
       duration_ms: Date.now() - started,
       response_status: status,
       response_excerpt: excerpt,
+      request_headers: sent,
+      response_headers: boundedResponseHeaders(res.headers),
     };
     if (status >= 200 && status < 300) {
       return { ...common, outcome: "delivered", error: null, retry_after_seconds: null };
@@ -150,7 +216,7 @@ export async function sendAttempt(agent: Agent, req: SendRequest): Promise<Attem
       retry_after_seconds: parseRetryAfter(header(res.headers, "retry-after")),
     };
   } catch (err) {
-    return failedAttempt(started, describe(err, timedOut, req.timeoutMs));
+    return failedAttempt(started, describe(err, timedOut, req.timeoutMs), sent);
   } finally {
     clearTimeout(timer);
   }

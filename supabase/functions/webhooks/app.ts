@@ -12,6 +12,7 @@ import { validationHook } from "./validate.ts";
 import { apiKeyRoutes } from "./routes/api_keys.ts";
 import { inboundLogRoutes } from "./routes/inbound_log.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
+import { activityRoutes } from "./routes/activity.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
@@ -23,6 +24,7 @@ export const API_VERSION = "1.0.0";
 export function routes(deps: AppDeps): Route[] {
   return [
     ...endpointRoutes(deps),
+    ...activityRoutes(deps),
     ...deliveryRoutes(deps),
     ...eventTypeRoutes(deps),
     ...automationRoutes(deps),

@@ -81,7 +81,40 @@ export const RotateSecret = z.object({
   grace_seconds: z.number().int().min(0).max(7 * 24 * 3600).optional().describe(
     "How long the old secret keeps signing too (default 86400, at most 7 days)",
   ),
+  secret: Secret.optional().describe("Your own new secret; generated when omitted"),
 }).strict();
+
+export const SendTest = z.object({
+  event_type: z.enum(["webhook.test", ...EVENT_TYPES]).optional().describe(
+    "webhook.test (the default), or any event type of the catalogue, sent with its example body. " +
+      'Either way the body carries "test": true, so a receiver can tell it from a real event.',
+  ),
+}).strict();
+
+export const ActivityQuery = z.object({
+  window: z.enum(["24h", "7d"]).default("24h"),
+});
+
+export const Activity = z.object({
+  window: z.enum(["24h", "7d"]),
+  bucket_seconds: z.number().int().describe("Each point covers this long (an hour)"),
+  points: z.array(z.object({
+    start: z.string(),
+    delivered: z.number().int().describe("Attempts that got a 2xx in time"),
+    failed: z.number().int().describe("Every other attempt"),
+    p50_ms: z.number().int().nullable().describe("Median response time (null: no timed attempt)"),
+    p95_ms: z.number().int().nullable().describe("95th percentile response time"),
+  })),
+  totals: z.object({
+    delivered: z.number().int(),
+    failed: z.number().int(),
+    p50_ms: z.number().int().nullable(),
+    p95_ms: z.number().int().nullable(),
+  }),
+}).describe(
+  "Attempts per hour from the endpoint's health buckets. Percentiles are estimated from a histogram " +
+    "of response times (buckets about 1.6x apart), so they are approximate.",
+);
 
 export const Recover = z.object({
   since: z.iso.datetime({ offset: true }).describe(
@@ -114,6 +147,12 @@ export const Attempt = z.object({
   response_status: z.number().int().nullable(),
   error: z.string().nullable(),
   response_excerpt: z.string().nullable(),
+  request_headers: z.record(z.string(), z.string()).nullable().describe(
+    "The headers we sent; signature values show only their first characters (null: no request went out)",
+  ),
+  response_headers: z.record(z.string(), z.string()).nullable().describe(
+    "The receiver's headers (at most 50, 4 KiB; cookies not kept); null without a response",
+  ),
 });
 
 export const DeliveryDetail = Delivery.extend({
@@ -127,6 +166,9 @@ export const DeliveryDetail = Delivery.extend({
 });
 
 export const ListDeliveries = z.object({
+  q: z.uuid("enter a webhook-id, delivery id or event id (a UUID)").optional().describe(
+    "Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw)",
+  ),
   endpoint_id: z.uuid().optional(),
   event_type: z.string().max(100).optional(),
   status: z.enum(DELIVERY_STATES).optional(),

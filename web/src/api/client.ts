@@ -3,7 +3,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import { SUPABASE_ANON_KEY, SUPABASE_URL } from "../config.ts";
 import type { components, paths } from "./schema.d.ts";
-import { supabase } from "./supabase.ts";
+import { auth } from "./auth.ts";
 
 export type { components, paths };
 
@@ -27,9 +27,9 @@ export function onAuthProblem(fn: Listener): () => void {
   return () => listeners.delete(fn);
 }
 
-const auth: Middleware = {
+const withSession: Middleware = {
   async onRequest({ request }) {
-    const { data } = await supabase.auth.getSession();
+    const { data } = await auth.getSession();
     const token = data.session?.access_token;
     if (token) request.headers.set("authorization", `Bearer ${token}`);
     request.headers.set("apikey", SUPABASE_ANON_KEY);
@@ -40,7 +40,7 @@ const auth: Middleware = {
 export const api = createClient<paths>({
   baseUrl: `${SUPABASE_URL}/functions/v1`,
 });
-api.use(auth);
+api.use(withSession);
 
 interface ErrorBody {
   error?: {
@@ -116,3 +116,14 @@ export type DeliveryStatus = Delivery["status"];
 
 /** GET /webhooks/me: who is signed in, the active organization and every membership. */
 export type Me = paths["/webhooks/me"]["get"]["responses"][200]["content"]["application/json"];
+export type Attempt = DeliveryDetail["attempts"][number];
+export type Activity = paths["/webhooks/endpoints/{id}/activity"]["get"]["responses"][200][
+  "content"
+][
+  "application/json"
+];
+export type TargetPolicy = paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
+  "application/json"
+][
+  "target_policy"
+];

@@ -65,6 +65,11 @@ export interface paths {
                                     mean_response_ms_24h: number | null;
                                 };
                             }[];
+                            /**
+                             * @description Which URLs this deployment accepts: public_https (https, public addresses only), or development (a local stack that also allows http and private addresses)
+                             * @enum {string}
+                             */
+                            target_policy: "public_https" | "development";
                         };
                     };
                 };
@@ -419,6 +424,8 @@ export interface paths {
                     "application/json": {
                         /** @description How long the old secret keeps signing too (default 86400, at most 7 days) */
                         grace_seconds?: number;
+                        /** @description Your own new secret; generated when omitted */
+                        secret?: string;
                     };
                 };
             };
@@ -486,7 +493,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a webhook.test event to this endpoint */
+        /** Send a test event to this endpoint: webhook.test, or any event type with its example body */
         post: {
             parameters: {
                 query?: never;
@@ -496,7 +503,17 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
+                         * @enum {string}
+                         */
+                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                    };
+                };
+            };
             responses: {
                 /** @description Queued; the delivery appears in the logs */
                 202: {
@@ -508,6 +525,15 @@ export interface paths {
                             /** Format: uuid */
                             event_id: string;
                         };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Missing, invalid or expired credentials */
@@ -641,6 +667,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/endpoints/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint's attempts per hour over 24 hours or 7 days, with response time percentiles */
+        get: {
+            parameters: {
+                query?: {
+                    window?: "24h" | "7d";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One point per hour, oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            window: "24h" | "7d";
+                            /** @description Each point covers this long (an hour) */
+                            bucket_seconds: number;
+                            points: {
+                                start: string;
+                                /** @description Attempts that got a 2xx in time */
+                                delivered: number;
+                                /** @description Every other attempt */
+                                failed: number;
+                                /** @description Median response time (null: no timed attempt) */
+                                p50_ms: number | null;
+                                /** @description 95th percentile response time */
+                                p95_ms: number | null;
+                            }[];
+                            totals: {
+                                delivered: number;
+                                failed: number;
+                                p50_ms: number | null;
+                                p95_ms: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -648,10 +770,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List deliveries, newest first, filtered by endpoint, event type, state and time */
+        /** List deliveries, newest first, filtered by endpoint, event type, state and time, or found by id (q) */
         get: {
             parameters: {
                 query?: {
+                    /** @description Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw) */
+                    q?: string;
                     endpoint_id?: string;
                     event_type?: string;
                     status?: "pending" | "retrying" | "delivered" | "permanently_failed";
@@ -801,6 +925,14 @@ export interface paths {
                                 response_status: number | null;
                                 error: string | null;
                                 response_excerpt: string | null;
+                                /** @description The headers we sent; signature values show only their first characters (null: no request went out) */
+                                request_headers: {
+                                    [key: string]: string;
+                                } | null;
+                                /** @description The receiver's headers (at most 50, 4 KiB; cookies not kept); null without a response */
+                                response_headers: {
+                                    [key: string]: string;
+                                } | null;
                             }[];
                         };
                     };

@@ -200,3 +200,14 @@ export async function captureAndCheck(
   if (original) await page.setViewportSize(original);
   return problems;
 }
+
+/** The element that has focus: its tag, text, label and id (to check where focus went). */
+export async function focused(
+  page: Page,
+): Promise<{ tag: string; text: string; label: string; id: string }> {
+  return await page.evaluate(`(() => {
+    const e = document.activeElement;
+    return { tag: e ? e.tagName.toLowerCase() : "", text: ((e && e.textContent) || "").trim(),
+             label: (e && e.getAttribute("aria-label")) || "", id: (e && e.id) || "" };
+  })()`);
+}

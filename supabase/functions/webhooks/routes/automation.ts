@@ -87,7 +87,7 @@ export const automationRoutes: RouteFactory = (deps) => [
       const { limit } = c.req.valid("query");
       const rows = await asAdmin(deps, c, (tx) =>
         tx<{ payload: Record<string, unknown> }[]>`
-          select payload from public.webhook_events where type = ${type}
+          select payload from public.webhook_events where type = ${type} and not payload ? 'test'
           order by created_at desc, id desc limit ${limit}`);
       return c.json(rows.length ? rows.map((r) => r.payload) : [EVENT_CATALOGUE[type].example]);
     },

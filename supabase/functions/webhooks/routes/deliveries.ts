@@ -27,6 +27,12 @@ export function listDeliveriesQuery(
   const where: string[] = [];
   const args: unknown[] = [];
   const arg = (v: unknown) => `$${args.push(v)}`;
+  // One message by its id or its event's (the webhook-id): the primary key and the (event_id, endpoint_id)
+  // index, whatever the organization holds.
+  if (q.q) {
+    const id = arg(q.q);
+    where.push(`(d.id = ${id}::uuid or d.event_id = ${id}::uuid)`);
+  }
   if (q.endpoint_id) where.push(`d.endpoint_id = ${arg(q.endpoint_id)}`);
   if (q.event_type) where.push(`d.event_type = ${arg(q.event_type)}`);
   if (q.status) where.push(`d.status = ${arg(q.status)}`);
@@ -55,7 +61,8 @@ export const deliveryRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/deliveries",
-      summary: "List deliveries, newest first, filtered by endpoint, event type, state and time",
+      summary:
+        "List deliveries, newest first, filtered by endpoint, event type, state and time, or found by id (q)",
       tag: "Webhook Logs",
       access: "admin",
       query: ListDeliveries,
@@ -90,7 +97,8 @@ export const deliveryRoutes: RouteFactory = (deps) => [
         const [event] = await tx<{ payload: Record<string, unknown>; body: string }[]>`
           select payload, payload::text as body from public.webhook_events where id = ${delivery.event_id}`;
         const attempts = await tx`
-          select id, attempt_number, attempted_at, duration_ms, response_status, error, response_excerpt
+          select id, attempt_number, attempted_at, duration_ms, response_status, error, response_excerpt,
+                 request_headers, response_headers
           from public.webhook_delivery_attempts where delivery_id = ${deliveryId}
           order by attempted_at, attempt_number`;
         return { ...delivery, body: event?.body ?? "{}", payload: event?.payload ?? {}, attempts };

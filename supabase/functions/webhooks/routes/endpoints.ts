@@ -15,6 +15,7 @@ import {
   EndpointWithSecret,
   Recover,
   RotateSecret,
+  SendTest,
   UpdateEndpoint,
 } from "../schemas.ts";
 import { mapSqlErrors } from "../sql_errors.ts";
@@ -140,7 +141,13 @@ export const endpointRoutes: RouteFactory = (deps) => [
       responses: {
         200: {
           description: "Endpoints, newest first, each with its health",
-          schema: z.object({ data: z.array(EndpointWithHealth) }),
+          schema: z.object({
+            data: z.array(EndpointWithHealth),
+            target_policy: z.enum(["public_https", "development"]).describe(
+              "Which URLs this deployment accepts: public_https (https, public addresses only), or " +
+                "development (a local stack that also allows http and private addresses)",
+            ),
+          }),
         },
       },
     },
@@ -152,7 +159,10 @@ export const endpointRoutes: RouteFactory = (deps) => [
             `select ${ENDPOINT_COLUMNS} from public.webhook_endpoints order by created_at desc, id desc`,
           ),
         ));
-      return c.json({ data });
+      return c.json({
+        data,
+        target_policy: deps.config.allowPrivateTargets ? "development" : "public_https",
+      });
     },
   ),
   route(
@@ -284,7 +294,9 @@ export const endpointRoutes: RouteFactory = (deps) => [
         const [rotated] = await mapSqlErrors(() =>
           tx<
             { secret: string }[]
-          >`select public.webhook_rotate_secret(${endpointId}, ${grace}::interval) as secret`
+          >`select public.webhook_rotate_secret(${endpointId}, ${grace}::interval, ${
+            input.secret ?? null
+          }) as secret`
         );
         // A separate statement: the rotation's own update is invisible to the statement that made it.
         const [r] = await tx<{ previous_secret_expires_at: Date | null }[]>`
@@ -298,10 +310,11 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints/:id/test",
-      summary: "Send a webhook.test event to this endpoint",
+      summary: "Send a test event to this endpoint: webhook.test, or any event type with its example body",
       tag: "Endpoints",
       access: "admin",
       params: id,
+      body: SendTest,
       responses: {
         202: {
           description: "Queued; the delivery appears in the logs",
@@ -313,10 +326,11 @@ export const endpointRoutes: RouteFactory = (deps) => [
     },
     async (c) => {
       const endpointId = c.req.valid("param").id;
+      const eventType = c.req.valid("json").event_type ?? "webhook.test";
       const eventId = await asAdmin(deps, c, async (tx) => {
         await visibleEndpoint(tx, endpointId);
         const [r] = await mapSqlErrors(() =>
-          tx<{ id: string }[]>`select public.webhook_send_test_event(${endpointId}) as id`
+          tx<{ id: string }[]>`select public.webhook_send_test_event(${endpointId}, ${eventType}) as id`
         );
         return r!.id;
       });

@@ -1,20 +1,21 @@
-// The session: supabase-js keeps it in localStorage and refreshes it before it expires (SPEC 4.1).
-// Only the session lives there; signing secrets and API keys are never stored anywhere.
-import { createClient } from "@supabase/supabase-js";
+// Sign-in through Supabase Auth's own client (@supabase/auth-js): the session lives in localStorage and
+// is refreshed before it expires (SPEC 4.1). Only Auth is bundled: realtime, storage and the database
+// client of supabase-js are never needed here, since every other call goes to the configuration API.
+// Only the session lives in storage; signing secrets and API keys are never stored anywhere.
+import { AuthClient } from "@supabase/auth-js";
 import { SUPABASE_ANON_KEY, SUPABASE_URL } from "../config.ts";
 
-export const supabase = createClient(
-  SUPABASE_URL || "http://invalid.localhost",
-  SUPABASE_ANON_KEY || "unset",
-  {
-    auth: {
-      persistSession: true,
-      autoRefreshToken: true,
-      detectSessionInUrl: false,
-      storageKey: "church-settings-session",
-    },
-  },
-);
+const anonKey = SUPABASE_ANON_KEY || "unset";
+
+export const auth = new AuthClient({
+  url: `${SUPABASE_URL || "http://invalid.localhost"}/auth/v1`,
+  // What supabase-js sends to Auth: the project's public anon key.
+  headers: { apikey: anonKey, authorization: `Bearer ${anonKey}` },
+  storageKey: "church-settings-session",
+  persistSession: true,
+  autoRefreshToken: true,
+  detectSessionInUrl: false,
+});
 
 /** Supabase Auth's sign-in errors, in words a person understands. */
 export function describeAuthError(

@@ -1,7 +1,8 @@
 // /auth: e-mail and password sign-in through Supabase Auth.
 import { useId, useState } from "react";
-import { describeAuthError, supabase } from "../api/supabase.ts";
-import { useSession } from "../session.tsx";
+import { auth, describeAuthError } from "../../api/auth.ts";
+import { useSession } from "../../session.tsx";
+import "./AuthPage.css";
 
 export function AuthPage() {
   const session = useSession();
@@ -25,7 +26,7 @@ export function AuthPage() {
           setError(null);
           session.setNotice(null);
           try {
-            const { error } = await supabase.auth.signInWithPassword({
+            const { error } = await auth.signInWithPassword({
               email: email.trim(),
               password,
             });

@@ -1,0 +1,41 @@
+// Settings > Integrations > Webhooks: an endpoint's activity chart (24 hours or 7 days, per hour).
+import { z } from "zod";
+import { asAdmin } from "../actor.ts";
+import { type BucketRow, hourlyActivity, windowStart } from "../activity.ts";
+import { route, type RouteFactory } from "../route.ts";
+import { Activity, ActivityQuery } from "../schemas.ts";
+import { visibleEndpoint } from "./endpoints.ts";
+
+export const activityRoutes: RouteFactory = (deps) => [
+  route(
+    {
+      method: "get",
+      path: "/endpoints/:id/activity",
+      summary: "An endpoint's attempts per hour over 24 hours or 7 days, with response time percentiles",
+      tag: "Endpoints",
+      access: "admin",
+      params: { id: z.uuid() },
+      query: ActivityQuery,
+      responses: {
+        200: { description: "One point per hour, oldest first", schema: Activity },
+        404: { description: "No such endpoint" },
+      },
+    },
+    async (c) => {
+      const endpointId = c.req.valid("param").id;
+      const { window } = c.req.valid("query");
+      const now = Date.now();
+      const { rows, bounds } = await asAdmin(deps, c, async (tx) => {
+        await visibleEndpoint(tx, endpointId);
+        // At most 1,009 rows of one endpoint, by its primary key's range.
+        const rows = await tx<BucketRow[]>`
+          select bucket_start, attempts, delivered, duration_histogram
+          from public.webhook_endpoint_health_buckets
+          where endpoint_id = ${endpointId} and bucket_start >= ${new Date(windowStart(window, now))}`;
+        const [b] = await tx<{ bounds: number[] }[]>`select private.webhook_duration_bounds() as bounds`;
+        return { rows, bounds: b!.bounds };
+      });
+      return c.json({ window, bucket_seconds: 3600, ...hourlyActivity(rows, bounds, window, now) });
+    },
+  ),
+];

@@ -1,0 +1,70 @@
+// The current page, or why it cannot be shown: unknown path, organizations still loading, no
+// organization, or not an administrator of it.
+import { useEffect } from "react";
+import { HOME, type PageEntry } from "../pages.ts";
+import { Link } from "../router.tsx";
+import { useSession } from "../session.tsx";
+import { ErrorBox } from "../ui/ErrorBox.tsx";
+import { Loading } from "../ui/Loading.tsx";
+
+export function PageBody({ page }: { page: PageEntry | undefined }) {
+  const session = useSession();
+  const { state } = session;
+  const title = page?.title ?? "Page not found";
+  useEffect(() => {
+    document.title = `${title} · Settings`;
+  }, [title]);
+
+  if (!page) {
+    return (
+      <>
+        <h1>Page not found</h1>
+        <p>
+          <Link href={HOME}>Go to Webhooks</Link>
+        </p>
+      </>
+    );
+  }
+  if (state.kind !== "signed_in") return null;
+  if (state.meError && !session.me) {
+    return (
+      <ErrorBox
+        error={`Could not load your organizations: ${state.meError}`}
+        retry={session.reloadMe}
+      />
+    );
+  }
+  if (!session.me) return <Loading what="your organizations" />;
+  if (!session.organization) {
+    return (
+      <>
+        <h1>{title}</h1>
+        <div className="empty">
+          <h2>You are not in an organization</h2>
+          <p>
+            {session.me.memberships.length
+              ? "Choose an organization in the header to continue."
+              : "Your account is not a member of any organization. Ask an administrator of your church to add you."}
+          </p>
+        </div>
+      </>
+    );
+  }
+  if (!session.isAdmin) {
+    return (
+      <>
+        <h1>{title}</h1>
+        <div className="empty" role="note">
+          <h2>Webhook settings are for administrators</h2>
+          <p>
+            You are signed in to {session.organization.organization_name}{" "}
+            as staff. Webhooks, their logs, API keys and payment webhooks are managed by the organization's
+            administrators; ask one of them if something needs changing.
+          </p>
+        </div>
+      </>
+    );
+  }
+  const { Page } = page;
+  return <Page key={session.orgKey} />;
+}

@@ -1,0 +1,42 @@
+// The pages of Settings > Integrations, in navigation order. To add a page: make a folder
+// src/pages/<name>/ with its <Name>Page.tsx (one component per file, its CSS beside it) and add an entry
+// here; the navigation, the document title, focus on arrival and the admin-only guard come with it.
+import type { ComponentType } from "react";
+import { ApiKeysPage } from "./pages/api-keys/ApiKeysPage.tsx";
+import { PaymentWebhooksPage } from "./pages/payments/PaymentWebhooksPage.tsx";
+import { WebhookLogsPage } from "./pages/logs/WebhookLogsPage.tsx";
+import { WebhooksPage } from "./pages/webhooks/WebhooksPage.tsx";
+
+export interface PageEntry {
+  path: string;
+  title: string;
+  Page: ComponentType;
+  /** Query parameters that name one organization's rows: dropped when the organization changes. */
+  orgParams?: readonly string[];
+}
+
+export const PAGES: readonly PageEntry[] = [
+  {
+    path: "/settings/integrations/webhooks",
+    title: "Webhooks",
+    Page: WebhooksPage,
+  },
+  {
+    path: "/settings/integrations/webhook-logs",
+    title: "Webhook Logs",
+    Page: WebhookLogsPage,
+    orgParams: ["endpoint", "delivery", "q"],
+  },
+  {
+    path: "/settings/integrations/api-keys",
+    title: "API keys",
+    Page: ApiKeysPage,
+  },
+  {
+    path: "/settings/integrations/payment-webhooks",
+    title: "Payment webhooks",
+    Page: PaymentWebhooksPage,
+  },
+];
+
+export const HOME = PAGES[0]!.path;

@@ -1,0 +1,83 @@
+// Settings > Integrations > API keys: keys for Zapier, Make, n8n and scripts. A key is shown once.
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, type ApiKey, unwrap } from "../../api/client.ts";
+import { errorText } from "../../api/queries.ts";
+import { useOrgKey } from "../../session.tsx";
+import { Dialog } from "../../ui/Dialog.tsx";
+import { Empty } from "../../ui/Empty.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
+import { Loading } from "../../ui/Loading.tsx";
+import { OnceSecret } from "../../ui/OnceSecret.tsx";
+import { useTick } from "../../ui/useTick.ts";
+import { CreateKeyForm } from "./CreateKeyForm.tsx";
+import { KeyTable } from "./KeyTable.tsx";
+import { RevokeForm } from "./RevokeForm.tsx";
+
+export function ApiKeysPage() {
+  useTick();
+  const org = useOrgKey();
+  const keys = useQuery({
+    queryKey: [org, "api-keys"],
+    queryFn: () => unwrap(api.GET("/webhooks/api-keys")).then((r) => r.data),
+  });
+  const [created, setCreated] = useState<{ name: string; key: string } | null>(
+    null,
+  );
+  const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const list = keys.data ?? [];
+
+  return (
+    <>
+      <h1>API keys</h1>
+      <p className="lead">
+        Automation platforms (Zapier, Make, n8n) and your own scripts use an API key to manage this
+        organization's webhooks. A key can do nothing else: it cannot read members, donations or payments.
+      </p>
+      <CreateKeyForm onCreated={setCreated} />
+      {created && (
+        <section className="panel" aria-label={`New key ${created.name}`}>
+          <h2>Key created: {created.name}</h2>
+          <OnceSecret label="API key" value={created.key}>
+            <p className="help">
+              Send it as <code>X-API-Key: &lt;key&gt;</code> to the webhooks API.
+            </p>
+          </OnceSecret>
+          <button
+            type="button"
+            onClick={() => setCreated(null)}
+          >
+            I have saved the key
+          </button>
+        </section>
+      )}
+      {keys.error && (
+        <ErrorBox
+          error={`Could not load keys: ${errorText(keys.error)}`}
+          retry={() => void keys.refetch()}
+        />
+      )}
+      {keys.isPending && <Loading what="API keys" />}
+      {keys.data && list.length === 0 && (
+        <Empty title="No API keys yet">
+          <p>
+            Create one above when you connect Zapier, Make, n8n or a script.
+          </p>
+        </Empty>
+      )}
+      {list.length > 0 && <KeyTable keys={list} onRevoke={setRevoking} />}
+      <Dialog
+        title="Revoke this key?"
+        open={!!revoking}
+        onClose={() => setRevoking(null)}
+      >
+        {revoking && (
+          <RevokeForm
+            k={revoking}
+            close={() => setRevoking(null)}
+          />
+        )}
+      </Dialog>
+    </>
+  );
+}

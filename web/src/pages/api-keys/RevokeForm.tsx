@@ -1,0 +1,31 @@
+import { api, type ApiKey, unwrap } from "../../api/client.ts";
+import { useAction } from "../../api/queries.ts";
+import { ActionResult } from "../../ui/ActionResult.tsx";
+
+export function RevokeForm({ k, close }: { k: ApiKey; close(): void }) {
+  const revoke = useAction(async () => {
+    await unwrap(
+      api.DELETE("/webhooks/api-keys/{id}", { params: { path: { id: k.id } } }),
+    );
+  });
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        revoke.mutate(undefined, { onSuccess: close });
+      }}
+    >
+      <p>
+        Anything using <strong>{k.name}</strong>{" "}
+        ({k.key_prefix}…) stops working at once. This cannot be undone.
+      </p>
+      <ActionResult action={revoke} />
+      <div className="actions">
+        <button type="submit" className="danger" disabled={revoke.isPending}>
+          {revoke.isPending ? "Revoking…" : "Revoke key"}
+        </button>
+        <button type="button" onClick={close} data-autofocus>Cancel</button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,167 @@
+// Settings > Integrations > Webhook Logs: every delivery, newest first, filtered or found by id, paged by
+// cursor, with the exact body as sent and every attempt. The list refreshes by itself, faster while
+// deliveries are in flight.
+import { useInfiniteQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
+import { api, type Delivery, unwrap } from "../../api/client.ts";
+import { errorText, useCatalogue, useEndpoints } from "../../api/queries.ts";
+import { timeZoneName } from "../../format.ts";
+import { setQuery, useLocation } from "../../router.tsx";
+import { useOrgKey } from "../../session.tsx";
+import { Empty } from "../../ui/Empty.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
+import { Loading } from "../../ui/Loading.tsx";
+import { useTick } from "../../ui/useTick.ts";
+import { DeliveryPanel } from "./DeliveryPanel.tsx";
+import { DeliveryTable } from "./DeliveryTable.tsx";
+import { FilterBar } from "./FilterBar.tsx";
+import { apiQuery, CLEARED, filterProblem, readFilters } from "./filters.ts";
+import { SearchBox } from "./SearchBox.tsx";
+import "./WebhookLogsPage.css";
+
+const PAGE = 50;
+const inFlight = (d: Delivery) => d.status === "pending" || d.status === "retrying";
+
+export function WebhookLogsPage() {
+  useTick();
+  const q = useLocation().searchParams;
+  const filters = readFilters(q);
+  const problem = filterProblem(filters);
+  const openId = q.get("delivery");
+  const org = useOrgKey();
+
+  const endpoints = useEndpoints();
+  const catalogue = useCatalogue();
+  const urlOf = (id: string) => endpoints.data?.data.find((e) => e.id === id)?.url ?? "deleted endpoint";
+
+  // Pages by cursor; a refresh asks every loaded page again (each after the one before it), so rows that
+  // arrived meanwhile move the pages along instead of being listed twice.
+  const list = useInfiniteQuery({
+    queryKey: [org, "deliveries", filters],
+    queryFn: ({ pageParam }) =>
+      unwrap(api.GET("/webhooks/deliveries", {
+        params: {
+          query: {
+            ...apiQuery(filters),
+            limit: PAGE,
+            ...(pageParam ? { cursor: pageParam } : {}),
+          },
+        },
+      })),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
+    enabled: !problem,
+    refetchInterval: (query) => query.state.data?.pages.some((p) => p.data.some(inFlight)) ? 2000 : 5000,
+  });
+  const rows = list.data?.pages.flatMap((p) => p.data) ?? null;
+  const busy = rows?.some(inFlight) ?? false;
+
+  // A search that finds exactly one delivery opens it.
+  const single = filters.q && rows?.length === 1 ? rows[0]!.id : null;
+  useEffect(() => {
+    if (single && !openId) setQuery({ delivery: single });
+  }, [single, openId]);
+
+  const anyFilter = !!(filters.q || filters.endpoint_id || filters.event_type ||
+    filters.status || filters.range);
+  return (
+    <>
+      <div className="page-head">
+        <h1>Webhook Logs</h1>
+        <button type="button" onClick={() => void list.refetch()}>
+          Refresh
+        </button>
+      </div>
+      <p className="lead">
+        Every message we sent to your endpoints, newest first. A failed delivery is retried for 24 hours, then
+        marked permanently failed. Times are in your time zone ({timeZoneName()}).
+      </p>
+      <SearchBox key={filters.q ?? ""} current={filters.q} />
+      <FilterBar
+        endpoints={endpoints.data?.data.map((e) => ({
+          id: e.id,
+          url: e.url,
+        })) ?? []}
+        eventTypes={[
+          ...(catalogue.data?.map((c) => c.type) ?? []),
+          "webhook.test",
+        ]}
+        problem={problem}
+      />
+      {filters.q && (
+        <p className="searching">
+          Showing the message <code>{filters.q}</code>{" "}
+          (a delivery id, or a webhook-id that may have gone to several endpoints).{" "}
+          <button
+            type="button"
+            className="linkish"
+            onClick={() => setQuery({ q: null, delivery: null })}
+          >
+            Show all deliveries
+          </button>
+        </p>
+      )}
+      {list.error && (
+        <ErrorBox
+          error={`Could not load deliveries: ${errorText(list.error)}`}
+          retry={() => void list.refetch()}
+        />
+      )}
+      {!problem && (
+        <p className="muted small" aria-live="off">
+          {busy ? "Deliveries in flight: refreshing every 2 seconds." : "Refreshing every 5 seconds."}
+          {list.dataUpdatedAt > 0 && (
+            <>
+              {" "}Last updated {new Date(list.dataUpdatedAt).toLocaleTimeString()}.
+            </>
+          )}
+        </p>
+      )}
+      {!problem && rows === null && !list.error &&
+        <Loading what="deliveries" />}
+      {rows && rows.length === 0 && (
+        anyFilter
+          ? (
+            <Empty
+              title={filters.q ? "No message with this id" : "No deliveries match these filters"}
+            >
+              <p>
+                {filters.q
+                  ? "Check the id: a webhook-id is the event's id, the same on every retry. Older deliveries may have been removed after the retention period."
+                  : "Widen the time range or clear a filter."}
+              </p>
+              <button type="button" onClick={() => setQuery(CLEARED)}>
+                Clear filters
+              </button>
+            </Empty>
+          )
+          : (
+            <Empty title="No deliveries yet">
+              <p>
+                Deliveries appear here when something happens in your records, for example when a member is
+                added. To try an endpoint now, use “Send test event” on the Webhooks page.
+              </p>
+            </Empty>
+          )
+      )}
+      {rows && rows.length > 0 && <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />}
+      {list.hasNextPage && (
+        <button
+          type="button"
+          onClick={() => void list.fetchNextPage()}
+          disabled={list.isFetchingNextPage}
+        >
+          {list.isFetchingNextPage ? "Loading older deliveries…" : "Show older deliveries"}
+        </button>
+      )}
+      {openId && (
+        <DeliveryPanel
+          key={openId}
+          id={openId}
+          urlOf={urlOf}
+          close={() => setQuery({ delivery: null })}
+        />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,85 @@
+// Webhook Logs' filters live in the address, so a view can be shared: endpoint, event, status, a time
+// range (a recent period, or from/until for a custom one) and q, one message by its id.
+import type { DeliveryStatus } from "../../api/client.ts";
+import { fromLocalInput } from "../../format.ts";
+
+export const STATUSES: DeliveryStatus[] = [
+  "pending",
+  "retrying",
+  "delivered",
+  "permanently_failed",
+];
+
+export const RANGES = [
+  { value: "", label: "Any time", hours: 0 },
+  { value: "1h", label: "Last hour", hours: 1 },
+  { value: "24h", label: "Last 24 hours", hours: 24 },
+  { value: "7d", label: "Last 7 days", hours: 168 },
+  { value: "custom", label: "Custom range…", hours: 0 },
+] as const;
+
+export interface Filters {
+  q?: string;
+  endpoint_id?: string;
+  event_type?: string;
+  status?: DeliveryStatus;
+  range: string;
+  since?: string;
+  until?: string;
+}
+
+export function readFilters(q: URLSearchParams): Filters {
+  const status = q.get("status") ?? "";
+  // An address with from/until but no range (shared before ranges existed) is a custom range.
+  const range = q.get("range") ??
+    (q.get("since") || q.get("until") ? "custom" : "");
+  return {
+    q: q.get("q") || undefined,
+    endpoint_id: q.get("endpoint") || undefined,
+    event_type: q.get("event") || undefined,
+    status: (STATUSES as string[]).includes(status) ? (status as DeliveryStatus) : undefined,
+    range,
+    since: range === "custom" ? fromLocalInput(q.get("since") ?? "") : undefined,
+    until: range === "custom" ? fromLocalInput(q.get("until") ?? "") : undefined,
+  };
+}
+
+/** Why these filters cannot list anything, in words, or null. */
+export function filterProblem(f: Filters): string | null {
+  if (f.since && f.until && f.until <= f.since) {
+    return "“Until” is before “From”: no delivery can match. Choose an “Until” after “From”.";
+  }
+  return null;
+}
+
+/** The API's query for these filters; a recent period is counted back from now. */
+export function apiQuery(f: Filters, now = Date.now()) {
+  const hours = RANGES.find((r) => r.value === f.range)?.hours ?? 0;
+  return {
+    ...(f.q ? { q: f.q } : {}),
+    ...(f.endpoint_id ? { endpoint_id: f.endpoint_id } : {}),
+    ...(f.event_type ? { event_type: f.event_type } : {}),
+    ...(f.status ? { status: f.status } : {}),
+    ...(hours ? { since: new Date(now - hours * 3600_000).toISOString() } : {}),
+    ...(f.range === "custom" && f.since ? { since: f.since } : {}),
+    ...(f.range === "custom" && f.until ? { until: f.until } : {}),
+  };
+}
+
+/** Every filter off: what "Clear filters" sets. */
+export const CLEARED = {
+  q: null,
+  endpoint: null,
+  event: null,
+  status: null,
+  range: null,
+  since: null,
+  until: null,
+};
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+/** The id in what was pasted ("webhook-id: 0d9e…", a whole header line, a log line), or null. */
+export function idIn(text: string): string | null {
+  return UUID.exec(text)?.[0]?.toLowerCase() ?? null;
+}

@@ -1,0 +1,193 @@
+// Settings > Integrations > Payment webhooks: what the checkout and card-payment providers sent us,
+// whether it was applied (in words), and replay for the ones that can change.
+import { useInfiniteQuery } from "@tanstack/react-query";
+import { useId, useState } from "react";
+import { api, unwrap } from "../../api/client.ts";
+import { errorText, useAction } from "../../api/queries.ts";
+import { useOrgKey } from "../../session.tsx";
+import { ActionResult } from "../../ui/ActionResult.tsx";
+import { Badge, statusWord } from "../../ui/Badge.tsx";
+import { Empty } from "../../ui/Empty.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
+import { Loading } from "../../ui/Loading.tsx";
+import { Time } from "../../ui/Time.tsx";
+import { useTick } from "../../ui/useTick.ts";
+import { EntryPanel } from "./EntryPanel.tsx";
+import { explain } from "./explain.ts";
+import { PAYMENT_PROVIDERS, type Provider, PROVIDERS } from "./providers.ts";
+import { ReplayAllDialog, replayAllFailed } from "./ReplayAllDialog.tsx";
+
+const STATES = [
+  "received",
+  "processed",
+  "unmatched",
+  "failed",
+  "rejected",
+  "unverified",
+] as const;
+type State = (typeof STATES)[number];
+
+export function PaymentWebhooksPage() {
+  useTick();
+  const org = useOrgKey();
+  const [status, setStatus] = useState<State | "">("");
+  const [provider, setProvider] = useState<Provider | "">("");
+  const [open, setOpen] = useState<string | null>(null);
+  const [confirmAll, setConfirmAll] = useState(false);
+  const replayAll = useAction(replayAllFailed);
+  const id = useId();
+  const filter = {
+    ...(status ? { status } : {}),
+    ...(provider ? { provider } : {}),
+  };
+  const log = useInfiniteQuery({
+    queryKey: [org, "inbound-log", filter],
+    queryFn: ({ pageParam }) =>
+      unwrap(api.GET("/webhooks/inbound-log", {
+        params: {
+          query: {
+            limit: 50,
+            ...filter,
+            ...(pageParam ? { cursor: pageParam } : {}),
+          },
+        },
+      })),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
+  });
+  const rows = log.data?.pages.flatMap((p) => p.data) ?? [];
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Payment webhooks</h1>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => setConfirmAll(true)}
+          disabled={replayAll.isPending}
+        >
+          {replayAll.isPending ? "Replaying…" : "Replay all failed"}
+        </button>
+      </div>
+      <p className="lead">
+        Every notification your payment providers sent (subscriptions and card payments), logged before it was
+        applied. When one could not be applied, fix the cause and replay it: an entry that was already applied
+        changes nothing.
+      </p>
+      <ActionResult action={replayAll} />
+      <div className="filters">
+        <div>
+          <label htmlFor={`${id}-provider`}>Provider</label>
+          <select
+            id={`${id}-provider`}
+            value={provider}
+            onChange={(e) => setProvider(e.target.value as Provider | "")}
+          >
+            <option value="">All providers</option>
+            {PAYMENT_PROVIDERS.map((p) => <option key={p} value={p}>{PROVIDERS[p]}</option>)}
+          </select>
+        </div>
+        <div>
+          <label htmlFor={`${id}-status`}>Status</label>
+          <select
+            id={`${id}-status`}
+            value={status}
+            onChange={(e) => setStatus(e.target.value as State | "")}
+          >
+            <option value="">Any status</option>
+            {STATES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
+          </select>
+        </div>
+      </div>
+      {log.error && (
+        <ErrorBox
+          error={`Could not load the payment log: ${errorText(log.error)}`}
+          retry={() => void log.refetch()}
+        />
+      )}
+      {log.isPending && <Loading what="the payment log" />}
+      {log.data && rows.length === 0 && (
+        <Empty
+          title={status || provider ? "No notifications match these filters" : "No payment notifications yet"}
+        >
+          <p>
+            {status || provider
+              ? "Choose another provider or status to see other notifications."
+              : "They appear here when your checkout or card-payment provider sends one. Point the provider at this service's payment webhook addresses (see the README)."}
+          </p>
+        </Empty>
+      )}
+      {rows.length > 0 && (
+        <div
+          className="table-wrap"
+          role="region"
+          aria-label="Payment notifications"
+          tabIndex={0}
+        >
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col" className="wide">Provider</th>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col" className="wide">What went wrong</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr
+                  key={r.id}
+                  className={open === r.id ? "selected" : undefined}
+                  data-log-id={r.id}
+                >
+                  <td>
+                    <Time iso={r.received_at} />
+                  </td>
+                  <td className="wide">
+                    {PROVIDERS[r.provider] ?? r.provider}
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      className="linkish"
+                      onClick={() => setOpen(r.id)}
+                      aria-label={`${r.event ?? "—"}, received ${
+                        new Date(r.received_at).toLocaleString()
+                      }: show details`}
+                    >
+                      <code>{r.event ?? "—"}</code>
+                    </button>
+                  </td>
+                  <td>
+                    <Badge status={r.status} />
+                  </td>
+                  <td className="wide">{explain(r.error)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {log.hasNextPage && (
+        <button
+          type="button"
+          disabled={log.isFetchingNextPage}
+          onClick={() => void log.fetchNextPage()}
+        >
+          {log.isFetchingNextPage ? "Loading older notifications…" : "Show older notifications"}
+        </button>
+      )}
+      {open && <EntryPanel key={open} id={open} close={() => setOpen(null)} />}
+      <ReplayAllDialog
+        open={confirmAll}
+        close={() => setConfirmAll(false)}
+        confirm={() => {
+          setConfirmAll(false);
+          replayAll.mutate();
+        }}
+      />
+    </>
+  );
+}

@@ -1,0 +1,204 @@
+// An endpoint's last 24 hours or 7 days at a glance: attempts per hour (delivered and failed, stacked)
+// and response time (p50 and p95 per hour). The same numbers are in words beside it and as a table, for
+// screen readers and for anyone who wants the figures.
+import { useQuery } from "@tanstack/react-query";
+import { useId, useState } from "react";
+import { type Activity, api, unwrap } from "../../api/client.ts";
+import { errorText } from "../../api/queries.ts";
+import { useOrgKey } from "../../session.tsx";
+import "./ActivityChart.css";
+
+type Window = Activity["window"];
+const W = 480;
+const H = 64;
+
+const hourLabel = (iso: string, window: Window) =>
+  new Date(iso).toLocaleString(
+    undefined,
+    window === "24h"
+      ? { hour: "numeric", minute: "2-digit" }
+      : { weekday: "short", day: "numeric", hour: "numeric" },
+  );
+
+const ms = (n: number | null) => n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
+
+export function summary(a: Activity): string {
+  const span = a.window === "24h" ? "Last 24 hours" : "Last 7 days";
+  const { delivered, failed, p50_ms, p95_ms } = a.totals;
+  if (delivered + failed === 0) return `${span}: no attempts.`;
+  const busiest = a.points.reduce(
+    (m, p) => (p.failed > m.failed ? p : m),
+    a.points[0]!,
+  );
+  return `${span}: ${delivered} delivered, ${failed} failed` +
+    (failed > 0 ? ` (most failures in the hour from ${hourLabel(busiest.start, a.window)})` : "") +
+    `. Response time: median ${ms(p50_ms)}, 95th percentile ${ms(p95_ms)}.`;
+}
+
+export function ActivityChart(
+  { endpointId, url }: { endpointId: string; url: string },
+) {
+  const [window, setWindow] = useState<Window>("24h");
+  const org = useOrgKey();
+  const id = useId();
+  const activity = useQuery({
+    queryKey: [org, "activity", endpointId, window],
+    queryFn: () =>
+      unwrap(api.GET("/webhooks/endpoints/{id}/activity", {
+        params: { path: { id: endpointId }, query: { window } },
+      })),
+    refetchInterval: 60_000,
+  });
+  const a = activity.data;
+  return (
+    <section className="activity" aria-labelledby={`${id}-h`}>
+      <div className="activity-head">
+        <h3 id={`${id}-h`}>Activity</h3>
+        <div role="group" aria-label={`Activity period for ${url}`}>
+          {(["24h", "7d"] as const).map((w) => (
+            <button
+              key={w}
+              type="button"
+              aria-pressed={window === w}
+              onClick={() => setWindow(w)}
+            >
+              {w === "24h" ? "24 hours" : "7 days"}
+            </button>
+          ))}
+        </div>
+      </div>
+      {activity.error && (
+        <p className="error">
+          Could not load the activity: {errorText(activity.error)}
+        </p>
+      )}
+      {!a && !activity.error && (
+        <p className="muted small">
+          Loading activity…
+        </p>
+      )}
+      {a && <Chart a={a} />}
+    </section>
+  );
+}
+
+function Chart({ a }: { a: Activity }) {
+  const id = useId();
+  const n = a.points.length;
+  const maxCount = Math.max(1, ...a.points.map((p) => p.delivered + p.failed));
+  const maxMs = Math.max(1, ...a.points.map((p) => p.p95_ms ?? 0));
+  const barW = W / n;
+  // One step per hour with a value: visible even when only one hour has attempts.
+  const steps = (key: "p50_ms" | "p95_ms") =>
+    a.points.map((p, i) => {
+      const v = p[key];
+      if (v === null) return null;
+      const y = H - 1 - (v / maxMs) * (H - 4);
+      return (
+        <line
+          key={p.start}
+          x1={i * barW}
+          x2={(i + 1) * barW}
+          y1={y}
+          y2={y}
+          className={key}
+        />
+      );
+    });
+  const active = a.points.filter((p) => p.delivered + p.failed > 0);
+  const text = summary(a);
+  return (
+    <>
+      <p id={`${id}-s`} className="small">{text}</p>
+      <div className="charts" aria-hidden="true">
+        <figure>
+          <figcaption className="small muted">
+            Attempts per hour (<span className="key delivered">delivered</span>,{" "}
+            <span className="key failed">failed</span>), up to {maxCount}
+          </figcaption>
+          <svg
+            viewBox={`0 0 ${W} ${H}`}
+            preserveAspectRatio="none"
+            className="bars"
+          >
+            <line x1="0" y1={H - 0.5} x2={W} y2={H - 0.5} className="axis" />
+            {a.points.map((p, i) => {
+              const dh = (p.delivered / maxCount) * H;
+              const fh = (p.failed / maxCount) * H;
+              return (
+                <g key={p.start}>
+                  <rect
+                    x={i * barW + barW * 0.1}
+                    width={barW * 0.8}
+                    y={H - dh}
+                    height={dh}
+                    className="delivered"
+                  />
+                  <rect
+                    x={i * barW + barW * 0.1}
+                    width={barW * 0.8}
+                    y={H - dh - fh}
+                    height={fh}
+                    className="failed"
+                  />
+                </g>
+              );
+            })}
+          </svg>
+        </figure>
+        <figure>
+          <figcaption className="small muted">
+            Response time per hour (<span className="key p50">median</span>,{" "}
+            <span className="key p95">95th percentile</span>), up to {ms(maxMs)}
+          </figcaption>
+          <svg
+            viewBox={`0 0 ${W} ${H}`}
+            preserveAspectRatio="none"
+            className="lines"
+          >
+            <line x1="0" y1={H - 0.5} x2={W} y2={H - 0.5} className="axis" />
+            {steps("p95_ms")}
+            {steps("p50_ms")}
+          </svg>
+        </figure>
+      </div>
+      <details>
+        <summary>Activity as a table</summary>
+        {active.length === 0 ? <p className="muted">No attempts in this period.</p> : (
+          <div
+            className="table-wrap"
+            role="region"
+            aria-label="Activity per hour"
+            tabIndex={0}
+          >
+            <table>
+              <caption className="sr-only">
+                {text} Hours without attempts are left out.
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Hour from</th>
+                  <th scope="col">Delivered</th>
+                  <th scope="col">Failed</th>
+                  <th scope="col">Median</th>
+                  <th scope="col">95th percentile</th>
+                </tr>
+              </thead>
+              <tbody>
+                {active.map((p) => (
+                  <tr key={p.start}>
+                    <td>{hourLabel(p.start, a.window)}</td>
+                    <td>{p.delivered}</td>
+                    <td>{p.failed}</td>
+                    <td>{ms(p.p50_ms)}</td>
+                    <td>{ms(p.p95_ms)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </details>
+    </>
+  );
+}

@@ -1,0 +1,195 @@
+// One endpoint: what it receives, its state and health, its activity, and its actions.
+import { useId, useState } from "react";
+import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
+import { useAction } from "../../api/queries.ts";
+import { Link } from "../../router.tsx";
+import { ActionResult } from "../../ui/ActionResult.tsx";
+import { Badge } from "../../ui/Badge.tsx";
+import { Dialog } from "../../ui/Dialog.tsx";
+import { Time } from "../../ui/Time.tsx";
+import { ActivityChart } from "./ActivityChart.tsx";
+import { DeleteForm } from "./DeleteForm.tsx";
+import { EndpointForm } from "./EndpointForm.tsx";
+import { Health } from "./Health.tsx";
+import { RecoverForm } from "./RecoverForm.tsx";
+import { RotateForm } from "./RotateForm.tsx";
+import { SendTestForm } from "./SendTestForm.tsx";
+
+type Open = null | "delete" | "rotate" | "recover" | "test";
+
+export function EndpointCard(
+  { endpoint: e, catalogue, targetPolicy, onDelete, onSecret }: {
+    endpoint: Endpoint;
+    catalogue: EventTypeInfo[] | undefined;
+    targetPolicy: TargetPolicy | undefined;
+    onDelete(): void;
+    onSecret(value: string): void;
+  },
+) {
+  const [editing, setEditing] = useState(false);
+  const [dialog, setDialog] = useState<Open>(null);
+  // What the last action did, in words (the forms in dialogs report here once they close).
+  const [said, setSaid] = useState<string | null>(null);
+  const headingId = useId();
+  const toggle = useAction(async () => {
+    await unwrap(api.PATCH("/webhooks/endpoints/{id}", {
+      params: { path: { id: e.id } },
+      body: { enabled: !e.enabled },
+    }));
+    return e.enabled
+      ? "Endpoint disabled. Its waiting deliveries were stopped; recover them after enabling it again."
+      : "Endpoint enabled.";
+  });
+  const close = () => setDialog(null);
+  const done = (text: string) => {
+    setDialog(null);
+    toggle.reset();
+    setSaid(text);
+  };
+
+  return (
+    <li className="card" aria-labelledby={headingId}>
+      <div className="card-head">
+        <h2 id={headingId} className="url">{e.url}</h2>
+        <Badge
+          status={e.enabled ? "enabled" : "disabled"}
+          kind={e.enabled ? "delivered" : "disabled"}
+        >
+          {e.enabled ? "Enabled" : "Disabled"}
+        </Badge>
+      </div>
+      {e.description && <p>{e.description}</p>}
+      {!e.enabled && e.disabled_reason && (
+        <p className="warn">
+          Disabled: {e.disabled_reason}
+          {e.disabled_at && (
+            <>
+              · <Time iso={e.disabled_at} />
+            </>
+          )}
+        </p>
+      )}
+      <p>
+        <span className="muted">Events:</span>
+        {e.events.map((t) => <code key={t} className="chip">{t}</code>)}
+      </p>
+      {e.previous_secret_expires_at &&
+        new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
+        <p className="muted">
+          The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.
+        </p>
+      )}
+      <Health e={e} />
+      <ActivityChart endpointId={e.id} url={e.url} />
+
+      {editing
+        ? (
+          <EndpointForm
+            endpoint={e}
+            catalogue={catalogue}
+            catalogueError={null}
+            targetPolicy={targetPolicy}
+            onCancel={() => setEditing(false)}
+            onSaved={() => {
+              setEditing(false);
+              done("Changes saved.");
+            }}
+          />
+        )
+        : (
+          <div
+            className="actions"
+            role="group"
+            aria-label={`Actions for ${e.url}`}
+          >
+            <button type="button" onClick={() => setEditing(true)}>Edit</button>
+            <button
+              type="button"
+              aria-disabled={toggle.isPending || undefined}
+              onClick={() => {
+                if (toggle.isPending) return;
+                setSaid(null);
+                toggle.mutate();
+              }}
+            >
+              {e.enabled ? "Disable" : "Enable"}
+            </button>
+            <button
+              type="button"
+              disabled={!e.enabled}
+              onClick={() => setDialog("test")}
+            >
+              Send test event
+            </button>
+            <button type="button" onClick={() => setDialog("rotate")}>
+              Rotate secret
+            </button>
+            <button
+              type="button"
+              disabled={!e.enabled}
+              onClick={() => setDialog("recover")}
+            >
+              Recover failed
+            </button>
+            <Link
+              className="button"
+              href={`/settings/integrations/webhook-logs?endpoint=${e.id}`}
+            >
+              View logs
+            </Link>
+            <button
+              type="button"
+              className="danger"
+              onClick={() => setDialog("delete")}
+            >
+              Delete
+            </button>
+          </div>
+        )}
+      {said && !toggle.isPending && !toggle.error && !toggle.data
+        ? <p className="ok" role="status">{said}</p>
+        : <ActionResult action={toggle} />}
+
+      <Dialog
+        title="Delete this endpoint?"
+        open={dialog === "delete"}
+        onClose={close}
+      >
+        <DeleteForm endpoint={e} close={close} confirm={onDelete} />
+      </Dialog>
+      <Dialog
+        title="Rotate the signing secret"
+        open={dialog === "rotate"}
+        onClose={close}
+      >
+        <RotateForm
+          endpoint={e}
+          close={close}
+          onRotated={(secret) => {
+            setDialog(null);
+            onSecret(secret);
+          }}
+        />
+      </Dialog>
+      <Dialog
+        title="Recover failed deliveries"
+        open={dialog === "recover"}
+        onClose={close}
+      >
+        <RecoverForm endpoint={e} close={close} onDone={done} />
+      </Dialog>
+      <Dialog
+        title="Send a test event"
+        open={dialog === "test"}
+        onClose={close}
+      >
+        <SendTestForm
+          endpoint={e}
+          catalogue={catalogue}
+          close={close}
+          onDone={done}
+        />
+      </Dialog>
+    </li>
+  );
+}

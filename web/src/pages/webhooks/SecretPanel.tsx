@@ -1,0 +1,21 @@
+// A signing secret just made (a new endpoint, a rotation): shown once, with how to check a delivery.
+// It takes focus when it appears, since the form that led here is gone.
+import { useEffect, useRef } from "react";
+import { OnceSecret } from "../../ui/OnceSecret.tsx";
+import { VerifyHelp } from "./VerifyHelp.tsx";
+
+export function SecretPanel(
+  { title, value, onDone }: { title: string; value: string; onDone(): void },
+) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [value]);
+  return (
+    <section className="panel" aria-label={title}>
+      <h2 ref={heading} tabIndex={-1}>{title}</h2>
+      <OnceSecret label="Signing secret" value={value}>
+        <VerifyHelp />
+      </OnceSecret>
+      <button type="button" onClick={onDone}>I have saved the secret</button>
+    </section>
+  );
+}

@@ -1,0 +1,120 @@
+// Settings > Integrations > Webhooks: the organization's endpoints with their health and activity, and
+// everything an administrator does with one.
+import { useRef, useState } from "react";
+import { api, type Endpoint, unwrap } from "../../api/client.ts";
+import { errorText, useAction, useCatalogue, useEndpoints } from "../../api/queries.ts";
+import { ActionResult } from "../../ui/ActionResult.tsx";
+import { Empty } from "../../ui/Empty.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
+import { Loading } from "../../ui/Loading.tsx";
+import { useTick } from "../../ui/useTick.ts";
+import { EndpointCard } from "./EndpointCard.tsx";
+import { EndpointForm } from "./EndpointForm.tsx";
+import { SecretPanel } from "./SecretPanel.tsx";
+import "./EndpointCard.css";
+
+export function WebhooksPage() {
+  useTick();
+  const endpoints = useEndpoints();
+  const catalogue = useCatalogue();
+  const [adding, setAdding] = useState(false);
+  const [secret, setSecret] = useState<{ title: string; value: string } | null>(
+    null,
+  );
+  const noticeRef = useRef<HTMLDivElement>(null);
+  const remove = useAction(async (e: Endpoint) => {
+    await unwrap(
+      api.DELETE("/webhooks/endpoints/{id}", {
+        params: { path: { id: e.id } },
+      }),
+    );
+    return `Deleted ${e.url} and its delivery history.`;
+  });
+  const list = endpoints.data?.data ?? [];
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Webhooks</h1>
+        {!adding && (
+          <button
+            type="button"
+            className="primary"
+            onClick={() => setAdding(true)}
+          >
+            Add endpoint
+          </button>
+        )}
+      </div>
+      <p className="lead">
+        When something happens in your church's records (a new member, a donation, attendance), we send a
+        signed message to the addresses below: your own systems, Zapier, Make or n8n.
+      </p>
+      {/* After a delete the card and its buttons are gone: focus goes to what happened. */}
+      <div tabIndex={-1} ref={noticeRef} className="notice-target">
+        <ActionResult action={remove} />
+      </div>
+
+      {secret && (
+        <SecretPanel
+          title={secret.title}
+          value={secret.value}
+          onDone={() => setSecret(null)}
+        />
+      )}
+
+      {adding && (
+        <EndpointForm
+          catalogue={catalogue.data}
+          catalogueError={errorText(catalogue.error)}
+          targetPolicy={endpoints.data?.target_policy}
+          onCancel={() => setAdding(false)}
+          onSaved={(created) => {
+            setAdding(false);
+            if (created) {
+              setSecret({
+                title: `Endpoint added: ${created.url}`,
+                value: created.secret,
+              });
+            }
+          }}
+        />
+      )}
+
+      {endpoints.error && (
+        <ErrorBox
+          error={`Could not load endpoints: ${errorText(endpoints.error)}`}
+          retry={() => void endpoints.refetch()}
+        />
+      )}
+      {endpoints.isPending && <Loading what="endpoints" />}
+      {endpoints.data && list.length === 0 && !adding && (
+        <Empty title="No endpoints yet">
+          <p>
+            Add the address of the system that should hear about new members, donations and attendance. You
+            will choose which events it receives and get a secret to check that messages really come from us.
+          </p>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => setAdding(true)}
+          >
+            Add your first endpoint
+          </button>
+        </Empty>
+      )}
+      <ul className="cards" aria-label="Endpoints">
+        {list.map((e) => (
+          <EndpointCard
+            key={e.id}
+            endpoint={e}
+            catalogue={catalogue.data}
+            targetPolicy={endpoints.data?.target_policy}
+            onDelete={() => remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
+            onSecret={(value) => setSecret({ title: `New secret for ${e.url}`, value })}
+          />
+        ))}
+      </ul>
+    </>
+  );
+}

@@ -1,0 +1,3 @@
+export function Loading({ what }: { what: string }) {
+  return <p className="progress" role="status">Loading {what}…</p>;
+}
