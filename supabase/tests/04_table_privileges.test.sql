@@ -58,12 +58,10 @@ select ok(has_table_privilege('authenticated', 'public.added_later_probe', 'SELE
 drop table public.added_later_probe;
 
 -- The attack as performed: a staff member with direct SQL truncates tables of every organization.
-select tests.create_user('staff-trunc@example.org', 'd4000000-0000-4000-8000-000000000001');
-select tests.create_user('admin-keys@example.org', 'd4000000-0000-4000-8000-000000000002');
 select tests.create_organization('Truncate Church', 'd1000000-0000-4000-8000-000000000000');
 select tests.create_organization('Other Church', 'e1000000-0000-4000-8000-000000000000');
-select tests.add_member('d4000000-0000-4000-8000-000000000001', 'd1000000-0000-4000-8000-000000000000', 'staff');
-select tests.add_member('d4000000-0000-4000-8000-000000000002', 'd1000000-0000-4000-8000-000000000000', 'admin');
+select tests.add_member(tests.create_user('staff-trunc@example.org', 'd4000000-0000-4000-8000-000000000001'), 'd1000000-0000-4000-8000-000000000000', 'staff');
+select tests.add_member(tests.create_user('admin-keys@example.org', 'd4000000-0000-4000-8000-000000000002'), 'd1000000-0000-4000-8000-000000000000', 'admin');
 insert into public.members (organization_id, first_name) values ('e1000000-0000-4000-8000-000000000000', 'Victim');
 insert into public.donations (organization_id, amount_minor, currency)
   values ('e1000000-0000-4000-8000-000000000000', 100, 'GBP');

@@ -114,10 +114,8 @@ select throws_ok($$update public.organization_log_retention set webhook_log_days
                    where organization_id = 'e0000000-0000-4000-8000-000000000003'$$,
                  '23514', null, 'retention above 90 days is refused');
 
-select tests.create_user('retention-admin@example.org', 'e2000000-0000-4000-8000-000000000001');
-select tests.create_user('retention-staff@example.org', 'e2000000-0000-4000-8000-000000000002');
-select tests.add_member('e2000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000002', 'admin');
-select tests.add_member('e2000000-0000-4000-8000-000000000002', 'e0000000-0000-4000-8000-000000000002', 'staff');
+select tests.add_member(tests.create_user('retention-admin@example.org', 'e2000000-0000-4000-8000-000000000001'), 'e0000000-0000-4000-8000-000000000002', 'admin');
+select tests.add_member(tests.create_user('retention-staff@example.org', 'e2000000-0000-4000-8000-000000000002'), 'e0000000-0000-4000-8000-000000000002', 'staff');
 select tests.act_as('e2000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000002');
 update public.organization_log_retention set webhook_log_days = 14;
 select is((select array_agg(webhook_log_days) from public.organization_log_retention), array[14],

@@ -48,8 +48,7 @@ select is((select event_type from public.webhook_deliveries where event_id = 'd3
           'attendance.marked', 'a delivery inserted without event_type gets its event''s');
 
 -- An admin of organization 7.
-select tests.create_user('logs-admin@example.org', 'd2000000-0000-4000-8000-000000000001');
-select tests.add_member('d2000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000007', 'admin');
+select tests.add_member(tests.create_user('logs-admin@example.org', 'd2000000-0000-4000-8000-000000000001'), 'd0000000-0000-4000-8000-000000000007', 'admin');
 
 -- The plan of `q` as the admin, under RLS.
 create function pg_temp.plan(q text) returns text language plpgsql as $$

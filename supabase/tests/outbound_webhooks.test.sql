@@ -5,14 +5,11 @@ begin;
 select plan(40);
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
-select tests.create_user('admin-a@example.org', 'a0000000-0000-4000-8000-000000000001');
-select tests.create_user('staff-a@example.org', 'a0000000-0000-4000-8000-000000000002');
-select tests.create_user('admin-b@example.org', 'b0000000-0000-4000-8000-000000000001');
 select tests.create_organization('Church A', 'a0000000-0000-4000-8000-0000000000aa');
 select tests.create_organization('Church B', 'b0000000-0000-4000-8000-0000000000bb');
-select tests.add_member('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa', 'admin');
-select tests.add_member('a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-0000000000aa', 'staff');
-select tests.add_member('b0000000-0000-4000-8000-000000000001', 'b0000000-0000-4000-8000-0000000000bb', 'admin');
+select tests.add_member(tests.create_user('admin-a@example.org', 'a0000000-0000-4000-8000-000000000001'), 'a0000000-0000-4000-8000-0000000000aa', 'admin');
+select tests.add_member(tests.create_user('staff-a@example.org', 'a0000000-0000-4000-8000-000000000002'), 'a0000000-0000-4000-8000-0000000000aa', 'staff');
+select tests.add_member(tests.create_user('admin-b@example.org', 'b0000000-0000-4000-8000-000000000001'), 'b0000000-0000-4000-8000-0000000000bb', 'admin');
 insert into public.webhook_endpoints (id, organization_id, url, events) values
   ('a0000000-0000-4000-8000-0000000000e1', 'a0000000-0000-4000-8000-0000000000aa', 'https://a.example.org/h',
    array['member.created', 'member.lost']),
