@@ -195,6 +195,29 @@ Deno.test("the user pool starts every session without privileges; withClaims gra
   }
 });
 
+Deno.test("the user pool's URL: edge_user on the same database, a pooler's project suffix kept; prepared statements off on 6543", () => {
+  const direct = loadConfig({
+    SUPABASE_DB_URL: "postgresql://postgres:owner-pw@db.example.org:5432/postgres",
+  });
+  assertEquals(direct.userDbUrl, "postgresql://edge_user@db.example.org:5432/postgres");
+  assertEquals(direct.dbPrepare, true);
+  const pooled = loadConfig({
+    SUPABASE_DB_URL: "postgresql://postgres.abcdef:owner-pw@pooler.example.org:6543/postgres",
+    USER_DB_PASSWORD: "user pw",
+  });
+  assertEquals(pooled.userDbUrl, "postgresql://edge_user.abcdef:user%20pw@pooler.example.org:6543/postgres");
+  assertEquals(pooled.dbPrepare, false);
+  assertEquals(
+    loadConfig({ SUPABASE_DB_URL: "postgresql://p@h:6543/d", DB_PREPARE: "true" }).dbPrepare,
+    true,
+  );
+  assertEquals(loadConfig({ SUPABASE_DB_URL: "postgresql://p@h:5432/d?prepare=false" }).dbPrepare, false);
+  assertEquals(
+    loadConfig({ SUPABASE_DB_URL: "postgresql://p@h/d", USER_DB_URL: "postgresql://u@h/d" }).userDbUrl,
+    "postgresql://u@h/d",
+  );
+});
+
 Deno.test("a backend killed mid-transaction rejects that request as 503 and the process lives on", async () => {
   const { withClaims } = await import("../supabase/functions/_shared/db.ts");
   const { toAppError } = await import("../supabase/functions/_shared/errors.ts");

@@ -93,7 +93,7 @@ function replaySecretOf(e: Env): string | undefined {
 }
 
 /** The login role of the user-request pool (created by the tenancy migration). */
-export const USER_DB_ROLE = "edge_user";
+const USER_DB_ROLE = "edge_user";
 
 /** DB_PREPARE, else the URL's own `prepare` parameter (postgres.js reads it too), else not on 6543. */
 function prepareOf(e: Env): boolean {
@@ -114,7 +114,7 @@ function prepareOf(e: Env): boolean {
  * the request's transaction runs with no privileges (not as postgres), without any session state that
  * a transaction-mode pooler would refuse or lose.
  */
-export function userDbUrlOf(dbUrl: string, password?: string): string {
+function userDbUrlOf(dbUrl: string, password?: string): string {
   let url: URL;
   try {
     url = new URL(dbUrl);
