@@ -29,6 +29,13 @@ deno_suite() {
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
   record "$suite" "$p" "$f" "$(ignored "$suite" "$results/$suite.out")"
 }
+# Suites share the run's database: retire the endpoints earlier suites left enabled (as the tests' own
+# retireEndpoints does, which ends their open deliveries), so a dispatcher in the next suite does not
+# spend its time on their leftovers (hosted_dispatch_test counts what one run claims; the dev server the
+# browser tests drive would work through them first).
+retire_endpoints() {
+  psql -X -q -d postgres -c "update public.webhook_endpoints set enabled = false, disabled_reason = 'test finished' where enabled" >/dev/null
+}
 pg_config_of_cluster() {
   local major
   major=$(psql -X -qAt -d postgres -c "select current_setting('server_version_num')::int / 10000")
@@ -128,9 +135,7 @@ fi
 if [ "${POOLER_SUITE:-0}" = 1 ]; then
   echo "== through PgBouncer (transaction mode, prepared statements off)"
   if [ -n "${TEST_POOLER_URL:-}" ]; then
-    # The same database as the suite before: retire what its tests left behind (as their own
-    # retireEndpoints does), so the dispatcher tests here claim only their own deliveries.
-    psql -X -q -d postgres -c "update public.webhook_endpoints set enabled = false, disabled_reason = 'test finished' where enabled" >/dev/null
+    retire_endpoints
     TEST_DATABASE_URL="$TEST_POOLER_URL?prepare=false" deno_suite pooler \
       tests/hosted_dispatch_test.ts tests/invitations_api_test.ts tests/outbound_delivery_test.ts \
       tests/payments_webhook_test.ts tests/webhooks_api_test.ts tests/webhooks_api_keys_test.ts
@@ -144,6 +149,7 @@ fi
 # stack on this cluster. Screenshots go to web/tests/artifacts/ (git-ignored).
 if [ -n "${BROWSER_TARGETS:-}" ]; then
   echo "== browser tests (settings UI, Chromium)"
+  retire_endpoints
   # shellcheck disable=SC2086
   deno_suite browser $BROWSER_TARGETS
 fi
