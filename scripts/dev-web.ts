@@ -1,5 +1,7 @@
 // The settings UI (web/) for `npm run dev`: Vite's dev server on its own port, pointed at the local
 // stack's URL and anon key. Started by scripts/dev.ts once the stack is up; stopped with it.
+import { startNodeChild } from "./dev-child.ts";
+
 const root = new URL("../", import.meta.url).pathname;
 
 export interface WebDev {
@@ -22,50 +24,12 @@ export async function startWebDev(apiUrl: string, anonKey: string): Promise<WebD
     return undefined;
   }
   const port = Number(Deno.env.get("WEB_PORT") ?? 54323);
-  const child = new Deno.Command("node", {
+  const child = await startNodeChild({
     args: [vite, "--port", String(port), "--strictPort", "--host", "127.0.0.1", "--clearScreen", "false"],
     cwd: `${root}web`,
     env: { VITE_SUPABASE_URL: apiUrl, VITE_SUPABASE_ANON_KEY: anonKey, BROWSER: "none" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const url = `http://127.0.0.1:${port}`;
-  // Wait for Vite's "ready" line (at most 30 s: the API must not wait on the UI), then keep passing its
-  // errors through.
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), 30_000)));
-  while (!/ready in|Local:/.test(seen)) {
-    const next = await Promise.race([reader.read(), timeout]);
-    if (next === "timeout" || next.done) {
-      clearTimeout(timer);
-      console.error(`settings UI did not start on port ${port} (WEB_PORT changes it):\n${seen}`);
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await child.status;
-      return undefined;
-    }
-    seen += next.value;
-  }
-  // A pending timer would keep the process alive after Ctrl-C.
-  clearTimeout(timer);
-  (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (/error/i.test(value)) console.error(value.trimEnd());
-    }
-  })();
-  return {
-    url,
-    stop: async () => {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await child.status;
-    },
-  };
+    ready: /ready in|Local:/,
+    failure: `settings UI did not start on port ${port} (WEB_PORT changes it)`,
+  });
+  return child && { url: `http://127.0.0.1:${port}`, stop: child.stop };
 }

@@ -16,6 +16,8 @@ import { localAnonKey, localSigningKey } from "./local-auth/keys.ts";
 import { loadAuthSettings } from "./local-auth/config.ts";
 import { withLocalCors } from "./local-cors.ts";
 import { startWebDev } from "./dev-web.ts";
+import { startMailCatcher } from "./dev-mail.ts";
+import { startLocalMailSender } from "../supabase/functions/mail-sender/local_loop.ts";
 import type { Sql } from "../supabase/functions/_shared/db.ts";
 
 type Fetch = (req: Request) => Response | Promise<Response>;
@@ -126,6 +128,13 @@ if (import.meta.main) {
   if (!Deno.env.get("INBOUND_REPLAY_SECRET")) {
     Deno.env.set("INBOUND_REPLAY_SECRET", `local-replay-${crypto.randomUUID()}`);
   }
+  // Mail goes to a local catcher with a web inbox (unless mail is configured otherwise), and its links
+  // point at the settings UI this server starts.
+  const mailCatcher = await startMailCatcher();
+  if (mailCatcher) Deno.env.set("SMTP_URL", mailCatcher.smtpUrl);
+  if (!Deno.env.get("SITE_URL")) {
+    Deno.env.set("SITE_URL", `http://127.0.0.1:${Deno.env.get("WEB_PORT") ?? 54323}`);
+  }
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);
   const auth = createAuthService({ sql: deps.sql, issuer: `${url}/auth/v1`, anonKey, signingKey, settings });
@@ -136,6 +145,10 @@ if (import.meta.main) {
     { allowPrivateTargets: deps.config.allowPrivateTargets },
   );
   if (dispatcher) console.log("delivering outbound webhooks locally (on NOTIFY and every 500 ms)");
+  const mailSender = deps.config.mail ? startLocalMailSender(deps.sql, deps.config.mail) : undefined;
+  if (mailSender) {
+    console.log(`sending mail locally over ${deps.config.mail!.transport} (on NOTIFY and every 2 s)`);
+  }
   const demo = await demoSignIns(deps.sql);
   console.log("");
   console.log(`API URL:   ${url}`);
@@ -153,6 +166,9 @@ if (import.meta.main) {
   // The settings UI (web/) on its own port, against this stack (needs --allow-run, which dev.sh gives).
   const web = await startWebDev(url, anonKey);
   if (web) console.log(`Settings UI: ${web.url}  (web/, Vite; sign in with a demo account)`);
+  if (mailCatcher) {
+    console.log(`Mail:        ${mailCatcher.url}  (MailDev inbox: invitations and endpoint alerts)`);
+  }
   console.log(`dev server ready on ${url} (Ctrl-C stops it)`);
 
   const shutdown = () => {
@@ -163,6 +179,8 @@ if (import.meta.main) {
   Deno.addSignalListener("SIGTERM", shutdown);
   await server.finished;
   await web?.stop();
+  await mailSender?.stop();
+  await mailCatcher?.stop();
   await dispatcher?.stop();
   await Promise.all([deps.sql.end({ timeout: 5 }), deps.userSql?.end({ timeout: 5 })]);
 }

@@ -4,16 +4,10 @@
 import * as jose from "jose";
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { devServerArgs } from "./helpers/dev_stack.ts";
+import { freePort } from "./helpers/server.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const FIRST_CHURCH = "11111111-1111-4111-8111-111111111111";
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 /** Collects a child's output and resolves when `pattern` shows up in it (or the child ends). */
 function watch(child: Deno.ChildProcess) {

@@ -272,6 +272,11 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     const invitation =
       (await call(api.base, "POST", "/invitations", adminA, { email: "invitee@example.org" }))
         .data;
+    // A member of A to aim erasures at, and one A erased already.
+    const memberOfA = await addMemberRow(a.organizationId, "Erasable");
+    const erasure = (await call(api.base, "POST", "/erasures", adminA, {
+      member_id: await addMemberRow(a.organizationId, "Erased"),
+    })).data;
     const ids: Record<string, string> = {
       "/endpoints/:id": endpoint.id,
       "/deliveries/:id": delivery!.id,
@@ -279,6 +284,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "/inbound-log/:id": log!.id,
       "/subscriptions/:id": endpoint.id,
       "/invitations/:id": invitation.id,
+      "/erasures/:id": erasure.id,
+      "member": memberOfA,
     };
     const bodies: Record<string, unknown> = {
       "POST /endpoints": { url: "http://127.0.0.1:9/x", events: ["member.created"] },
@@ -292,12 +299,17 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /invitations/accept": { invitation_id: invitation.id },
       // Aimed at A: switching into an organization one does not belong to.
       "POST /me/active-organization": { organization_id: a.organizationId },
+      // Aimed at A: erasing one of A's members.
+      "POST /erasures": { member_id: memberOfA },
     };
     const concrete = (path: string) =>
       path.replace(/^(\/[a-z-]+)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`).replace(
         ":event_type",
         "member.created",
-      ).replace(":organization_id", a.organizationId);
+      ).replace(":organization_id", a.organizationId).replace(
+        /^\/members\/search$/,
+        "/members/search?q=Erasable",
+      );
 
     const staffA = json(await tokenFor(a.staff, a.organizationId));
     const adminB = json(await tokenFor(b.admin, b.organizationId));
@@ -319,7 +331,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       const body = bodies[`${method} ${spec.path}`];
       const label = `${method} ${spec.path}`;
       // Routes naming something of A (by id in the path, or A's invitation in the body).
-      const hasId = /:id|:organization_id/.test(spec.path) || label === "POST /invitations/accept";
+      const hasId = /:id|:organization_id/.test(spec.path) || label === "POST /invitations/accept" ||
+        label === "POST /erasures";
 
       const anon = await call(api.base, method, path, { "content-type": "application/json" }, body);
       assertEquals(anon.status, 401, `anon ${label}`);

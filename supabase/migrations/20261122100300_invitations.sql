@@ -57,8 +57,9 @@ revoke all on function private.confirmed_email() from public;
 
 -- Functions (RPC) ---------------------------------------------------------------------------------------
 
--- An admin of the active organization invites an address. Returns the token once; inviting an address
--- that already has an open invitation revokes that one (its token stops working).
+-- An admin of the active organization invites an address. Returns the token once and queues the
+-- invitation mail with the accept link; inviting an address that already has an open invitation revokes
+-- that one (its token stops working, and its mail is cancelled if not sent yet).
 create function public.create_invitation(email text, role text default 'staff')
 returns jsonb
 language plpgsql volatile security definer
@@ -90,6 +91,14 @@ begin
   insert into public.organization_invitations (organization_id, email, role, token_hash, invited_by)
   values (org, address, create_invitation.role, encode(sha256(convert_to(secret, 'UTF8')), 'hex'), auth.uid())
   returning * into created;
+  -- The invitation mail, in this transaction: the token rides in the outbox row only until the mail is
+  -- sent or no longer wanted (20261125100000_mail_outbox.sql).
+  perform private.mail_enqueue(org, 'invitation', address,
+    jsonb_build_object('invitation_id', created.id, 'token', secret, 'role', created.role,
+                       'expires_at', created.expires_at,
+                       'organization_name', (select o.name from public.organizations o where o.id = org),
+                       'invited_by', (select u.email from auth.users u where u.id = auth.uid())),
+    null, created.expires_at);
   return jsonb_build_object('id', created.id, 'organization_id', created.organization_id, 'email', created.email,
     'role', created.role, 'token', secret, 'created_at', created.created_at, 'expires_at', created.expires_at);
 end;

@@ -60,6 +60,10 @@ create table public.inbound_webhook_log (
   last_received_at timestamptz not null default now(),
   processed_at timestamptz,
   updated_at timestamptz not null default now(),
+  -- Set when a person the payload named was erased: the payload is then {"redacted": true}
+  -- (20261125110000_person_erasure.sql); keys, digest, status and times stay, so a provider's retry is
+  -- still recognized.
+  redacted_at timestamptz,
   -- A verified row keeps its body; anything else keeps no text its sender chose (no body, event name,
   -- key or headers): an admin reads only our reason, a count, a size and times.
   check (case when signature_valid then payload is not null or raw_body is not null
@@ -83,9 +87,11 @@ create unique index inbound_webhook_log_body_idx
 create index inbound_webhook_log_refused_idx
   on public.inbound_webhook_log (organization_id, provider, error, received_at desc)
   where signature_valid is not true;
--- Webhook Logs lists an organization's newest rows; replay picks its failed and unmatched ones.
+-- Webhook Logs lists an organization's newest rows, paged by the keyset (received_at, id); replay picks
+-- its failed and unmatched ones. The id makes every page (and erasing a person's rows,
+-- 20261125110000_person_erasure.sql) a range of this index even when many rows share a received_at.
 create index inbound_webhook_log_org_idx
-  on public.inbound_webhook_log (organization_id, received_at desc);
+  on public.inbound_webhook_log (organization_id, received_at desc, id desc);
 create index inbound_webhook_log_replayable_idx
   on public.inbound_webhook_log (organization_id, received_at)
   where status in ('failed', 'unmatched', 'received');

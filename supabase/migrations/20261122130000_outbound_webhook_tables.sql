@@ -96,6 +96,9 @@ create table public.webhook_events (
   -- Sent as payload::text, so every retry carries byte-identical JSON.
   payload jsonb not null,
   created_at timestamptz not null default now(),
+  -- Set when the person the event is about was erased: the payload is then the envelope without the
+  -- data (20261125110000_person_erasure.sql), and the event is never sent again.
+  redacted_at timestamptz,
   unique (organization_id, id)
 );
 create index webhook_events_organization_idx on public.webhook_events (organization_id, created_at);

@@ -65,6 +65,10 @@ begin
   if not found then
     perform private.webhook_not_found(org, 'delivery');
   end if;
+  if exists (select 1 from public.webhook_events ev where ev.id = d.event_id and ev.redacted_at is not null) then
+    raise exception 'the person this event is about was erased; it is not sent again'
+      using errcode = '55000', hint = 'event_redacted';
+  end if;
   select enabled into endpoint_enabled from public.webhook_endpoints where id = d.endpoint_id;
   if not endpoint_enabled then
     raise exception 'the endpoint is disabled; enable it first' using errcode = '55000';
@@ -105,6 +109,8 @@ begin
     update public.webhook_deliveries d
        set status = 'pending', next_attempt_at = now(), first_attempt_at = null
      where d.endpoint_id = ep.id and d.status = 'permanently_failed' and d.created_at >= since
+       -- Deliveries ended because the person their event is about was erased stay ended.
+       and not exists (select 1 from public.webhook_events ev where ev.id = d.event_id and ev.redacted_at is not null)
     returning d.id
   ), fenced as (
     -- As for a redeliver: an attempt still in flight (the endpoint was disabled meanwhile) is fenced

@@ -80,16 +80,17 @@ create function private.webhook_run_size() returns integer
 language sql immutable
 as $$ select 3000 $$;
 
--- One POST to the dispatcher through pg_net (queued now, sent by pg_net's worker after this
--- transaction commits); its request id is kept for the health check. Null where pg_net, Vault or the
--- secrets are missing. Looked up by name, not by extension, so tests can stand in for pg_net.
-create function private.webhook_post_dispatcher(body jsonb) returns bigint
+-- One POST to an Edge Function of this project through pg_net (queued now, sent by pg_net's worker after
+-- this transaction commits), with the project URL and the bearer secret from Vault. Null where pg_net,
+-- Vault or the secrets are missing. Looked up by name, not by extension, so tests can stand in for
+-- pg_net. The mail-sender is started the same way (20261125100000_mail_outbox.sql).
+create function private.post_function(function_name text, body jsonb) returns bigint
 language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
   project_url text;
-  dispatch_secret text;
+  bearer text;
   request_id bigint;
 begin
   if not private.pg_net_present() or to_regclass('vault.decrypted_secrets') is null then
@@ -98,21 +99,35 @@ begin
   -- Dynamic SQL: the vault and net schemas do not exist where these extensions are missing.
   execute $q$select decrypted_secret from vault.decrypted_secrets where name = 'project_url'$q$ into project_url;
   execute $q$select decrypted_secret from vault.decrypted_secrets where name = 'webhook_dispatch_secret'$q$
-    into dispatch_secret;
-  if project_url is null or dispatch_secret is null then
-    raise warning 'webhook-dispatch: vault secrets project_url / webhook_dispatch_secret are not set';
+    into bearer;
+  if project_url is null or bearer is null then
+    raise warning '%: vault secrets project_url / webhook_dispatch_secret are not set', function_name;
     return null;
   end if;
-  -- The dispatcher answers at once (202) and works in the background, so a short timeout is plenty;
-  -- it only has to cover a cold start.
+  -- The functions answer at once (202) and work in the background, so a short timeout is plenty; it
+  -- only has to cover a cold start.
   execute $q$select net.http_post(
       url := $1,
       headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || $2),
       body := $3,
       timeout_milliseconds := 10000)$q$
     into request_id
-    using rtrim(project_url, '/') || '/functions/v1/webhook-dispatcher', dispatch_secret, body;
-  insert into private.webhook_dispatch_requests (request_id) values (request_id);
+    using rtrim(project_url, '/') || '/functions/v1/' || function_name, bearer, body;
+  return request_id;
+end;
+$$;
+
+-- One POST to the dispatcher; its request id is kept for the health check.
+create function private.webhook_post_dispatcher(body jsonb) returns bigint
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  request_id bigint := private.post_function('webhook-dispatcher', body);
+begin
+  if request_id is not null then
+    insert into private.webhook_dispatch_requests (request_id) values (request_id);
+  end if;
   return request_id;
 end;
 $$;
@@ -259,7 +274,8 @@ for each statement execute function private.webhook_wake_on_deliveries();
 
 revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_run_size()
   from public, anon, authenticated;
-revoke all on function private.webhook_post_dispatcher(jsonb) from public, anon, authenticated;
+revoke all on function private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb)
+  from public, anon, authenticated;
 revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
 revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
 revoke all on function private.webhook_dispatch_continue(), private.webhook_dispatch_recover()

@@ -96,6 +96,9 @@ begin
     values (org, thread, account, 'wamid.' || org, 'inbound', 'text', 'Hello', 'received');
   insert into public.whatsapp_message_receipts (organization_id, provider_message_id, status, occurred_at)
     values (org, 'wamid.out.' || org, 'delivered', now());
+  -- Person erasure (the record of one; what it erased is no longer there)
+  insert into public.member_erasures (organization_id, member_id, stage, finished_at, counts)
+    values (org, gen_random_uuid(), 'done', now(), '{"members": 1}');
 end;
 $$;
 select tenancy_probe.seed('a1000000-0000-4000-8000-000000000000');

@@ -36,10 +36,15 @@ export function devServerArgs(keyDir: string): string[] {
   ];
 }
 
-export async function startDevStack(opts: { env?: Record<string, string> } = {}): Promise<DevStack> {
+/** `allowRun`: the server may start node programs (the settings UI, the mail catcher), as `npm run dev`'s may. */
+export async function startDevStack(
+  opts: { env?: Record<string, string>; allowRun?: boolean } = {},
+): Promise<DevStack> {
   const dir = await Deno.makeTempDir({ prefix: "dev-stack-keys-" });
+  const args = devServerArgs(dir);
+  if (opts.allowRun) args.splice(1, 0, "--allow-run=node");
   const child = new Deno.Command(Deno.execPath(), {
-    args: devServerArgs(dir),
+    args,
     cwd: root,
     env: {
       SUPABASE_DB_URL: testDbUrl(),

@@ -44,3 +44,11 @@ export async function serveFunction(
   });
   return { ...server, base: `${server.url}${prefix}/${name}` };
 }
+
+/** A loopback port nothing listens on right now, for a child process that must be told its port. */
+export function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}

@@ -6,6 +6,7 @@ import { ApiKeysPage } from "./pages/api-keys/ApiKeysPage.tsx";
 import { PaymentWebhooksPage } from "./pages/payments/PaymentWebhooksPage.tsx";
 import { WebhookLogsPage } from "./pages/logs/WebhookLogsPage.tsx";
 import { WebhooksPage } from "./pages/webhooks/WebhooksPage.tsx";
+import { ErasePersonPage } from "./pages/erase/ErasePersonPage.tsx";
 
 export interface PageEntry {
   path: string;
@@ -36,6 +37,11 @@ export const PAGES: readonly PageEntry[] = [
     path: "/settings/integrations/payment-webhooks",
     title: "Payment webhooks",
     Page: PaymentWebhooksPage,
+  },
+  {
+    path: "/settings/privacy/erase-person",
+    title: "Erase a person",
+    Page: ErasePersonPage,
   },
 ];
 

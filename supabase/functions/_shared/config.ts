@@ -29,6 +29,17 @@ const EnvSchema = z.object({
   SUPABASE_SERVICE_ROLE_KEY: z.string().optional(),
   /** Where the functions are served; defaults to SUPABASE_URL + /functions/v1. */
   SUPABASE_FUNCTIONS_URL: z.string().url().optional(),
+  /** How mail-sender sends: over SMTP or a provider's HTTP API (Resend's). Default: whichever is configured. */
+  MAIL_TRANSPORT: z.enum(["smtp", "resend"]).optional(),
+  /** smtp://user:password@host:port (STARTTLS when offered) or smtps://... (TLS from the start, port 465). */
+  SMTP_URL: z.string().url().optional(),
+  RESEND_API_KEY: z.string().optional(),
+  /** The HTTP API's base URL (tests point it at a stand-in on loopback). */
+  RESEND_API_URL: z.string().url().default("https://api.resend.com"),
+  /** The From of every mail, e.g. `Church settings <no-reply@example.org>`. */
+  MAIL_FROM: z.string().min(3).default("Church settings <no-reply@localhost>"),
+  /** Where the settings UI is served: links in mails point there. */
+  SITE_URL: z.string().url().optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -49,7 +60,13 @@ export interface Config {
   replaySecret?: string;
   /** Base URL of the functions, e.g. https://<ref>.supabase.co/functions/v1. */
   functionsUrl?: string;
+  /** How mail is sent; undefined: not configured (mails wait in the outbox). */
+  mail?: MailConfig;
 }
+
+export type MailConfig =
+  & { from: string; siteUrl: string }
+  & ({ transport: "smtp"; smtpUrl: string } | { transport: "resend"; apiKey: string; apiUrl: string });
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
   const parsed = EnvSchema.safeParse(env);
@@ -74,7 +91,20 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
         /\/+$/,
         "",
       ),
+    mail: mailConfigOf(e),
   };
+}
+
+function mailConfigOf(e: Env): MailConfig | undefined {
+  const transport = e.MAIL_TRANSPORT ?? (e.SMTP_URL ? "smtp" : e.RESEND_API_KEY ? "resend" : undefined);
+  // Every mail links to the settings UI: without its address there is nothing to send.
+  if (!e.SITE_URL) return undefined;
+  const common = { from: e.MAIL_FROM, siteUrl: e.SITE_URL.replace(/\/+$/, "") };
+  if (transport === "smtp" && e.SMTP_URL) return { ...common, transport, smtpUrl: e.SMTP_URL };
+  if (transport === "resend" && e.RESEND_API_KEY) {
+    return { ...common, transport, apiKey: e.RESEND_API_KEY, apiUrl: e.RESEND_API_URL.replace(/\/+$/, "") };
+  }
+  return undefined;
 }
 
 /** Shortest replay secret accepted: it opens every organization's log to replay, so it must not be guessable. */

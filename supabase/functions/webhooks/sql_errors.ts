@@ -9,6 +9,7 @@ import { AppError, badRequest, forbidden, notFound } from "../_shared/errors.ts"
 interface PgError {
   code?: string;
   message?: string;
+  hint?: string;
   table_name?: string;
   column_name?: string;
   constraint_name?: string;
@@ -48,6 +49,9 @@ export function fromSqlError(err: unknown): unknown {
     case "42501":
       return forbidden("admin_required", "Only administrators of the organization can do this");
     case "55000":
+      if (e.hint === "event_redacted") {
+        return new AppError(409, "event_redacted", e.message ?? "Event redacted");
+      }
       return new AppError(409, "endpoint_disabled", e.message ?? "The endpoint is disabled; enable it first");
     case "22023":
       return badRequest("invalid_request", e.message ?? "Invalid value");

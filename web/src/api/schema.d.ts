@@ -1048,7 +1048,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description The endpoint is disabled */
+                /** @description The endpoint is disabled, or the event was redacted (its person was erased) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1281,7 +1281,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Bodies of real events of the organization; the catalogue example when there are none yet */
+                /** @description Bodies of real events of the organization (not those redacted when their person was erased); the catalogue example when there are none yet */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2349,6 +2349,235 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/members/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find members of the organization by e-mail, phone or name, to erase one (admins) */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Part of an e-mail address, a name or a phone number */
+                    q: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description At most 20 members, by name */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                first_name: string;
+                                last_name: string;
+                                email: string | null;
+                                primary_phone: string | null;
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's erasures, newest first (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Erasures */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Erasure"][];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Erase a member everywhere (admins); cannot be undone */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        member_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Erased: every copy found is gone */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Erasing: the member row is gone, the rest continues in batches (poll GET /erasures/{id}) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/erasures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One erasure and its progress (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The erasure */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such erasure in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2361,6 +2590,35 @@ export interface components {
                 details?: {
                     [key: string]: unknown;
                 };
+            };
+        };
+        Erasure: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The id the erased member had; the member row itself is gone
+             */
+            member_id: string;
+            /**
+             * Format: uuid
+             * @description The admin who erased them
+             */
+            requested_by: string | null;
+            requested_at: string;
+            finished_at: string | null;
+            /** @enum {string} */
+            status: "running" | "done";
+            /**
+             * @description The kind of rows being worked through
+             * @enum {string}
+             */
+            stage: "whatsapp" | "inbound_log" | "events" | "attempts" | "mail" | "settle" | "done";
+            /** @description Batches done so far */
+            steps: number;
+            /** @description Rows removed or redacted, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, mails, invitations, ...) */
+            counts: {
+                [key: string]: number;
             };
         };
     };

@@ -76,7 +76,8 @@ export const automationRoutes: RouteFactory = (deps) => [
       responses: {
         200: {
           description:
-            "Bodies of real events of the organization; the catalogue example when there are none yet",
+            "Bodies of real events of the organization (not those redacted when their person was erased); " +
+            "the catalogue example when there are none yet",
           schema: z.array(z.record(z.string(), z.unknown())),
         },
         404: { description: "Unknown event type" },
@@ -87,7 +88,8 @@ export const automationRoutes: RouteFactory = (deps) => [
       const { limit } = c.req.valid("query");
       const rows = await asAdmin(deps, c, (tx) =>
         tx<{ payload: Record<string, unknown> }[]>`
-          select payload from public.webhook_events where type = ${type} and not payload ? 'test'
+          select payload from public.webhook_events
+          where type = ${type} and not payload ? 'test' and redacted_at is null
           order by created_at desc, id desc limit ${limit}`);
       return c.json(rows.length ? rows.map((r) => r.payload) : [EVENT_CATALOGUE[type].example]);
     },

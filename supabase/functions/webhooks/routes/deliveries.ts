@@ -117,7 +117,7 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       responses: {
         202: { description: "Queued again", schema: Delivery },
         404: { description: "No such delivery" },
-        409: { description: "The endpoint is disabled" },
+        409: { description: "The endpoint is disabled, or the event was redacted (its person was erased)" },
       },
     },
     async (c) => {

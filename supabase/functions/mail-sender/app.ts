@@ -1,0 +1,87 @@
+// mail-sender: sends what is due in the mail outbox. Called by pg_net on hosted Supabase (the
+// every-minute `mail-housekeeping` job when mail is due, and a wake-up when a mail is queued), with
+// `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`, the secret the dispatcher uses too.
+//
+//   POST /mail-sender   body (optional): {"max_mails": 100, "wait": false}
+//
+// As the dispatcher does, it answers 202 at once and works in the background on the Edge Runtime
+// (pg_net holds one transaction open until every request of its batch is answered), or awaits the run
+// and answers 200 with what it did under plain Deno or with `"wait": true`.
+import type { Hono } from "hono";
+import { z } from "zod";
+import { type AppDeps, newApp } from "../_shared/app.ts";
+import { parseJson, readRawBody } from "../_shared/body.ts";
+import { badRequest, serviceUnavailable, unauthorized } from "../_shared/errors.ts";
+import { secretsEqual } from "../_shared/hmac.ts";
+import { sendDue } from "./outbox.ts";
+import { createTransport, type MailTransport } from "./transport.ts";
+
+/** One run's wall-clock budget: well inside the worker's life; what is left goes at the next call. */
+const BUDGET_MS = 60_000;
+
+const RunBody = z.object({
+  max_mails: z.number().int().min(1).max(1000).optional(),
+  wait: z.boolean().optional(),
+}).strict();
+
+type Background = (work: Promise<unknown>) => void;
+
+export interface MailSenderOptions {
+  /** Runs a started send in the background (202); null awaits it (200). Default: EdgeRuntime.waitUntil. */
+  waitUntil?: Background | null;
+  /** The transport to use instead of the configured one (tests). */
+  transport?: MailTransport;
+  /** Aborted when the runtime is about to shut the worker down (`beforeunload`): stop claiming. */
+  shutdown?: AbortSignal;
+  log?: (event: Record<string, unknown>) => void;
+}
+
+function edgeRuntimeWaitUntil(): Background | null {
+  const runtime = (globalThis as { EdgeRuntime?: { waitUntil?: Background } }).EdgeRuntime;
+  return typeof runtime?.waitUntil === "function" ? (p) => runtime.waitUntil!(p) : null;
+}
+
+export function createApp(deps: AppDeps, options: MailSenderOptions = {}): Hono {
+  const app = newApp("mail-sender", deps);
+  const log = options.log ?? ((e: Record<string, unknown>) => console.error(JSON.stringify(e)));
+  app.post("/", async (c) => {
+    const secret = deps.config.dispatchSecret;
+    if (!secret) throw serviceUnavailable("WEBHOOK_DISPATCH_SECRET is not configured");
+    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization")?.trim() ?? "")?.[1];
+    if (!bearer || !secretsEqual(bearer, secret)) throw unauthorized();
+    const mail = deps.config.mail;
+    if (!mail) {
+      throw serviceUnavailable("Mail is not configured: set SITE_URL and SMTP_URL or RESEND_API_KEY");
+    }
+    const raw = await readRawBody(c.req.raw, 4096);
+    const parsed = RunBody.safeParse(raw.byteLength ? parseJson(raw) : {});
+    if (!parsed.success) throw badRequest("invalid_body", "Expected {max_mails?, wait?}");
+    const background = parsed.data.wait
+      ? null
+      : options.waitUntil === undefined
+      ? edgeRuntimeWaitUntil()
+      : options.waitUntil;
+    const run = async () => {
+      const transport = options.transport ?? createTransport(mail);
+      try {
+        return await sendDue(deps.sql, transport, {
+          siteUrl: mail.siteUrl,
+          maxMails: parsed.data.max_mails,
+          deadline: Date.now() + BUDGET_MS,
+          signal: options.shutdown,
+        });
+      } finally {
+        if (!options.transport) transport.close();
+      }
+    };
+    if (!background) return c.json(await run());
+    background(
+      run().then(
+        (stats) => log({ level: "info", msg: "mail sent", ...stats }),
+        (err) => log({ level: "error", msg: "mail run failed", error: String(err) }),
+      ),
+    );
+    return c.json({ started: true }, 202);
+  });
+  return app;
+}

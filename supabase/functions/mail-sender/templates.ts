@@ -1,0 +1,79 @@
+// What each kind of mail says. The outbox row carries the facts (private.mail_outbox.data); the words,
+// the links and the HTML live here, in one place.
+export interface OutboxMail {
+  id: string;
+  kind: "invitation" | "endpoint_failing" | "endpoint_disable_soon" | "endpoint_disabled";
+  recipient: string;
+  data: Record<string, unknown>;
+}
+
+export interface Rendered {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/**
+ * The accept link of an invitation: the settings UI's accept page with the token in the fragment, which
+ * browsers never send to a server (so it stays out of access logs and Referer headers).
+ */
+export function invitationLink(siteUrl: string, token: string): string {
+  return `${siteUrl}/invitations/accept#token=${encodeURIComponent(token)}`;
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+/** A time as people read it in a mail that may be opened anywhere: UTC, to the minute. */
+function when(value: unknown): string {
+  const d = new Date(String(value));
+  return Number.isNaN(d.getTime())
+    ? "an unknown time"
+    : `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/** Paragraphs, each a line of text; `link` is shown as its URL in text and as a link in HTML. */
+function mail(subject: string, paragraphs: string[], link: { label: string; url: string }): Rendered {
+  return {
+    subject,
+    text: [...paragraphs, `${link.label}: ${link.url}`].join("\n\n") + "\n",
+    html: `<!doctype html><html><body>${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join("")}` +
+      `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p></body></html>`,
+  };
+}
+
+export function render(m: OutboxMail, siteUrl: string): Rendered {
+  const d = m.data;
+  const org = String(d.organization_name ?? "your organization");
+  if (m.kind === "invitation") {
+    const by = d.invited_by ? `${d.invited_by} invited you` : "You are invited";
+    return mail(`You are invited to join ${org}`, [
+      `${by} to join ${org} as ${d.role === "admin" ? "an administrator" : "a staff member"}.`,
+      `The invitation is valid until ${when(d.expires_at)}. Sign in (or create an account with this ` +
+      `e-mail address) and accept it with the link below. If you did not expect it, ignore this e-mail.`,
+    ], { label: "Accept the invitation", url: invitationLink(siteUrl, String(d.token)) });
+  }
+  const endpoint = `${d.url}${d.description ? ` (${d.description})` : ""}`;
+  const settings = { label: "Open the webhook settings", url: `${siteUrl}/settings/integrations/webhooks` };
+  const failing = `It has failed every delivery attempt since ${when(d.failing_since)} ` +
+    `(${d.consecutive_failures} failed attempts in a row).`;
+  if (m.kind === "endpoint_failing") {
+    return mail(`A webhook endpoint of ${org} has been failing for over an hour`, [
+      `The webhook endpoint ${endpoint} of ${org} is not accepting deliveries. ${failing}`,
+      `Deliveries are retried for 24 hours each. If it keeps failing, it will be disabled automatically ` +
+      `at ${when(d.disable_at)}.`,
+    ], settings);
+  }
+  if (m.kind === "endpoint_disable_soon") {
+    return mail(`A webhook endpoint of ${org} will be disabled in a day`, [
+      `The webhook endpoint ${endpoint} of ${org} will be disabled at ${when(d.disable_at)}. ${failing}`,
+      "Fix the receiver, or change or disable the endpoint yourself, to keep it from being disabled.",
+    ], settings);
+  }
+  return mail(`A webhook endpoint of ${org} was disabled`, [
+    `The webhook endpoint ${endpoint} of ${org} was disabled at ${
+      when(d.disabled_at)
+    }: ${d.disabled_reason}.`,
+    "It receives no events until it is enabled again; deliveries that ended can then be recovered.",
+  ], settings);
+}

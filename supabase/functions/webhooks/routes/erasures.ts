@@ -1,0 +1,177 @@
+// Erasing a person: an admin finds a member of the organization by e-mail, phone or name, erases them,
+// and follows the erasure to its end; the records of past erasures stay (who, when, how many rows of
+// each kind, never what was erased). The work itself is SQL (20261125110000_person_erasure.sql):
+// public.erase_member() as the admin, then bounded batches as the server, here while the request's
+// time allows and after that by the every-minute cron job. People only: API keys cannot read members.
+import { z } from "zod";
+import type { Sql } from "../../_shared/db.ts";
+import { notFound } from "../../_shared/errors.ts";
+import { asAdmin } from "../actor.ts";
+import { route, type RouteFactory } from "../route.ts";
+import { fromSqlError } from "../sql_errors.ts";
+
+/** How long one request keeps erasing before it answers (the database does the work; the rest is cron's). */
+export const ERASURE_REQUEST_BUDGET_MS = 2000;
+const BATCH_SIZE = 500;
+
+const Candidate = z.object({
+  id: z.uuid(),
+  first_name: z.string(),
+  last_name: z.string(),
+  email: z.string().nullable(),
+  primary_phone: z.string().nullable(),
+  created_at: z.string(),
+});
+
+const Erasure = z.object({
+  id: z.uuid(),
+  member_id: z.uuid().describe("The id the erased member had; the member row itself is gone"),
+  requested_by: z.uuid().nullable().describe("The admin who erased them"),
+  requested_at: z.string(),
+  finished_at: z.string().nullable(),
+  status: z.enum(["running", "done"]),
+  stage: z.enum(["whatsapp", "inbound_log", "events", "attempts", "mail", "settle", "done"]).describe(
+    "The kind of rows being worked through",
+  ),
+  steps: z.number().int().describe("Batches done so far"),
+  counts: z.record(z.string(), z.number().int()).describe(
+    "Rows removed or redacted, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, " +
+      "webhook_events, webhook_deliveries_ended, webhook_attempts, mails, invitations, ...)",
+  ),
+}).openapi("Erasure");
+type ErasureRow = z.infer<typeof Erasure>;
+
+const Search = z.object({
+  q: z.string().trim().min(2).max(200).describe("Part of an e-mail address, a name or a phone number"),
+});
+const CreateErasure = z.object({ member_id: z.uuid() }).strict();
+const ERASURE_COLUMNS = `id, member_id, requested_by, requested_at, finished_at,
+  case when finished_at is null then 'running' else 'done' end as status, stage, steps, counts`;
+
+/**
+ * Runs batches of one erasure as the server until it is done, another caller holds it, or the budget is
+ * spent; each batch is its own short transaction. Returns the record as it stands.
+ */
+export async function continueErasure(sql: Sql, erasureId: string, budgetMs: number): Promise<ErasureRow> {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    const [row] = await sql<{ progress: ErasureRow | null }[]>`
+      select private.erasure_step(${erasureId}, ${BATCH_SIZE}) as progress`;
+    const progress = row?.progress;
+    if (!progress || progress.status === "done" || Date.now() >= deadline) {
+      if (progress) return progress;
+      const [current] = await sql<{ e: ErasureRow }[]>`select private.erasure_json(${erasureId}) as e`;
+      return current!.e;
+    }
+  }
+}
+
+export const erasureRoutes: RouteFactory = (deps) => [
+  route(
+    {
+      method: "get",
+      path: "/members/search",
+      summary: "Find members of the organization by e-mail, phone or name, to erase one (admins)",
+      tag: "Privacy",
+      access: "user",
+      refusal: "API keys cannot read members",
+      query: Search,
+      responses: {
+        200: { description: "At most 20 members, by name", schema: z.object({ data: z.array(Candidate) }) },
+      },
+    },
+    async (c) => {
+      const q = c.req.valid("query").q;
+      // A query of digits and phone punctuation also matches the normalized number.
+      const digits = /^[\d\s()+.\-\/]+$/.test(q) ? q.replace(/\D/g, "") : "";
+      const data = await asAdmin(deps, c, (tx) =>
+        tx<z.infer<typeof Candidate>[]>`
+          select id, first_name, last_name, email, primary_phone, created_at
+          from public.members m
+          where strpos(lower(coalesce(m.email, '')), lower(${q})) > 0
+             or strpos(lower(m.first_name || ' ' || m.last_name), lower(${q})) > 0
+             or (length(${digits}) >= 3 and strpos(coalesce(m.primary_phone_normalized, ''), ${digits}) > 0)
+          order by lower(m.last_name), lower(m.first_name), m.id
+          limit 20`);
+      return c.json({ data });
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/erasures",
+      summary: "Erase a member everywhere (admins); cannot be undone",
+      tag: "Privacy",
+      access: "user",
+      refusal: "API keys cannot erase people",
+      body: CreateErasure,
+      responses: {
+        201: { description: "Erased: every copy found is gone", schema: Erasure },
+        202: {
+          description:
+            "Erasing: the member row is gone, the rest continues in batches (poll GET /erasures/{id})",
+          schema: Erasure,
+        },
+        404: { description: "No such member in the organization" },
+      },
+    },
+    async (c) => {
+      const memberId = c.req.valid("json").member_id;
+      const erasureId = await asAdmin(deps, c, async (tx) => {
+        try {
+          const [r] = await tx<{ id: string }[]>`select public.erase_member(${memberId}) as id`;
+          return r!.id;
+        } catch (err) {
+          if ((err as { code?: string }).code === "P0002") throw notFound("not_found", "No such member");
+          throw fromSqlError(err);
+        }
+      });
+      // The admin's transaction has committed: the member row is gone. The rest runs as the server.
+      const erasure = await continueErasure(deps.sql, erasureId, ERASURE_REQUEST_BUDGET_MS);
+      return c.json(erasure, erasure.status === "done" ? 201 : 202);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/erasures",
+      summary: "The organization's erasures, newest first (admins)",
+      tag: "Privacy",
+      access: "user",
+      refusal: "API keys cannot read erasures",
+      responses: { 200: { description: "Erasures", schema: z.object({ data: z.array(Erasure) }) } },
+    },
+    async (c) => {
+      const data = await asAdmin(deps, c, (tx) =>
+        tx.unsafe(
+          `select ${ERASURE_COLUMNS} from public.member_erasures order by requested_at desc, id limit 200`,
+        ));
+      return c.json({ data });
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/erasures/:id",
+      summary: "One erasure and its progress (admins)",
+      tag: "Privacy",
+      access: "user",
+      refusal: "API keys cannot read erasures",
+      params: { id: z.uuid() },
+      responses: {
+        200: { description: "The erasure", schema: Erasure },
+        404: { description: "No such erasure in the organization" },
+      },
+    },
+    async (c) => {
+      const erasureId = c.req.valid("param").id;
+      const [row] = await asAdmin(
+        deps,
+        c,
+        (tx) => tx.unsafe(`select ${ERASURE_COLUMNS} from public.member_erasures where id = $1`, [erasureId]),
+      );
+      if (!row) throw notFound("not_found", "No such erasure");
+      return c.json(row);
+    },
+  ),
+];

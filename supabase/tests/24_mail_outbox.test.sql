@@ -1,0 +1,60 @@
+-- What starts the mail-sender on a hosted project (20261125100000_mail_outbox.sql): a wake-up when mail
+-- is queued (at most every 2 s) and the every-minute housekeeping while mail is due, each one pg_net
+-- POST with the URL and bearer secret from Vault. First without pg_net (nothing is posted, queuing
+-- works), then with stand-ins that record what would be sent, as 22_hosted_dispatch.test.sql does.
+begin;
+select plan(13);
+
+-- Whatever other tests left is not due in this transaction.
+update private.mail_outbox set next_attempt_at = now() + interval '1 hour' where status = 'pending';
+insert into public.organizations (id, name) values ('e0000000-0000-4000-8000-0000000000aa', 'Mail Church');
+
+select is((select schedule from cron.job where jobname = 'mail-housekeeping'), '* * * * *',
+  'housekeeping (and the sender''s start on a hosted project) runs every minute');
+select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'A@Example.org', '{}'), null,
+  'without pg_net a mail is still queued (the dev server sends it on NOTIFY)');
+select is(private.mail_invoke_sender(), null, 'without pg_net nothing is posted');
+
+create schema net;
+create table net.posted (id bigserial primary key, url text, headers jsonb, body jsonb);
+create function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
+                              headers jsonb default '{}', timeout_milliseconds integer default 5000)
+returns bigint language sql as $$
+  insert into net.posted (url, headers, body) values (url, headers, body) returning id
+$$;
+create schema vault;
+create table vault.decrypted_secrets (name text, decrypted_secret text);
+insert into vault.decrypted_secrets values
+  ('project_url', 'https://ref.supabase.example/'), ('webhook_dispatch_secret', 'dispatch-secret');
+update private.mail_sender_wake set woken_at = '-infinity';
+
+select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'b@example.org', '{}'), null,
+  'a second mail is queued');
+select is((select jsonb_build_object('url', url, 'auth', headers ->> 'Authorization') from net.posted),
+  jsonb_build_object('url', 'https://ref.supabase.example/functions/v1/mail-sender', 'auth', 'Bearer dispatch-secret'),
+  'queuing it woke the mail-sender, with the secret');
+select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'c@example.org', '{}'), null,
+  'a third');
+select is((select count(*)::int from net.posted), 1, 'within 2 s of the last wake-up: no second post');
+select ok(private.mail_housekeeping() ? 'given_up', 'housekeeping runs');
+select is((select count(*)::int from net.posted), 2, 'the every-minute housekeeping starts the sender while mail is due');
+select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'd@example.org', '{}', 'key'),
+  null, 'a mail with a dedupe key is queued');
+select is(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'd@example.org', '{}', 'key'),
+  null, 'the same key again queues nothing');
+
+-- An organization that queued 100 mails within the hour: the next wait an hour; another's do not.
+insert into public.organizations (id, name) values ('e0000000-0000-4000-8000-0000000000bb', 'Busy Church');
+select count(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invitation', 'x' || g || '@example.org', '{}'))
+  from generate_series(1, 100) g;
+create temp table queued as
+  select private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invitation', 'late@example.org', '{}') as late,
+         private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'invitation', 'other@example.org', '{}') as other;
+select ok((select next_attempt_at > now() + interval '59 minutes' from private.mail_outbox
+           where id = (select late from queued)),
+  'the 101st mail of an organization within an hour waits an hour (kept, not lost)');
+select ok((select next_attempt_at <= now() from private.mail_outbox where id = (select other from queued)),
+  'another organization''s mail is due at once');
+
+select * from finish();
+rollback;

@@ -1,0 +1,219 @@
+// The Supabase CLI commands the guides show (docs/operations.md's deploy steps above all) must run on
+// the CLI this repository pins: every command and flag must exist in that CLI's own help, and `db push
+// --dry-run` runs against the test database with supabase/config.toml as it is (its [db.vault] and
+// [remotes.*] blocks included). A deploy step that names a flag the CLI does not have, as
+// `db push --remote` once did, fails here instead of in an operator's terminal.
+import { assert, assertEquals } from "./helpers/assert.ts";
+import { codeBlocks, documentationFiles, ROOT } from "./helpers/markdown.ts";
+import { testDbUrl } from "./helpers/db.ts";
+import { parse } from "smol-toml";
+
+const CLI = new URL("node_modules/.bin/supabase", ROOT).pathname;
+// The CLI talks to nothing but the database it is given: no telemetry, and any HTTP(S) it would send
+// goes to a closed loopback port.
+const OFFLINE = {
+  SUPABASE_TELEMETRY_DISABLED: "1",
+  DO_NOT_TRACK: "1",
+  HTTP_PROXY: "http://127.0.0.1:9",
+  HTTPS_PROXY: "http://127.0.0.1:9",
+  NO_COLOR: "1",
+};
+
+export interface CliCommand {
+  file: string;
+  line: number;
+  text: string;
+  /** The words after `supabase`, placeholders filled in, environment assignments and comments removed. */
+  args: string[];
+}
+
+/** Shell words of one command line: quotes kept together, `$(...)` one word, a trailing comment dropped. */
+export function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === "#" && !inWord) break;
+    if (c === " " || c === "\t") {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+      continue;
+    }
+    inWord = true;
+    if (c === "'" || c === '"') {
+      const end = line.indexOf(c, i + 1);
+      word += line.slice(i + 1, end < 0 ? undefined : end);
+      i = end < 0 ? line.length : end;
+    } else if (c === "$" && line[i + 1] === "(") {
+      let depth = 0;
+      let j = i;
+      for (; j < line.length; j++) {
+        if (line[j] === "(") depth++;
+        if (line[j] === ")" && --depth === 0) break;
+      }
+      word += line.slice(i, j + 1);
+      i = j;
+    } else {
+      word += c;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}
+
+/** Every `supabase` (or `npx supabase`) command in the shell blocks of the given Markdown. */
+export function cliCommands(file: string, markdown: string): CliCommand[] {
+  const out: CliCommand[] = [];
+  for (const block of codeBlocks(markdown)) {
+    if (!["sh", "bash", "shell", "console"].includes(block.lang)) continue;
+    const lines = block.text.replace(/\\\n\s*/g, " ").split("\n");
+    lines.forEach((text, i) => {
+      const words = shellWords(text.trim());
+      while (words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) words.shift(); // VAR=value
+      if (words[0] === "export") return;
+      if (words[0] === "npx") words.shift();
+      if (!words[0] || !/(^|\/)supabase$/.test(words[0])) return;
+      const args = words.slice(1).map((w) => w.replace(/<project-ref>/g, "abcdefghijklmnopqrst"));
+      out.push({ file, line: block.line + 1 + i, text: text.trim(), args });
+    });
+  }
+  return out;
+}
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  const out = await new Deno.Command(CLI, {
+    args,
+    cwd: ROOT.pathname,
+    env: { ...OFFLINE, ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return { code: out.code, text: d.decode(out.stdout) + d.decode(out.stderr) };
+}
+
+interface Help {
+  /** The command path the help is for (`db push`), from its USAGE line. */
+  path: string;
+  /** A group of commands (`supabase db <subcommand>`): a word after it must be one of them. */
+  group: boolean;
+  flags: Set<string>;
+}
+
+const helpCache = new Map<string, Help>();
+async function help(path: string[]): Promise<Help> {
+  const key = path.join(" ");
+  const cached = helpCache.get(key);
+  if (cached) return cached;
+  const { text } = await run([...path, "--help"]);
+  const usage = text.match(/USAGE\s*\n\s*supabase\s+(.*)/)?.[1] ?? "";
+  const flags = new Set<string>();
+  for (const m of text.matchAll(/^\s+(-{1,2}[a-z][\w-]*)(?:,\s*(-{1,2}[a-z][\w-]*))?/gm)) {
+    flags.add(m[1]!);
+    if (m[2]) flags.add(m[2]);
+  }
+  const h = {
+    path: usage.split(/\s+/).filter((w) => /^[a-z][\w-]*$/.test(w)).join(" "),
+    group: usage.includes("<subcommand>"),
+    flags,
+  };
+  helpCache.set(key, h);
+  return h;
+}
+
+/** What is wrong with one command on the pinned CLI: an unknown (sub)command or flag; [] when none. */
+export async function problems(cmd: CliCommand): Promise<string[]> {
+  const words = cmd.args.filter((a) => !a.startsWith("-"));
+  // The longest leading run of words the CLI knows as a command; the rest are its arguments.
+  let found: Help | undefined;
+  let length = words.length;
+  for (; length > 0; length--) {
+    const h = await help(words.slice(0, length));
+    if (h.path === words.slice(0, length).join(" ")) {
+      found = h;
+      break;
+    }
+  }
+  if (found?.group && length < words.length) found = undefined; // `db shove`: no such subcommand of db
+  if (!found) return [`${cmd.file}:${cmd.line}: no such command: supabase ${words.join(" ")}`];
+  const bad = cmd.args.filter((a) => a.startsWith("-")).map((a) => a.split("=")[0]!)
+    .filter((flag) => !found!.flags.has(flag));
+  return bad.map((flag) => `${cmd.file}:${cmd.line}: supabase ${found!.path} has no flag ${flag}`);
+}
+
+Deno.test("the checker refuses what the pinned CLI does not have", async () => {
+  const cmds = cliCommands(
+    "example.md",
+    "```sh\nnpx supabase db push --remote   # once in the README\nsupabase db shove\nSECRET=x npx supabase functions deploy --use-api webhooks\n```\n",
+  );
+  assertEquals(cmds.map((c) => c.args), [["db", "push", "--remote"], ["db", "shove"], [
+    "functions",
+    "deploy",
+    "--use-api",
+    "webhooks",
+  ]]);
+  assertEquals(await problems(cmds[0]!), ["example.md:2: supabase db push has no flag --remote"]);
+  assertEquals((await problems(cmds[1]!)).length, 1, "an unknown subcommand");
+  assertEquals(await problems(cmds[2]!), [], "arguments after the command are not commands");
+});
+
+Deno.test("every supabase command in the guides exists on the pinned CLI, with every flag it uses", async () => {
+  const commands: CliCommand[] = [];
+  for (const file of await documentationFiles()) {
+    commands.push(...cliCommands(file, await Deno.readTextFile(new URL(file, ROOT))));
+  }
+  const deploy = commands.filter((c) => c.file === "docs/operations.md");
+  assert(deploy.length >= 8, `docs/operations.md shows ${deploy.length} supabase commands`);
+  for (const path of ["db push", "config push", "functions deploy", "secrets set", "link"]) {
+    assert(deploy.some((c) => c.args.join(" ").startsWith(path)), `the deploy steps run supabase ${path}`);
+  }
+  const found: string[] = [];
+  for (const cmd of commands) found.push(...await problems(cmd));
+  assertEquals(found, []);
+});
+
+Deno.test("the deploy steps' db push runs --dry-run on a database with supabase/config.toml as it is", async () => {
+  const pushes = cliCommands(
+    "docs/operations.md",
+    await Deno.readTextFile(new URL("docs/operations.md", ROOT)),
+  )
+    .filter((c) => c.args[0] === "db" && c.args[1] === "push");
+  assert(pushes.length > 0, "docs/operations.md pushes the migrations");
+  for (const push of pushes) {
+    // The same flags, aimed at the test database instead of the linked project.
+    const flags = push.args.slice(2).filter((a) => !/^--(linked|project-ref|password|dry-run)\b/.test(a));
+    const { code, text } = await run(["db", "push", ...flags, "--db-url", testDbUrl(), "--dry-run"], {
+      PGSSLMODE: "disable", // the test cluster has no TLS
+    });
+    assertEquals(code, 0, `${push.text}:\n${text}`);
+    assert(/DRY RUN/.test(text) && /up to date|Would push/.test(text), text);
+  }
+});
+
+Deno.test("every [remotes.*] setting in supabase/config.toml overrides one the file has (a typo would be ignored)", async () => {
+  const config = parse(await Deno.readTextFile(new URL("supabase/config.toml", ROOT))) as Record<
+    string,
+    unknown
+  >;
+  const remotes = config.remotes as Record<string, Record<string, unknown>> | undefined;
+  assert(remotes?.production, "supabase/config.toml has [remotes.production]");
+  const leaves = (o: Record<string, unknown>, prefix: string[] = []): string[][] =>
+    Object.entries(o).flatMap(([k, v]) =>
+      v && typeof v === "object" && !Array.isArray(v)
+        ? leaves(v as Record<string, unknown>, [...prefix, k])
+        : [[...prefix, k]]
+    );
+  const missing: string[] = [];
+  for (const [name, remote] of Object.entries(remotes)) {
+    assert(/^[a-z]{20}$/.test(String(remote.project_id)), `remotes.${name}.project_id is a project ref`);
+    for (const path of leaves(remote).filter((p) => p[0] !== "project_id")) {
+      let node: unknown = config;
+      for (const key of path) node = (node as Record<string, unknown> | undefined)?.[key];
+      if (node === undefined) missing.push(`remotes.${name}.${path.join(".")}`);
+    }
+  }
+  assertEquals(missing, []);
+});

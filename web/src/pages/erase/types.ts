@@ -1,0 +1,60 @@
+// The erasure API's shapes, from the generated schema, and the words for what an erasure counts.
+import type { paths } from "../../api/client.ts";
+
+export type Candidate = paths["/webhooks/members/search"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type Erasure = paths["/webhooks/erasures/{id}"]["get"]["responses"][200]["content"][
+  "application/json"
+];
+
+/** Each kind in words: one, and more than one. */
+const KINDS: Record<string, [string, string]> = {
+  members: ["member record", "member records"],
+  attendance: ["attendance row", "attendance rows"],
+  donations_unlinked: [
+    "donation kept without a name",
+    "donations kept without a name",
+  ],
+  recurring_donations_unlinked: [
+    "recurring donation kept without a name",
+    "recurring donations kept without a name",
+  ],
+  workflow_runs_unlinked: [
+    "workflow run kept without a name",
+    "workflow runs kept without a name",
+  ],
+  whatsapp_conversations: ["WhatsApp conversation", "WhatsApp conversations"],
+  whatsapp_messages: ["WhatsApp message", "WhatsApp messages"],
+  whatsapp_receipts: ["WhatsApp receipt", "WhatsApp receipts"],
+  inbound_webhook_log: [
+    "payment or WhatsApp log entry",
+    "payment and WhatsApp log entries",
+  ],
+  webhook_events: ["webhook event", "webhook events"],
+  webhook_deliveries_ended: [
+    "webhook delivery not sent",
+    "webhook deliveries not sent",
+  ],
+  webhook_attempts: ["webhook response", "webhook responses"],
+  mails: ["e-mail", "e-mails"],
+  invitations: ["invitation", "invitations"],
+};
+
+export const STAGES: Record<Erasure["stage"], string> = {
+  whatsapp: "WhatsApp conversations",
+  inbound_log: "payment and WhatsApp logs",
+  events: "webhook events",
+  attempts: "webhook responses",
+  mail: "e-mails",
+  settle: "webhook deliveries in flight",
+  done: "done",
+};
+
+/** "12 webhook events, 1 e-mail, ..." for the kinds an erasure touched. */
+export function describeCounts(counts: Erasure["counts"]): string {
+  const parts = Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) =>
+    `${n} ${KINDS[k]?.[n === 1 ? 0 : 1] ?? k}`
+  );
+  return parts.length ? parts.join(", ") : "nothing";
+}
