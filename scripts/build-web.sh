@@ -3,6 +3,8 @@
 # Configure it at build time:
 #   VITE_SUPABASE_URL=https://<project-ref>.supabase.co VITE_SUPABASE_ANON_KEY=<anon key> npm run build
 # Without them it is built for the local stack (http://127.0.0.1:54321 and the local anon key).
+# web/dist/_headers carries the security headers (CSP, frame-ancestors, ...) that Netlify and Cloudflare
+# Pages apply; web/security_headers.ts writes it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

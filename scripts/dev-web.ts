@@ -10,10 +10,15 @@ export interface WebDev {
 }
 
 /**
- * Starts Vite for web/ on WEB_PORT (default 54323) unless WEB_DEV=false, the process may not run
- * programs (the test stack), or web/ is not installed. Resolves once Vite listens.
+ * Starts Vite for web/ on `port` (WEB_PORT, default 54323) unless WEB_DEV=false, the process may not run
+ * programs (the test stack), or web/ is not installed. Resolves once Vite listens. Vite serves the
+ * settings UI's security headers itself (web/security_headers.ts).
  */
-export async function startWebDev(apiUrl: string, anonKey: string): Promise<WebDev | undefined> {
+export async function startWebDev(
+  apiUrl: string,
+  anonKey: string,
+  port = Number(Deno.env.get("WEB_PORT") ?? 54323),
+): Promise<WebDev | undefined> {
   if (Deno.env.get("WEB_DEV") === "false") return undefined;
   if ((await Deno.permissions.query({ name: "run", command: "node" })).state !== "granted") return undefined;
   const vite = `${root}web/node_modules/vite/bin/vite.js`;
@@ -23,7 +28,6 @@ export async function startWebDev(apiUrl: string, anonKey: string): Promise<WebD
     console.log("settings UI not installed (run: npm ci --prefix web); serving the API only");
     return undefined;
   }
-  const port = Number(Deno.env.get("WEB_PORT") ?? 54323);
   const child = await startNodeChild({
     args: [vite, "--port", String(port), "--strictPort", "--host", "127.0.0.1", "--clearScreen", "false"],
     cwd: `${root}web`,

@@ -11,7 +11,7 @@
 // a second. WEBHOOKS_DEV_DISPATCH=false turns that off.
 import { type AppDeps, runtimeDeps } from "../supabase/functions/_shared/app.ts";
 import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
-import { createAuthService } from "./local-auth/service.ts";
+import { type AuthService, createAuthService } from "./local-auth/service.ts";
 import { localAnonKey, localSigningKey } from "./local-auth/keys.ts";
 import { loadAuthSettings } from "./local-auth/config.ts";
 import { withLocalCors } from "./local-cors.ts";
@@ -60,16 +60,16 @@ export function router(apps: Map<string, Fetch>): Fetch {
   };
 }
 
-/** The whole local API: /auth/v1/* to the token service, /functions/v1/* to the functions, CORS for both. */
-export function gateway(
-  apps: Map<string, Fetch>,
-  auth: (req: Request, path: string) => Promise<Response>,
-): Fetch {
+/**
+ * The whole local API: /auth/v1/* to the token service (told the client's address, for its attempt
+ * limits), /functions/v1/* to the functions, CORS for both.
+ */
+export function gateway(apps: Map<string, Fetch>, auth: AuthService) {
   const functions = router(apps);
-  return withLocalCors((req) => {
+  return withLocalCors((req: Request, info?: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
     const { pathname } = new URL(req.url);
     if (pathname === "/auth/v1" || pathname.startsWith("/auth/v1/")) {
-      return auth(req, pathname.slice("/auth/v1".length));
+      return auth(req, pathname.slice("/auth/v1".length), info?.remoteAddr.hostname);
     }
     return functions(req);
   });
@@ -96,7 +96,7 @@ if (import.meta.main) {
     loadAuthSettings(),
   ]);
   // Requests that arrive while the functions load wait for them.
-  const handler = Promise.withResolvers<Fetch>();
+  const handler = Promise.withResolvers<ReturnType<typeof gateway>>();
   const controller = new AbortController();
   let listening!: (port: number) => void;
   const bound = new Promise<number>((resolve) => (listening = resolve));
@@ -104,7 +104,7 @@ if (import.meta.main) {
   try {
     server = Deno.serve(
       { hostname: "127.0.0.1", port, signal: controller.signal, onListen: ({ port }) => listening(port) },
-      async (req) => (await handler.promise)(req),
+      async (req, info) => (await handler.promise)(req, info),
     );
   } catch (err) {
     if (err instanceof Deno.errors.AddrInUse) {

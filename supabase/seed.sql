@@ -14,11 +14,11 @@ insert into auth.users (
 )
 values
   ('00000000-0000-0000-0000-000000000000', 'aaaaaaaa-0000-4000-8000-000000000001', 'authenticated',
-   'authenticated', 'admin@firstchurch.example', extensions.crypt('demo-password', extensions.gen_salt('bf')),
+   'authenticated', 'admin@firstchurch.example', extensions.crypt('demo-password', extensions.gen_salt('bf', 10)),
    now(), null, '{"provider":"email","providers":["email"]}', '{"full_name":"Ada Admin"}', now(), now(),
    '', '', '', ''),
   ('00000000-0000-0000-0000-000000000000', 'aaaaaaaa-0000-4000-8000-000000000002', 'authenticated',
-   'authenticated', 'staff@firstchurch.example', extensions.crypt('demo-password', extensions.gen_salt('bf')),
+   'authenticated', 'staff@firstchurch.example', extensions.crypt('demo-password', extensions.gen_salt('bf', 10)),
    now(), null, '{"provider":"email","providers":["email"]}', '{"full_name":"Sam Staff"}', now(), now(),
    '', '', '', '');
 

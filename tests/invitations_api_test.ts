@@ -4,6 +4,7 @@
 // organizations and strangers cannot use any of it.
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { closeSql, createTenant, createUser, sql, type TestUser } from "./helpers/db.ts";
+import { startDevStack, upsertDevUser } from "./helpers/dev_stack.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { startWebhooksApi } from "./helpers/webhooks_api.ts";
 
@@ -59,14 +60,24 @@ Deno.test("an admin invites, the invitee accepts and later leaves; the invitee's
     assert(!JSON.stringify(list).includes(invitation.token), "the token is never listed");
 
     const victimToken = await tokenFor(victim, b.organizationId);
-    const received = await (await fetch(`${api.base}/invitations/received`, { headers: auth(victimToken) }))
-      .json();
-    assertEquals(received.data.map((i: { id: string }) => i.id), [invitation.id]);
+    const preview = await fetch(`${api.base}/invitations/preview`, {
+      method: "POST",
+      headers: auth(victimToken),
+      body: JSON.stringify({ token: invitation.token }),
+    });
+    const previewed = await preview.json();
+    assertEquals(
+      [preview.status, previewed.id, previewed.organization_id, previewed.email, previewed.role],
+      [200, invitation.id, a.organizationId, victim.email, "staff"],
+      "the invitee sees what the link is for before accepting",
+    );
+    assert(previewed.organization_name, "with the organization's name");
+    assertEquals(await landsIn(victim), b.organizationId, "a preview changes nothing");
 
     const accepted = await fetch(`${api.base}/invitations/accept`, {
       method: "POST",
       headers: auth(victimToken),
-      body: JSON.stringify({ invitation_id: invitation.id }),
+      body: JSON.stringify({ token: invitation.token }),
     });
     assertEquals(accepted.status, 200);
     assertEquals(await accepted.json(), { organization_id: a.organizationId, role: "staff" });
@@ -162,22 +173,17 @@ Deno.test("staff, API keys, other organizations and other users cannot invite, r
       headers: auth(strangerToken),
       body: JSON.stringify({ invitation_id: invitation.id }),
     });
-    assertEquals(byId.status, 404, "an invitation addressed to someone else cannot be accepted by id");
+    assertEquals(byId.status, 400, "an invitation is never accepted by its id");
     await byId.body?.cancel();
-    const bad = await fetch(`${api.base}/invitations/accept`, {
-      method: "POST",
-      headers: auth(strangerToken),
-      body: JSON.stringify({ token: "inv_" + "0".repeat(64) }),
-    });
-    assertEquals(bad.status, 404, "a guessed token is not found");
-    await bad.body?.cancel();
-    const malformed = await fetch(`${api.base}/invitations/accept`, {
-      method: "POST",
-      headers: auth(strangerToken),
-      body: JSON.stringify({ token: "x", invitation_id: invitation.id }),
-    });
-    assertEquals(malformed.status, 400);
-    await malformed.body?.cancel();
+    for (const path of ["/invitations/accept", "/invitations/preview"]) {
+      const bad = await fetch(`${api.base}${path}`, {
+        method: "POST",
+        headers: auth(strangerToken),
+        body: JSON.stringify({ token: "inv_" + "0".repeat(64) }),
+      });
+      assertEquals(bad.status, 404, `a guessed token is not found (${path})`);
+      await bad.body?.cancel();
+    }
 
     const revoked = await fetch(`${api.base}/invitations/${invitation.id}`, {
       method: "DELETE",
@@ -196,6 +202,66 @@ Deno.test("staff, API keys, other organizations and other users cannot invite, r
     assertEquals(members!.n, 0);
   } finally {
     await api.close();
+  }
+});
+
+// The attack: with supabase/config.toml as shipped (enable_signup = true, enable_confirmations = false)
+// Supabase Auth confirms an address at sign-up, so anyone can become "newhire@..." before newhire does.
+// Admin invites newhire@ as admin -> the attacker signs up as newhire@ at the local Supabase Auth ->
+// lists the invitations received -> accepts one by its id. Joining must take the invitation's token.
+Deno.test("signing up as an invited address gets nothing: the invitation is neither listed nor accepted without its token", async () => {
+  const stack = await startDevStack();
+  try {
+    const password = "correct horse battery";
+    const admin = await upsertDevUser({
+      email: `admin-${crypto.randomUUID().slice(0, 8)}@example.org`,
+      password,
+      organization: `Church ${crypto.randomUUID().slice(0, 8)}`,
+      role: "admin",
+    });
+    const authCall = (path: string, body: unknown) =>
+      fetch(`${stack.url}/auth/v1${path}`, {
+        method: "POST",
+        headers: { apikey: stack.anonKey, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const signedIn = await authCall("/token?grant_type=password", { email: admin.email, password });
+    assertEquals(signedIn.status, 200);
+    const api = (token: string, method: string, path: string, body?: unknown) =>
+      fetch(`${stack.url}/functions/v1/webhooks${path}`, {
+        method,
+        headers: auth(token),
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+
+    const newhire = `newhire-${crypto.randomUUID().slice(0, 8)}@example.org`;
+    const invited = await api(signedIn.body.access_token, "POST", "/invitations", {
+      email: newhire,
+      role: "admin",
+    });
+    assertEquals(invited.status, 201);
+
+    // The attacker registers the address (confirmed at once, as config.toml ships) ...
+    const attacker = await authCall("/signup", { email: newhire, password: "attacker-password" });
+    assertEquals(attacker.status, 200, JSON.stringify(attacker.body));
+    assert(attacker.body.user.email_confirmed_at, "sign-up confirms the address under the shipped config");
+    const token = attacker.body.access_token as string;
+    // ... finds the invitation ...
+    const received = await api(token, "GET", "/invitations/received");
+    assertEquals(received.status, 404, `the address alone lists nothing: ${JSON.stringify(received.body)}`);
+    // ... and accepts it by id.
+    const byId = await api(token, "POST", "/invitations/accept", { invitation_id: invited.body.id });
+    assertEquals(byId.status, 400, `no acceptance by id: ${JSON.stringify(byId.body)}`);
+    const [joined] =
+      await sql()`select count(*)::int as n from public.profiles p join auth.users u on u.id = p.user_id
+                                 where u.email = ${newhire}`;
+    assertEquals(joined!.n, 0, "the attacker joined nothing");
+
+    // Control: whoever holds the link that was sent joins, with the invited role.
+    const accepted = await api(token, "POST", "/invitations/accept", { token: invited.body.token });
+    assertEquals([accepted.status, accepted.body.role], [200, "admin"]);
+  } finally {
+    await stack.stop();
   }
 });
 

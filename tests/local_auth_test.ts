@@ -12,8 +12,11 @@ const PASSWORD = "correct horse battery";
 
 let stack: DevStack | undefined;
 async function devStack(): Promise<DevStack> {
-  // A one-second reuse interval so "after the interval" takes a second, not config.toml's ten.
-  stack ??= await startDevStack({ env: { GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: "1" } });
+  // A one-second reuse interval so "after the interval" takes a second, not config.toml's ten; and room
+  // for this file's sign-ins from one address (the limit itself: local_auth_limits_test.ts).
+  stack ??= await startDevStack({
+    env: { GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: "1", GOTRUE_RATE_LIMIT_OTP: "1000" },
+  });
   return stack;
 }
 
@@ -153,6 +156,22 @@ Deno.test("wrong password, unknown user and unconfirmed e-mail get Supabase Auth
     error_code: "invalid_credentials",
     msg: "unsupported_grant_type",
   });
+});
+
+Deno.test("signUp as config.toml ships it: confirmed at once with a session; a known address or a short password is refused", async () => {
+  const s = await devStack();
+  const email = `signup-${crypto.randomUUID().slice(0, 8)}@example.org`;
+  const { data, error } = await client(s).auth.signUp({ email, password: PASSWORD });
+  assertEquals(error, null);
+  assert(data.user?.email_confirmed_at, "enable_confirmations = false: confirmed at sign-up");
+  assertEquals(claimsOf(data.session!.access_token).sub, data.user!.id, "and signed in");
+  assertEquals(claimsOf(data.session!.access_token).organization_id, undefined, "a member of nothing");
+  const again = await client(s).auth.signUp({ email, password: PASSWORD });
+  assertEquals(again.error?.code, "user_already_exists");
+  const weak = await client(s).auth.signUp({ email: `weak-${email}`, password: "12345" });
+  assertEquals([weak.error?.status, weak.error?.code], [422, "weak_password"]);
+  const signedIn = await client(s).auth.signInWithPassword({ email, password: PASSWORD });
+  assertEquals(signedIn.error, null, "the new account signs in");
 });
 
 Deno.test("every auth call needs the local anon key in apikey; the JWKS is public", async () => {
@@ -306,6 +325,67 @@ Deno.test("the functions accept the local token through the JWKS URL, and refuse
   const late = await call(expired);
   assertEquals(late.status, 401);
   assertEquals((await late.json()).error.code, "token_expired");
+});
+
+// The attack: an admin signs out (or their session is revoked because a stolen refresh token was
+// reused), and whoever kept the access token goes on administering webhooks until it expires.
+Deno.test("a signed-out or revoked session's access token no longer administers: 401 session_not_found", async () => {
+  const s = await devStack();
+  const u = await newUser();
+  const endpoints = `${s.url}/functions/v1/webhooks/endpoints`;
+  const asToken = (token: string, init: RequestInit = {}) =>
+    fetch(endpoints, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    });
+  const create = JSON.stringify({ url: "http://127.0.0.1:9/after-sign-out", events: ["member.created"] });
+
+  const c = client(s);
+  const { session } = (await c.auth.signInWithPassword({ email: u.email, password: PASSWORD })).data;
+  const before = await asToken(session!.access_token);
+  assertEquals(before.status, 200, "control: the live session administers");
+  await before.body?.cancel();
+  assertEquals((await c.auth.signOut()).error, null);
+  for (const [what, init] of [["GET", {}], ["POST", { method: "POST", body: create }]] as const) {
+    const res = await asToken(session!.access_token, init);
+    assertEquals(
+      [res.status, (await res.json()).error?.code],
+      [401, "session_not_found"],
+      `${what} after sign-out`,
+    );
+  }
+  const me = await fetch(`${s.url}/functions/v1/webhooks/me`, {
+    headers: { authorization: `Bearer ${session!.access_token}` },
+  });
+  assertEquals([me.status, (await me.json()).error?.code], [401, "session_not_found"], "user routes too");
+
+  // Refresh-token reuse: the session is revoked by Supabase Auth, its access tokens end with it.
+  const c2 = client(s);
+  const first = (await c2.auth.signInWithPassword({ email: u.email, password: PASSWORD })).data.session!;
+  const second = (await c2.auth.refreshSession({ refresh_token: first.refresh_token })).data.session!;
+  const third = (await c2.auth.refreshSession({ refresh_token: second.refresh_token })).data.session!;
+  assertEquals(await asToken(third.access_token).then((r) => (r.body?.cancel(), r.status)), 200);
+  await sleep(1200); // past the one-second reuse interval
+  const reused = await c2.auth.refreshSession({ refresh_token: first.refresh_token });
+  assertEquals(reused.error?.code, "refresh_token_already_used");
+  const revoked = await asToken(third.access_token);
+  assertEquals([revoked.status, (await revoked.json()).error?.code], [401, "session_not_found"]);
+
+  // A token that names no session cannot be ended by signing out: refused, whoever signed it.
+  const c3 = client(s);
+  const live = (await c3.auth.signInWithPassword({ email: u.email, password: PASSWORD })).data.session!;
+  const { session_id: _dropped, ...claims } = claimsOf(live.access_token);
+  const header = jose.decodeProtectedHeader(live.access_token) as jose.JWTHeaderParameters;
+  const key = await jose.importJWK(
+    JSON.parse(await Deno.readTextFile(`${s.keysDir}/signing-key.json`)),
+    "ES256",
+  );
+  const sessionless = await new jose.SignJWT(claims).setProtectedHeader(header).sign(key);
+  const refused = await asToken(sessionless);
+  assertEquals([refused.status, (await refused.json()).error?.code], [401, "session_required"]);
+  const [created] = await sql()`select count(*)::int as n from public.webhook_endpoints
+                                where url = 'http://127.0.0.1:9/after-sign-out'`;
+  assertEquals(created!.n, 0, "nothing was configured with an ended session");
 });
 
 Deno.test("the hook picks the organization: set_active_organization then refresh switches it; removal drops it", async () => {

@@ -2,7 +2,16 @@
 // hashed, usable only while live and only for their own organization; staff, other organizations,
 // anonymous callers and API keys themselves cannot manage them.
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
-import { closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
+import {
+  addMember,
+  asUser,
+  claimsFor,
+  closeSql,
+  createTenant,
+  createUser,
+  sql,
+  type TestUser,
+} from "./helpers/db.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { startWebhooksApi } from "./helpers/webhooks_api.ts";
 
@@ -122,6 +131,95 @@ Deno.test("staff, other organizations, removed members, anonymous and expired ca
     await api.close();
   }
 });
+
+// The attack: admin A1 makes a key, then stops being an admin of the organization (leaves, is
+// demoted to staff, is removed by another admin, or their account is deleted). A1's own token is
+// refused at once; the key they made must be too, and the API keys page says why.
+for (
+  const [how, reason, end] of [
+    ["leaves", "its creator left the organization", async (api, a1, org) => {
+      const left = await fetch(`${api.base}/memberships/${org}/leave`, {
+        method: "POST",
+        headers: bearer(await tokenFor(a1, org)),
+      });
+      assertEquals(left.status, 200);
+      await left.body?.cancel();
+    }],
+    ["is demoted to staff", "its creator is no longer an administrator", async (_api, a1, org, a2) => {
+      await asUser(
+        claimsFor(a2, org),
+        (tx) => tx`update public.profiles set role = 'staff' where user_id = ${a1.id}`,
+      );
+    }],
+    [
+      "is removed by another admin",
+      "its creator was removed from the organization",
+      async (_api, a1, org, a2) => {
+        await asUser(claimsFor(a2, org), (tx) => tx`delete from public.profiles where user_id = ${a1.id}`);
+      },
+    ],
+    ["has their account deleted", "its creator's account was deleted", async (_api, a1) => {
+      await sql()`delete from auth.users where id = ${a1.id}`;
+    }],
+  ] as [string, string, (api: { base: string }, a1: TestUser, org: string, a2: TestUser) => Promise<void>][]
+) {
+  Deno.test(`an API key stops working when the admin who made it ${how}, and the keys page says why`, async () => {
+    const api = await start();
+    try {
+      const a = await createTenant();
+      const a2 = await createUser();
+      await addMember(a2.id, a.organizationId, "admin");
+      const key = await (await fetch(`${api.base}/api-keys`, {
+        method: "POST",
+        headers: bearer(await tokenFor(a.admin, a.organizationId)),
+        body: JSON.stringify({ name: "Zapier" }),
+      })).json();
+      const asKey = { "x-api-key": key.key, "content-type": "application/json" };
+      const before = await fetch(`${api.base}/endpoints`, { headers: asKey });
+      assertEquals(before.status, 200, "control: the key works while its creator is an admin");
+      await before.body?.cancel();
+
+      await end(api, a.admin, a.organizationId, a2);
+
+      const read = await fetch(`${api.base}/endpoints`, { headers: asKey });
+      assertEquals(
+        [read.status, (await read.json()).error?.code],
+        [401, "invalid_api_key"],
+        "GET /endpoints",
+      );
+      const subscribe = await fetch(`${api.base}/subscriptions`, {
+        method: "POST",
+        headers: asKey,
+        body: JSON.stringify({ target_url: "http://127.0.0.1:9/z", event: "member.created" }),
+      });
+      assertEquals(
+        [subscribe.status, (await subscribe.json()).error?.code],
+        [401, "invalid_api_key"],
+        "POST /subscriptions",
+      );
+      const [endpoints] = await sql()`select count(*)::int as n from public.webhook_endpoints
+                                     where organization_id = ${a.organizationId}`;
+      assertEquals(endpoints!.n, 0, "nothing was subscribed");
+
+      const listed =
+        await (await fetch(`${api.base}/api-keys`, { headers: bearer(await tokenFor(a2, a.organizationId)) }))
+          .json();
+      const shown = listed.data.find((k: { id: string }) => k.id === key.id);
+      assertEquals([shown.status, shown.revoked_reason], ["revoked", reason]);
+      assert(shown.revoked_at, "revoked, with the time");
+
+      // Final: becoming an admin again does not bring the key back.
+      if (how === "is demoted to staff") {
+        await sql()`update public.profiles set role = 'admin' where user_id = ${a.admin.id}`;
+        const again = await fetch(`${api.base}/endpoints`, { headers: asKey });
+        assertEquals(again.status, 401, "a re-promoted creator's old key stays revoked");
+        await again.body?.cancel();
+      }
+    } finally {
+      await api.close();
+    }
+  });
+}
 
 Deno.test("malformed requests are 400 naming the field; malformed ids are 404", async () => {
   const api = await start();

@@ -295,8 +295,9 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /subscriptions": { target_url: "http://127.0.0.1:9/z", event: "member.created" },
       "POST /api-keys": { name: "x" },
       "POST /invitations": { email: "someone-else@example.org" },
-      // Aimed at A: an invitation addressed to someone else, and a membership in A.
-      "POST /invitations/accept": { invitation_id: invitation.id },
+      // Aimed at A without its token (whoever holds that joins: it is the invitation).
+      "POST /invitations/accept": { token: "inv_" + "0".repeat(64) },
+      "POST /invitations/preview": { token: "inv_" + "0".repeat(64) },
       // Aimed at A: switching into an organization one does not belong to.
       "POST /me/active-organization": { organization_id: a.organizationId },
       // Aimed at A: erasing one of A's members.
@@ -330,8 +331,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       const method = spec.method.toUpperCase();
       const body = bodies[`${method} ${spec.path}`];
       const label = `${method} ${spec.path}`;
-      // Routes naming something of A (by id in the path, or A's invitation in the body).
-      const hasId = /:id|:organization_id/.test(spec.path) || label === "POST /invitations/accept" ||
+      // Routes naming something of A (by id in the path, an invitation's token or A's member in the body).
+      const hasId = /:id|:organization_id/.test(spec.path) || label.startsWith("POST /invitations/") ||
         label === "POST /erasures";
 
       const anon = await call(api.base, method, path, { "content-type": "application/json" }, body);

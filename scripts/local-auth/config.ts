@@ -13,6 +13,13 @@ export interface AuthSettings {
   accessTokenHook?: string;
   /** The hook's configured URI, as Supabase Auth names it in its error message. */
   accessTokenHookUri?: string;
+  /** Whether POST /signup creates users (enable_signup). */
+  enableSignup: boolean;
+  /** Sign-up confirms the e-mail at once ([auth.email] enable_confirmations = false). */
+  autoconfirm: boolean;
+  minimumPasswordLength: number;
+  /** Sign-in and sign-up requests per client address per 5 minutes ([auth.rate_limit] sign_in_sign_ups). */
+  signInsPerFiveMinutes: number;
 }
 
 const CONFIG = new URL("../../supabase/config.toml", import.meta.url);
@@ -34,7 +41,11 @@ export async function loadAuthSettings(
   env: Record<string, string | undefined> = Deno.env.toObject(),
 ): Promise<AuthSettings> {
   const toml = parse(await Deno.readTextFile(CONFIG)) as {
-    auth?: Record<string, unknown> & { hook?: { custom_access_token?: { enabled?: boolean; uri?: string } } };
+    auth?: Record<string, unknown> & {
+      hook?: { custom_access_token?: { enabled?: boolean; uri?: string } };
+      email?: { enable_confirmations?: boolean };
+      rate_limit?: { sign_in_sign_ups?: number };
+    };
   };
   const auth = toml.auth ?? {};
   const hook = auth.hook?.custom_access_token;
@@ -51,5 +62,11 @@ export async function loadAuthSettings(
     ),
     accessTokenHook: hookEnabled && hookUri ? hookFunctionName(hookUri) : undefined,
     accessTokenHookUri: hookEnabled ? hookUri : undefined,
+    enableSignup: (env.GOTRUE_DISABLE_SIGNUP ?? String(!(auth.enable_signup ?? true))) !== "true",
+    autoconfirm: (env.GOTRUE_MAILER_AUTOCONFIRM ?? String(!(auth.email?.enable_confirmations ?? false))) ===
+      "true",
+    minimumPasswordLength: num(Number(env.GOTRUE_PASSWORD_MIN_LENGTH ?? auth.minimum_password_length), 6),
+    // The Supabase CLI hands sign_in_sign_ups to Supabase Auth as GOTRUE_RATE_LIMIT_OTP.
+    signInsPerFiveMinutes: num(Number(env.GOTRUE_RATE_LIMIT_OTP ?? auth.rate_limit?.sign_in_sign_ups), 30),
   };
 }

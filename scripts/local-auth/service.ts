@@ -1,10 +1,14 @@
 // A local stand-in for Supabase Auth (GoTrue), for development and tests only, never deployed: the
 // paths supabase-js uses for password sessions, with GoTrue's request and response shapes, error codes
 // and session rules (internal/api/token.go, token_refresh.go, tokens/service.go, logout.go, user.go):
-//   POST /token?grant_type=password | refresh_token, GET /user, POST /logout, GET /.well-known/jwks.json
+//   POST /token?grant_type=password | refresh_token, POST /signup, GET /user, POST /logout,
+//   GET /.well-known/jwks.json
 // Users, sessions and refresh tokens live in auth.users, auth.sessions and auth.refresh_tokens; the
 // custom access-token hook is called as supabase_auth_admin exactly as GoTrue calls it; tokens are
-// signed ES256 with the key published in the JWKS.
+// signed ES256 with the key published in the JWKS. Sign-up follows supabase/config.toml (enable_signup,
+// enable_confirmations, minimum_password_length); passwords are bcrypt of cost 10, as GoTrue hashes
+// them; sign-in and sign-up are limited per client address and per e-mail address (limits.ts) and
+// answer 429 over_request_rate_limit beyond.
 import * as jose from "jose";
 import type { Sql, Tx } from "../../supabase/functions/_shared/db.ts";
 import { secretsEqual } from "../../supabase/functions/_shared/hmac.ts";
@@ -12,6 +16,7 @@ import type { AuthSettings } from "./config.ts";
 import type { SigningKey } from "./keys.ts";
 import { AuthError, authErrorResponse, authJson, badRequest, forbidden, internal } from "./errors.ts";
 import { validateClaims } from "./claims.ts";
+import { AttemptLimiter } from "./limits.ts";
 
 export interface AuthServiceOptions {
   sql: Sql;
@@ -24,6 +29,16 @@ export interface AuthServiceOptions {
 
 const NIL_UUID = "00000000-0000-0000-0000-000000000000";
 const AUDIENCE = "authenticated";
+/** GoTrue's bcrypt cost (bcrypt.DefaultCost). */
+const BCRYPT_COST = 10;
+/**
+ * Compared against when the address has no account (or no password), so that answering "invalid
+ * credentials" costs one bcrypt of the same cost whether the address is known or not.
+ */
+const DUMMY_HASH = "$2a$10$AgT2F8ypR8oC8Q/7sqRvXuK1uYB2aarC6He4tx3bI.8Gv/KmbEqQO";
+/** Sign-in attempts per e-mail address per 5 minutes, from any client (guessing one person's password). */
+export const ATTEMPTS_PER_ADDRESS = 10;
+const FIVE_MINUTES = 5 * 60_000;
 const MAX_BODY = 64 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -122,12 +137,17 @@ async function readJson(req: Request): Promise<Record<string, unknown>> {
 
 const str = (v: unknown) => (typeof v === "string" ? v : "");
 
-export function createAuthService(
-  opts: AuthServiceOptions,
-): (req: Request, path: string) => Promise<Response> {
+/** The local Supabase Auth: answers `req` for `path` below /auth/v1, from the client at `clientAddress`. */
+export type AuthService = (req: Request, path: string, clientAddress?: string) => Promise<Response>;
+
+const overLimit = () => new AuthError(429, "over_request_rate_limit", "Request rate limit reached");
+
+export function createAuthService(opts: AuthServiceOptions): AuthService {
   const { sql, issuer, signingKey, settings } = opts;
   const jwks = { keys: [signingKey.publicJwk] };
   const publicKey = jose.importJWK(signingKey.publicJwk, "ES256");
+  const perClient = new AttemptLimiter(settings.signInsPerFiveMinutes, FIVE_MINUTES);
+  const perAddress = new AttemptLimiter(ATTEMPTS_PER_ADDRESS, FIVE_MINUTES);
 
   /** Builds the claims, runs the hook, validates and signs: tokens/service.go GenerateAccessToken. */
   async function accessToken(
@@ -267,43 +287,9 @@ export function createAuthService(
     }) as Promise<T>;
   }
 
-  async function passwordGrant(req: Request): Promise<Response> {
-    const params = await readJson(req);
-    const email = str(params.email);
-    const phone = str(params.phone);
-    const password = str(params.password);
-    if (email && phone) {
-      throw badRequest(
-        "validation_failed",
-        "Only an email address or phone number should be provided on login.",
-      );
-    }
-    if (phone) throw new AuthError(422, "phone_provider_disabled", "Phone logins are disabled");
-    if (!email) throw badRequest("validation_failed", "missing email or phone");
-
-    // models.FindUserByEmailAndAudience
-    const [user] = await sql.unsafe<UserRow[]>(
-      `select ${USER_COLUMNS} from auth.users
-       where instance_id = $1 and lower(email) = lower($2) and aud = $3 and is_sso_user = false`,
-      [NIL_UUID, email, AUDIENCE],
-    );
-    const invalid = badRequest("invalid_credentials", "Invalid login credentials");
-    if (!user || !user.has_password) throw invalid;
-    if (banned(user)) throw badRequest("user_banned", "User is banned");
-    let valid = false;
-    try {
-      // bcrypt, verified by pgcrypto where Supabase Auth would use Go's bcrypt: the same hashes work.
-      const [row] = await sql<{ ok: boolean }[]>`
-        select encrypted_password = extensions.crypt(${password}, encrypted_password) as ok
-        from auth.users where id = ${user.id}`;
-      valid = row?.ok === true;
-    } catch {
-      valid = false; // not a hash crypt() understands
-    }
-    if (!valid) throw invalid;
-    if (!user.email_confirmed_at) throw badRequest("email_not_confirmed", "Email not confirmed");
-
-    const body = await asAuthAdmin(async (tx) => {
+  /** A new session for `user` with its first refresh token and access token: GoTrue's issueRefreshToken. */
+  function startSession(req: Request, user: UserRow) {
+    return asAuthAdmin(async (tx) => {
       const sessionId = crypto.randomUUID();
       await tx`insert into auth.sessions (id, user_id, created_at, updated_at, aal, user_agent)
                values (${sessionId}, ${user.id}, now(), now(), 'aal1', ${req.headers.get("user-agent")})`;
@@ -319,7 +305,117 @@ export function createAuthService(
       const { token, expiresAt } = await accessToken(tx, req, signedIn!, sessionId, "password");
       return tokenResponse(signedIn!, token, expiresAt, refreshToken);
     });
-    return authJson(body);
+  }
+
+  /** Spends one of the client's sign-in/sign-up attempts (config.toml's sign_in_sign_ups), or 429. */
+  function limitClient(clientAddress: string | undefined) {
+    if (!perClient.take(clientAddress ?? "unknown")) throw overLimit();
+  }
+
+  async function passwordGrant(req: Request, clientAddress?: string): Promise<Response> {
+    limitClient(clientAddress);
+    const params = await readJson(req);
+    const email = str(params.email);
+    const phone = str(params.phone);
+    const password = str(params.password);
+    if (email && phone) {
+      throw badRequest(
+        "validation_failed",
+        "Only an email address or phone number should be provided on login.",
+      );
+    }
+    if (phone) throw new AuthError(422, "phone_provider_disabled", "Phone logins are disabled");
+    if (!email) throw badRequest("validation_failed", "missing email or phone");
+    // Whether or not an account has this address: guessing one person's password from many clients.
+    const address = email.trim().toLowerCase();
+    if (!perAddress.take(address)) throw overLimit();
+
+    // models.FindUserByEmailAndAudience and the bcrypt comparison in one statement, the same for every
+    // address: without an account (or a password) bcrypt runs against DUMMY_HASH, which no stored
+    // password equals, so an unknown address costs what a known one does. bcrypt is pgcrypto's where
+    // Supabase Auth uses Go's: the same hashes work.
+    let user: UserRow | undefined;
+    let valid = false;
+    try {
+      const [row] = await sql.unsafe<(UserRow & { password_ok: boolean | null })[]>(
+        `select ${USER_COLUMNS},
+                extensions.crypt($4, coalesce(nullif(u.encrypted_password, ''), $5)) = u.encrypted_password
+                  as password_ok
+         from (select) one
+         left join auth.users u
+           on u.instance_id = $1 and lower(u.email) = lower($2) and u.aud = $3 and u.is_sso_user = false`,
+        [NIL_UUID, email, AUDIENCE, password, DUMMY_HASH],
+      );
+      user = row?.id ? row : undefined;
+      valid = row?.password_ok === true;
+    } catch {
+      valid = false; // a stored password crypt() does not understand
+    }
+    const invalid = badRequest("invalid_credentials", "Invalid login credentials");
+    if (!user || !user.has_password) throw invalid;
+    if (banned(user)) throw badRequest("user_banned", "User is banned");
+    if (!valid) throw invalid;
+    if (!user.email_confirmed_at) throw badRequest("email_not_confirmed", "Email not confirmed");
+    perAddress.forget(address);
+    return authJson(await startSession(req, user));
+  }
+
+  /**
+   * signup.go for e-mail and password: refused when enable_signup is off; with enable_confirmations off
+   * (autoconfirm) the address counts as confirmed at once and a session is returned, as Supabase Auth
+   * does; with it on, the user waits unconfirmed (no mail is sent locally: confirm with npm run dev:user).
+   */
+  async function signup(req: Request, clientAddress?: string): Promise<Response> {
+    limitClient(clientAddress);
+    if (!settings.enableSignup) {
+      throw new AuthError(422, "signup_disabled", "Signups not allowed for this instance");
+    }
+    const params = await readJson(req);
+    const password = str(params.password);
+    if (str(params.phone)) throw badRequest("phone_provider_disabled", "Phone signups are disabled");
+    if (!password) throw badRequest("validation_failed", "Signup requires a valid password");
+    if ([...password].length < settings.minimumPasswordLength) {
+      throw new AuthError(
+        422,
+        "weak_password",
+        `Password should be at least ${settings.minimumPasswordLength} characters.`,
+      );
+    }
+    const email = str(params.email).trim().toLowerCase();
+    if (!email) throw badRequest("validation_failed", "An email address is required");
+    if (email.length > 255) throw badRequest("validation_failed", "An email address is too long");
+    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) {
+      throw badRequest("validation_failed", "Unable to validate email address: invalid format");
+    }
+    const data = typeof params.data === "object" && params.data !== null && !Array.isArray(params.data)
+      ? params.data
+      : {};
+    const created = await sql.begin(async (tx) => {
+      // Two sign-ups for one address at once must still make one user.
+      await tx`select pg_advisory_xact_lock(hashtext(${"signup:" + email}))`;
+      const [existing] = await tx<{ id: string }[]>`
+        select id from auth.users where instance_id = ${NIL_UUID} and lower(email) = ${email} and aud = ${AUDIENCE}`;
+      if (existing) return undefined;
+      const [row] = await tx.unsafe<UserRow[]>(
+        `insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
+           confirmation_sent_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at,
+           confirmation_token, recovery_token, email_change_token_new, email_change)
+         values ($1, gen_random_uuid(), $2, 'authenticated', $3,
+           extensions.crypt($4, extensions.gen_salt('bf', ${BCRYPT_COST})),
+           case when $5 then now() end, case when not $5 then now() end,
+           '{"provider":"email","providers":["email"]}', $6::jsonb, now(), now(), '', '', '', '')
+         returning ${USER_COLUMNS}`,
+        [NIL_UUID, AUDIENCE, email, password, settings.autoconfirm, data as unknown as string],
+      );
+      return row;
+    });
+    if (!created) {
+      // GoTrue tells an existing address apart only when sign-up confirms at once anyway.
+      if (settings.autoconfirm) throw new AuthError(422, "user_already_exists", "User already registered");
+      return authJson({ id: crypto.randomUUID(), aud: AUDIENCE, role: "", email, phone: "" });
+    }
+    if (created.email_confirmed_at) return authJson(await startSession(req, created));
+    return authJson(userJson(created));
   }
 
   async function refreshTokenGrant(req: Request): Promise<Response> {
@@ -491,7 +587,7 @@ export function createAuthService(
     return undefined;
   }
 
-  async function route(req: Request, path: string): Promise<Response> {
+  async function route(req: Request, path: string, clientAddress?: string): Promise<Response> {
     // The key set is public, as on a hosted project: verifiers fetch it without an API key.
     if (path === "/.well-known/jwks.json" && req.method === "GET") {
       return new Response(JSON.stringify(jwks), {
@@ -502,20 +598,21 @@ export function createAuthService(
     if (refused) return refused;
     if (path === "/token" && req.method === "POST") {
       const grant = new URL(req.url).searchParams.get("grant_type");
-      if (grant === "password") return await passwordGrant(req);
+      if (grant === "password") return await passwordGrant(req, clientAddress);
       if (grant === "refresh_token") return await refreshTokenGrant(req);
       throw badRequest("invalid_credentials", "unsupported_grant_type");
     }
+    if (path === "/signup" && req.method === "POST") return await signup(req, clientAddress);
     if (path === "/user" && req.method === "GET") return await getUser(req);
     if (path === "/logout" && req.method === "POST") return await logout(req);
-    const known = ["/token", "/user", "/logout", "/.well-known/jwks.json"].includes(path);
+    const known = ["/token", "/signup", "/user", "/logout", "/.well-known/jwks.json"].includes(path);
     if (known) throw new AuthError(405, "method_not_allowed", "Method not allowed");
     throw new AuthError(404, "not_found", "This path is not served by the local Supabase Auth stand-in");
   }
 
-  return async (req, path) => {
+  return async (req, path, clientAddress) => {
     try {
-      return await route(req, path);
+      return await route(req, path, clientAddress);
     } catch (err) {
       if (err instanceof AuthError) return authErrorResponse(req, err);
       console.error(

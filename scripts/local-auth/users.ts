@@ -32,7 +32,7 @@ export async function upsertDevUser(sql: Sql, input: DevUserInput): Promise<DevU
     if (existing) {
       userId = existing.id;
       await tx`update auth.users
-               set encrypted_password = extensions.crypt(${input.password}, extensions.gen_salt('bf')),
+               set encrypted_password = extensions.crypt(${input.password}, extensions.gen_salt('bf', 10)),
                    email_confirmed_at = coalesce(email_confirmed_at, now()), updated_at = now()
                where id = ${userId}`;
     } else {
@@ -41,7 +41,7 @@ export async function upsertDevUser(sql: Sql, input: DevUserInput): Promise<DevU
           raw_app_meta_data, raw_user_meta_data, created_at, updated_at,
           confirmation_token, recovery_token, email_change_token_new, email_change)
         values (${NIL_UUID}, gen_random_uuid(), 'authenticated', 'authenticated', ${email},
-          extensions.crypt(${input.password}, extensions.gen_salt('bf')), now(),
+          extensions.crypt(${input.password}, extensions.gen_salt('bf', 10)), now(),
           '{"provider":"email","providers":["email"]}', '{}', now(), now(), '', '', '', '')
         returning id`;
       userId = row!.id;

@@ -1,11 +1,13 @@
 -- Invitations: how a person joins an organization, with their consent.
 --
 -- An admin invites an e-mail address with a role; the invitation carries a one-time token (shown to the
--- admin once, stored as SHA-256 only) to send to that address. The invitee, signed in, accepts it either
--- with the token or, without one, because the invitation names their own confirmed e-mail address. Only
--- accepting creates the membership (`profiles` row), with server-set columns: who, which organization,
--- the role the admin chose, now(). A member leaves with leave_organization(); the last admin cannot
--- (private.keep_an_admin in the tenancy migration).
+-- admin once, stored as SHA-256 only) to send to that address. The invitee, signed in, accepts it with
+-- the token: holding the link that was sent is what proves the invitation is theirs. An account's
+-- e-mail address proves nothing here: where sign-up confirms addresses without mail (supabase/config.toml
+-- ships enable_signup = true, enable_confirmations = false) anyone can register the invited address
+-- first. Only accepting creates the membership (`profiles` row), with server-set columns: who, which
+-- organization, the role the admin chose, now(). A member leaves with leave_organization(); the last
+-- admin cannot (private.keep_an_admin in the tenancy migration).
 --
 -- The shape follows Basejump's invitations (an admin-created row with a role and a token, accepted by
 -- an RPC that inserts the membership), with e-mail addressing, expiry, revocation and hashed tokens.
@@ -31,9 +33,6 @@ create table public.organization_invitations (
 -- One open invitation per address and organization (inviting again replaces it).
 create unique index organization_invitations_open_idx on public.organization_invitations (organization_id, email)
   where accepted_at is null and revoked_at is null;
--- "Invitations for me" looks invitations up by address.
-create index organization_invitations_email_idx on public.organization_invitations (email)
-  where accepted_at is null and revoked_at is null;
 
 create trigger organization_invitations_fixed_org before update of organization_id on public.organization_invitations
   for each row execute function private.forbid_organization_change();
@@ -44,16 +43,6 @@ grant select (id, organization_id, email, role, invited_by, created_at, expires_
   on public.organization_invitations to authenticated;
 create policy organization_invitations_admin_select on public.organization_invitations for select to authenticated
   using (organization_id = (select private.admin_organization_id()));
-
--- The caller's e-mail address, if Supabase Auth has confirmed it (an unconfirmed address proves nothing
--- where sign-up without confirmation is allowed).
-create function private.confirmed_email() returns text
-language sql stable security definer
-set search_path = ''
-as $$
-  select lower(u.email) from auth.users u where u.id = auth.uid() and u.email_confirmed_at is not null
-$$;
-revoke all on function private.confirmed_email() from public;
 
 -- Functions (RPC) ---------------------------------------------------------------------------------------
 
@@ -125,27 +114,44 @@ begin
 end;
 $$;
 
--- Open invitations addressed to the caller's confirmed e-mail address, with the organization's name
--- (the invitee is not a member yet, so cannot read the organization itself).
-create function public.my_invitations()
-returns table (id uuid, organization_id uuid, organization_name text, role text, created_at timestamptz, expires_at timestamptz)
+-- The open invitation a token names (unknown, expired, revoked and used ones alike: P0002), with the
+-- organization's name, so the invitee sees what they are joining before they accept (they are not a
+-- member yet, so cannot read the organization itself).
+create function private.open_invitation(token text) returns public.organization_invitations
 language sql stable security definer
 set search_path = ''
 as $$
-  select i.id, i.organization_id, o.name, i.role, i.created_at, i.expires_at
-  from public.organization_invitations i
-  join public.organizations o on o.id = i.organization_id
-  where i.email = private.confirmed_email()
+  select i.* from public.organization_invitations i
+  where i.token_hash = encode(sha256(convert_to(open_invitation.token, 'UTF8')), 'hex')
     and i.accepted_at is null and i.revoked_at is null and i.expires_at > now()
-  order by i.created_at desc, i.id
+$$;
+revoke all on function private.open_invitation(text) from public;
+
+create function public.preview_invitation(token text)
+returns table (id uuid, organization_id uuid, organization_name text, email text, role text,
+  created_at timestamptz, expires_at timestamptz)
+language plpgsql stable security definer
+set search_path = ''
+as $$
+begin
+  if auth.uid() is null then
+    raise exception 'not signed in' using errcode = '42501';
+  end if;
+  return query
+    select i.id, i.organization_id, o.name, i.email, i.role, i.created_at, i.expires_at
+    from private.open_invitation(preview_invitation.token) i
+    join public.organizations o on o.id = i.organization_id;
+  if not found then
+    raise exception 'no such open invitation' using errcode = 'P0002';
+  end if;
+end;
 $$;
 
--- The invitee accepts: with the token (whoever holds it was sent it), or with the invitation's id when
--- it is addressed to the caller's confirmed e-mail address. Unknown, expired, revoked, used and
--- someone else's invitations all answer P0002 alike. The membership gets the invitation's role and
--- the server's time; which organization the user's tokens name does not change (the hook prefers the
--- remembered choice, else the oldest membership, and this one is the newest).
-create function public.accept_invitation(token text default null, invitation_id uuid default null)
+-- The invitee accepts with the token (whoever holds it was sent it). Unknown, expired, revoked and used
+-- tokens all answer P0002 alike. The membership gets the invitation's role and the server's time; which
+-- organization the user's tokens name does not change (the hook prefers the remembered choice, else
+-- the oldest membership, and this one is the newest).
+create function public.accept_invitation(token text)
 returns jsonb
 language plpgsql volatile security definer
 set search_path = ''
@@ -157,18 +163,11 @@ begin
   if uid is null then
     raise exception 'not signed in' using errcode = '42501';
   end if;
-  if (accept_invitation.token is null) = (accept_invitation.invitation_id is null) then
-    raise exception 'give either the token or the invitation id' using errcode = '22023';
-  end if;
   select * into inv from public.organization_invitations i
-  where i.accepted_at is null and i.revoked_at is null and i.expires_at > now()
-    and case
-      when accept_invitation.token is not null
-        then i.token_hash = encode(sha256(convert_to(accept_invitation.token, 'UTF8')), 'hex')
-      else i.id = accept_invitation.invitation_id and i.email = private.confirmed_email()
-    end
+  where i.id = (private.open_invitation(accept_invitation.token)).id
   for update;
-  if inv.id is null then
+  -- Locked now: a concurrent acceptance of the same token may have used it meanwhile.
+  if inv.id is null or inv.accepted_at is not null or inv.revoked_at is not null then
     raise exception 'no such open invitation for you' using errcode = 'P0002';
   end if;
   if exists (select 1 from public.profiles p where p.user_id = uid and p.organization_id = inv.organization_id) then
@@ -202,8 +201,8 @@ end;
 $$;
 
 revoke execute on function public.create_invitation(text, text), public.revoke_invitation(uuid),
-  public.my_invitations(), public.accept_invitation(text, uuid), public.leave_organization(uuid)
+  public.preview_invitation(text), public.accept_invitation(text), public.leave_organization(uuid)
   from public, anon;
 grant execute on function public.create_invitation(text, text), public.revoke_invitation(uuid),
-  public.my_invitations(), public.accept_invitation(text, uuid), public.leave_organization(uuid)
+  public.preview_invitation(text), public.accept_invitation(text), public.leave_organization(uuid)
   to authenticated, service_role;

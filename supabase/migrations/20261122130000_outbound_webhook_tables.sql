@@ -5,8 +5,10 @@
 --   webhook_deliveries         one row per (event, endpoint): the delivery state machine and its lease
 --   webhook_delivery_attempts  one row per HTTP attempt, for Settings > Integrations > Webhook Logs
 --
--- Only organization admins read any of this (the endpoint rows hold the signing secrets); only the
--- server (triggers, the dispatcher, the operation functions) writes events, deliveries and attempts.
+-- Only those who may configure the organization's webhooks (its admins and API keys:
+-- private.webhook_admin_organization_id) read any of this (the endpoint rows hold the signing secrets);
+-- only the server (triggers, the dispatcher, the operation functions) writes events, deliveries and
+-- attempts.
 
 -- A new signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. The hex
 -- signature keys HMAC with this whole string; the Standard Webhooks signature with the decoded bytes.
@@ -290,33 +292,33 @@ alter table public.webhook_delivery_attempts enable row level security;
 revoke all on public.webhook_endpoints, public.webhook_events, public.webhook_deliveries,
   public.webhook_delivery_attempts from anon, authenticated;
 
--- Admins of the active organization manage its endpoints. Staff see no endpoint row at all, so the
--- secrets are never readable by non-admins. Rotation state and the disable bookkeeping are written
--- only by the server (no column privilege for them).
+-- Admins of the active organization (and its API keys) manage its endpoints. Staff see no endpoint
+-- row at all, so the secrets are never readable by non-admins. Rotation state and the disable
+-- bookkeeping are written only by the server (no column privilege for them).
 grant select, delete on public.webhook_endpoints to authenticated;
 grant insert (url, events, secret, enabled, description, disabled_reason) on public.webhook_endpoints to authenticated;
 grant update (url, events, secret, enabled, description, disabled_reason) on public.webhook_endpoints to authenticated;
 create policy webhook_endpoints_admin_select on public.webhook_endpoints for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+  using (organization_id = (select private.webhook_admin_organization_id()));
 create policy webhook_endpoints_admin_insert on public.webhook_endpoints for insert to authenticated
-  with check (organization_id = (select private.admin_organization_id()));
+  with check (organization_id = (select private.webhook_admin_organization_id()));
 create policy webhook_endpoints_admin_update on public.webhook_endpoints for update to authenticated
-  using (organization_id = (select private.admin_organization_id()))
-  with check (organization_id = (select private.admin_organization_id()));
+  using (organization_id = (select private.webhook_admin_organization_id()))
+  with check (organization_id = (select private.webhook_admin_organization_id()));
 create policy webhook_endpoints_admin_delete on public.webhook_endpoints for delete to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+  using (organization_id = (select private.webhook_admin_organization_id()));
 -- organization_id must be writable for inserts through PostgREST; the policy pins it to the admin's.
 grant insert (organization_id) on public.webhook_endpoints to authenticated;
 
--- The history is read-only for admins of the organization.
+-- The history is read-only, for the same callers.
 grant select on public.webhook_events, public.webhook_deliveries, public.webhook_delivery_attempts to authenticated;
 create policy webhook_events_admin_select on public.webhook_events for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+  using (organization_id = (select private.webhook_admin_organization_id()));
 create policy webhook_deliveries_admin_select on public.webhook_deliveries for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+  using (organization_id = (select private.webhook_admin_organization_id()));
 create policy webhook_delivery_attempts_admin_select on public.webhook_delivery_attempts
   for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+  using (organization_id = (select private.webhook_admin_organization_id()));
 
 revoke all on function private.webhook_new_secret(), private.webhook_event_types(),
   private.webhook_secret_acceptable(text), private.webhook_open_states() from public;

@@ -8,15 +8,16 @@
 --   webhook_rotate_secret(endpoint_id, grace, new)  new signing secret; the old one keeps signing too
 --                                                  (a second signature) until the grace period ends
 --
--- Callable by the server (service role, database owner) for any organization, and by users through
--- PostgREST or the configuration API only for the organization they are an admin of. A resent
--- delivery keeps its event id, so receivers see the same webhook-id and can de-duplicate; it gets a
--- fresh 24-hour retry window.
+-- Callable by the server (service role, database owner) for any organization, and by users and API
+-- keys through PostgREST or the configuration API only for the organization whose webhooks they may
+-- configure. A resent delivery keeps its event id, so receivers see the same webhook-id and can
+-- de-duplicate; it gets a fresh 24-hour retry window.
 
--- The organization whose webhooks the caller may operate on: null for the server (any organization).
--- Users who administer none are refused here, before any row is looked at. The operations then look a
--- row up only within that organization, so another organization's row is neither locked nor told
--- apart from one that does not exist: both answer the same error (no existence oracle).
+-- The organization whose webhooks the caller may operate on (private.webhook_admin_organization_id:
+-- its admins and API keys); null for the server (any organization). Callers who may configure none are
+-- refused here, before any row is looked at. The operations then look a row up only within that
+-- organization, so another organization's row is neither locked nor told apart from one that does not
+-- exist: both answer the same error (no existence oracle).
 create function private.webhook_operator_organization() returns uuid
 language plpgsql stable security definer
 set search_path = ''
@@ -24,11 +25,12 @@ as $$
 declare
   org uuid;
 begin
-  -- Users arrive as `authenticated`/`anon` (SET ROLE by PostgREST or withClaims); the server does not.
+  -- Users and API keys arrive as `authenticated`/`anon` (SET ROLE by PostgREST or withClaims); the
+  -- server does not.
   if coalesce(current_setting('role', true), 'none') not in ('authenticated', 'anon') then
     return null;
   end if;
-  org := private.admin_organization_id();
+  org := private.webhook_admin_organization_id();
   if org is null then
     raise exception 'not an admin of this organization' using errcode = '42501';
   end if;

@@ -1,9 +1,10 @@
-// Access tokens as Supabase Auth would sign them, with a key pair made for the test run, and the
-// function configuration that trusts exactly that key.
+// Access tokens as Supabase Auth would sign them, with a key pair made for the test run, each for a
+// session of its own in auth.sessions (as signing in makes one), and the function configuration that
+// trusts exactly that key.
 import * as jose from "jose";
 import { LOCAL_AUTH_ISSUER } from "../../supabase/functions/_shared/auth.ts";
 import { type Config, loadConfig } from "../../supabase/functions/_shared/config.ts";
-import { testDbUrl, type TestUser } from "./db.ts";
+import { sql, testDbUrl, type TestUser } from "./db.ts";
 
 let keys: Promise<{ privateKey: CryptoKey; jwks: string }> | undefined;
 
@@ -21,6 +22,14 @@ export async function testConfig(extra: Record<string, string> = {}): Promise<Co
   return loadConfig({ SUPABASE_DB_URL: testDbUrl(), SUPABASE_JWKS: (await signingKeys()).jwks, ...extra });
 }
 
+/** A new session of the user's in auth.sessions (none when the user does not exist); its id. */
+export async function newSession(user: TestUser): Promise<string> {
+  const id = crypto.randomUUID();
+  await sql()`insert into auth.sessions (id, user_id, created_at, updated_at, aal)
+              select ${id}, id, now(), now(), 'aal1' from auth.users where id = ${user.id}`;
+  return id;
+}
+
 export async function tokenFor(
   user: TestUser,
   organizationId?: string,
@@ -29,14 +38,18 @@ export async function tokenFor(
     expiresIn?: string | number | null;
     /** null: no `iss` claim at all. Default: the issuer the functions expect without SUPABASE_URL. */
     issuer?: string | null;
+    /** The session the token names; null: no `session_id` claim. Default: a new session. */
+    session?: string | null;
     claims?: Record<string, unknown>;
   } = {},
 ): Promise<string> {
   const { privateKey } = await signingKeys();
+  const session = opts.session === undefined ? await newSession(user) : opts.session;
   const jwt = new jose.SignJWT({
     sub: user.id,
     email: user.email,
     role: "authenticated",
+    ...(session ? { session_id: session } : {}),
     ...(organizationId ? { organization_id: organizationId } : {}),
     is_platform_admin: false,
     is_superadmin: false,

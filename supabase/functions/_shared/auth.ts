@@ -23,7 +23,7 @@ export type TokenVerifier = (token: string) => Promise<UserClaims>;
 /** The issuer of Supabase Auth's local stack (`supabase start`), expected when SUPABASE_URL is unset. */
 export const LOCAL_AUTH_ISSUER = "http://127.0.0.1:54321/auth/v1";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ASYMMETRIC = ["ES256", "RS256", "EdDSA"];
 
 /**

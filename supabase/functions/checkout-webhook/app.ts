@@ -1,24 +1,6 @@
 // Checkout (subscription) provider webhooks: POST /checkout-webhook[/<organization_id>], and
 // POST /checkout-webhook/replay for the configuration API (replay secret).
-import type { Context, Hono } from "hono";
-import { type AppDeps, newApp } from "../_shared/app.ts";
-import { runInbound } from "../_shared/inbound/pipeline.ts";
-import { paymentReceiver, paymentResponse } from "../_shared/inbound/payment_receiver.ts";
-import { mountReplay } from "../_shared/inbound/replay_route.ts";
+import { paymentFunction } from "../_shared/inbound/payment_function.ts";
 import { checkoutSpec } from "./events.ts";
 
-export const receiver = paymentReceiver(checkoutSpec);
-
-export function createApp(deps: AppDeps): Hono {
-  const app = newApp("checkout-webhook", deps);
-  mountReplay(app, deps.sql, receiver, deps.config.replaySecret);
-  const receive = async (c: Context) => {
-    const res = paymentResponse(
-      await runInbound(deps.sql, receiver, c.req.raw, c.req.param("organizationId")),
-    );
-    return c.json(res.body, res.status);
-  };
-  app.post("/", receive);
-  app.post("/:organizationId", receive);
-  return app;
-}
+export const { receiver, createApp } = paymentFunction("checkout-webhook", checkoutSpec);

@@ -3,7 +3,7 @@
 // `withClaims` turns into an `authenticated` transaction, so row-level security decides what it sees.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../_shared/app.ts";
-import { bearerToken, type TokenVerifier, type UserClaims } from "../_shared/auth.ts";
+import { bearerToken, type TokenVerifier, type UserClaims, UUID } from "../_shared/auth.ts";
 import { type JwtClaims, type Sql, type Tx, withClaims } from "../_shared/db.ts";
 import { forbidden, unauthorized } from "../_shared/errors.ts";
 import { sha256Hex } from "../_shared/hmac.ts";
@@ -48,6 +48,11 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
       // Key identity comes only from the key lookup above: an `api_key_id` in a user's token is dropped
       // (the database ignores it too, for any token with a `sub`).
       const { api_key_id: _ignored, ...claims } = await verify(credential);
+      // Supabase Auth names the session in every token it issues; one that names none could never be
+      // ended by signing out (asCaller checks that a named one still exists).
+      if (typeof claims.session_id !== "string" || !UUID.test(claims.session_id)) {
+        throw unauthorized("session_required", "This access token belongs to no session; sign in again");
+      }
       c.set("actor", { kind: "user", claims: claims as UserClaims, userId: claims.sub });
     }
     await next();
@@ -55,25 +60,48 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
 }
 
 /**
- * Runs `fn` as the caller, after checking that the caller may configure webhooks for its active
- * organization: an admin there (live membership) or a live API key of it. Staff and removed members
- * get 403; what belongs to other organizations is simply invisible (404 further in).
+ * Runs `fn` in one transaction as the caller, so row-level security decides what it sees. A person's
+ * access token must still belong to a live session (private.session_is_live: not signed out, not
+ * revoked), else 401: an access token outlives its session by up to an hour. The same first query asks
+ * what the caller may configure (private.webhook_admin_organization_id), so the check costs no extra
+ * round trip.
  */
-export async function asAdmin<T>(
+export async function asCaller<T>(
+  deps: AppDeps,
+  c: Context<ActorEnv>,
+  fn: (tx: Tx, ctx: { organizationId: string | null; actor: Actor }) => Promise<T>,
+): Promise<T> {
+  const actor = c.get("actor");
+  return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
+    const [row] = await tx<{ org: string | null; live: boolean }[]>`
+      select private.webhook_admin_organization_id() as org, private.session_is_live() as live`;
+    if (actor.kind === "user" && !row?.live) {
+      throw unauthorized(
+        "session_not_found",
+        "Your session has ended (signed out or revoked); sign in again",
+      );
+    }
+    return await fn(tx, { organizationId: row?.org ?? null, actor });
+  });
+}
+
+/**
+ * `asCaller` for callers who may configure webhooks for their active organization: an admin there
+ * (live membership) or a live API key of it. Staff and removed members get 403; what belongs to other
+ * organizations is simply invisible (404 further in).
+ */
+export function asAdmin<T>(
   deps: AppDeps,
   c: Context<ActorEnv>,
   fn: (tx: Tx, ctx: { organizationId: string; actor: Actor }) => Promise<T>,
 ): Promise<T> {
-  const actor = c.get("actor");
-  return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
-    const [row] = await tx<{ org: string | null }[]>`
-      select coalesce(private.admin_organization_id(), private.api_key_organization_id()) as org`;
-    if (!row?.org) {
+  return asCaller(deps, c, (tx, { organizationId, actor }) => {
+    if (!organizationId) {
       if (actor.kind === "user" && !actor.claims.organization_id) {
         throw forbidden("no_active_organization", "Your token names no organization; pick one and refresh");
       }
       throw forbidden("admin_required", "Only administrators of the organization can manage webhooks");
     }
-    return await fn(tx, { organizationId: row.org, actor });
+    return fn(tx, { organizationId, actor });
   });
 }

@@ -80,7 +80,9 @@ export function register(app: OpenAPIHono<ActorEnv>, r: Route, auth: MiddlewareH
       : { description: res.description };
   }
   if (spec.body || spec.query) responses[400] = error("Invalid input; `details.fields` names each bad field");
-  if (spec.access !== "public") responses[401] = error("Missing, invalid or expired credentials");
+  if (spec.access !== "public") {
+    responses[401] = error("Missing, invalid or expired credentials, or a session that has ended");
+  }
   if (spec.access === "admin") {
     responses[403] = error("The caller is not an administrator of the organization");
   }

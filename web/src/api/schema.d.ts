@@ -73,7 +73,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -150,7 +150,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -240,7 +240,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -288,7 +288,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -371,7 +371,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -451,7 +451,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -536,7 +536,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -627,7 +627,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -728,7 +728,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -836,7 +836,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -937,7 +937,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1023,7 +1023,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1098,7 +1098,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1173,7 +1173,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1228,7 +1228,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1301,7 +1301,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1370,12 +1370,19 @@ export interface paths {
                                 created_by: string | null;
                                 created_at: string;
                                 last_used_at: string | null;
+                                /**
+                                 * @description Revoked keys are refused (401 invalid_api_key)
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked";
                                 revoked_at: string | null;
+                                /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                                revoked_reason: string | null;
                             }[];
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1419,7 +1426,14 @@ export interface paths {
                             created_by: string | null;
                             created_at: string;
                             last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
                             revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
                             /** @description The key itself. Shown only in this response. */
                             key: string;
                         };
@@ -1434,7 +1448,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1489,11 +1503,18 @@ export interface paths {
                             created_by: string | null;
                             created_at: string;
                             last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
                             revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1578,7 +1599,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1656,7 +1677,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1719,7 +1740,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1787,7 +1808,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1855,7 +1876,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1921,7 +1942,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1989,7 +2010,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2053,7 +2074,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2124,7 +2145,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2147,45 +2168,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/webhooks/invitations/received": {
+    "/webhooks/invitations/preview": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Open invitations addressed to your confirmed e-mail address */
-        get: {
+        get?: never;
+        put?: never;
+        /** What an invitation is for (organization, role, address), given its token; nothing is accepted */
+        post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
+                    };
+                };
+            };
             responses: {
-                /** @description Invitations you can accept */
+                /** @description The open invitation the token names */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                organization_id: string;
-                                organization_name: string;
-                                /** @enum {string} */
-                                role: "admin" | "staff";
-                                created_at: string;
-                                expires_at: string;
-                            }[];
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            organization_name: string;
+                            /** @description The address it was sent to */
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            created_at: string;
+                            expires_at: string;
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2194,10 +2233,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description No such open invitation (unknown, expired, revoked or used) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
         };
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2213,7 +2257,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation: with its token, or by id when it is addressed to your e-mail */
+        /** Accept an invitation with its token (from the link that was sent) */
         post: {
             parameters: {
                 query?: never;
@@ -2224,9 +2268,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        token?: string;
-                        /** Format: uuid */
-                        invitation_id?: string;
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
                     };
                 };
             };
@@ -2254,7 +2297,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2263,7 +2306,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such open invitation for you (unknown, expired, revoked or used) */
+                /** @description No such open invitation (unknown, expired, revoked or used) */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2318,7 +2361,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2397,7 +2440,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2444,7 +2487,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2500,7 +2543,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2552,7 +2595,7 @@ export interface paths {
                         "application/json": components["schemas"]["Erasure"];
                     };
                 };
-                /** @description Missing, invalid or expired credentials */
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
                 401: {
                     headers: {
                         [name: string]: unknown;

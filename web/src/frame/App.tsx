@@ -3,6 +3,7 @@
 import { useEffect, useRef } from "react";
 import { configured } from "../config.ts";
 import { AuthPage } from "../pages/auth/AuthPage.tsx";
+import { ACCEPT_INVITATION_PATH, AcceptInvitationPage } from "../pages/invitations/AcceptInvitationPage.tsx";
 import { HOME, PAGES } from "../pages.ts";
 import { navigate, useLocation } from "../router.tsx";
 import { useSession } from "../session.tsx";
@@ -26,7 +27,10 @@ export function App() {
   }, [loc.pathname]);
 
   useEffect(() => {
-    if (state.kind === "signed_out" && loc.pathname !== "/auth") {
+    // An invitation link keeps its address (the token is in it) while its invitee signs in.
+    if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
+      session.setNotice("Sign in to see and accept your invitation.");
+    } else if (state.kind === "signed_out" && loc.pathname !== "/auth") {
       const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
       navigate(`/auth${next}`, { replace: true });
     }
@@ -62,6 +66,7 @@ export function App() {
   if (state.kind === "signed_out" || loc.pathname === "/auth") {
     return <AuthPage />;
   }
+  if (loc.pathname === ACCEPT_INVITATION_PATH) return <AcceptInvitationPage />;
 
   const page = PAGES.find((p) => p.path === loc.pathname);
   return (

@@ -45,21 +45,47 @@ const TYPES: Record<string, string> = {
   json: "application/json",
 };
 
-/** A static host on loopback: files from `dir`, and index.html for any other path (the app routes). */
+/**
+ * The headers a `_headers` file gives every path, read as Netlify and Cloudflare Pages read it (only the
+ * `/*` rule: the build writes no other).
+ */
+export function headersForEveryPath(file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  let rule = "";
+  for (const line of file.split("\n")) {
+    if (!line.trim() || line.trim().startsWith("#")) continue;
+    if (!/^\s/.test(line)) rule = line.trim();
+    else if (rule === "/*") {
+      const at = line.indexOf(":");
+      out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+    }
+  }
+  return out;
+}
+
+/**
+ * A static host on loopback: files from `dir`, and index.html for any other path (the app routes), with
+ * the headers of the build's `_headers` file, as the documented hosts apply them.
+ */
 export function serveStatic(
   dir: string,
 ): { url: string; close(): Promise<void> } {
+  let rules: Record<string, string> = {};
+  try {
+    rules = headersForEveryPath(Deno.readTextFileSync(`${dir}/_headers`));
+  } catch { /* a build without one */ }
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
-      const file = path.includes("..") || path.endsWith("/") ? "/index.html" : path;
+      const file = path.includes("..") || path.endsWith("/") || path === "/_headers" ? "/index.html" : path;
       for (const candidate of [file, "/index.html"]) {
         try {
           const body = await Deno.readFile(`${dir}${candidate}`);
           const ext = candidate.split(".").pop() ?? "";
           return new Response(body, {
             headers: {
+              ...rules,
               "content-type": TYPES[ext] ?? "application/octet-stream",
             },
           });

@@ -1,4 +1,5 @@
-// Organization API keys: admins create (the key is shown once), list and revoke them.
+// Organization API keys: admins create (the key is shown once), list and revoke them. A key also ends
+// when the admin who made it stops being an admin of the organization (the keys migration's triggers).
 import { z } from "zod";
 import { notFound } from "../../_shared/errors.ts";
 import { asAdmin, generateApiKey, hashApiKey } from "../actor.ts";
@@ -11,7 +12,12 @@ const ApiKey = z.object({
   created_by: z.uuid().nullable(),
   created_at: z.string(),
   last_used_at: z.string().nullable(),
+  status: z.enum(["active", "revoked"]).describe("Revoked keys are refused (401 invalid_api_key)"),
   revoked_at: z.string().nullable(),
+  revoked_reason: z.string().nullable().describe(
+    "Why it was revoked: by an administrator, or because the admin who made it left the organization, " +
+      "was removed, stopped being an administrator or had their account deleted",
+  ),
 });
 const CreatedApiKey = ApiKey.extend({
   key: z.string().describe("The key itself. Shown only in this response."),
@@ -19,6 +25,8 @@ const CreatedApiKey = ApiKey.extend({
 const CreateApiKey = z.object({ name: z.string().trim().min(1).max(100) }).strict();
 
 type ApiKeyRow = z.infer<typeof ApiKey>;
+const COLUMNS = `id, name, key_prefix, created_by, created_at, last_used_at,
+  case when revoked_at is null then 'active' else 'revoked' end as status, revoked_at, revoked_reason`;
 const id = { id: z.uuid() };
 
 export const apiKeyRoutes: RouteFactory = (deps) => [
@@ -35,8 +43,7 @@ export const apiKeyRoutes: RouteFactory = (deps) => [
     async (c) => {
       const data = await asAdmin(deps, c, (tx) =>
         tx<ApiKeyRow[]>`
-          select id, name, key_prefix, created_by, created_at, last_used_at, revoked_at
-          from public.organization_api_keys order by created_at desc, id`);
+          select ${tx.unsafe(COLUMNS)} from public.organization_api_keys order by created_at desc, id`);
       return c.json({ data });
     },
   ),
@@ -60,7 +67,7 @@ export const apiKeyRoutes: RouteFactory = (deps) => [
         const [r] = await tx<ApiKeyRow[]>`
           insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash, created_by)
           values (${organizationId}, ${input.name}, ${key.slice(0, 14)}, ${hash}, ${actor.userId})
-          returning id, name, key_prefix, created_by, created_at, last_used_at, revoked_at`;
+          returning ${tx.unsafe(COLUMNS)}`;
         return r!;
       });
       return c.json({ ...row, key }, 201);
@@ -83,7 +90,7 @@ export const apiKeyRoutes: RouteFactory = (deps) => [
         const [r] = await tx<ApiKeyRow[]>`
           update public.organization_api_keys set revoked_at = coalesce(revoked_at, now())
           where id = ${keyId}
-          returning id, name, key_prefix, created_by, created_at, last_used_at, revoked_at`;
+          returning ${tx.unsafe(COLUMNS)}`;
         return r;
       });
       if (!row) throw notFound("not_found", "No such API key");

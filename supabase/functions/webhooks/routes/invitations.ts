@@ -1,16 +1,17 @@
 // People joining and leaving organizations: admins invite an e-mail address with a role, list and
-// revoke invitations; the invitee sees and accepts theirs; a member leaves. Memberships exist only
+// revoke invitations; the invitee, holding the invitation's token (the link that was sent), sees what
+// it is for and accepts it; a member leaves. An account's e-mail address is never taken as proof that
+// an invitation is theirs (sign-up can confirm any address), so nothing is listed or accepted by it. Memberships exist only
 // because their user accepted (issue 13, finding 1). Everything runs as the caller through the SQL
 // functions of 20261122100300_invitations.sql, which check who may do what; API keys cannot manage
 // people.
 import { z } from "zod";
-import { withClaims } from "../../_shared/db.ts";
 import { AppError, notFound } from "../../_shared/errors.ts";
-import { type ActorEnv, asAdmin } from "../actor.ts";
+import { type ActorEnv, asAdmin, asCaller } from "../actor.ts";
 import type { AppDeps } from "../../_shared/app.ts";
 import type { Context } from "hono";
 import type { Tx } from "../../_shared/db.ts";
-import { route, type RouteFactory, userOf } from "../route.ts";
+import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
 
 const Role = z.enum(["admin", "staff"]);
@@ -36,10 +37,14 @@ const CreatedInvitation = z.object({
   created_at: z.string(),
   expires_at: z.string(),
 });
+const InvitationToken = z.object({
+  token: z.string().min(1).max(200).describe("The token from the invitation link (inv_...)"),
+}).strict();
 const ReceivedInvitation = z.object({
   id: z.uuid(),
   organization_id: z.uuid(),
   organization_name: z.string(),
+  email: z.string().describe("The address it was sent to"),
   role: Role,
   created_at: z.string(),
   expires_at: z.string(),
@@ -48,12 +53,6 @@ const CreateInvitation = z.object({
   email: z.email().max(320),
   role: Role.default("staff"),
 }).strict();
-const AcceptInvitation = z.object({
-  token: z.string().min(1).max(200).optional(),
-  invitation_id: z.uuid().optional(),
-}).strict().refine((b) => (b.token === undefined) !== (b.invitation_id === undefined), {
-  message: "give either token or invitation_id",
-}).describe("The token from the invitation, or the id of an invitation addressed to your confirmed e-mail");
 const Membership = z.object({ organization_id: z.uuid(), role: Role });
 
 const INVITATION_COLUMNS = `id, email, role,
@@ -78,9 +77,8 @@ function invitationError(err: unknown): unknown {
 
 /** As the signed-in user, whatever organization their token names (invitees are not members yet). */
 async function asUser<T>(deps: AppDeps, c: Context<ActorEnv>, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const actor = userOf(c);
   try {
-    return await withClaims(deps.userSql ?? deps.sql, actor.claims, fn);
+    return await asCaller(deps, c, (tx) => fn(tx));
   } catch (err) {
     throw invitationError(err);
   }
@@ -168,50 +166,53 @@ export const invitationRoutes: RouteFactory = (deps) => [
   ),
   route(
     {
-      method: "get",
-      path: "/invitations/received",
-      summary: "Open invitations addressed to your confirmed e-mail address",
+      method: "post",
+      path: "/invitations/preview",
+      summary:
+        "What an invitation is for (organization, role, address), given its token; nothing is accepted",
       tag: "People",
       access: "user",
       refusal: "API keys cannot join or leave organizations",
+      body: InvitationToken,
       responses: {
-        200: {
-          description: "Invitations you can accept",
-          schema: z.object({ data: z.array(ReceivedInvitation) }),
-        },
+        200: { description: "The open invitation the token names", schema: ReceivedInvitation },
+        404: { description: "No such open invitation (unknown, expired, revoked or used)" },
       },
     },
     async (c) => {
-      const data = await asUser(deps, c, (tx) => tx`select * from public.my_invitations()`);
-      return c.json({ data });
+      const { token } = c.req.valid("json");
+      const [invitation] = await asUser(
+        deps,
+        c,
+        (tx) => tx<z.infer<typeof ReceivedInvitation>[]>`select * from public.preview_invitation(${token})`,
+      );
+      return c.json(invitation!);
     },
   ),
   route(
     {
       method: "post",
       path: "/invitations/accept",
-      summary: "Accept an invitation: with its token, or by id when it is addressed to your e-mail",
+      summary: "Accept an invitation with its token (from the link that was sent)",
       tag: "People",
       access: "user",
       refusal: "API keys cannot join or leave organizations",
-      body: AcceptInvitation,
+      body: InvitationToken,
       responses: {
         200: {
           description:
             "The membership created. Your active organization does not change; switch to it if you like.",
           schema: Membership,
         },
-        404: { description: "No such open invitation for you (unknown, expired, revoked or used)" },
+        404: { description: "No such open invitation (unknown, expired, revoked or used)" },
         409: { description: "Already a member" },
       },
     },
     async (c) => {
-      const input = c.req.valid("json");
+      const { token } = c.req.valid("json");
       const membership = await asUser(deps, c, async (tx) => {
         const [r] = await tx<{ membership: z.infer<typeof Membership> }[]>`
-          select public.accept_invitation(
-            token => ${input.token ?? null}::text,
-            invitation_id => ${input.invitation_id ?? null}::uuid) as membership`;
+          select public.accept_invitation(${token}) as membership`;
         return r!.membership;
       });
       return c.json(membership);

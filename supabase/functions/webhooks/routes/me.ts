@@ -3,7 +3,7 @@
 // session so the access-token hook puts the new organization_id into the token.
 import { z } from "zod";
 import { forbidden } from "../../_shared/errors.ts";
-import { withClaims } from "../../_shared/db.ts";
+import { asCaller } from "../actor.ts";
 import { route, type RouteFactory, userOf } from "../route.ts";
 
 const Membership = z.object({
@@ -34,9 +34,9 @@ export const meRoutes: RouteFactory = (deps) => [
     async (c) => {
       const { claims, userId } = userOf(c);
       // As the user: row-level security shows their own memberships and the organizations they are in.
-      const memberships = await withClaims(
-        deps.userSql ?? deps.sql,
-        claims,
+      const memberships = await asCaller(
+        deps,
+        c,
         (tx) =>
           tx<z.infer<typeof Membership>[]>`
           select p.organization_id, o.name as organization_name, p.role
@@ -67,14 +67,9 @@ export const meRoutes: RouteFactory = (deps) => [
       },
     },
     async (c) => {
-      const { claims } = userOf(c);
       const { organization_id } = c.req.valid("json");
       try {
-        await withClaims(
-          deps.userSql ?? deps.sql,
-          claims,
-          (tx) => tx`select public.set_active_organization(${organization_id})`,
-        );
+        await asCaller(deps, c, (tx) => tx`select public.set_active_organization(${organization_id})`);
       } catch (err) {
         if ((err as { code?: string }).code === "42501") {
           throw forbidden("not_a_member", "You are not a member of that organization");

@@ -43,6 +43,7 @@ export function KeyTable(
                   ? (
                     <Badge status="revoked" kind="disabled">
                       Revoked <Time iso={k.revoked_at} />
+                      {k.revoked_reason && `: ${k.revoked_reason}`}
                     </Badge>
                   )
                   : <Badge status="active" kind="delivered">Active</Badge>}

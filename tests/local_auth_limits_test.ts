@@ -1,0 +1,101 @@
+// Local sign-in hygiene (the development stand-in for Supabase Auth, scripts/local-auth/): attempts are
+// limited per e-mail address and per client address with Supabase Auth's 429, passwords are bcrypt of
+// cost 10, and an unknown address is answered like a known one with a wrong password (both run one
+// bcrypt comparison: against the stored hash, or against a dummy hash of the same cost).
+import { assert, assertEquals } from "./helpers/assert.ts";
+import { closeSql, sql } from "./helpers/db.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "./helpers/dev_stack.ts";
+import { ATTEMPTS_PER_ADDRESS } from "../scripts/local-auth/service.ts";
+
+const PASSWORD = "correct horse battery";
+const OVER_LIMIT = { code: 429, error_code: "over_request_rate_limit", msg: "Request rate limit reached" };
+
+async function signIn(s: DevStack, email: string, password: string) {
+  const res = await fetch(`${s.url}/auth/v1/token?grant_type=password`, {
+    method: "POST",
+    headers: { apikey: s.anonKey, "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const address = () => `user-${crypto.randomUUID().slice(0, 8)}@example.org`;
+
+// The attack as reported: 30 wrong passwords for one account, then the right one, all accepted.
+Deno.test("30 wrong passwords then the right one: 429 over_request_rate_limit once the address's attempts are spent", async () => {
+  const s = await startDevStack();
+  try {
+    const user = await upsertDevUser({ email: address(), password: PASSWORD });
+    const answers: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const r = await signIn(s, user.email, `wrong-${i}`);
+      answers.push(r.status);
+      if (r.status === 429) assertEquals(r.body, OVER_LIMIT, "Supabase Auth's error body");
+    }
+    assertEquals(answers, [
+      ...Array(ATTEMPTS_PER_ADDRESS).fill(400),
+      ...Array(30 - ATTEMPTS_PER_ADDRESS).fill(429),
+    ]);
+    const right = await signIn(s, user.email, PASSWORD);
+    assertEquals([right.status, right.body], [429, OVER_LIMIT], "the right password is refused too");
+    // The address's limit holds whatever the address: one without an account is limited alike.
+    const unknown = address();
+    for (let i = 0; i < ATTEMPTS_PER_ADDRESS; i++) await signIn(s, unknown, "x");
+    assertEquals((await signIn(s, unknown, "x")).status, 429);
+  } finally {
+    await s.stop();
+  }
+});
+
+Deno.test("per client address: sign-ins and sign-ups beyond config.toml's sign_in_sign_ups in 5 minutes answer 429", async () => {
+  const s = await startDevStack({ env: { GOTRUE_RATE_LIMIT_OTP: "12" } });
+  try {
+    const user = await upsertDevUser({ email: address(), password: PASSWORD });
+    const answers: number[] = [];
+    // Different addresses, so only the client's own limit can stop them.
+    for (let i = 0; i < 11; i++) answers.push((await signIn(s, address(), "x")).status);
+    const signup = await fetch(`${s.url}/auth/v1/signup`, {
+      method: "POST",
+      headers: { apikey: s.anonKey, "content-type": "application/json" },
+      body: JSON.stringify({ email: address(), password: PASSWORD }),
+    });
+    answers.push(signup.status);
+    await signup.body?.cancel();
+    const over = await signIn(s, user.email, PASSWORD);
+    assertEquals([...answers, over.status], [...Array(11).fill(400), 200, 429]);
+    assertEquals(over.body, OVER_LIMIT);
+  } finally {
+    await s.stop();
+  }
+});
+
+Deno.test("passwords are bcrypt of cost 10; an unknown address is answered exactly like a wrong password", async () => {
+  const s = await startDevStack();
+  try {
+    const user = await upsertDevUser({ email: address(), password: PASSWORD });
+    const signedUp = address();
+    const res = await fetch(`${s.url}/auth/v1/signup`, {
+      method: "POST",
+      headers: { apikey: s.anonKey, "content-type": "application/json" },
+      body: JSON.stringify({ email: signedUp, password: PASSWORD }),
+    });
+    assertEquals(res.status, 200);
+    await res.body?.cancel();
+    const hashes = await sql()<{ email: string; cost: string }[]>`
+      select email, split_part(encrypted_password, '$', 3) as cost
+      from auth.users where email in (${user.email}, ${signedUp}) order by email`;
+    assertEquals(hashes.map((h) => h.cost), ["10", "10"], "dev:user and sign-up hash with cost 10");
+
+    const wrong = await signIn(s, user.email, "not the password");
+    const unknown = await signIn(s, address(), "not the password");
+    assertEquals(wrong, unknown, "the same answer, known or not");
+    assertEquals(wrong.status, 400);
+    assert((await signIn(s, user.email, PASSWORD)).status === 200, "control: the right password signs in");
+  } finally {
+    await s.stop();
+  }
+});
+
+Deno.test("cleanup", async () => {
+  await closeSql();
+});

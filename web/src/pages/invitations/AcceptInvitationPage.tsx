@@ -1,0 +1,90 @@
+// /invitations/accept#token=inv_…: where the link of an invitation e-mail leads. The token rides in the
+// fragment, which browsers never send to the site's host (no access log, no Referer). Signed in, the
+// invitee sees what the invitation is for and joins only when they say so; the token is what proves
+// the invitation is theirs, whatever address their account has.
+import { useMutation, useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, ApiError, unwrap } from "../../api/client.ts";
+import { errorText } from "../../api/queries.ts";
+import { navigate } from "../../router.tsx";
+import { useSession } from "../../session.tsx";
+import { ActionResult } from "../../ui/ActionResult.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
+import { Loading } from "../../ui/Loading.tsx";
+
+export const ACCEPT_INVITATION_PATH = "/invitations/accept";
+
+const GONE = "This invitation link no longer works: it has expired, been withdrawn or already been used. " +
+  "Ask an administrator of the organization to invite you again.";
+
+export function AcceptInvitationPage() {
+  const session = useSession();
+  const [token] = useState(() => new URLSearchParams(location.hash.slice(1)).get("token") ?? "");
+  const invitation = useQuery({
+    queryKey: ["invitation", token],
+    queryFn: async () => {
+      if (!token) throw new Error("This link carries no invitation. Open the link from the e-mail again.");
+      try {
+        return await unwrap(api.POST("/webhooks/invitations/preview", { body: { token } }));
+      } catch (e) {
+        throw e instanceof ApiError && e.status === 404 ? new Error(GONE) : e;
+      }
+    },
+  });
+  const accept = useMutation({
+    mutationFn: async () => {
+      await unwrap(api.POST("/webhooks/invitations/accept", { body: { token } }));
+      // Used up: keep it out of the history.
+      history.replaceState(null, "", ACCEPT_INVITATION_PATH);
+      await session.reloadMe();
+    },
+  });
+  const inv = invitation.data;
+  const me = session.state.kind === "signed_in" ? session.state.session.user.email : "";
+
+  return (
+    <main className="narrow" id="main">
+      <h1>Invitation</h1>
+      {accept.isSuccess && inv
+        ? (
+          <>
+            <p role="status">You have joined {inv.organization_name}.</p>
+            <button
+              type="button"
+              className="primary"
+              onClick={async () => {
+                await session.switchOrganization(inv.organization_id);
+                navigate("/", { replace: true });
+              }}
+            >
+              Open {inv.organization_name}
+            </button>
+          </>
+        )
+        : invitation.error
+        ? <ErrorBox error={errorText(invitation.error)!} />
+        : !inv
+        ? <Loading what="the invitation" />
+        : (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              accept.mutate();
+            }}
+          >
+            <p>
+              You are invited to join <strong>{inv.organization_name}</strong> as{" "}
+              {inv.role === "admin" ? "an administrator" : "staff"}.
+            </p>
+            <p className="muted">It was sent to {inv.email}; you are signed in as {me}.</p>
+            <ActionResult action={accept} />
+            <div className="actions">
+              <button type="submit" className="primary" disabled={accept.isPending}>
+                {accept.isPending ? "Joining…" : `Join ${inv.organization_name}`}
+              </button>
+            </div>
+          </form>
+        )}
+    </main>
+  );
+}
