@@ -78,7 +78,8 @@ Deno.test("answers 202 before any delivery is sent, then delivers in the backgro
     assertEquals(await res.json(), {
       started: true,
       budget_ms: 20000,
-      max_deliveries: 3000,
+      max_deliveries: null,
+      cpu_budget_ms: 2000,
       stop_when_idle: true,
     });
     assertEquals(d.background.length, 1, "the run was handed to waitUntil");

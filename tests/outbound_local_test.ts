@@ -3,7 +3,14 @@
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
-import { createEndpoint, deliveriesOf, retireEndpoints } from "./helpers/outbound.ts";
+import {
+  createEndpoint,
+  deliveriesOf,
+  gate,
+  retireEndpoints,
+  runOutLeases,
+  testEngine,
+} from "./helpers/outbound.ts";
 import { NOTIFY_CHANNEL, startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
 import { startDevStack } from "./helpers/dev_stack.ts";
 
@@ -66,6 +73,48 @@ Deno.test("with the database down, the dev server still serves and stops promptl
   const started = Date.now();
   await stack.stop();
   assert(Date.now() - started < 5000, `stopped in ${Date.now() - started} ms`);
+});
+
+Deno.test("SIGTERM stops the dev server within seconds while a cron-style run polls and an attempt hangs", async () => {
+  const tenant = await createTenant();
+  const hold = gate();
+  const hanging = await startReceiver(async () => {
+    await hold.wait;
+    return new Response("late");
+  });
+  const ep = await createEndpoint(tenant.organizationId, `${hanging.url}/hook`, ["donation.recorded"]);
+  const secret = `dispatch-${crypto.randomUUID()}`;
+  const stack = await startDevStack({ env: { WEBHOOK_DISPATCH_SECRET: secret } });
+  try {
+    // What pg_cron does every minute: a run that keeps polling for its whole budget.
+    const cron = fetch(`${stack.url}/functions/v1/webhook-dispatcher`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+      body: JSON.stringify({ budget_ms: 60_000 }),
+    }).then((r) => r.body?.cancel()).catch(() => {});
+    await sql()`insert into public.donations (organization_id, amount_minor, currency)
+                values (${tenant.organizationId}, 1000, 'USD')`;
+    await hanging.waitFor(1, 5000); // an attempt is in flight and will not be answered
+    await new Promise((r) => setTimeout(r, 300));
+    // Exit 0 within 6 s, else SIGKILL (and a rejection): the run had 60 s to go and the attempt 10 s
+    // (the wait for it was what held the server: attempts in flight now get a second, then are cut).
+    await stack.stop("SIGTERM", 6000);
+    await cron;
+    // Nothing lost: the delivery is still open (its attempt recorded as cut short, or its lease left to
+    // run out), and a dispatcher after the restart delivers it.
+    const [row] = await deliveriesOf(ep.id);
+    assert(row!.status === "pending" || row!.status === "retrying", `still open: ${row!.status}`);
+    hold.open();
+    await runOutLeases([ep.id]);
+    await sql()`update public.webhook_deliveries set next_attempt_at = now() where id = ${row!.id}`;
+    await testEngine().run({ stopWhenIdle: true });
+    assertEquals((await deliveriesOf(ep.id))[0]!.status, "delivered");
+  } finally {
+    hold.open();
+    await stack.stop().catch(() => {});
+    await retireEndpoints(ep.id);
+    await hanging.close();
+  }
 });
 
 Deno.test("cleanup", async () => {

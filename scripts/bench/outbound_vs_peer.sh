@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Outbound webhook dispatch against a graphile-worker peer, same work side by side (issue 15), then the
+# Outbound webhook dispatch against a graphile-worker peer, same work side by side, then the
 # claim and record statement timings (outbound_claim.sh). Each run gets its own throwaway cluster from
 # scripts/bench/run.sh (fsync and synchronous_commit off, as the test run). The peer's dependencies live
 # only in scripts/bench/peer (its own package.json and lockfile), installed here, never by the project.

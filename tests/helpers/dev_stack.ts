@@ -19,8 +19,8 @@ export interface DevStack {
   keysDir: string;
   /** Everything the server printed so far (stdout and stderr). */
   output(): string;
-  /** SIGINT, then waits for the exit; rejects when the server did not exit 0 within 10 s. */
-  stop(): Promise<void>;
+  /** SIGINT (or `signal`), then waits for the exit; rejects when the server did not exit 0 within `ms`. */
+  stop(signal?: Deno.Signal, ms?: number): Promise<void>;
 }
 
 /** `deno` arguments that run the dev server, writing its local sign-in keys only into `keyDir`. */
@@ -98,9 +98,9 @@ export async function startDevStack(
     anonKey,
     keysDir: dir,
     output: () => out,
-    stop: async () => {
-      if (!exited) child.kill("SIGINT");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    stop: async (signal: Deno.Signal = "SIGINT", ms = 10_000) => {
+      if (!exited) child.kill(signal);
+      const timer = setTimeout(() => child.kill("SIGKILL"), ms);
       const { code } = await status;
       clearTimeout(timer);
       await drained;

@@ -23,6 +23,9 @@ const EnvSchema = z.object({
   USER_DB_URL: z.string().min(1).optional(),
   /** The password of `edge_user`, for the URL derived from SUPABASE_DB_URL. */
   USER_DB_PASSWORD: z.string().optional(),
+  /** The plan's limits for one dispatcher invocation (hosted Edge Functions: 2 s of CPU, 150 s / 400 s). */
+  WEBHOOK_DISPATCH_CPU_BUDGET_MS: z.coerce.number().int().positive().default(2000),
+  WEBHOOK_DISPATCH_WALL_BUDGET_MS: z.coerce.number().int().positive().default(150_000),
   /** Bearer secret the configuration API presents to the receivers' replay endpoints (not the service key). */
   INBOUND_REPLAY_SECRET: z.string().optional(),
   /** Set by Supabase in every function; read only to refuse it as the replay secret. */
@@ -56,6 +59,9 @@ export interface Config {
   dbPrepare: boolean;
   /** Where the user-request pool connects: as `edge_user`, which can only become anon or authenticated. */
   userDbUrl: string;
+  /** CPU time and wall-clock time one dispatcher invocation may use; it stops claiming with a margin. */
+  dispatchCpuBudgetMs: number;
+  dispatchWallBudgetMs: number;
   /** Bearer secret for the receivers' replay endpoints; unset: replay over HTTP is refused (503). */
   replaySecret?: string;
   /** Base URL of the functions, e.g. https://<ref>.supabase.co/functions/v1. */
@@ -85,6 +91,8 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     dbPoolMax: e.DB_POOL_MAX,
     dbPrepare: prepareOf(e),
     userDbUrl: e.USER_DB_URL ?? userDbUrlOf(e.SUPABASE_DB_URL, e.USER_DB_PASSWORD),
+    dispatchCpuBudgetMs: e.WEBHOOK_DISPATCH_CPU_BUDGET_MS,
+    dispatchWallBudgetMs: e.WEBHOOK_DISPATCH_WALL_BUDGET_MS,
     replaySecret: replaySecretOf(e),
     functionsUrl: (e.SUPABASE_FUNCTIONS_URL ??
       (e.SUPABASE_URL ? `${e.SUPABASE_URL.replace(/\/+$/, "")}/functions/v1` : undefined))?.replace(

@@ -1,10 +1,15 @@
 // webhook-dispatcher: called by pg_net on hosted Supabase (the every-minute cron job, the wake-up
-// trigger on new deliveries, and an invocation that stopped at its cap with work still due), with
+// trigger on new deliveries, and an invocation that stopped at its budget with work still due), with
 // `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`.
 //
 //   POST /webhook-dispatcher   body (optional): {"budget_ms": 70000, "stop_when_idle": false,
-//                                                 "idle_grace_ms": 0, "max_deliveries": 3000,
+//                                                 "idle_grace_ms": 0, "max_deliveries": null,
 //                                                 "wait": false}
+//
+// Each invocation measures its own CPU time and stops claiming with a margin before the plan's CPU
+// limit (WEBHOOK_DISPATCH_CPU_BUDGET_MS, budget.ts), and its wall time against `budget_ms` (at most
+// WEBHOOK_DISPATCH_WALL_BUDGET_MS); `max_deliveries` caps its rows too, if given. A run that stopped at
+// its CPU budget or row cap with work still due asks for the next one at once.
 //
 // On the Edge Runtime it answers 202 at once and runs in the background (EdgeRuntime.waitUntil,
 // Supabase's "Background Tasks"): pg_net sends a batch of queued requests and starts nothing new until
@@ -28,12 +33,6 @@ import { DeliveryEngine, type EngineOptions, type RunStats } from "./engine.ts";
  * claiming or about to (each stops claiming a timeout before its end).
  */
 export const DEFAULT_BUDGET_MS = 70_000;
-/**
- * Default deliveries per invocation: hosted Edge Functions get 2 s of CPU per request and a delivery
- * costs a few hundred microseconds, so one invocation stops well short of that. An invocation that
- * stops at its cap with work still due asks for the next one at once (requestNext).
- */
-export const DEFAULT_MAX_DELIVERIES = 3000;
 
 const RunBody = z.object({
   budget_ms: z.number().int().min(1000).max(140_000).optional(),
@@ -53,7 +52,7 @@ export interface DispatcherOptions {
    */
   waitUntil?: Background | null;
   /**
-   * Asks for one more invocation after a run stopped at its cap; resolves true when one was requested.
+   * Asks for one more invocation after a run stopped at its budget; resolves true when one was requested.
    * Default: private.webhook_dispatch_continue() (pg_net; null without it, as in a local database).
    */
   requestNext?: () => Promise<boolean | null>;
@@ -102,8 +101,9 @@ export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = 
       : options.waitUntil === undefined
       ? edgeRuntimeWaitUntil()
       : options.waitUntil;
-    const budget = parsed.data.budget_ms ?? DEFAULT_BUDGET_MS;
-    const maxDeliveries = parsed.data.max_deliveries ?? DEFAULT_MAX_DELIVERIES;
+    const budget = Math.min(parsed.data.budget_ms ?? DEFAULT_BUDGET_MS, deps.config.dispatchWallBudgetMs);
+    const maxDeliveries = parsed.data.max_deliveries;
+    const cpuBudgetMs = deps.config.dispatchCpuBudgetMs;
     const stopWhenIdle = parsed.data.stop_when_idle ?? false;
     const engine = new DeliveryEngine(deps.sql, {
       allowPrivateTargets: deps.config.allowPrivateTargets,
@@ -124,11 +124,12 @@ export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = 
         stopWhenIdle,
         idleGraceMs: parsed.data.idle_grace_ms,
         maxDeliveries,
+        cpuBudgetMs,
         signal,
       });
-      // Stopped at the cap: more is probably due, and waiting for the next cron minute would leave it
+      // Stopped at its budget: more is probably due, and waiting for the next cron minute would leave it
       // sitting while capacity is idle. The database decides (only if something is due, only with pg_net).
-      if (stats.claimed >= maxDeliveries && !signal?.aborted) {
+      if ((stats.stopped === "cpu" || stats.stopped === "rows") && !signal?.aborted) {
         stats.continued = await requestNext().catch((err) => {
           log({ level: "error", msg: "could not request the next dispatcher run", error: String(err) });
           return null;
@@ -146,7 +147,8 @@ export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = 
     return c.json({
       started: true,
       budget_ms: budget,
-      max_deliveries: maxDeliveries,
+      max_deliveries: maxDeliveries ?? null,
+      cpu_budget_ms: cpuBudgetMs,
       stop_when_idle: stopWhenIdle,
     }, 202);
   });

@@ -4,13 +4,14 @@
 // (private.webhook_record_and_claim). The database keeps every endpoint within `perEndpoint` deliveries
 // in flight across all dispatchers; `endpoint_full` marks the endpoints a claim filled.
 import type { Sql } from "../_shared/db.ts";
+import type { DeliveryId, EndpointId, EventId, LeaseToken } from "./ids.ts";
 import type { AttemptResult } from "./send.ts";
 
 export interface Claimed {
-  delivery_id: string;
-  lease_token: string;
-  endpoint_id: string;
-  event_id: string;
+  delivery_id: DeliveryId;
+  lease_token: LeaseToken;
+  endpoint_id: EndpointId;
+  event_id: EventId;
   event_type: string;
   url: string;
   secret: string;
@@ -20,7 +21,9 @@ export interface Claimed {
   endpoint_full: boolean;
 }
 
-export type ResultRow = AttemptResult & { delivery_id: string; endpoint_id: string; lease_token: string };
+/** Which lease an outcome ends. */
+export type LeaseRef = Pick<Claimed, "delivery_id" | "endpoint_id" | "lease_token">;
+export type ResultRow = AttemptResult & LeaseRef;
 
 export interface ClaimLimits {
   /** Most rows to claim; 0 claims nothing. */

@@ -1,7 +1,6 @@
-// The delivery engine: claims due deliveries (claims.ts), sends them concurrently within its slots
-// (slots.ts, send.ts), and writes outcomes back in batches (results.ts), claiming again in the same
-// round trip. The Edge Function runs it for one bounded stretch per invocation; the local dev server
-// keeps one running and wakes it on NOTIFY.
+// The delivery engine: a run loop over a lease queue (lease_queue.ts: claims, room, result writes) and
+// the attempt itself (sign, send). The Edge Function runs it for one bounded stretch per invocation; the
+// local dev server keeps one running and wakes it on NOTIFY.
 //
 // Guarantees, and where they come from:
 // - at least once: a delivery is final only once its outcome is written; a claim is a lease
@@ -15,11 +14,17 @@
 //   `maxInFlight` slots keep serving everyone else.
 import type { Agent } from "undici";
 import type { Sql } from "../_shared/db.ts";
-import { claimDue, type Claimed, type ClaimLimits, recordAndClaim, type ResultRow } from "./claims.ts";
-import { Slots } from "./slots.ts";
-import { ResultWriter } from "./results.ts";
-import { exponential, retry } from "./retry.ts";
-import { type AttemptResult, DEFAULT_TIMEOUT_MS, failedAttempt, sendAttempt } from "./send.ts";
+import type { Claimed } from "./claims.ts";
+import { RunBudget } from "./budget.ts";
+import { errorText, LeaseQueue, type QueueStats } from "./lease_queue.ts";
+import {
+  type AttemptResult,
+  Deadline,
+  DEFAULT_TIMEOUT_MS,
+  failedAttempt,
+  type SendRequest,
+  startAttempt,
+} from "./send.ts";
 import { signedHeaders } from "./signing.ts";
 import { TargetCache } from "./targets.ts";
 import { createAgent } from "./transport.ts";
@@ -31,6 +36,12 @@ export interface EngineOptions {
   timeoutMs?: number;
   /** Deliveries in flight at once from this engine. */
   maxInFlight?: number;
+  /**
+   * Body bytes held at once (claimed, not yet recorded). Default 32 MiB: a body is held about three
+   * times over (the claim's result, the string, the bytes sent), which keeps a dispatcher well inside a
+   * hosted Edge Function's 256 MB.
+   */
+  maxInFlightBytes?: number;
   /** Deliveries in flight at once to one endpoint, from all dispatchers together. */
   perEndpoint?: number;
   /** Most rows claimed per query. */
@@ -40,6 +51,8 @@ export interface EngineOptions {
   /** Most results per write (default 1000); the first result waits `flushDelayMs` for company. */
   flushBatch?: number;
   flushDelayMs?: number;
+  /** After the caller's signal, how long attempts in flight may still take before they are cut short. */
+  stopGraceMs?: number;
   /** Resolves host names for the target check (tests); the system resolver by default. */
   resolve?: (host: string) => Promise<string[]>;
   /** Extra trusted CA certificates (PEM), for tests with their own CA. */
@@ -57,29 +70,26 @@ export interface RunOptions {
    * by a debounced wake-up outlives the debounce interval, so work made during it is not left waiting.
    */
   idleGraceMs?: number;
+  /** Stops the run; attempts in flight get `stopGraceMs`, then are cut short and recorded as failed. */
   signal?: AbortSignal;
   /** While idle, look for due work (retries, expired leases) this often even without a wake-up. */
   pollMs?: number;
-  /** Claim at most this many in this run (an Edge Function invocation has 2 s of CPU time). */
+  /** Claim at most this many in this run. */
   maxDeliveries?: number;
+  /** Stop claiming with a margin before this much CPU time is used (budget.ts). */
+  cpuBudgetMs?: number;
 }
 
-export interface RunStats {
-  claimed: number;
-  delivered: number;
-  failed: number;
-  recorded: number;
+/** Why a run returned: nothing left, its deadline, the caller's signal, or its budget (rows, CPU). */
+export type StopReason = "idle" | "deadline" | "signal" | "rows" | "cpu";
+
+export interface RunStats extends QueueStats {
+  stopped?: StopReason;
+  /** CPU time the process used during the run. */
+  cpu_ms: number;
 }
 
 const encoder = new TextEncoder();
-
-/** What the sends and writes of one run share. */
-interface Run {
-  agent: Agent;
-  writer: ResultWriter;
-  /** How many rows a claim may take now (0 once the run is stopping). */
-  room(): number;
-}
 
 export class DeliveryEngine {
   readonly timeoutMs: number;
@@ -87,13 +97,8 @@ export class DeliveryEngine {
   readonly perEndpoint: number;
   readonly claimBatch: number;
   readonly leaseSeconds: number;
-  private readonly slots: Slots;
-  private readonly sends = new Set<Promise<void>>();
   private readonly targets: TargetCache;
-  private current: Run | undefined;
-  private wakeUp: (() => void) | undefined;
-  private woken = false;
-  private stats: RunStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
+  private queue: LeaseQueue | undefined;
 
   constructor(private readonly sql: Sql, private readonly opts: EngineOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -101,219 +106,134 @@ export class DeliveryEngine {
     this.perEndpoint = opts.perEndpoint ?? 16;
     this.claimBatch = opts.claimBatch ?? 500;
     this.leaseSeconds = Math.max(opts.leaseSeconds ?? 0, Math.ceil(this.timeoutMs / 1000) + 30);
-    this.slots = new Slots(this.maxInFlight);
     this.targets = new TargetCache(opts.allowPrivateTargets);
   }
 
   /** Wakes a waiting run loop: new work was announced (NOTIFY) or may be due. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.queue?.wake();
   }
 
   /**
-   * Claims and sends until the deadline, the signal, or (with stopWhenIdle) until nothing is left.
-   * Always waits for its in-flight sends and writes every outcome before returning.
+   * Claims and sends until the deadline, the signal, its budget, or (with stopWhenIdle) until nothing is
+   * left. Always waits for what it claimed to be sent and recorded before returning.
    */
   async run(options: RunOptions = {}): Promise<RunStats> {
-    this.stats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
     const agent = createAgent({
       allowPrivate: this.opts.allowPrivateTargets,
       resolve: this.opts.resolve,
       timeoutMs: this.timeoutMs,
       ca: this.opts.ca,
     });
-    const pollMs = options.pollMs ?? 1000;
-    const max = options.maxDeliveries ?? Infinity;
+    const budget = new RunBudget({ cpuMs: options.cpuBudgetMs, maxRows: options.maxDeliveries });
     // Aborted by the caller's signal or at the deadline: ends claim retries and waits at once.
     const stop = new AbortController();
-    const onAbort = () => {
+    const queue: LeaseQueue = new LeaseQueue(this.sql, {
+      perEndpoint: this.perEndpoint,
+      leaseSeconds: this.leaseSeconds,
+      claimBatch: this.claimBatch,
+      maxInFlight: this.maxInFlight,
+      maxInFlightBytes: this.opts.maxInFlightBytes ?? 32 * 1024 * 1024,
+      flushBatch: this.opts.flushBatch ?? 1000,
+      flushDelayMs: this.opts.flushDelayMs ?? 10,
+      allowance: (progress) => stop.signal.aborted ? 0 : budget.allowance(progress),
+      send: (leases) => this.start(leases, agent, queue),
+      log: this.log,
+    });
+    this.queue = queue;
+    let stopped: StopReason | undefined;
+    const halt = (why: StopReason) => {
+      stopped ??= why;
       stop.abort();
-      this.wakeUp?.();
+      queue.wake();
     };
-    options.signal?.addEventListener("abort", onAbort);
-    if (options.signal?.aborted) stop.abort();
-    const deadlineTimer = options.deadline === undefined
+    let cut: ReturnType<typeof setTimeout> | undefined;
+    const onSignal = () => {
+      halt("signal");
+      // What is still in flight then gets a failed outcome, recorded: sent again after the backoff.
+      cut = setTimeout(
+        () => agent.destroy(new Error("the dispatcher stopped before the response arrived")),
+        this.opts.stopGraceMs ?? 1000,
+      );
+    };
+    options.signal?.addEventListener("abort", onSignal);
+    if (options.signal?.aborted) onSignal();
+    const deadline = options.deadline === undefined
       ? undefined
-      : setTimeout(onAbort, Math.max(0, options.deadline - Date.now()));
-    let ending = false;
-    const stopping = () => ending || stop.signal.aborted || this.stats.claimed >= max;
-    const writer = new ResultWriter(
-      (batch) => this.write(batch),
-      this.opts.flushBatch ?? 1000,
-      this.opts.flushDelayMs ?? 10,
-      () => this.wakeUp?.(), // an idle run may stop now
-    );
-    const room = () =>
-      stopping() ? 0 : Math.max(0, Math.min(this.slots.free, this.claimBatch, max - this.stats.claimed));
-    this.current = { agent, writer, room };
-    let mayHaveWork = true;
+      : setTimeout(() => halt("deadline"), Math.max(0, options.deadline - Date.now()));
+    const pollMs = options.pollMs ?? 1000;
     let idleSince: number | undefined;
-    // Claim in batches: while busy, wait until a useful number of slots is free rather than
-    // querying once per finished send.
-    const minClaim = Math.max(1, Math.min(this.claimBatch, Math.floor(this.maxInFlight / 8)));
     try {
-      while (!stopping()) {
-        this.woken = false;
-        const limit = room();
-        if (mayHaveWork && (limit >= minClaim || (limit > 0 && this.slots.total === 0))) {
-          // Database unreachable: back off and try again; nothing is lost, nothing was claimed.
-          this.slots.reserve(limit);
-          const rows = await retry(() => claimDue(this.sql, this.limits(limit)), {
-            delayMs: exponential(200, 5000),
-            signal: stop.signal,
-            onError: (err) => this.log({ level: "error", msg: "claim failed", error: errorText(err) }),
-          }).catch(() => null);
-          this.take(rows ?? [], limit);
-          if (rows === null) break; // stopped while the database was away
-          if (rows.length > 0) idleSince = undefined;
-          // A full batch means there is probably more. Otherwise wait for a reason to look again: a
-          // result for a full endpoint written, a wake-up, the poll.
-          mayHaveWork = rows.length === limit;
-          if (mayHaveWork || this.woken) {
-            mayHaveWork = true;
-            continue;
+      while (!stop.signal.aborted) {
+        if (queue.spent) {
+          stopped = budget.spent(queue.progress);
+          break;
+        }
+        const n = queue.wanted();
+        if (n > 0) {
+          const took = await queue.take(n, stop.signal);
+          if (took === null) break; // stopped while the database was away; nothing was claimed
+          if (took > 0) idleSince = undefined;
+          continue;
+        }
+        if (options.stopWhenIdle && queue.idle && !queue.mayHaveWork) {
+          idleSince ??= Date.now();
+          if (Date.now() - idleSince >= (options.idleGraceMs ?? 0)) {
+            stopped = "idle";
+            break;
           }
         }
-        if (!mayHaveWork && this.slots.total === 0 && writer.idle && options.stopWhenIdle) {
-          idleSince ??= Date.now();
-          if (Date.now() - idleSince >= (options.idleGraceMs ?? 0)) break;
-        }
-        // Busy: wait for sends to finish. Idle: wait for a wake-up (NOTIFY, a result written for a full
+        // Busy: wait for sends or writes to end. Idle: for a wake-up (NOTIFY, a result written for a full
         // endpoint) or the poll interval, which also picks up retries and expired leases.
-        const timedOut = await this.sleep(mayHaveWork ? undefined : pollMs);
-        if (this.woken || timedOut) mayHaveWork = true;
+        if (await queue.changed(queue.mayHaveWork ? undefined : pollMs)) queue.wake();
       }
     } finally {
-      ending = true; // writes from here on only record
-      options.signal?.removeEventListener("abort", onAbort);
-      clearTimeout(deadlineTimer);
-      while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
-      await writer.flush();
-      this.current = undefined;
+      options.signal?.removeEventListener("abort", onSignal);
+      clearTimeout(deadline);
+      await queue.close();
+      clearTimeout(cut);
+      if (this.queue === queue) this.queue = undefined;
       await agent.close().catch(() => {});
     }
-    return { ...this.stats };
+    return { ...queue.stats, stopped, cpu_ms: Math.round(budget.cpuUsed) };
   }
 
-  private limits(limit: number): ClaimLimits {
-    return { limit, perEndpoint: this.perEndpoint, leaseSeconds: this.leaseSeconds };
-  }
-
-  /** A claim that held `reserved` slots came back: its rows start sending at once. */
-  private take(rows: Claimed[], reserved: number): void {
-    this.slots.claimed(rows, reserved);
-    this.stats.claimed += rows.length;
-    for (const row of rows) this.start(row);
-  }
-
-  private start(row: Claimed): void {
-    const { agent, writer } = this.current!;
-    const p: Promise<void> = this.attempt(row, agent)
-      // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
-      .catch((err) => failedAttempt(Date.now(), `internal error: ${errorText(err)}`.slice(0, 300)))
-      .then((result) => {
-        if (result.outcome === "delivered") this.stats.delivered++;
-        else this.stats.failed++;
-        writer.add({
-          ...result,
-          delivery_id: row.delivery_id,
-          endpoint_id: row.endpoint_id,
-          lease_token: row.lease_token,
-        });
-      })
-      .finally(() => {
-        this.sends.delete(p);
-        // The last send in flight ended, to a full endpoint or at all: no result will come to keep these
-        // company, so waiting would only hold the endpoints' leases (and the next claim) for nothing.
-        if (this.slots.finished(row.endpoint_id) || this.slots.total === 0) writer.writeNow();
-        this.wakeUp?.();
-      });
-    this.sends.add(p);
-  }
-
-  /**
-   * Records a batch of results and claims along with it: the leases these results end may be all that
-   * kept endpoints from more work, and the claim then costs no round trip of its own. A batch that cannot
-   * be written after a few tries is dropped: its leases run out and those deliveries are sent again (at
-   * least once, never lost).
-   */
-  private async write(batch: ResultRow[]): Promise<void> {
-    const limit = this.current!.room();
-    this.slots.reserve(limit);
-    let along = limit;
-    let rows: Claimed[] | undefined;
-    try {
-      rows = await retry(() => recordAndClaim(this.sql, batch, this.limits(along)), {
-        tries: 3,
-        delayMs: (n) => 200 * n,
-        // The tries after a failure only record: a claim that keeps failing must not keep these results
-        // from being written (their deliveries would be sent again once the leases ran out).
-        onError: (err) => {
-          along = 0;
-          this.log({ level: "error", msg: "writing results failed; recording alone", error: errorText(err) });
-        },
-      });
-      this.stats.recorded += batch.length;
-    } catch (err) {
-      this.log({
-        level: "error",
-        msg: "recording results failed",
-        count: batch.length,
-        error: errorText(err),
-      });
+  /** A claim came back: its leases start sending at once, under one deadline. */
+  private start(leases: Claimed[], agent: Agent, queue: LeaseQueue): void {
+    const deadline = new Deadline(this.timeoutMs);
+    for (const lease of leases) {
+      const done = (result: AttemptResult) => queue.complete(lease, result);
+      let request: SendRequest | string;
+      try {
+        request = this.prepare(lease, deadline);
+      } catch (err) {
+        // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
+        request = `internal error: ${errorText(err)}`.slice(0, 300);
+      }
+      if (typeof request === "string") done(failedAttempt(Date.now(), request));
+      else startAttempt(agent, request, done);
     }
-    // Leases ended (or will run out): endpoints that were full may have room. Marked before the new rows
-    // are taken, which may fill them again.
-    let freed = false;
-    for (const r of batch) if (this.slots.written(r.endpoint_id)) freed = true;
-    this.take(rows ?? [], limit);
-    // The run loop looks again unless this claim already saw all there was (it took less than it could).
-    const sawAll = rows !== undefined && rows.length < along;
-    if (!sawAll && (freed || (along > 0 && rows?.length === along))) this.woken = true;
-    this.wakeUp?.();
   }
 
-  private async attempt(row: Claimed, agent: Agent): Promise<AttemptResult> {
+  /** The signed request of one attempt, or why there is none. */
+  private prepare(lease: Claimed, deadline: Deadline): SendRequest | string {
     // The URL's form and any IP literal in it (cached per URL: targets.ts); names are checked when the
     // agent connects (transport.ts).
-    const target = this.targets.get(row.url);
-    if (!target.ok) return failedAttempt(Date.now(), `target refused: ${target.reason}`);
-    const body = encoder.encode(row.body);
+    const target = this.targets.get(lease.url);
+    if (!target.ok) return `target refused: ${target.reason}`;
+    const body = encoder.encode(lease.body);
     const headers = signedHeaders({
-      eventId: row.event_id,
-      eventType: row.event_type,
-      secret: row.secret,
-      previousSecret: row.previous_secret,
+      eventId: lease.event_id,
+      eventType: lease.event_type,
+      secret: lease.secret,
+      previousSecret: lease.previous_secret,
       body,
       timestamp: Math.floor(Date.now() / 1000),
     });
-    return await sendAttempt(agent, { url: row.url, target, headers, body, timeoutMs: this.timeoutMs });
-  }
-
-  /** Resolves true when the time ran out, false when woken (or stopped) first. */
-  private sleep(ms?: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      this.wakeUp = () => {
-        this.wakeUp = undefined;
-        clearTimeout(timer);
-        resolve(false);
-      };
-      if (ms !== undefined) {
-        timer = setTimeout(() => {
-          this.wakeUp = undefined;
-          resolve(true);
-        }, ms);
-      }
-    });
+    return { url: lease.url, target, headers, body, timeoutMs: this.timeoutMs, deadline };
   }
 
   private log = (event: Record<string, unknown>): void => {
     (this.opts.log ?? ((e) => console.error(JSON.stringify(e))))(event);
   };
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

@@ -2,19 +2,16 @@
 // is worth waiting for (writeNow); while the writers are busy the next results gather, and a writer
 // takes them all (up to `maxBatch`) as soon as it is free: batches grow with the load, and a row costs
 // far less in a batch of hundreds than in one of a few dozen. What writing means (recording, claiming
-// along, what happens on failure) is the engine's `write`.
-import type { ResultRow } from "./claims.ts";
-
-export class ResultWriter {
-  private pending: ResultRow[] = [];
+// along, what happens on failure) is the lease queue's `write`.
+export class ResultWriter<T> {
+  private pending: T[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Batches being written now, at most `maxWriting`. */
   private writing = 0;
-  private readonly settled = new Set<() => void>();
 
   constructor(
     /** Writes one batch; never rejects. */
-    private readonly write: (batch: ResultRow[]) => Promise<void>,
+    private readonly write: (batch: T[]) => Promise<void>,
     private readonly maxBatch: number,
     private readonly delayMs: number,
     /** Called each time everything handed in has been written. */
@@ -26,7 +23,7 @@ export class ResultWriter {
     private readonly maxWriting = 2,
   ) {}
 
-  add(row: ResultRow): void {
+  add(row: T): void {
     this.pending.push(row);
     if (this.writing >= this.maxWriting) return; // taken with the next batch, as soon as a write ends
     if (this.pending.length >= this.maxBatch) this.kick();
@@ -43,12 +40,6 @@ export class ResultWriter {
     return this.pending.length === 0 && this.writing === 0;
   }
 
-  /** Writes what is waiting; resolves when everything handed in so far is written. */
-  async flush(): Promise<void> {
-    this.kick();
-    while (!this.idle) await new Promise<void>((resolve) => this.settled.add(resolve));
-  }
-
   private kick(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -59,8 +50,6 @@ export class ResultWriter {
         // What came in meanwhile goes at once: it has waited for a writer already.
         if (this.pending.length > 0) this.kick();
         else if (this.writing === 0) this.onIdle();
-        for (const resolve of this.settled) resolve();
-        this.settled.clear();
       });
     }
   }

@@ -51,8 +51,10 @@ export function createAgent(options: TransportOptions): Agent {
     }, (err) => callback(err instanceof Error ? err : new Error(String(err))));
   };
   return new Agent({
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
+    // Each attempt's own deadline (send.ts) bounds its headers and body; undici's would add two
+    // timers per request for nothing.
+    headersTimeout: 0,
+    bodyTimeout: 0,
     connect: {
       timeout: options.timeoutMs,
       lookup,

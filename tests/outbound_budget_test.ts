@@ -1,0 +1,65 @@
+// How much a dispatcher run may still claim (budget.ts), with a CPU clock the test moves by hand: the
+// first claim at an assumed cost per delivery, then at the cost measured so far, a margin kept, the rows
+// still held counted, and a run that has claimed nothing always allowed one.
+import { assertEquals } from "./helpers/assert.ts";
+import { CPU_MARGIN, FIRST_ESTIMATE_MS, RunBudget } from "../supabase/functions/webhook-dispatcher/budget.ts";
+
+function clock(start = 5000) {
+  let ms = start;
+  return { read: () => ms, spend: (n: number) => (ms += n) };
+}
+
+Deno.test("no limits: any number of rows", () => {
+  const budget = new RunBudget({});
+  assertEquals(budget.allowance({ claimed: 10, recorded: 5, held: 5 }), Infinity);
+  assertEquals(budget.spent({ claimed: 10, recorded: 5, held: 5 }), undefined);
+});
+
+Deno.test("a row cap counts what was claimed", () => {
+  const budget = new RunBudget({ maxRows: 10 });
+  assertEquals(budget.allowance({ claimed: 7, recorded: 0, held: 7 }), 3);
+  assertEquals(budget.allowance({ claimed: 10, recorded: 0, held: 10 }), 0);
+  assertEquals(budget.spent({ claimed: 10, recorded: 10, held: 0 }), "rows");
+});
+
+Deno.test("CPU: the first claim at the assumed cost, later ones at the measured cost, less what is held", () => {
+  const cpu = clock();
+  const budget = new RunBudget({ cpuMs: 100 }, cpu.read);
+  const usable = 100 * (1 - CPU_MARGIN); // 75 ms
+  assertEquals(
+    budget.allowance({ claimed: 0, recorded: 0, held: 0 }),
+    Math.floor(usable / FIRST_ESTIMATE_MS),
+  );
+  cpu.spend(30); // 100 recorded for 30 ms: 0.3 ms each; 45 ms left is 150 rows, 20 of them held
+  assertEquals(budget.cpuUsed, 30);
+  assertEquals(budget.allowance({ claimed: 120, recorded: 100, held: 20 }), 130);
+  assertEquals(budget.spent({ claimed: 120, recorded: 100, held: 20 }), undefined);
+  cpu.spend(45); // the usable share is gone: nothing more, whatever is held
+  assertEquals(budget.allowance({ claimed: 250, recorded: 250, held: 0 }), 0);
+  assertEquals(budget.spent({ claimed: 250, recorded: 250, held: 0 }), "cpu");
+});
+
+Deno.test("rows held that would take the rest of the budget stop the claiming before the CPU is used", () => {
+  const cpu = clock();
+  const budget = new RunBudget({ cpuMs: 100 }, cpu.read);
+  cpu.spend(50); // 1 ms per recorded row; 25 ms left, 30 rows still held
+  assertEquals(budget.allowance({ claimed: 80, recorded: 50, held: 30 }), 0);
+  assertEquals(budget.spent({ claimed: 80, recorded: 50, held: 30 }), "cpu");
+});
+
+Deno.test("a run that has claimed nothing may claim one, even with its budget spent", () => {
+  const cpu = clock();
+  const budget = new RunBudget({ cpuMs: 1 }, cpu.read);
+  cpu.spend(10);
+  assertEquals(budget.allowance({ claimed: 0, recorded: 0, held: 0 }), 1);
+  assertEquals(budget.spent({ claimed: 0, recorded: 0, held: 0 }), undefined);
+  assertEquals(budget.allowance({ claimed: 1, recorded: 1, held: 0 }), 0);
+});
+
+Deno.test("the process's CPU clock moves with work done", async () => {
+  const { processCpuMs } = await import("../supabase/functions/webhook-dispatcher/budget.ts");
+  const before = processCpuMs();
+  let x = 0;
+  for (let i = 0; i < 2e7; i++) x += i;
+  assertEquals(x > 0 && processCpuMs() > before, true);
+});
