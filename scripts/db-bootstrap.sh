@@ -81,5 +81,8 @@ if ! out=$(cd "$root" && "$supabase" migration up --db-url "$url" --yes 2>&1); t
   printf '%s\n' "$out" | grep -v '^\s*$' | tail -n 15 >&2
   die "migrations failed on $shown"
 fi
+# The user-request pool's login (created by the migrations without one): a local database lets it log
+# in (trust, or the password the caller sets); a hosted project's operator does this with a password.
+if is_local_url; then q -c "alter role edge_user login" >/dev/null; fi
 applied=$(q -c "select count(*) from supabase_migrations.schema_migrations" 2>/dev/null || echo 0)
 echo "db-bootstrap: $shown is ready ($applied migrations applied)"

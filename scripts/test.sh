@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test, on a fresh database: formatting, lint and type checks, then the pgTAP suite and the Deno
 # tests against a throwaway PostgreSQL cluster (pg_cron preloaded, database `postgres` as on Supabase)
-# that exists only for this run. Ends with one line: `N passed, N failed`.
+# that exists only for this run. Ends with one line: `N passed, N failed`. The run fails unless every
+# suite it expects (static, bootstrap, pgTAP, Deno, browser) reported and the cluster runner finished;
+# skipped and ignored tests are shown by name in the summary, not counted as passed.
 #
 #   scripts/test.sh                       everything
 #   scripts/test.sh --no-static           skip fmt/lint/check
@@ -38,7 +40,26 @@ bash scripts/ensure-deps.sh "${deps_flag[@]}" || { echo "0 passed, 1 failed"; ex
 
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
-record() { echo "$1 $2 $3" >>"$results/counts"; } # suite passed failed
+# counts: one line per suite, `suite passed failed skipped`; notes: what the summary must say besides.
+record() { echo "$1 $2 $3 ${4:-0}" >>"$results/counts"; }
+note() { echo "$1" >>"$results/notes"; }
+# Every suite this run must hear from: a suite that never reports is a failure, not a zero.
+expected=()
+[ "$static" = 1 ] && expected+=(deno-fmt deno-lint deno-check)
+expected+=(bootstrap)
+[ ${#sql_targets[@]} -gt 0 ] && expected+=(pgtap)
+[ ${#deno_targets[@]} -gt 0 ] && expected+=(deno-test)
+[ ${#browser_targets[@]} -gt 0 ] && expected+=(browser)
+# The configuration API, receiver and dispatcher tests again through PgBouncer in transaction mode, in
+# full runs, or when POOLER_SUITE=1 is set (read by test-in-cluster.sh).
+if [ "${deno_targets[*]}" = "tests/" ] || [ "${POOLER_SUITE:-0}" = 1 ]; then
+  export POOLER_SUITE=1
+  expected+=(pooler)
+else
+  export POOLER_SUITE=0
+fi
+# The cluster runner; tests of this script put a stand-in here.
+runner=${TEST_CLUSTER_RUNNER:-scripts/test-in-cluster.sh}
 
 if [ "$static" = 1 ]; then
   for step in "fmt --check" "lint" "check supabase/functions scripts tests web/tests"; do
@@ -55,24 +76,34 @@ for attempt in 1 2 3; do
   pg_virtualenv -t -v "$major" \
     -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
     -o max_connections=300 -o fsync=off -o synchronous_commit=off \
-    bash scripts/test-in-cluster.sh "$results" "${#sql_targets[@]}" "${sql_targets[@]}" "${deno_targets[@]}"
+    bash "$runner" "$results" "${#sql_targets[@]}" "${sql_targets[@]}" "${deno_targets[@]}"
   cluster_rc=$?
   grep -q '^bootstrap ' "$results/counts" 2>/dev/null && break
   echo "test: could not start a throwaway PostgreSQL cluster (attempt $attempt, exit $cluster_rc)" >&2
   sleep $((attempt * 2))
 done
-if ! grep -q '^bootstrap ' "$results/counts" 2>/dev/null; then
-  record cluster 0 1
+# The runner ends with 0 whatever its suites found (they report through counts): anything else means
+# it died on the way, and whatever it reported before cannot stand for the whole run.
+if [ "$cluster_rc" != 0 ]; then
+  record cluster-runner 0 1
+  note "cluster runner: exited $cluster_rc before finishing"
 fi
+for suite in "${expected[@]}"; do
+  if ! grep -q "^$suite " "$results/counts" 2>/dev/null; then
+    record "$suite" 0 1
+    note "$suite: did not report"
+  fi
+done
 
 echo
 echo "== summary"
 passed=0
 failed=0
-while read -r suite p f; do
-  printf '  %-14s %5s passed %5s failed\n' "$suite" "$p" "$f"
+while read -r suite p f k; do
+  printf '  %-14s %5s passed %5s failed %5s skipped\n' "$suite" "$p" "$f" "${k:-0}"
   passed=$((passed + p))
   failed=$((failed + f))
 done <"$results/counts"
+[ -s "$results/notes" ] && sed 's/^/  /' "$results/notes"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -98,8 +98,12 @@ Deno.test("dev:user refuses a database that is not on this machine", async () =>
     ],
     cwd: root,
     env: { SUPABASE_DB_URL: "postgresql://postgres@db.example.org:5432/postgres" },
+    stderr: "piped",
   }).output();
   assertEquals(out.code, 1);
+  // Refused for that reason, before any connection (not a failed connection to the remote host).
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert(stderr.includes("refuses to touch a database that is not on this machine"), stderr);
 });
 
 Deno.test("cleanup", async () => {

@@ -170,8 +170,8 @@ Deno.test("cleanup", async () => {
 });
 
 Deno.test("the user pool starts every session without privileges; withClaims grants exactly the claims' access", async () => {
-  const { createUserSql, withClaims } = await import("../supabase/functions/_shared/db.ts");
-  const userSql = createUserSql(testDbUrl(), { max: 1 });
+  const { withClaims } = await import("../supabase/functions/_shared/db.ts");
+  const userSql = createSql(loadConfig({ SUPABASE_DB_URL: testDbUrl() }).userDbUrl, { max: 1 });
   try {
     const outside = await assertRejects(() => userSql`select count(*) from public.organizations`);
     assertEquals((outside as { code?: string }).code, "42501", "outside a transaction: permission denied");
@@ -182,16 +182,46 @@ Deno.test("the user pool starts every session without privileges; withClaims gra
     );
     assertEquals(who!.current_user, "authenticated");
     const [after] = await userSql<{ current_user: string }[]>`select current_user`;
-    assertEquals(after!.current_user, "anon", "the role reverts when the transaction ends");
+    assertEquals(after!.current_user, "edge_user", "the role reverts when the transaction ends");
+    // It can become anon or authenticated only: never the service role or the database owner.
+    for (const role of ["service_role", "postgres"]) {
+      const refused = await assertRejects(() =>
+        userSql.begin((tx) => tx`select set_config('role', ${role}, true)`)
+      );
+      assertEquals((refused as { code?: string }).code, "42501", role);
+    }
   } finally {
     await userSql.end();
   }
 });
 
+Deno.test("the user pool's URL: edge_user on the same database, a pooler's project suffix kept; prepared statements off on 6543", () => {
+  const direct = loadConfig({
+    SUPABASE_DB_URL: "postgresql://postgres:owner-pw@db.example.org:5432/postgres",
+  });
+  assertEquals(direct.userDbUrl, "postgresql://edge_user@db.example.org:5432/postgres");
+  assertEquals(direct.dbPrepare, true);
+  const pooled = loadConfig({
+    SUPABASE_DB_URL: "postgresql://postgres.abcdef:owner-pw@pooler.example.org:6543/postgres",
+    USER_DB_PASSWORD: "user pw",
+  });
+  assertEquals(pooled.userDbUrl, "postgresql://edge_user.abcdef:user%20pw@pooler.example.org:6543/postgres");
+  assertEquals(pooled.dbPrepare, false);
+  assertEquals(
+    loadConfig({ SUPABASE_DB_URL: "postgresql://p@h:6543/d", DB_PREPARE: "true" }).dbPrepare,
+    true,
+  );
+  assertEquals(loadConfig({ SUPABASE_DB_URL: "postgresql://p@h:5432/d?prepare=false" }).dbPrepare, false);
+  assertEquals(
+    loadConfig({ SUPABASE_DB_URL: "postgresql://p@h/d", USER_DB_URL: "postgresql://u@h/d" }).userDbUrl,
+    "postgresql://u@h/d",
+  );
+});
+
 Deno.test("a backend killed mid-transaction rejects that request as 503 and the process lives on", async () => {
-  const { createUserSql, withClaims } = await import("../supabase/functions/_shared/db.ts");
+  const { withClaims } = await import("../supabase/functions/_shared/db.ts");
   const { toAppError } = await import("../supabase/functions/_shared/errors.ts");
-  const userSql = createUserSql(testDbUrl(), { max: 1 });
+  const userSql = createSql(loadConfig({ SUPABASE_DB_URL: testDbUrl() }).userDbUrl, { max: 1 });
   const admin = createSql(testDbUrl(), { max: 1 });
   try {
     let pid: number | undefined;

@@ -1,5 +1,5 @@
 // Local delivery: without pg_net, the dev server's engine wakes on the outbox triggers' NOTIFY, so a
-// change made locally reaches its endpoint within a second, not at the next poll.
+// change made locally reaches its endpoint at once, not at the next poll.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, createTenant, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
@@ -11,23 +11,26 @@ import {
   runOutLeases,
   testEngine,
 } from "./helpers/outbound.ts";
-import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
+import { NOTIFY_CHANNEL, startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
 import { startDevStack } from "./helpers/dev_stack.ts";
 
 Deno.test("the local loop delivers on NOTIFY, long before its poll would", async () => {
   const tenant = await createTenant();
   const receiver = await startReceiver();
   const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["member.created"]);
-  // A one-minute poll: only the NOTIFY can make this fast.
-  const local = startLocalDispatcher(sql(), { allowPrivateTargets: true, pollMs: 60_000, log: () => {} });
+  // A ten-minute poll: within the minute given below, only the NOTIFY can deliver.
+  const local = startLocalDispatcher(sql(), { allowPrivateTargets: true, pollMs: 600_000, log: () => {} });
   try {
-    await new Promise((r) => setTimeout(r, 300)); // LISTEN established, first (empty) claim done
+    // Wait until the loop's LISTEN is in place (its connection's last statement), not for a guessed time.
+    while (
+      (await sql()`select 1 from pg_stat_activity where query ilike ${`listen%${NOTIFY_CHANNEL}%`}`)
+        .length === 0
+    ) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     for (const name of ["first", "second"]) {
-      const before = Date.now();
       await sql()`insert into public.members (organization_id, first_name) values (${tenant.organizationId}, ${name})`;
-      const got = await receiver.waitFor(name === "first" ? 1 : 2, 3000);
-      const latency = got.at(-1)!.receivedAt - before;
-      assert(latency < 1000, `delivered within a second: ${latency} ms`);
+      const got = await receiver.waitFor(name === "first" ? 1 : 2, 60_000);
       assertEquals(JSON.parse(got.at(-1)!.text).data.row.first_name, name);
     }
   } finally {

@@ -1,8 +1,8 @@
 // When results are written: the engine gathers them for a short delay into one batch, but never while
 // nothing else can come. An endpoint's slots come back only once its results are written (the cap is
 // counted on leases), so waiting then would hold the next claim for nothing: claim, send, wait, record
-// in lock-step, which halved the dispatch benchmark's rate. Each test sets a 5 s batching delay, so
-// anything that waits for it cannot finish in time.
+// in lock-step, which halved the dispatch benchmark's rate. Each test sets a 10-minute batching delay:
+// an engine that waited for it would record nothing within the minute the tests give it.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, createTenant } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
@@ -15,7 +15,8 @@ import {
   testEngine,
 } from "./helpers/outbound.ts";
 
-const FLUSH_DELAY_MS = 5000;
+const FLUSH_DELAY_MS = 600_000;
+const WITHIN_MS = 60_000;
 
 Deno.test("the last send in flight ending writes the results at once, not after the batching delay", async () => {
   const tenant = await createTenant();
@@ -26,10 +27,9 @@ Deno.test("the last send in flight ending writes the results at once, not after 
     // 2 at a time: the 6 deliveries need 3 rounds, each waiting for the previous round's results.
     const engine = testEngine({ maxInFlight: 6, perEndpoint: 2, flushDelayMs: FLUSH_DELAY_MS });
     const started = Date.now();
-    const run = engine.run({ stopWhenIdle: true, deadline: started + 4000 });
-    const took = await allDelivered(ep.id, 6, started, 3000);
+    const run = engine.run({ stopWhenIdle: true, deadline: started + 2 * WITHIN_MS });
+    await allDelivered(ep.id, 6, started, WITHIN_MS);
     await run;
-    assert(took < FLUSH_DELAY_MS, `3 rounds took ${took} ms`);
     assertEquals(receiver.requests.length, 6, "each delivery sent once");
   } finally {
     await retireEndpoints(ep.id);
@@ -57,13 +57,12 @@ Deno.test("the last send to a full endpoint ending writes at once, while another
       timeoutMs: 3000,
     });
     const started = Date.now();
-    const run = engine.run({ stopWhenIdle: true, deadline: started + 2500 });
-    const took = await allDelivered(epF.id, 6, started, 2500);
+    const run = engine.run({ stopWhenIdle: true, deadline: started + 2 * WITHIN_MS });
+    await allDelivered(epF.id, 6, started, WITHIN_MS);
     assertEquals(fast.requests.length, 6, "each delivery sent once");
     assert(hanging.requests.length <= 2, `the hanging endpoint kept to its cap: ${hanging.requests.length}`);
     hold.open();
     await run;
-    assert(took < FLUSH_DELAY_MS, `the fast endpoint's 3 rounds took ${took} ms`);
   } finally {
     hold.open();
     await retireEndpoints(epH.id, epF.id);

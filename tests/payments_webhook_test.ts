@@ -196,30 +196,45 @@ Deno.test("a refund before its payment is kept and settled when the payment arri
 Deno.test("a payment and its refund applied at the same moment still settle", async () => {
   const t = await paymentTenant();
   const org = t.organizationId;
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   // The payment's transaction stays open while the refund is applied; without serialising the two on
   // the payment id, neither would see the other's row and the refund would never be counted.
+  let applied!: () => void;
+  let release!: () => void;
+  const paymentApplied = new Promise<void>((r) => (applied = r));
+  const released = new Promise<void>((r) => (release = r));
   const payment = sql().begin(async (tx) => {
     await tx`select private.apply_payment_event(${org}::uuid,
       ${tx.json({ payment: { id: "pay_race", amount_minor: 1000, currency: "INR" } })})`;
-    await sleep(400);
+    applied();
+    await released;
   });
-  const refundApplied = (async () => {
-    await sleep(100);
-    await sql()`select private.apply_refund_event(${org}::uuid, ${
-      sql().json({
-        refund: {
-          id: "rfnd_race",
-          payment_id: "pay_race",
-          amount_minor: 400,
-          currency: "INR",
-          status: "processed",
-          occurred_at: at(1),
-        },
-      })
-    })`;
-  })();
-  await Promise.all([payment, refundApplied]);
+  await paymentApplied;
+  let refundDone = false;
+  const refund = sql()`select private.apply_refund_event(${org}::uuid, ${
+    sql().json({
+      refund: {
+        id: "rfnd_race",
+        payment_id: "pay_race",
+        amount_minor: 400,
+        currency: "INR",
+        status: "processed",
+        occurred_at: at(1),
+      },
+    })
+  })`.finally(() => (refundDone = true));
+  // The race happened: the refund is seen waiting for a lock the open payment transaction holds (were
+  // it not serialised, it would finish first, and this check fails).
+  let waited = false;
+  while (!refundDone && !waited) {
+    const [w] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where query like '%apply_refund_event%' and wait_event_type = 'Lock' and pid <> pg_backend_pid()`;
+    waited = w!.n > 0;
+    if (!waited) await new Promise((r) => setTimeout(r, 10));
+  }
+  assert(waited, "the refund waited for the payment's transaction");
+  release();
+  await Promise.all([payment, refund]);
   const [d] = await donationsOf(org);
   assertEquals([d!.refunded_minor, d!.refund_status], ["400", "partial"]);
 });

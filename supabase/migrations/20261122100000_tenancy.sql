@@ -12,6 +12,21 @@
 -- any table made from here on by the role that runs migrations (issue 13, finding 7).
 alter default privileges in schema public revoke truncate, references, trigger on tables from anon, authenticated;
 
+-- The login of the Edge Functions' user-request pool. NOINHERIT: on its own it holds none of anon's or
+-- authenticated's privileges; each request becomes one of them inside its own transaction
+-- (set_config('role', …, true)), which works through a transaction-mode pooler, unlike a startup role.
+-- A query the driver ends up running outside that transaction (a reconnect mid-transaction) therefore
+-- runs with nothing, never as postgres. No password here: the operator enables the login once per
+-- project (docs/operations.md, "Configuration"); scripts/db-bootstrap.sh does it for a local database.
+do $$
+begin
+  if not exists (select from pg_roles where rolname = 'edge_user') then
+    create role edge_user nologin noinherit;
+  end if;
+end
+$$;
+grant anon, authenticated to edge_user;
+
 create schema if not exists private;
 revoke all on schema private from public;
 grant usage on schema private to authenticated, service_role, supabase_auth_admin;

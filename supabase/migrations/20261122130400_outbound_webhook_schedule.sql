@@ -17,12 +17,19 @@
 --   a run stopped at its cap                 private.webhook_dispatch_continue(): the next run at once,
 --                         while anything is still due.
 --
+--   webhook-dispatch-recover (pg_cron, every 5 s where pg_cron schedules in seconds: 1.5+, hosted)
+--                         private.webhook_dispatch_recover(): after an outage of the dispatcher (its last
+--                         invocation failed) a run at once while anything is due, instead of at the next
+--                         minute; nothing while invocations succeed.
+--
 --   webhook-housekeeping (pg_cron, every minute)  private.webhook_housekeeping(): set aside deliveries
 --                         claimed too often without a result, close 24-hour windows, clear leases,
 --                         whether or not a dispatcher runs.
 --
 -- Where pg_net or the Vault secrets are missing (a local database) none of them posts anything; the dev
--- server dispatches locally on NOTIFY instead.
+-- server dispatches locally on NOTIFY instead. pg_net and Vault are created below wherever the platform
+-- offers them (every Supabase project); where it offers pg_net and it is still missing, the operator
+-- health check says so as a critical alert (private.pg_net_available()).
 --
 -- One-time setup on a hosted project (secrets never live in migrations):
 --   select vault.create_secret('https://<project-ref>.supabase.co', 'project_url');
@@ -32,6 +39,25 @@
 create extension if not exists pg_cron with schema pg_catalog;
 grant usage on schema cron to postgres;
 grant all privileges on all tables in schema cron to postgres;
+
+-- Whether the platform offers pg_net at all. Supabase does; Debian's PostgreSQL (the local dev database
+-- and the test clusters) does not, and there the dev server dispatches on NOTIFY instead.
+create function private.pg_net_available() returns boolean
+language sql stable
+set search_path = ''
+as $$ select exists (select from pg_catalog.pg_available_extensions where name = 'pg_net') $$;
+
+-- pg_net (the dispatcher's starter) and Vault (its URL and secret), where the platform has them.
+do $$
+begin
+  if private.pg_net_available() then
+    create extension if not exists pg_net;
+  end if;
+  if exists (select from pg_available_extensions where name = 'supabase_vault') then
+    create extension if not exists supabase_vault cascade;
+  end if;
+end
+$$;
 
 -- The pg_net request of each dispatcher invocation, so the operator health check
 -- (private.webhook_operator_health) can find their outcomes in net._http_response, which does not say
@@ -165,7 +191,9 @@ begin
   if not found then
     return false;
   end if;
-  update private.webhook_dispatch_wake set woken_at = clock_timestamp();
+  -- With its WHERE: hosted Supabase's pg-safeupdate refuses an UPDATE without one on API connections,
+  -- and this runs inside their inserts.
+  update private.webhook_dispatch_wake set woken_at = clock_timestamp() where singleton;
   -- The run stays (polling) for a second longer than the interval after it goes idle, so a delivery
   -- whose wake-up this debounces is picked up by the run already started.
   return private.webhook_post_dispatcher(jsonb_build_object(
@@ -196,6 +224,31 @@ begin
 end;
 $$;
 
+-- Asked every 5 s (where pg_cron can): while the latest invocation of the dispatcher has failed (no
+-- 2xx in time, with or without an HTTP status) and something is due, one run that drains and stops. So
+-- the first tick after the dispatcher is back picks up what waited during the outage. An invocation not
+-- answered yet is left alone (it may still succeed); a successful one means a run is, or was, going.
+create function private.webhook_dispatch_recover() returns boolean
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  latest bigint;
+  failed boolean;
+begin
+  if not private.pg_net_present() or to_regclass('net._http_response') is null then
+    return null;
+  end if;
+  select request_id into latest from private.webhook_dispatch_requests order by invoked_at desc, request_id desc limit 1;
+  execute $q$select not coalesce(status_code between 200 and 299 and not coalesce(timed_out, false), false)
+             from net._http_response where id = $1$q$ into failed using latest;
+  if not coalesce(failed, false) then
+    return false;
+  end if;
+  return private.webhook_dispatch_continue();
+end;
+$$;
+
 -- Once per INSERT statement on webhook_deliveries (the outbox trigger, a replay). Where pg_net is missing
 -- this is one catalog lookup. A failing wake-up must never fail the insert that caused it: the cron job
 -- is the safety net.
@@ -220,14 +273,25 @@ create trigger webhook_deliveries_wake_dispatcher
 after insert on public.webhook_deliveries
 for each statement execute function private.webhook_wake_on_deliveries();
 
-revoke all on function private.pg_net_present(), private.webhook_run_size() from public, anon, authenticated;
+revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_run_size()
+  from public, anon, authenticated;
 revoke all on function private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb)
   from public, anon, authenticated;
 revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
 revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
-revoke all on function private.webhook_dispatch_continue() from public, anon, authenticated;
+revoke all on function private.webhook_dispatch_continue(), private.webhook_dispatch_recover()
+  from public, anon, authenticated;
 revoke all on function private.webhook_wake_on_deliveries() from public, anon, authenticated;
 
 -- cron.schedule with an existing job name replaces that job, so re-running this is harmless.
 select cron.schedule('webhook-housekeeping', '* * * * *', 'select private.webhook_housekeeping()');
 select cron.schedule('webhook-dispatch', '* * * * *', 'select private.webhook_invoke_dispatcher()');
+-- Interval schedules ('5 seconds') came with pg_cron 1.5; Debian's 1.4 (local) has minutes only, and
+-- there the minute job is the recovery.
+do $$
+begin
+  if (select (regexp_match(extversion, '^(\d+)\.(\d+)'))::int[] >= '{1,5}' from pg_extension where extname = 'pg_cron') then
+    perform cron.schedule('webhook-dispatch-recover', '5 seconds', 'select private.webhook_dispatch_recover()');
+  end if;
+end
+$$;

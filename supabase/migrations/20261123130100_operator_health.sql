@@ -11,8 +11,14 @@
 --   dispatcher  the pg_net invocations of webhook-dispatcher over the last 24 hours, read from
 --               net._http_response: last success, failures in the last hour and the last failure's
 --               status, error and body excerpt, and requests of the last hour still unanswered after
---               5 minutes (pg_net's worker stuck or gone). {"pg_net": false} where pg_net is not installed (a
---               local database: the dev server dispatches on NOTIFY instead)
+--               5 minutes (pg_net's worker stuck or gone). A failure is any response that is not a 2xx in
+--               time, including those pg_net records without an HTTP status (connection refused, DNS, TLS,
+--               timeout). Where pg_net is not installed: {"pg_net": false, "pg_net_available": ...}; if
+--               the platform offers pg_net (every Supabase project) or the dispatcher's Vault secrets are
+--               set, hosted dispatch was meant to run and cannot: a critical `pg_net_missing` alert. A
+--               database that offers no pg_net is the local dev setup, where the dev server dispatches on
+--               NOTIFY: no alert. With pg_net but without the Vault secrets: a critical
+--               `dispatch_not_configured` alert.
 --   cron        the last run of each of our pg_cron jobs (status, start, message)
 --
 -- A wrong Vault secret shows up here as failures with status 401 while cron keeps saying `succeeded`
@@ -36,6 +42,7 @@ declare
   failures integer;
   requests integer;
   unanswered integer;
+  configured boolean;
 begin
   -- The queue, on the partial index of open deliveries (small however much history is kept). Due
   -- means waiting for a dispatcher: an attempt in flight (a live lease) is not waiting.
@@ -61,27 +68,43 @@ begin
                         date_trunc('second', now() - oldest_due), max_due_age));
   end if;
 
-  -- The dispatcher's invocations through pg_net. Dynamic SQL: the net schema exists only with pg_net.
+  -- The dispatcher's invocations through pg_net. Dynamic SQL: the net and vault schemas exist only with
+  -- those extensions.
+  if to_regclass('vault.decrypted_secrets') is not null then
+    execute $q$select count(*) = 2 from vault.decrypted_secrets
+               where name in ('project_url', 'webhook_dispatch_secret')$q$ into configured;
+  end if;
   if to_regclass('net._http_response') is null then
-    dispatcher := jsonb_build_object('pg_net', false);
+    dispatcher := jsonb_build_object('pg_net', false, 'pg_net_available', private.pg_net_available());
+    if private.pg_net_available() or configured then
+      alerts := alerts || jsonb_build_object('severity', 'critical', 'code', 'pg_net_missing',
+        'message', 'pg_net is not installed, so hosted dispatch cannot run: nothing starts the webhook-dispatcher (run: create extension pg_net)');
+    end if;
   else
+    if not coalesce(configured, false) then
+      alerts := alerts || jsonb_build_object('severity', 'critical', 'code', 'dispatch_not_configured',
+        'message', 'the Vault secrets project_url / webhook_dispatch_secret are not set, so pg_net never starts the webhook-dispatcher');
+    end if;
     select count(*) into requests from private.webhook_dispatch_requests where invoked_at > now() - interval '24 hours';
     execute $q$
-      select max(r.created) filter (where r.status_code between 200 and 299 and not coalesce(r.timed_out, false)),
-             count(*) filter (where r.created > now() - interval '1 hour'
-                              and not (r.status_code between 200 and 299 and not coalesce(r.timed_out, false))),
+      select max(r.created) filter (where r.ok),
+             count(*) filter (where r.created > now() - interval '1 hour' and not r.ok),
              (select count(*) from private.webhook_dispatch_requests q
               where q.invoked_at between now() - interval '1 hour' and now() - interval '5 minutes'
                 and not exists (select 1 from net._http_response x where x.id = q.request_id))
       from private.webhook_dispatch_requests q
-      join net._http_response r on r.id = q.request_id$q$
+      join net._http_response x on x.id = q.request_id
+      -- No status (refused, DNS, TLS, timeout) is a failure too: a bare comparison would be null there.
+      cross join lateral (select x.created,
+                                 coalesce(x.status_code between 200 and 299 and not coalesce(x.timed_out, false),
+                                          false) as ok) r$q$
       into last_success, failures, unanswered;
     execute $q$
       select jsonb_build_object('at', r.created, 'status_code', r.status_code, 'timed_out', r.timed_out,
                                 'error', r.error_msg, 'body', left(r.content, 300))
       from private.webhook_dispatch_requests q
       join net._http_response r on r.id = q.request_id
-      where not (r.status_code between 200 and 299 and not coalesce(r.timed_out, false))
+      where not coalesce(r.status_code between 200 and 299 and not coalesce(r.timed_out, false), false)
       order by r.created desc limit 1$q$
       into last_failure;
     dispatcher := jsonb_build_object('pg_net', true, 'invocations_24h', requests, 'last_success_at', last_success,
@@ -114,7 +137,7 @@ begin
     select d.status, d.start_time, d.return_message from cron.job_run_details d
     where d.jobid = j.jobid order by d.start_time desc nulls last limit 1
   ) r on true
-  where j.jobname in ('webhook-dispatch', 'webhook-housekeeping', 'log-retention');
+  where j.jobname in ('webhook-dispatch', 'webhook-dispatch-recover', 'webhook-housekeeping', 'log-retention');
   select alerts || coalesce(jsonb_agg(jsonb_build_object('severity', 'warning', 'code', 'cron_job_failed',
            'message', format('cron job %s: last run %s: %s', c.key, c.value ->> 'last_status',
                              c.value ->> 'last_message'))), '[]')

@@ -9,6 +9,7 @@ select has_role('authenticated');
 select has_role('service_role');
 select ok((select rolbypassrls from pg_roles where rolname = 'service_role'), 'service_role bypasses RLS');
 
+-- (the raw setting, as PostgREST writes it: what these functions read is the subject here)
 select set_config('request.jwt.claims',
   '{"sub":"6f1d4c4e-1111-4a2b-9c3d-000000000001","role":"authenticated","email":"a@example.org","organization_id":"x"}',
   true);

@@ -4,14 +4,12 @@ begin;
 select plan(27);
 
 -- People and organizations -------------------------------------------------------------------------
-insert into auth.users (id, email) values
-  ('00000000-0000-4000-8000-00000000000a', 'two-orgs@example.org'),
-  ('00000000-0000-4000-8000-00000000000b', 'no-profile@example.org'),
-  ('00000000-0000-4000-8000-00000000000c', 'platform@example.org');
-insert into public.organizations (id, name) values
-  ('10000000-0000-4000-8000-000000000001', 'First Church'),
-  ('10000000-0000-4000-8000-000000000002', 'Second Church'),
-  ('10000000-0000-4000-8000-000000000003', 'Third Church');
+select tests.create_user('two-orgs@example.org', '00000000-0000-4000-8000-00000000000a');
+select tests.create_user('no-profile@example.org', '00000000-0000-4000-8000-00000000000b');
+select tests.create_user('platform@example.org', '00000000-0000-4000-8000-00000000000c');
+select tests.create_organization('First Church', '10000000-0000-4000-8000-000000000001');
+select tests.create_organization('Second Church', '10000000-0000-4000-8000-000000000002');
+select tests.create_organization('Third Church', '10000000-0000-4000-8000-000000000003');
 insert into public.profiles (user_id, organization_id, role, created_at) values
   ('00000000-0000-4000-8000-00000000000a', '10000000-0000-4000-8000-000000000002', 'staff', now() - interval '2 days'),
   ('00000000-0000-4000-8000-00000000000a', '10000000-0000-4000-8000-000000000001', 'admin', now() - interval '1 day'),
@@ -37,6 +35,8 @@ grant execute on function pg_temp.event(text, text, jsonb) to supabase_auth_admi
 grant usage on schema extensions to supabase_auth_admin;
 
 -- Everything below calls the hook as Supabase Auth does.
+select tests.can_become('supabase_auth_admin') as hook_role \gset
+\if :hook_role
 set local role supabase_auth_admin;
 
 select is(
@@ -68,11 +68,12 @@ select is(
     -> 'is_platform_admin',
   'false'::jsonb, 'is_platform_admin is false for an ordinary user');
 
+\else
+select skip('needs SET ROLE supabase_auth_admin, which hosted postgres may not do: runs on the local test cluster', 5);
+\endif
+
 -- The user picks Second -> First.
-reset role;
-set local role authenticated;
-select set_config('request.jwt.claims',
-  '{"sub":"00000000-0000-4000-8000-00000000000a","role":"authenticated","organization_id":"10000000-0000-4000-8000-000000000002"}', true);
+select tests.act_as('00000000-0000-4000-8000-00000000000a', '10000000-0000-4000-8000-000000000002');
 select is(public.set_active_organization('10000000-0000-4000-8000-000000000001'),
   '10000000-0000-4000-8000-000000000001'::uuid, 'a member may make an organization active');
 select throws_ok(
@@ -92,8 +93,9 @@ select throws_ok(
 select throws_ok(
   $$ select public.custom_access_token_hook('{}'::jsonb) $$,
   '42501', null, 'authenticated cannot execute the hook');
-reset role;
+select tests.clear_act_as();
 
+\if :hook_role
 set local role supabase_auth_admin;
 select is(
   public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'token_refresh'))
@@ -107,7 +109,7 @@ select is(
     '{"organization_id":"10000000-0000-4000-8000-000000000003"}')) -> 'claims' ->> 'organization_id',
   '10000000-0000-4000-8000-000000000001',
   'an organization_id already in the claims is replaced by the real one');
-reset role;
+select tests.clear_act_as();
 
 -- Removed from the remembered organization: back to the oldest remaining membership.
 delete from public.profiles
@@ -118,7 +120,7 @@ select is(
     -> 'claims' ->> 'organization_id',
   '10000000-0000-4000-8000-000000000002',
   'removed from the remembered organization: falls back to a current membership');
-reset role;
+select tests.clear_act_as();
 
 delete from public.profiles where user_id = '00000000-0000-4000-8000-00000000000a';
 set local role supabase_auth_admin;
@@ -157,7 +159,11 @@ select is(
   public.custom_access_token_hook('{"user_id":"00000000-0000-4000-8000-0000000000ff","claims":null}'::jsonb) -> 'claims'
     -> 'is_platform_admin', 'false'::jsonb,
   'an unknown user with null claims does not raise');
-reset role;
+select tests.clear_act_as();
+
+\else
+select skip('needs SET ROLE supabase_auth_admin, which hosted postgres may not do: runs on the local test cluster', 12);
+\endif
 
 -- Grants and definition.
 select ok(not has_function_privilege('anon', 'public.custom_access_token_hook(jsonb)', 'execute'),

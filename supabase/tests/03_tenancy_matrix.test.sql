@@ -9,6 +9,7 @@
 -- added without seed rows here fails the "seeded" check, so new tables cannot slip past the matrix.
 begin;
 select no_plan();
+\set min_tables 26
 
 create schema tenancy_probe;
 grant usage on schema tenancy_probe to authenticated, anon;
@@ -33,18 +34,12 @@ create table tenancy_probe.templates (tbl text, org uuid, row_json jsonb);
 grant select on tenancy_probe.templates to authenticated, anon;
 
 -- People -----------------------------------------------------------------------------------------------
-insert into auth.users (id, email) values
-  ('a2000000-0000-4000-8000-000000000001', 'admin-a@example.org'),
-  ('a2000000-0000-4000-8000-000000000002', 'staff-a@example.org'),
-  ('a2000000-0000-4000-8000-000000000003', 'removed-a@example.org'),
-  ('b2000000-0000-4000-8000-000000000001', 'admin-b@example.org');
-insert into public.organizations (id, name) values
-  ('a1000000-0000-4000-8000-000000000000', 'Church A'),
-  ('b1000000-0000-4000-8000-000000000000', 'Church B');
-insert into public.profiles (user_id, organization_id, role) values
-  ('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000', 'admin'),
-  ('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000', 'staff'),
-  ('b2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000', 'admin');
+select tests.create_user('removed-a@example.org', 'a2000000-0000-4000-8000-000000000003');
+select tests.create_organization('Church A', 'a1000000-0000-4000-8000-000000000000');
+select tests.create_organization('Church B', 'b1000000-0000-4000-8000-000000000000');
+select tests.add_member(tests.create_user('admin-a@example.org', 'a2000000-0000-4000-8000-000000000001'), 'a1000000-0000-4000-8000-000000000000', 'admin');
+select tests.add_member(tests.create_user('staff-a@example.org', 'a2000000-0000-4000-8000-000000000002'), 'a1000000-0000-4000-8000-000000000000', 'staff');
+select tests.add_member(tests.create_user('admin-b@example.org', 'b2000000-0000-4000-8000-000000000001'), 'b1000000-0000-4000-8000-000000000000', 'admin');
 insert into public.user_active_organization values
   ('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000'),
   ('b2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000');
@@ -176,46 +171,38 @@ $$;
 grant execute on function tenancy_probe.probe(text, uuid) to authenticated, anon;
 
 -- Attackers ---------------------------------------------------------------------------------------------
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
 select tenancy_probe.probe('admin of A -> B', 'b1000000-0000-4000-8000-000000000000');
-select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000002","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tests.act_as('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
 select tenancy_probe.probe('staff of A -> B', 'b1000000-0000-4000-8000-000000000000');
-select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"b1000000-0000-4000-8000-000000000000"}', true);
+select tests.act_as('a2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000');
 select tenancy_probe.probe('admin of A claiming B -> B', 'b1000000-0000-4000-8000-000000000000');
-select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000003","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tests.act_as('a2000000-0000-4000-8000-000000000003', 'a1000000-0000-4000-8000-000000000000');
 select tenancy_probe.probe('removed member of A -> A', 'a1000000-0000-4000-8000-000000000000');
-reset role;
-set local role anon;
-select set_config('request.jwt.claims', '{"role":"anon"}', true);
+select tests.act_as_anon();
 select tenancy_probe.probe('anon -> A', 'a1000000-0000-4000-8000-000000000000');
-reset role;
+select tests.clear_act_as();
 
 -- Organization API keys: B's key aimed at A (claiming B, and claiming A), and A's own key once revoked.
-select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'b1000000-0000-4000-8000-000000000000',
-  'api_key_id', (select id from public.organization_api_keys where organization_id = 'b1000000-0000-4000-8000-000000000000'))::text, true);
-set local role authenticated;
+select tests.act_as_api_key((select id from public.organization_api_keys where organization_id = 'b1000000-0000-4000-8000-000000000000'),
+  'b1000000-0000-4000-8000-000000000000');
 select tenancy_probe.probe('API key of B -> A', 'a1000000-0000-4000-8000-000000000000');
-reset role;
-select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'a1000000-0000-4000-8000-000000000000',
-  'api_key_id', (select id from public.organization_api_keys where organization_id = 'b1000000-0000-4000-8000-000000000000'))::text, true);
-set local role authenticated;
+select tests.clear_act_as();
+select tests.act_as_api_key((select id from public.organization_api_keys where organization_id = 'b1000000-0000-4000-8000-000000000000'),
+  'a1000000-0000-4000-8000-000000000000');
 select tenancy_probe.probe('API key of B claiming A -> A', 'a1000000-0000-4000-8000-000000000000');
-reset role;
+select tests.clear_act_as();
 -- (a second key of A, revoked: revocation is final, so A's first key stays live for the checks below)
 insert into public.organization_api_keys (id, organization_id, name, key_prefix, key_hash, revoked_at)
   values ('a5000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000', 'Old Zapier', 'orgkey_revoked',
           encode(sha256('revoked key of A'::bytea), 'hex'), now());
-select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'a1000000-0000-4000-8000-000000000000',
-  'api_key_id', 'a5000000-0000-4000-8000-000000000001')::text, true);
-set local role authenticated;
+select tests.act_as_api_key('a5000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
 select tenancy_probe.probe('revoked API key of A -> A', 'a1000000-0000-4000-8000-000000000000');
-reset role;
+select tests.clear_act_as();
 
 -- Control: the admin of A acting on A succeeds in reading every table (run after the attacks, which
 -- must not have disturbed A's rows either).
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
 do $$
 declare t record; n bigint;
 begin
@@ -230,7 +217,7 @@ begin
   end loop;
 end;
 $$;
-reset role;
+select tests.clear_act_as();
 
 select ok(r.got in ('0', '42501'), format('%s: %s %s sees/changes nothing (got %s)', r.actor, r.probe, r.tbl, r.got))
 from tenancy_probe.results r
@@ -267,8 +254,7 @@ select is(
 from tenancy_probe.tenant_tables t order by t.tbl;
 
 -- Role-specific rules inside one organization ----------------------------------------------------------
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000002","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tests.act_as('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
 select is((select count(*)::int from public.organization_settings), 0, 'staff cannot read webhook_secret');
 with u as (update public.organization_settings set webhook_secret = 'mine' returning 1)
   select is(count(*)::int, 0, 'staff cannot change webhook_secret') from u;
@@ -281,7 +267,7 @@ with u as (update public.profiles set role = 'admin' where user_id = (select aut
   select is(count(*)::int, 0, 'staff cannot promote themselves') from u;
 select ok((select count(*) from public.members) >= 1, 'staff reads members of A');
 
-select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
+select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
 select is((select webhook_secret from public.organization_settings), 'whsec_a1000000-0000-4000-8000-000000000000',
   'the admin of A reads A''s webhook_secret');
 select is((select count(*)::int from public.user_active_organization where user_id <> (select auth.uid())), 0,
@@ -294,25 +280,28 @@ select throws_ok($$ update public.members set organization_id = 'b1000000-0000-4
 select lives_ok($$ insert into public.donations (organization_id, member_id, amount_minor, currency)
   select 'a1000000-0000-4000-8000-000000000000', m.id, 100, 'GBP' from public.members m limit 1 $$,
   'control: a donation for A''s own member is accepted');
-reset role;
+select tests.clear_act_as();
 -- A live API key of A configures A's webhooks and reads nothing else of A.
-select set_config('request.jwt.claims', json_build_object('role', 'authenticated', 'organization_id', 'a1000000-0000-4000-8000-000000000000',
-  'api_key_id', (select id from public.organization_api_keys where organization_id = 'a1000000-0000-4000-8000-000000000000' and revoked_at is null))::text, true);
-set local role authenticated;
+select tests.act_as_api_key((select id from public.organization_api_keys where organization_id = 'a1000000-0000-4000-8000-000000000000' and revoked_at is null),
+  'a1000000-0000-4000-8000-000000000000');
 select ok((select count(*) from public.webhook_endpoints) >= 1 and (select count(*) from public.webhook_deliveries) >= 1,
   'a live API key of A sees A''s endpoints and deliveries');
 select is((select count(*)::int from public.members) + (select count(*)::int from public.donations)
   + (select count(*)::int from public.inbound_webhook_log) + (select count(*)::int from public.organization_settings), 0,
   'an API key reads no members, donations, payment log or settings');
-reset role;
-select set_config('request.jwt.claims', '{"sub":"a2000000-0000-4000-8000-000000000001","role":"authenticated","organization_id":"a1000000-0000-4000-8000-000000000000"}', true);
-set local role authenticated;
+select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
 -- A's donation may not point at B's member even when the writer knows B's member id.
 select throws_ok(format($$ insert into public.donations (organization_id, member_id, amount_minor, currency)
   values ('a1000000-0000-4000-8000-000000000000', %L, 100, 'GBP') $$,
   (select (row_json ->> 'id') from tenancy_probe.templates where tbl = 'members' and org = 'b1000000-0000-4000-8000-000000000000' limit 1)),
   '23503', null, 'a reference to another organization''s member is refused');
-reset role;
+select tests.clear_act_as();
+
+-- A floor under the catalogue query: a view that found no tables would probe nothing and pass.
+select ok((select count(*) from tenancy_probe.tenant_tables) >= :min_tables,
+          format('the matrix covers every tenant table, at least %s', :min_tables));
+select diag(format('tenancy matrix: %s probes over %s tables', (select count(*) from tenancy_probe.results),
+                   (select count(*) from tenancy_probe.tenant_tables)));
 
 select * from finish();
 rollback;

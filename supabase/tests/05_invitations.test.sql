@@ -5,15 +5,13 @@
 begin;
 select no_plan();
 
-insert into auth.users (id, email, email_confirmed_at) values
-  ('c2000000-0000-4000-8000-00000000000a', 'admin-a@example.org', now()),
-  ('c2000000-0000-4000-8000-00000000000b', 'staff-a@example.org', now()),
-  ('c2000000-0000-4000-8000-0000000000b1', 'admin-b@example.org', now()),
-  ('c2000000-0000-4000-8000-0000000000f0', 'victim@example.org', now()),
-  ('c2000000-0000-4000-8000-0000000000f1', 'bystander@example.org', now());
-insert into public.organizations (id, name) values
-  ('c1000000-0000-4000-8000-00000000000a', 'Church A'),
-  ('c1000000-0000-4000-8000-00000000000b', 'Church B');
+select tests.create_user('admin-a@example.org', 'c2000000-0000-4000-8000-00000000000a');
+select tests.create_user('staff-a@example.org', 'c2000000-0000-4000-8000-00000000000b');
+select tests.create_user('admin-b@example.org', 'c2000000-0000-4000-8000-0000000000b1');
+select tests.create_user('victim@example.org', 'c2000000-0000-4000-8000-0000000000f0');
+select tests.create_user('bystander@example.org', 'c2000000-0000-4000-8000-0000000000f1');
+select tests.create_organization('Church A', 'c1000000-0000-4000-8000-00000000000a');
+select tests.create_organization('Church B', 'c1000000-0000-4000-8000-00000000000b');
 -- (memberships a day old: inside this one transaction now() never moves, and the hook orders by time)
 insert into public.profiles (user_id, organization_id, role, created_at) values
   ('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a', 'admin', now() - interval '1 day'),
@@ -26,10 +24,7 @@ create function pg_temp.lands(uid text) returns text language sql security defin
   select public.custom_access_token_hook(jsonb_build_object('user_id', uid, 'claims',
     jsonb_build_object('sub', uid, 'role', 'authenticated'))) -> 'claims' ->> 'organization_id'
 $$;
-create function pg_temp.act_as(uid text, org text) returns void language sql as $$
-  select set_config('request.jwt.claims', json_build_object('sub', uid, 'role', 'authenticated', 'organization_id', org)::text, true)
-$$;
-grant execute on function pg_temp.lands(text), pg_temp.act_as(text, text) to authenticated;
+grant execute on function pg_temp.lands(text) to authenticated;
 create table pg_temp.kept (name text primary key, value text);
 grant all on pg_temp.kept to authenticated;
 
@@ -37,8 +32,7 @@ select is(pg_temp.lands('c2000000-0000-4000-8000-0000000000f0'), 'c1000000-0000-
   'before: the victim lands in B');
 
 -- The attack as performed ----------------------------------------------------------------------------
-set local role authenticated;
-select pg_temp.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 select throws_ok($$ insert into public.profiles (user_id, organization_id, role, created_at)
   values ('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000a', 'staff', '1970-01-01') $$,
   '42501', null, 'admin of A cannot enroll a member of B (insert into profiles)');
@@ -52,16 +46,15 @@ select throws_ok($$ update public.profiles set user_id = 'c2000000-0000-4000-800
   '42501', null, 'admin of A cannot hand a member''s row to the victim');
 select throws_ok($$ update public.organizations set created_at = '1970-01-01' $$,
   '42501', null, 'an organization''s created_at is server-set too');
-reset role;
+select tests.clear_act_as();
 select is(pg_temp.lands('c2000000-0000-4000-8000-0000000000f0'), 'c1000000-0000-4000-8000-00000000000b',
   'after the attack: the victim still lands in B');
 
 -- Invitations -------------------------------------------------------------------------------------------
-set local role authenticated;
-select pg_temp.act_as('c2000000-0000-4000-8000-00000000000b', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as('c2000000-0000-4000-8000-00000000000b', 'c1000000-0000-4000-8000-00000000000a');
 select throws_ok($$ select public.create_invitation('victim@example.org', 'staff') $$,
   '42501', null, 'staff cannot invite');
-select pg_temp.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 select throws_ok($$ select public.create_invitation('not an address', 'staff') $$, '22023', null, 'a malformed address is refused');
 select throws_ok($$ select public.create_invitation('victim@example.org', 'owner') $$, '22023', null, 'an unknown role is refused');
 select throws_ok($$ select public.create_invitation('Staff-A@example.org', 'staff') $$, '23505', null,
@@ -81,28 +74,26 @@ select throws_ok($$ insert into public.organization_invitations (organization_id
   '42501', null, 'invitations are not written directly');
 select throws_ok($$ update public.organization_invitations set created_at = '1970-01-01', expires_at = 'infinity' $$,
   '42501', null, 'an invitation''s server-set columns are not writable');
-reset role;
+select tests.clear_act_as();
 select is(pg_temp.lands('c2000000-0000-4000-8000-0000000000f0'), 'c1000000-0000-4000-8000-00000000000b',
   'an open invitation changes nothing for the victim');
 
 -- Admin of B sees none of A's invitations, cannot revoke them.
-set local role authenticated;
-select pg_temp.act_as('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b');
+select tests.act_as('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b');
 select is((select count(*)::int from public.organization_invitations), 0, 'admin of B sees no invitation of A');
 select throws_ok(format($$ select public.revoke_invitation(%L) $$,
   (select id from public.organization_invitations where email = 'victim@example.org' and revoked_at is null)),
   'P0002', null, 'admin of B cannot revoke A''s invitation (answered like an unknown id)');
 
 -- The first (replaced) token no longer works; an invitation is taken with its token, never by address.
-set local role authenticated;
-select pg_temp.act_as('c2000000-0000-4000-8000-0000000000f1', null);
+select tests.act_as('c2000000-0000-4000-8000-0000000000f1', null);
 select throws_ok(format($$ select public.accept_invitation(token => %L) $$, (select value from pg_temp.kept where name = 'first')),
   'P0002', null, 'a replaced invitation''s token is dead');
 select is((select count(*)::int from pg_proc where proname in ('my_invitations', 'confirmed_email')), 0,
   'nothing lists or accepts invitations by the caller''s e-mail address (sign-up can confirm any address)');
 
 -- The victim, holding the link, sees what the invitation is for and accepts it.
-select pg_temp.act_as('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000b');
+select tests.act_as('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000b');
 select is((select array[organization_name, role, email] from public.preview_invitation((select value from pg_temp.kept where name = 'victim'))),
   array['Church A', 'staff', 'victim@example.org'], 'the invitee sees the organization''s name, the role and the address');
 select throws_ok($$ select public.preview_invitation('inv_guess') $$, 'P0002', null, 'a guessed token shows nothing');
@@ -110,7 +101,7 @@ select is(public.accept_invitation(token => (select value from pg_temp.kept wher
   'c1000000-0000-4000-8000-00000000000a', 'the invitee accepts with the token');
 select throws_ok(format($$ select public.accept_invitation(token => %L) $$, (select value from pg_temp.kept where name = 'victim')),
   'P0002', null, 'an accepted invitation cannot be used again');
-reset role;
+select tests.clear_act_as();
 select is((select array[role, (created_at > now() - interval '1 minute')::text] from public.profiles
   where user_id = 'c2000000-0000-4000-8000-0000000000f0' and organization_id = 'c1000000-0000-4000-8000-00000000000a'),
   array['staff', 'true'], 'the membership has the invited role and the server''s time');
@@ -118,43 +109,40 @@ select is(pg_temp.lands('c2000000-0000-4000-8000-0000000000f0'), 'c1000000-0000-
   'even after accepting, the victim still lands in B (their older membership)');
 
 -- Token acceptance; expiry.
-set local role authenticated;
-select pg_temp.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 insert into pg_temp.kept select 'bystander', public.create_invitation('bystander@example.org', 'admin') ->> 'token';
 insert into pg_temp.kept select 'expiring', public.create_invitation('expiring@example.org', 'staff') ->> 'token';
-reset role;
+select tests.clear_act_as();
 update public.organization_invitations set expires_at = now() - interval '1 second' where email = 'expiring@example.org';
-set local role authenticated;
-select pg_temp.act_as('c2000000-0000-4000-8000-0000000000f1', null);
+select tests.act_as('c2000000-0000-4000-8000-0000000000f1', null);
 select throws_ok(format($$ select public.accept_invitation(token => %L) $$, (select value from pg_temp.kept where name = 'expiring')),
   'P0002', null, 'an expired invitation cannot be accepted');
 select throws_ok($$ select public.accept_invitation(token => 'inv_guess') $$, 'P0002', null, 'a guessed token is refused');
 select is(public.accept_invitation(token => (select value from pg_temp.kept where name = 'bystander')) ->> 'role', 'admin',
   'the invitee accepts with the token, getting the invited role');
-reset role;
+select tests.clear_act_as();
 
 -- Leaving; the last admin stays.
-set local role authenticated;
-select pg_temp.act_as('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000a');
 select lives_ok($$ select public.leave_organization('c1000000-0000-4000-8000-00000000000a') $$, 'the victim leaves A');
 select is((select count(*)::int from public.profiles where user_id = 'c2000000-0000-4000-8000-0000000000f0'
   and organization_id = 'c1000000-0000-4000-8000-00000000000a'), 0, 'and is no longer a member of A');
 select throws_ok($$ select public.leave_organization('c1000000-0000-4000-8000-00000000000a') $$, 'P0002', null,
   'leaving an organization one is not in answers not found');
-select pg_temp.act_as('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b');
+select tests.act_as('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b');
 select throws_ok($$ select public.leave_organization('c1000000-0000-4000-8000-00000000000b') $$, '55000', null,
   'the last admin of B cannot leave');
 select throws_ok($$ update public.profiles set role = 'staff' where user_id = (select auth.uid()) $$, '55000', null,
   'the last admin of B cannot demote themselves');
 select throws_ok($$ delete from public.profiles where user_id = (select auth.uid()) $$, '55000', null,
   'the last admin of B cannot delete their own membership');
-select pg_temp.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 select lives_ok($$ select public.leave_organization('c1000000-0000-4000-8000-00000000000a') $$,
   'an admin of A leaves while another admin (the bystander) remains');
-select pg_temp.act_as('c2000000-0000-4000-8000-0000000000f1', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as('c2000000-0000-4000-8000-0000000000f1', 'c1000000-0000-4000-8000-00000000000a');
 with d as (delete from public.profiles where user_id = 'c2000000-0000-4000-8000-00000000000b' returning 1)
   select is(count(*)::int, 1, 'control: an admin still removes a staff member') from d;
-reset role;
+select tests.clear_act_as();
 select lives_ok($$ delete from public.organizations where id = 'c1000000-0000-4000-8000-00000000000b' $$,
   'the server can still delete an organization with its last admin');
 

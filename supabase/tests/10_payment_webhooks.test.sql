@@ -4,17 +4,11 @@ begin;
 select plan(23);
 
 -- Two organizations, each with an admin and a staff member.
-insert into auth.users (id, email, aud, role) values
-  ('00000000-0000-4000-8000-00000000000a', 'admin-a@example.org', 'authenticated', 'authenticated'),
-  ('00000000-0000-4000-8000-00000000000b', 'staff-a@example.org', 'authenticated', 'authenticated'),
-  ('00000000-0000-4000-8000-00000000000c', 'admin-b@example.org', 'authenticated', 'authenticated');
-insert into public.organizations (id, name) values
-  ('00000000-0000-4000-8000-0000000000a1', 'Church A'),
-  ('00000000-0000-4000-8000-0000000000b1', 'Church B');
-insert into public.profiles (user_id, organization_id, role) values
-  ('00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-0000000000a1', 'admin'),
-  ('00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-0000000000a1', 'staff'),
-  ('00000000-0000-4000-8000-00000000000c', '00000000-0000-4000-8000-0000000000b1', 'admin');
+select tests.create_organization('Church A', '00000000-0000-4000-8000-0000000000a1');
+select tests.create_organization('Church B', '00000000-0000-4000-8000-0000000000b1');
+select tests.add_member(tests.create_user('admin-a@example.org', '00000000-0000-4000-8000-00000000000a'), '00000000-0000-4000-8000-0000000000a1', 'admin');
+select tests.add_member(tests.create_user('staff-a@example.org', '00000000-0000-4000-8000-00000000000b'), '00000000-0000-4000-8000-0000000000a1', 'staff');
+select tests.add_member(tests.create_user('admin-b@example.org', '00000000-0000-4000-8000-00000000000c'), '00000000-0000-4000-8000-0000000000b1', 'admin');
 insert into public.organization_settings (organization_id, webhook_secret) values
   ('00000000-0000-4000-8000-0000000000a1', 'secret-a'),
   ('00000000-0000-4000-8000-0000000000b1', 'secret-b');
@@ -84,9 +78,7 @@ select throws_ok(
   '22023', null, 'refunds beyond the donation are refused');
 
 -- Tenancy of the log: organization admins only; staff, other organizations and anon see nothing.
-set local role authenticated;
-select set_config('request.jwt.claims',
-  '{"sub":"00000000-0000-4000-8000-00000000000a","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
+select tests.act_as('00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-0000000000a1');
 select is((select count(*)::int from public.inbound_webhook_log), 6, 'the admin of A sees A''s log');
 -- donation_payment_webhook_log, the contract name: the payment part of the same log, same tenancy.
 select is((select count(*)::int from public.donation_payment_webhook_log), 5,
@@ -100,20 +92,17 @@ select throws_ok($$delete from public.inbound_webhook_log$$, '42501', null, 'nob
 select throws_ok(
   $$select * from private.inbound_webhook_targets('checkout', '00000000-0000-4000-8000-0000000000a1', null, null)$$,
   '42501', null, 'users cannot call the secret lookup');
-select set_config('request.jwt.claims',
-  '{"sub":"00000000-0000-4000-8000-00000000000b","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
+select tests.act_as('00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-0000000000a1');
 select is((select count(*)::int from public.inbound_webhook_log), 0, 'staff of A see nothing');
 select is((select count(*)::int from public.donation_payment_webhook_log), 0, 'staff of A see nothing through the view');
 select is((select count(*)::int from public.donation_refunds), 2, 'staff of A see A''s refunds');
-select set_config('request.jwt.claims',
-  '{"sub":"00000000-0000-4000-8000-00000000000c","role":"authenticated","organization_id":"00000000-0000-4000-8000-0000000000a1"}', true);
+select tests.act_as('00000000-0000-4000-8000-00000000000c', '00000000-0000-4000-8000-0000000000a1');
 select is((select count(*)::int from public.inbound_webhook_log), 0, 'the admin of B claiming A sees nothing');
 select is((select count(*)::int from public.donation_payment_webhook_log), 0,
   'the admin of B claiming A sees nothing through the view');
-reset role;
-set local role anon;
+select tests.act_as_anon();
 select throws_ok($$select count(*) from public.inbound_webhook_log$$, '42501', null, 'anon has no access');
-reset role;
+select tests.clear_act_as();
 
 select * from finish();
 rollback;

@@ -3,10 +3,9 @@
 begin;
 select plan(25);
 
-insert into public.organizations (id, name) values
-  ('e0000000-0000-4000-8000-000000000001', 'Default retention'),
-  ('e0000000-0000-4000-8000-000000000002', 'Short retention'),
-  ('e0000000-0000-4000-8000-000000000003', 'Long retention');
+select tests.create_organization('Default retention', 'e0000000-0000-4000-8000-000000000001');
+select tests.create_organization('Short retention', 'e0000000-0000-4000-8000-000000000002');
+select tests.create_organization('Long retention', 'e0000000-0000-4000-8000-000000000003');
 insert into public.webhook_endpoints (id, organization_id, url, events)
 select ('e1000000-0000-4000-8000-00000000000' || g)::uuid, ('e0000000-0000-4000-8000-00000000000' || g)::uuid,
        'https://r' || g || '.example.org/', array['member.created']
@@ -115,26 +114,19 @@ select throws_ok($$update public.organization_log_retention set webhook_log_days
                    where organization_id = 'e0000000-0000-4000-8000-000000000003'$$,
                  '23514', null, 'retention above 90 days is refused');
 
-insert into auth.users (id, email) values
-  ('e2000000-0000-4000-8000-000000000001', 'retention-admin@example.org'),
-  ('e2000000-0000-4000-8000-000000000002', 'retention-staff@example.org');
-insert into public.profiles (user_id, organization_id, role) values
-  ('e2000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000002', 'admin'),
-  ('e2000000-0000-4000-8000-000000000002', 'e0000000-0000-4000-8000-000000000002', 'staff');
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"e2000000-0000-4000-8000-000000000001","role":"authenticated",'
-  || '"organization_id":"e0000000-0000-4000-8000-000000000002"}', true);
+select tests.add_member(tests.create_user('retention-admin@example.org', 'e2000000-0000-4000-8000-000000000001'), 'e0000000-0000-4000-8000-000000000002', 'admin');
+select tests.add_member(tests.create_user('retention-staff@example.org', 'e2000000-0000-4000-8000-000000000002'), 'e0000000-0000-4000-8000-000000000002', 'staff');
+select tests.act_as('e2000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000002');
 update public.organization_log_retention set webhook_log_days = 14;
 select is((select array_agg(webhook_log_days) from public.organization_log_retention), array[14],
           'an admin sees and changes only its own organization''s retention');
 select throws_ok($$insert into public.organization_log_retention values ('e0000000-0000-4000-8000-000000000001', 90)$$,
                  '42501', null, 'and cannot set another organization''s');
-select set_config('request.jwt.claims', '{"sub":"e2000000-0000-4000-8000-000000000002","role":"authenticated",'
-  || '"organization_id":"e0000000-0000-4000-8000-000000000002"}', true);
+select tests.act_as('e2000000-0000-4000-8000-000000000002', 'e0000000-0000-4000-8000-000000000002');
 select is((select count(*)::int from public.organization_log_retention), 0, 'staff do not see it');
 select throws_ok($$select * from private.retention_delete_batch(10)$$, '42501', null,
                  'users cannot run retention');
-reset role;
+select tests.clear_act_as();
 
 select is((select schedule from cron.job where jobname = 'log-retention'), '*/10 * * * *',
           'pg_cron runs retention every 10 minutes');

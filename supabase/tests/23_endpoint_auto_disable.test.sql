@@ -5,9 +5,8 @@
 begin;
 select plan(22);
 
-insert into public.organizations (id, name) values
-  ('d0000000-0000-4000-8000-0000000000aa', 'Church A'),
-  ('d0000000-0000-4000-8000-0000000000bb', 'Church B');
+select tests.create_organization('Church A', 'd0000000-0000-4000-8000-0000000000aa');
+select tests.create_organization('Church B', 'd0000000-0000-4000-8000-0000000000bb');
 -- A: f1 fails for 6 days, f2 failed 6 days ago but succeeded since, f3 fails for 4 days only;
 -- w1 listens for webhook.endpoint.disabled, w2 listens but is disabled, m1 listens for members only.
 -- B: fb fails for 6 days too; its organization has a listener, wb.

@@ -7,12 +7,15 @@ select plan(13);
 
 -- Whatever other tests left is not due in this transaction.
 update private.mail_outbox set next_attempt_at = now() + interval '1 hour' where status = 'pending';
-insert into public.organizations (id, name) values ('e0000000-0000-4000-8000-0000000000aa', 'Mail Church');
+select tests.create_organization('Mail Church', 'e0000000-0000-4000-8000-0000000000aa');
 
 select is((select schedule from cron.job where jobname = 'mail-housekeeping'), '* * * * *',
   'housekeeping (and the sender''s start on a hosted project) runs every minute');
 select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'A@Example.org', '{}'), null,
   'without pg_net a mail is still queued (the dev server sends it on NOTIFY)');
+-- Where pg_net and Vault are installed (a hosted project) the stand-ins cannot take their place.
+select to_regnamespace('net') is null and to_regnamespace('vault') is null as stand_ins \gset
+\if :stand_ins
 select is(private.mail_invoke_sender(), null, 'without pg_net nothing is posted');
 
 create schema net;
@@ -38,13 +41,16 @@ select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoi
 select is((select count(*)::int from net.posted), 1, 'within 2 s of the last wake-up: no second post');
 select ok(private.mail_housekeeping() ? 'given_up', 'housekeeping runs');
 select is((select count(*)::int from net.posted), 2, 'the every-minute housekeeping starts the sender while mail is due');
+\else
+select skip('pg_net and Vault are installed here; the stand-ins need a database without them', 7);
+\endif
 select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'd@example.org', '{}', 'key'),
   null, 'a mail with a dedupe key is queued');
 select is(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'd@example.org', '{}', 'key'),
   null, 'the same key again queues nothing');
 
 -- An organization that queued 100 mails within the hour: the next wait an hour; another's do not.
-insert into public.organizations (id, name) values ('e0000000-0000-4000-8000-0000000000bb', 'Busy Church');
+select tests.create_organization('Busy Church', 'e0000000-0000-4000-8000-0000000000bb');
 select count(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invitation', 'x' || g || '@example.org', '{}'))
   from generate_series(1, 100) g;
 create temp table queued as

@@ -3,7 +3,7 @@
 begin;
 select plan(9);
 
-insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000cc', 'Plan');
+select tests.create_organization('Plan', 'c0000000-0000-4000-8000-0000000000cc');
 insert into public.webhook_endpoints (organization_id, url, events)
 select 'c0000000-0000-4000-8000-0000000000cc', 'https://p' || g || '.example.org/', array['member.created']
 from generate_series(1, 20) g;

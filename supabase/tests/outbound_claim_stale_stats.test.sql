@@ -7,16 +7,20 @@
 begin;
 select plan(8);
 
-insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000cd', 'Stale statistics');
+select tests.create_organization('Stale statistics', 'c0000000-0000-4000-8000-0000000000cd');
 insert into public.webhook_endpoints (organization_id, url, events)
 select 'c0000000-0000-4000-8000-0000000000cd', 'https://s' || g || '.example.org/', array['member.created']
 from generate_series(1, 4) g;
 -- 20,000 due deliveries over 4 endpoints.
 insert into public.members (organization_id, first_name)
 select 'c0000000-0000-4000-8000-0000000000cd', 'm' || g from generate_series(1, 5000) g;
--- As never analyzed (rolled back with the test).
+-- As never analyzed (rolled back with the test). Writing the catalogue takes a superuser: on a hosted
+-- project the plan checks are skipped (the claim itself still runs).
+select tests.is_superuser() as superuser \gset
+\if :superuser
 update pg_class set reltuples = -1, relpages = 0 where oid = 'public.webhook_deliveries'::regclass;
 delete from pg_statistic where starelid = 'public.webhook_deliveries'::regclass;
+\endif
 
 -- The plan of the claim's statement exactly as private.webhook_claim runs it: its text taken from the
 -- function, its arguments as parameters, its planner settings.
@@ -42,6 +46,7 @@ begin
   return out;
 end $$;
 
+\if :superuser
 set local enable_seqscan = off;
 set local enable_bitmapscan = off;
 set local enable_hashjoin = off;
@@ -64,6 +69,9 @@ reset enable_seqscan;
 reset enable_bitmapscan;
 reset enable_hashjoin;
 reset enable_mergejoin;
+\else
+select skip('needs a superuser to make the statistics stale (pg_class, pg_statistic): runs on the local test cluster', 2);
+\endif
 
 select is((select count(*)::int from private.webhook_claim(256, 33554432, 16, 64, 40)), 64,
           'the claim takes 16 for each of the 4 endpoints');

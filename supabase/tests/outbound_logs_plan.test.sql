@@ -48,9 +48,7 @@ select is((select event_type from public.webhook_deliveries where event_id = 'd3
           'attendance.marked', 'a delivery inserted without event_type gets its event''s');
 
 -- An admin of organization 7.
-insert into auth.users (id, email) values ('d2000000-0000-4000-8000-000000000001', 'logs-admin@example.org');
-insert into public.profiles (user_id, organization_id, role)
-values ('d2000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000007', 'admin');
+select tests.add_member(tests.create_user('logs-admin@example.org', 'd2000000-0000-4000-8000-000000000001'), 'd0000000-0000-4000-8000-000000000007', 'admin');
 
 -- The plan of `q` as the admin, under RLS.
 create function pg_temp.plan(q text) returns text language plpgsql as $$
@@ -61,9 +59,7 @@ begin
 end $$;
 grant execute on function pg_temp.plan(text) to authenticated;
 
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub":"d2000000-0000-4000-8000-000000000001","role":"authenticated",'
-  || '"organization_id":"d0000000-0000-4000-8000-000000000007"}', true);
+select tests.act_as('d2000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000007');
 
 create temp table probe as
 select 'select d.id, d.event_id, d.endpoint_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at,

@@ -4,7 +4,7 @@
 begin;
 select plan(9);
 
-insert into public.organizations (id, name) values ('c0000000-0000-4000-8000-0000000000aa', 'Church C');
+select tests.create_organization('Church C', 'c0000000-0000-4000-8000-0000000000aa');
 insert into public.webhook_endpoints (id, organization_id, url, events) values
   ('c0000000-0000-4000-8000-0000000000e1', 'c0000000-0000-4000-8000-0000000000aa', 'https://c.example.org/h',
    array['member.created']);

@@ -5,17 +5,11 @@ begin;
 select plan(41);
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
-insert into auth.users (id, email) values
-  ('a0000000-0000-4000-8000-000000000001', 'admin-a@example.org'),
-  ('a0000000-0000-4000-8000-000000000002', 'staff-a@example.org'),
-  ('b0000000-0000-4000-8000-000000000001', 'admin-b@example.org');
-insert into public.organizations (id, name) values
-  ('a0000000-0000-4000-8000-0000000000aa', 'Church A'),
-  ('b0000000-0000-4000-8000-0000000000bb', 'Church B');
-insert into public.profiles (user_id, organization_id, role) values
-  ('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa', 'admin'),
-  ('a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-0000000000aa', 'staff'),
-  ('b0000000-0000-4000-8000-000000000001', 'b0000000-0000-4000-8000-0000000000bb', 'admin');
+select tests.create_organization('Church A', 'a0000000-0000-4000-8000-0000000000aa');
+select tests.create_organization('Church B', 'b0000000-0000-4000-8000-0000000000bb');
+select tests.add_member(tests.create_user('admin-a@example.org', 'a0000000-0000-4000-8000-000000000001'), 'a0000000-0000-4000-8000-0000000000aa', 'admin');
+select tests.add_member(tests.create_user('staff-a@example.org', 'a0000000-0000-4000-8000-000000000002'), 'a0000000-0000-4000-8000-0000000000aa', 'staff');
+select tests.add_member(tests.create_user('admin-b@example.org', 'b0000000-0000-4000-8000-000000000001'), 'b0000000-0000-4000-8000-0000000000bb', 'admin');
 insert into public.webhook_endpoints (id, organization_id, url, events) values
   ('a0000000-0000-4000-8000-0000000000e1', 'a0000000-0000-4000-8000-0000000000aa', 'https://a.example.org/h',
    array['member.created', 'member.lost']),
@@ -57,13 +51,7 @@ from public.webhook_deliveries d where d.status = 'pending';
 select is((select count(*)::int from public.webhook_delivery_attempts), 3, 'attempts recorded');
 
 -- Tenancy -------------------------------------------------------------------------------------------
-create function pg_temp.as_user(uid text, org text) returns void language sql as $$
-  select set_config('request.jwt.claims',
-    json_build_object('sub', uid, 'role', 'authenticated', 'organization_id', org)::text, true),
-    set_config('role', 'authenticated', true);
-$$;
-
-select pg_temp.as_user('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
+select tests.act_as('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
 select is((select count(*)::int from public.webhook_endpoints), 1, 'admin A sees only A''s endpoint');
 select isnt((select secret from public.webhook_endpoints), null, 'admin A reads the secret');
 select is((select count(*)::int from public.webhook_events), 2, 'admin A sees A''s events');
@@ -89,27 +77,27 @@ select throws_ok($$insert into public.webhook_events (organization_id, type, pay
 select throws_ok($$delete from public.webhook_delivery_attempts$$, '42501', null, 'attempts are not user-deletable');
 select throws_ok($$select * from private.webhook_claim(10, 1048576, 10, 64, 60)$$, '42501', null,
   'users cannot claim deliveries');
-reset role;
+select tests.clear_act_as();
 
-select pg_temp.as_user('a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-0000000000aa');
+select tests.act_as('a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-0000000000aa');
 select is((select count(*)::int from public.webhook_endpoints), 0, 'staff see no endpoint (so no secret)');
 select is((select count(*)::int from public.webhook_deliveries) + (select count(*)::int from public.webhook_events)
   + (select count(*)::int from public.webhook_delivery_attempts), 0, 'staff see no history');
 select throws_ok($$insert into public.webhook_endpoints (organization_id, url, events)
   values ('a0000000-0000-4000-8000-0000000000aa', 'https://s.example.org/', array['member.created'])$$,
   '42501', null, 'staff cannot create endpoints');
-reset role;
+select tests.clear_act_as();
 
 -- A forged claim for an organization the user does not belong to grants nothing.
-select pg_temp.as_user('b0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
+select tests.act_as('b0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
 select is((select count(*)::int from public.webhook_endpoints), 0, 'admin B claiming A sees nothing');
-reset role;
+select tests.clear_act_as();
 
-set local role anon;
+select tests.act_as_anon();
 select throws_ok($$select count(*) from public.webhook_endpoints$$, '42501', null, 'anon has no access');
 select throws_ok($$select public.webhook_send_test_event('a0000000-0000-4000-8000-0000000000e1')$$, '42501', null,
   'anon cannot run operations');
-reset role;
+select tests.clear_act_as();
 select ok(not has_function_privilege('authenticated', 'private.webhook_record_results(jsonb)', 'execute')
   and not has_function_privilege('authenticated', 'private.webhook_record_and_claim(jsonb, integer, bigint, integer, integer, integer)',
                                  'execute')

@@ -6,7 +6,7 @@ import { createApp as checkoutApp } from "../../supabase/functions/checkout-webh
 import { createApp as paymentsApp } from "../../supabase/functions/payments-webhook/app.ts";
 import { createApp as messagingApp } from "../../supabase/functions/messaging-webhook/app.ts";
 import type { AppDeps } from "../../supabase/functions/_shared/app.ts";
-import { createSql, createUserSql } from "../../supabase/functions/_shared/db.ts";
+import { createSql } from "../../supabase/functions/_shared/db.ts";
 import { serve } from "./server.ts";
 import { testConfig } from "./tokens.ts";
 
@@ -40,7 +40,7 @@ export async function startInboundStack(env: Record<string, string> = {}): Promi
   const deps: AppDeps = {
     config,
     sql: createSql(config.dbUrl, { max: 4 }),
-    userSql: createUserSql(config.dbUrl, { max: 4 }),
+    userSql: createSql(config.userDbUrl, { max: 4 }),
   };
   for (
     const [name, create] of [

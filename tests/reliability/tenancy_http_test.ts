@@ -13,7 +13,7 @@ import {
   razorpaySubscriptionEvent,
 } from "../helpers/payments.ts";
 import { change, createAccount, signedPost, textMessage, webhookBody } from "../helpers/whatsapp.ts";
-import { createSql, createUserSql } from "../../supabase/functions/_shared/db.ts";
+import { createSql } from "../../supabase/functions/_shared/db.ts";
 import { createApp as webhooksApp, routes } from "../../supabase/functions/webhooks/app.ts";
 import { serveInbound } from "./harness.ts";
 
@@ -178,7 +178,7 @@ Deno.test("inbound endpoints: B's secret never writes into A, a payload naming A
 Deno.test("configuration API (API keys): every route as other-org admin, forged claim, removed member, staff, anon, other-org and own API key", async () => {
   const config = await testConfig();
   const appSql = createSql(config.dbUrl, { max: 4 });
-  const userSql = createUserSql(config.dbUrl, { max: 4 });
+  const userSql = createSql(config.userDbUrl, { max: 4 });
   const deps = { config, sql: appSql, userSql };
   const api = await serveFunction("webhooks", webhooksApp(deps));
   try {

@@ -2,14 +2,17 @@
 // it), JSON errors mapped in one place, a JSON 404, and a health route that checks the database.
 import { Hono } from "hono";
 import type { Config } from "./config.ts";
-import { createSql, createUserSql, type Sql } from "./db.ts";
+import { createSql, type Sql } from "./db.ts";
 import { errorResponse, notFound, serviceUnavailable } from "./errors.ts";
 import { loadConfig } from "./config.ts";
 
 export interface AppDeps {
   /** Server-side pool (the function's own database role). */
   sql: Sql;
-  /** Pool for queries made on behalf of a user or API key (see createUserSql); defaults to `sql`. */
+  /**
+   * Pool for queries made on behalf of a user or API key, connected as `edge_user` (Config.userDbUrl);
+   * defaults to `sql`.
+   */
   userSql?: Sql;
   config: Config;
 }
@@ -35,7 +38,7 @@ export function runtimeDeps(): AppDeps {
   const config = loadConfig();
   return {
     config,
-    sql: createSql(config.dbUrl, { max: config.dbPoolMax }),
-    userSql: createUserSql(config.dbUrl, { max: config.dbPoolMax }),
+    sql: createSql(config.dbUrl, { max: config.dbPoolMax, prepare: config.dbPrepare }),
+    userSql: createSql(config.userDbUrl, { max: config.dbPoolMax, prepare: config.dbPrepare }),
   };
 }

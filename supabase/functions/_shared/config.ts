@@ -13,6 +13,16 @@ const EnvSchema = z.object({
   /** "true" lets outbound webhooks target loopback/private addresses and plain http (local dev, tests). */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
   DB_POOL_MAX: z.coerce.number().int().positive().default(10),
+  /**
+   * "false" when the database URL is a transaction-mode pooler that cannot keep prepared statements
+   * (PgBouncer before 1.21, Supabase's pooler on 6543): a statement prepared on one server connection
+   * would be used on another. Unset: the URL's `prepare` parameter, else false for port 6543, else true.
+   */
+  DB_PREPARE: z.enum(["true", "false"]).optional(),
+  /** The user-request pool's URL; unset: SUPABASE_DB_URL with the user `edge_user` (see userDbUrlOf). */
+  USER_DB_URL: z.string().min(1).optional(),
+  /** The password of `edge_user`, for the URL derived from SUPABASE_DB_URL. */
+  USER_DB_PASSWORD: z.string().optional(),
   /** The plan's limits for one dispatcher invocation (hosted Edge Functions: 2 s of CPU, 150 s / 400 s). */
   WEBHOOK_DISPATCH_CPU_BUDGET_MS: z.coerce.number().int().positive().default(2000),
   WEBHOOK_DISPATCH_WALL_BUDGET_MS: z.coerce.number().int().positive().default(150_000),
@@ -45,6 +55,10 @@ export interface Config {
   dispatchSecret?: string;
   allowPrivateTargets: boolean;
   dbPoolMax: number;
+  /** Whether the pools may use prepared statements (false through a transaction-mode pooler). */
+  dbPrepare: boolean;
+  /** Where the user-request pool connects: as `edge_user`, which can only become anon or authenticated. */
+  userDbUrl: string;
   /** CPU time and wall-clock time one dispatcher invocation may use; it stops claiming with a margin. */
   dispatchCpuBudgetMs: number;
   dispatchWallBudgetMs: number;
@@ -75,6 +89,8 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     dispatchSecret: e.WEBHOOK_DISPATCH_SECRET || undefined,
     allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE_TARGETS === "true",
     dbPoolMax: e.DB_POOL_MAX,
+    dbPrepare: prepareOf(e),
+    userDbUrl: e.USER_DB_URL ?? userDbUrlOf(e.SUPABASE_DB_URL, e.USER_DB_PASSWORD),
     dispatchCpuBudgetMs: e.WEBHOOK_DISPATCH_CPU_BUDGET_MS,
     dispatchWallBudgetMs: e.WEBHOOK_DISPATCH_WALL_BUDGET_MS,
     replaySecret: replaySecretOf(e),
@@ -112,4 +128,39 @@ function replaySecretOf(e: Env): string | undefined {
   if (!secret || secret.length < MIN_REPLAY_SECRET_LENGTH) return undefined;
   if (e.SUPABASE_SERVICE_ROLE_KEY && secret === e.SUPABASE_SERVICE_ROLE_KEY) return undefined;
   return secret;
+}
+
+/** The login role of the user-request pool (created by the tenancy migration). */
+const USER_DB_ROLE = "edge_user";
+
+/** DB_PREPARE, else the URL's own `prepare` parameter (postgres.js reads it too), else not on 6543. */
+function prepareOf(e: Env): boolean {
+  if (e.DB_PREPARE) return e.DB_PREPARE === "true";
+  try {
+    const url = new URL(e.SUPABASE_DB_URL);
+    const param = url.searchParams.get("prepare");
+    if (param !== null) return param !== "false";
+    return url.port !== "6543";
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * SUPABASE_DB_URL with `edge_user` as the user (keeping a pooler's `.<project-ref>` suffix) and its own
+ * password: a NOINHERIT role that can only become anon or authenticated, so a query that ends up outside
+ * the request's transaction runs with no privileges (not as postgres), without any session state that
+ * a transaction-mode pooler would refuse or lose.
+ */
+function userDbUrlOf(dbUrl: string, password?: string): string {
+  let url: URL;
+  try {
+    url = new URL(dbUrl);
+  } catch {
+    return dbUrl; // postgres.js reports a malformed URL itself
+  }
+  const suffix = decodeURIComponent(url.username).match(/^postgres(\..+)$/)?.[1] ?? "";
+  url.username = encodeURIComponent(USER_DB_ROLE + suffix);
+  url.password = password ? encodeURIComponent(password) : "";
+  return url.toString();
 }

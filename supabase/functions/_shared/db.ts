@@ -1,6 +1,9 @@
-// One postgres.js pool per process for server-side work, one for user requests, and the one way
-// user-facing code touches data: inside a transaction that has become the `authenticated` role with the
-// verified JWT claims, so row-level security decides exactly as it does for PostgREST.
+// One postgres.js pool per process for server-side work, one for user requests (connected as
+// `edge_user`, which can only become anon or authenticated), and the one way user-facing code touches
+// data: inside a transaction that has become the `authenticated` role with the verified JWT claims, so
+// row-level security decides exactly as it does for PostgREST. No pool relies on session state (startup
+// role, session SET, prepared statements when told not to), so both work through a transaction-mode
+// pooler; LISTEN does not, so the dev server's NOTIFY listener needs a direct connection.
 import postgres from "postgres";
 
 export type Sql = postgres.Sql;
@@ -80,10 +83,10 @@ function isUnawaitedTypeFetchError(reason: unknown): reason is Error {
 export interface PoolOptions {
   max?: number;
   /**
-   * The role every session of the pool starts as. User-facing pools start as `anon`, which has no
-   * privileges on our tables, and switch to `authenticated` only inside `withClaims`' transaction.
+   * Prepared statements; false through a transaction-mode pooler (Config.dbPrepare). Unset: the URL's
+   * `prepare` parameter, else true.
    */
-  role?: string;
+  prepare?: boolean;
 }
 
 export function createSql(url: string, options: PoolOptions = {}): Sql {
@@ -96,12 +99,12 @@ export function createSql(url: string, options: PoolOptions = {}): Sql {
       max: options.max ?? 10,
       idle_timeout: 30,
       connect_timeout: 5,
+      ...(options.prepare === undefined ? {} : { prepare: options.prepare }),
       // Our SQL never depends on notices; keeping them out of the logs keeps payloads out too.
       onnotice: () => {},
-      connection: {
-        application_name: "church-integration",
-        ...(options.role ? { role: options.role } : {}),
-      } as Record<string, string>,
+      // No session state beyond what a transaction-mode pooler passes on (application_name): each
+      // request sets its role and claims inside its own transaction (withClaims).
+      connection: { application_name: "church-integration" },
     });
   let current = open();
   let broken = false;
@@ -132,16 +135,6 @@ export function createSql(url: string, options: PoolOptions = {}): Sql {
       return typeof value === "function" ? value.bind(pool) : value;
     },
   });
-}
-
-/**
- * The pool for user requests. Its sessions start as `anon`: when a connection dies inside a transaction,
- * postgres.js can run that transaction's next query on a fresh connection, outside the transaction
- * (porsager/postgres PR #1155). Such a query then runs with no privileges and no claims, instead of as
- * the database owner, so a database restart can never show one organization's rows to another.
- */
-export function createUserSql(url: string, options: { max?: number } = {}): Sql {
-  return createSql(url, { ...options, role: "anon" });
 }
 
 export type JwtClaims = Record<string, unknown> & { sub?: string; role?: string };
