@@ -116,7 +116,7 @@ Deno.test("Razorpay subscription webhooks: x-razorpay-signature, x-razorpay-even
     payment: { id: "pay_Rz1", amount: 29900 },
   });
   assertEquals([again.status, again.json.status], [200, "duplicate"]);
-  // The same signed bytes under another event id are the same delivery (issue 13, finding 2).
+  // The same signed bytes under another event id are the same delivery (an inbound replay).
   const sameBytes = await rp("subscription.charged", 2, `evt_other_${sub.id}`, {
     payment: { id: "pay_Rz1", amount: 29900 },
   });
@@ -204,7 +204,7 @@ Deno.test("wrong or missing signature: 401, logged unverified, nothing applied",
   assertEquals(overOtherBytes.status, 401);
   assertEquals((await subscriptionRow(sub.id)).status, "pending");
   assertEquals((await donationsOf(t.organizationId)).length, 0);
-  // Counted per reason, nothing of the bodies kept (issue 13, finding 3).
+  // Counted per reason, nothing of the bodies kept (unverified input is not stored).
   const log = await logRows(t.organizationId);
   assertEquals(log.map((l) => [l.status, l.signature_valid, l.error, l.deliveries, l.payload, l.raw_body]), [
     ["unverified", false, "signature mismatch", 2, null, null],

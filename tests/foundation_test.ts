@@ -148,7 +148,7 @@ Deno.test("db-bootstrap refuses a database without pg_cron preloaded, saying wha
 
 Deno.test("db-bootstrap run again keeps the migrations' revoked privileges: a new table is not truncatable by users", async () => {
   // npm run dev bootstraps on every start; the platform script must not grant back TRUNCATE, REFERENCES
-  // and TRIGGER on tables created after that (issue 13, finding 7).
+  // and TRIGGER on tables created after that.
   const out = await new Deno.Command("bash", { args: ["scripts/db-bootstrap.sh", testDbUrl()], cwd: root })
     .output();
   assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));

@@ -1,5 +1,5 @@
-// Issue 13, findings 2-4, performed as the adversarial review performed them against the payment and
-// messaging receivers: each test is the attack, and what must (not) get through.
+// Replays, unverified input and crowding out, performed as an adversarial review performed them against
+// the payment and messaging receivers: each test is the attack, and what must (not) get through.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { asUser, closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
 import { serveFunction } from "./helpers/server.ts";
@@ -17,9 +17,9 @@ const payments = await serveFunction("payments-webhook", paymentsApp(deps));
 const messaging = await serveFunction("messaging-webhook", messagingApp(deps));
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 23, 9, minute)).toISOString();
 
-// Finding 2 -------------------------------------------------------------------------------------------
+// Replays: the same event under new keys -----------------------------------------------------------------------------------------
 
-Deno.test("13.2 one genuine signed body sent again under five new Idempotency-Keys applies once", async () => {
+Deno.test("replay: one genuine signed body sent again under five new Idempotency-Keys applies once", async () => {
   const t = await paymentTenant();
   const sub = await createSubscription(t.organizationId, { status: "active" });
   const url = `${checkout.base}/${t.organizationId}`;
@@ -37,7 +37,7 @@ Deno.test("13.2 one genuine signed body sent again under five new Idempotency-Ke
   assertEquals(log.map((l) => [l.status, l.deliveries, l.attempts]), [["processed", 6, 1]]);
 });
 
-Deno.test("13.2 an event at the same time as the last applied one never counts a failure twice", async () => {
+Deno.test("replay: an event at the same time as the last applied one never counts a failure twice", async () => {
   const t = await paymentTenant();
   const sub = await createSubscription(t.organizationId, { status: "active" });
   const url = `${checkout.base}/${t.organizationId}`;
@@ -54,7 +54,7 @@ Deno.test("13.2 an event at the same time as the last applied one never counts a
   assertEquals((await subscriptionRow(sub.id)).failure_count, 2);
 });
 
-Deno.test("13.2 a verified body already processed for one organization still applies for another", async () => {
+Deno.test("replay: a verified body already processed for one organization still applies for another", async () => {
   // The content hash is per organization and provider: another tenant's identical body is its own.
   const a = await paymentTenant();
   const b = await paymentTenant();
@@ -76,9 +76,9 @@ Deno.test("13.2 a verified body already processed for one organization still app
   ]);
 });
 
-// Finding 3 -------------------------------------------------------------------------------------------
+// Unverified input: forged and unsigned bodies -----------------------------------------------------------------------------------------
 
-Deno.test("13.3 forged, padded, unsigned payment deliveries leave a bounded trace with no attacker text", async () => {
+Deno.test("unverified input: forged, padded, unsigned payment deliveries leave a bounded trace with no attacker text", async () => {
   const t = await paymentTenant();
   const url = `${payments.base}/${t.organizationId}`;
   const forged = {
@@ -128,7 +128,7 @@ Deno.test("13.3 forged, padded, unsigned payment deliveries leave a bounded trac
   assert(size!.bytes < 2048, `the log holds ${size!.bytes} bytes for 41 forged deliveries`);
 });
 
-Deno.test("13.3 a body nobody can attribute is not kept either", async () => {
+Deno.test("unverified input: a body nobody can attribute is not kept either", async () => {
   const before = await sql()<{ n: number }[]>`
     select count(*)::int as n from public.inbound_webhook_log where organization_id is null`;
   for (let i = 0; i < 10; i++) {
@@ -141,7 +141,7 @@ Deno.test("13.3 a body nobody can attribute is not kept either", async () => {
   for (const r of rows) assertEquals([r.raw_body, r.payload, r.event], [null, null, null]);
 });
 
-Deno.test("13.3 an unsigned 1 MB messaging body naming 6,000 unknown phone-number ids logs a bounded line", async () => {
+Deno.test("unverified input: an unsigned 1 MB messaging body naming 6,000 unknown phone-number ids logs a bounded line", async () => {
   const ids = Array.from({ length: 6000 }, (_, i) => `9${String(i).padStart(6, "0")}${"1".repeat(30)}`);
   const body = {
     object: "whatsapp_business_account",
@@ -183,12 +183,12 @@ Deno.test("13.3 an unsigned 1 MB messaging body naming 6,000 unknown phone-numbe
   assert(captured[0]!.length < 2048, `${captured[0]!.length} bytes of warning log for 5 such bodies`);
 });
 
-// Finding 4 -------------------------------------------------------------------------------------------
+// Crowding out: many candidates for one id -----------------------------------------------------------------------------------------
 
-Deno.test("13.4 eight organizations storing org C's subscription id cannot crowd out C's signed delivery", async () => {
+Deno.test("crowding out: sixty organizations storing org C's subscription id cannot crowd out C's signed delivery", async () => {
   const gatewayId = `sub_target_${crypto.randomUUID().slice(0, 8)}`;
-  // Staff of eight (and more) other organizations insert C's gateway_subscription_id into their own
-  // tenant, organizations older and newer than C.
+  // Staff of sixty other organizations (forty created before C, twenty after) insert C's
+  // gateway_subscription_id into their own tenant.
   const crowd = async () => {
     const other = await paymentTenant();
     await asUser(
@@ -210,7 +210,7 @@ Deno.test("13.4 eight organizations storing org C's subscription id cannot crowd
   assertEquals((await subscriptionRow(sub.id)).status, "paused");
 });
 
-Deno.test("13.4 with the organization in the URL a crowd of candidates is irrelevant, and a forger still gets 401", async () => {
+Deno.test("crowding out: with the organization in the URL a crowd of candidates is irrelevant, and a forger still gets 401", async () => {
   const c = await paymentTenant();
   const sub = await createSubscription(c.organizationId, { status: "active" });
   const body = { event: "cancelled", subscription_id: sub.gatewayId, occurred_at: at(3) };

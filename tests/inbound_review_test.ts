@@ -1,5 +1,6 @@
-// Independent review of issue 14 and issue 13 findings 2-4 (inbound), performed as a retrying provider,
-// an attacker and Razorpay's own documentation would: variants the first round's tests did not try.
+// An independent review of the inbound receivers (replays, unverified input, crowding out), performed as
+// a retrying provider, an attacker and Razorpay's own documentation would: variants the first tests did
+// not try.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
 import { serveFunction } from "./helpers/server.ts";

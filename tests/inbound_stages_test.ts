@@ -1,5 +1,5 @@
 // The inbound pipeline stage by stage, the same table of attacks and failures run against all three
-// receivers (issue 14): bad signature, oversized body, duplicate, replay of an applied payload, and the
+// receivers: bad signature, oversized body, duplicate, replay of an applied payload, and the
 // database connection lost in the middle of applying (the payload stays in the log and one replay
 // through the configuration API applies it exactly once).
 import { assert, assertEquals } from "./helpers/assert.ts";

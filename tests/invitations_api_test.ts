@@ -1,4 +1,4 @@
-// Invitations and leaving through the configuration API as deployed (issue 13, finding 1): an admin
+// Invitations and leaving through the configuration API as deployed: an admin
 // invites, only the invitee's acceptance makes a membership, the invitee's landing organization never
 // moves because of another organization, members leave, the last admin stays; staff, API keys, other
 // organizations and strangers cannot use any of it.

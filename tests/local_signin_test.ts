@@ -1,4 +1,4 @@
-// Issue 11's acceptance on the real local stack: an admin of two organizations switches between them
+// Switching organization on the real local stack: an admin of two organizations switches between them
 // through GET /me and POST /me/active-organization + refreshSession; a member removed between two
 // refreshes is refused at once and refreshed into a token without that organization.
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";

@@ -1,4 +1,4 @@
-// Every deployed function is self-contained (issue 14): its module graph, as `deno info` resolves it
+// Every deployed function is self-contained: its module graph, as `deno info` resolves it
 // from its index.ts, holds only files of its own folder and of _shared/, and nothing under _shared/
 // imports a function folder. Supabase deploys each function with the files it imports; a function that
 // reached into another's folder would ship (and run) that function's code.

@@ -1,5 +1,6 @@
-// Issue 13, outbound findings 5, 6, 11, 12 and 13: each attack as it was performed, kept as a
-// regression test (each failed before its fix).
+// Attacks on outbound webhooks and their operations (existence oracle, internal names, address ranges,
+// Retry-After, an organization's own secret): each as it was performed, kept as a regression test
+// (each failed before its fix).
 import { Webhook } from "standardwebhooks";
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { asUser, closeSql, createTenant, sql, type Tx } from "./helpers/db.ts";
@@ -28,7 +29,7 @@ async function post(base: string, path: string, headers: Record<string, string>,
 const fails = (p: Promise<unknown>) =>
   p.then(() => ({ code: "none", message: "succeeded" }), (e) => ({ code: e.code, message: e.message }));
 
-Deno.test("finding 5: the operations answer alike for another organization's row and a missing one, and lock neither", async () => {
+Deno.test("existence oracle: the operations answer alike for another organization's row and a missing one, and lock neither", async () => {
   const a = await createTenant();
   const b = await createTenant();
   const receiver = await startReceiver(() => new Response("no", { status: 500 }));
@@ -75,7 +76,7 @@ Deno.test("finding 5: the operations answer alike for another organization's row
   }
 });
 
-Deno.test("finding 6: a refused URL names the rule, never the address an internal name resolves to", async () => {
+Deno.test("internal names: a refused URL names the rule, never the address an internal name resolves to", async () => {
   const resolve = (host: string) =>
     host === "db.corp.internal.example"
       ? Promise.resolve(["10.1.2.3"])
@@ -102,7 +103,7 @@ Deno.test("finding 6: a refused URL names the rule, never the address an interna
   }
 });
 
-Deno.test("finding 11 (variant): in development, metadata written in IPv6 translation forms is still refused", () => {
+Deno.test("address ranges: in development, metadata written in IPv6 translation forms is still refused", () => {
   // ::ffff:0:a.b.c.d (SIIT, RFC 6145) and the local-use NAT64 prefix 64:ff9b:1::/48 carry an IPv4
   // address a translator reaches; production refuses both prefixes outright, development must still see
   // the metadata address inside.
@@ -123,7 +124,7 @@ Deno.test("finding 11 (variant): in development, metadata written in IPv6 transl
   assertEquals(blockedAddressReason("::ffff:0:7f00:1", true), null, "loopback stays allowed in development");
 });
 
-Deno.test("finding 11: IPv4-translated and IANA special-purpose ranges are refused; metadata even in development", async () => {
+Deno.test("address ranges: IPv4-translated and IANA special-purpose ranges are refused; metadata even in development", async () => {
   for (
     const a of [
       "::ffff:0:7f00:1", // IPv4-translated ::ffff:0:0/96 (127.0.0.1)
@@ -192,7 +193,7 @@ Deno.test("finding 11: IPv4-translated and IANA special-purpose ranges are refus
   }
 });
 
-Deno.test("finding 12: Retry-After only lengthens our backoff, and is capped", async () => {
+Deno.test("Retry-After only lengthens our backoff, and is capped", async () => {
   const tenant = await createTenant();
   const eager = await startReceiver((_r, i) =>
     new Response("busy", { status: 503, headers: { "retry-after": i % 2 ? "0" : "1" } })
@@ -225,7 +226,7 @@ Deno.test("finding 12: Retry-After only lengthens our backoff, and is capped", a
   }
 });
 
-Deno.test("finding 13: an organization's own secret is accepted and signs both schemes", async () => {
+Deno.test("own secret: an organization's own secret is accepted and signs both schemes", async () => {
   const own = "our-church-webhook-secret-2026";
   const api = await startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
   const receiver = await startReceiver();

@@ -245,7 +245,7 @@ Deno.test("recurring-payment notifications record the donation once, linked to i
   const body = captured("pay_rec1", 50000, { subscription_id: sub.gatewayId });
   const first = await deliver(server.base, body, { secret: t.secret, header: H, key: key() });
   assertEquals(first.status, 200, JSON.stringify(first.json));
-  // The same signed bytes under a new key are the same delivery (issue 13, finding 2).
+  // The same signed bytes under a new key are the same delivery (an inbound replay).
   const second = await deliver(server.base, body, { secret: t.secret, header: H, key: key() });
   assertEquals([second.status, second.json.status], [200, "duplicate"]);
   const rp = await deliver(

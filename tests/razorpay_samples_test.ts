@@ -1,6 +1,6 @@
 // Razorpay's documented sample payloads for every subscription, payment and refund event, signed with
 // x-razorpay-signature and delivered to the receiver that handles them: all accepted once verified
-// (issue 14: liberal in what is accepted), each with the effect its event means.
+// (liberal in what is accepted), each with the effect its event means.
 import { assertEquals, assertMatch } from "./helpers/assert.ts";
 import { closeSql, sql, testDbUrl } from "./helpers/db.ts";
 import { serveFunction } from "./helpers/server.ts";

@@ -1,10 +1,10 @@
-// Issue 13, findings 8, 9 and 10: attacks on the configuration API as deployed (server pool + user pool,
-// tokens verified with the test key, SUPABASE_URL unset as in tests and local runs).
-//   8   a revoked API key was restored by an admin clearing revoked_at;
-//   9   a tampered pagination cursor gave 500 on /deliveries and /inbound-log;
-//   10  a check-constraint name leaked in an error; a JWT without `exp` was accepted; the issuer went
-//       unchecked without SUPABASE_URL; a user token carrying `api_key_id` acted as that API key;
-//       /samples for API keys disagreed with the README.
+// Attacks on the configuration API as deployed (server pool + user pool, tokens verified with the
+// test key, SUPABASE_URL unset as in tests and local runs), each of which once got through:
+//   - a revoked API key was restored by an admin clearing revoked_at;
+//   - a tampered pagination cursor gave 500 on /deliveries and /inbound-log;
+//   - a check-constraint name leaked in an error; a JWT without `exp` was accepted; the issuer went
+//     unchecked without SUPABASE_URL; a user token carrying `api_key_id` acted as that API key;
+//     /samples for API keys disagreed with the README.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { asUser, closeSql, createTenant, sql } from "./helpers/db.ts";
 import { tokenFor } from "./helpers/tokens.ts";
@@ -26,7 +26,7 @@ function rng(s: number) {
   };
 }
 
-Deno.test("finding 9: a tampered cursor on /deliveries and /inbound-log is a 400, never a 500", async () => {
+Deno.test("tampered cursor: a tampered cursor on /deliveries and /inbound-log is a 400, never a 500", async () => {
   const api = await startWebhooksApi();
   try {
     const a = await createTenant();
@@ -67,7 +67,7 @@ Deno.test("finding 9: a tampered cursor on /deliveries and /inbound-log is a 400
   }
 });
 
-Deno.test("finding 9: fuzzed cursors either decode to a timestamp PostgreSQL accepts or are refused as 400", async () => {
+Deno.test("tampered cursor: fuzzed cursors either decode to a timestamp PostgreSQL accepts or are refused as 400", async () => {
   const random = rng(seed);
   const alphabet = "0123456789-+:. TZ:abc\u0000é";
   const base = JSON.stringify(["2026-11-22 10:15:30.123456+00", "3f0e4c1a-1b2c-4d3e-8f40-5a6b7c8d9e0f"]);
@@ -104,7 +104,7 @@ Deno.test("finding 9: fuzzed cursors either decode to a timestamp PostgreSQL acc
   }
 });
 
-Deno.test("finding 10: a check violation answers with the field, never the constraint's name", async () => {
+Deno.test("error details: a check violation answers with the field, never the constraint's name", async () => {
   const api = await startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
   try {
     const a = await createTenant();
@@ -125,7 +125,7 @@ Deno.test("finding 10: a check violation answers with the field, never the const
   }
 });
 
-Deno.test("finding 10: tokens without exp, with a foreign or missing issuer are refused; the local issuer is accepted", async () => {
+Deno.test("token checks: tokens without exp, with a foreign or missing issuer are refused; the local issuer is accepted", async () => {
   const api = await startWebhooksApi();
   try {
     const a = await createTenant();
@@ -151,7 +151,7 @@ Deno.test("finding 10: tokens without exp, with a foreign or missing issuer are 
   }
 });
 
-Deno.test("finding 10: a user token carrying api_key_id is that user, never the API key", async () => {
+Deno.test("token checks: a user token carrying api_key_id is that user, never the API key", async () => {
   const api = await startWebhooksApi();
   try {
     const a = await createTenant();
@@ -202,7 +202,7 @@ Deno.test("finding 10: a user token carrying api_key_id is that user, never the 
   }
 });
 
-Deno.test("finding 10: an API key reads samples only of event types it could subscribe to (README: same rows a subscription delivers)", async () => {
+Deno.test("samples for API keys: an API key reads samples only of event types it could subscribe to (README: same rows a subscription delivers)", async () => {
   const api = await startWebhooksApi();
   try {
     const a = await createTenant();
@@ -231,7 +231,7 @@ Deno.test("finding 10: an API key reads samples only of event types it could sub
   }
 });
 
-Deno.test("finding 8: a key revoked through the API cannot be restored by an admin with direct SQL", async () => {
+Deno.test("revocation is final: a key revoked through the API cannot be restored by an admin with direct SQL", async () => {
   const api = await startWebhooksApi();
   try {
     const a = await createTenant();
@@ -260,7 +260,7 @@ Deno.test("finding 8: a key revoked through the API cannot be restored by an adm
   }
 });
 
-Deno.test("finding 9 (variant): a NUL character or an unpaired surrogate in any body or query field is a 400 naming it, never a 500", async () => {
+Deno.test("malformed text: a NUL character or an unpaired surrogate in any body or query field is a 400 naming it, never a 500", async () => {
   const api = await startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
   try {
     const a = await createTenant();

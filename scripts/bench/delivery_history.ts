@@ -2,7 +2,7 @@
 // each, events over the last 30 days, each delivered to every endpoint (the measured organization also
 // has a fifth endpoint that gets 0.5% of its events). The measured organization holds 100,000
 // deliveries or its even share, whichever is more (at 1M it holds a tenth of everything, so a page
-// 50,000 rows deep exists; at 10M every organization holds 100,000, the scale); the others share
+// 50,000 rows deep exists; at 10M every organization holds 100,000, the target scale); the others share
 // the rest. The newest minutes are still pending, 2% permanently failed after 16 attempts over their
 // 24-hour retry window, the rest delivered at the first attempt.
 //

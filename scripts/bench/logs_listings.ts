@@ -119,7 +119,7 @@ export async function timeListings(
 
 /**
  * Side by side: the first pages of the default and status listings without webhook_deliveries_log_idx
- * (dropped in a transaction that is rolled back), which is what the table had before issue 16.
+ * (dropped in a transaction that is rolled back), which is what the table had before that index existed.
  */
 export async function timeWithoutLogIndex(sql: postgres.Sql, organizationId: string, runs: number) {
   const { claims } = await logsAdmin(sql, organizationId);

@@ -1,4 +1,4 @@
-// Webhook Logs and retention at the issue's scale: 10M deliveries across 100 organizations (100,000
+// Webhook Logs and retention at the target scale: 10M deliveries across 100 organizations (100,000
 // each), with every attempt and event that history implies.
 //   bash scripts/bench/run.sh logs_scale [deliveries=10000000] [runs=30] [retention_days=27]
 // 1. loads 30 days of history (scripts/bench/delivery_history.ts) and reports the tables' sizes with

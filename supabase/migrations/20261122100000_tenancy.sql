@@ -9,7 +9,7 @@
 -- `public`. Row-level security filters rows for select, insert, update and delete, but TRUNCATE skips it
 -- (one staff member could empty every organization's table), REFERENCES lets a foreign key probe other
 -- tenants' keys and TRIGGER runs the grantee's code on everyone's writes. No user role gets them, on
--- any table made from here on by the role that runs migrations (issue 13, finding 7).
+-- any table made from here on by the role that runs migrations.
 alter default privileges in schema public revoke truncate, references, trigger on tables from anon, authenticated;
 
 -- The login of the Edge Functions' user-request pool. NOINHERIT: on its own it holds none of anon's or

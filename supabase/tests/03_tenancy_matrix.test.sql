@@ -77,7 +77,7 @@ begin
   select d.id into delivery from public.webhook_deliveries d where d.organization_id = org limit 1;
   insert into public.webhook_delivery_attempts (organization_id, delivery_id, attempt_number, attempted_at, response_status)
     values (org, delivery, 1, now(), 200);
-  -- Log retention (issue 16)
+  -- Log retention
   insert into public.organization_log_retention (organization_id, webhook_log_days) values (org, 30);
   -- Payment webhooks
   insert into public.donation_refunds (organization_id, donation_id, gateway_refund_id, gateway_payment_id, amount_minor, currency, status)

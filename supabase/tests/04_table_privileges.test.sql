@@ -1,4 +1,4 @@
--- Privileges row-level security does not cover (issue 13, findings 7 and 8).
+-- Privileges row-level security does not cover, and revocation that cannot be undone.
 --   * TRUNCATE skips RLS entirely, REFERENCES lets a foreign key probe another tenant's keys, TRIGGER
 --     lets code run on other tenants' writes: no user role holds any of them on any table of an
 --     exposed schema, today's tables or tables added later.
@@ -76,7 +76,7 @@ select tests.clear_act_as();
 select is((select count(*)::int from public.donations where organization_id = 'e1000000-0000-4000-8000-000000000000'), 1,
   'the other organization''s donations are still there');
 
--- Finding 8: revocation is final. The admin revokes a key, then tries to restore it.
+-- Revocation is final. The admin revokes a key, then tries to restore it.
 insert into public.organization_api_keys (id, organization_id, name, key_prefix, key_hash) values
   ('d5000000-0000-4000-8000-000000000001', 'd1000000-0000-4000-8000-000000000000', 'Zapier', 'orgkey_abcdefg',
    encode(sha256('revocation-is-final'::bytea), 'hex'));

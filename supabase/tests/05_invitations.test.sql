@@ -1,4 +1,4 @@
--- Memberships are consented to (issue 13, finding 1). The attack as reported: an admin of A enrolls a
+-- Memberships are consented to. The attack as reported: an admin of A enrolls a
 -- member of B with a 1970 created_at, the hook then lands the victim in A. Now: no user writes a
 -- membership row, an admin invites, only the invitee's acceptance creates the membership (with
 -- server-set columns), a member can leave, the last admin cannot, and nothing A does moves the victim.

@@ -2,7 +2,7 @@
 // revoke invitations; the invitee, holding the invitation's token (the link that was sent), sees what
 // it is for and accepts it; a member leaves. An account's e-mail address is never taken as proof that
 // an invitation is theirs (sign-up can confirm any address), so nothing is listed or accepted by it. Memberships exist only
-// because their user accepted (issue 13, finding 1). Everything runs as the caller through the SQL
+// because their user accepted. Everything runs as the caller through the SQL
 // functions of 20261122100300_invitations.sql, which check who may do what; API keys cannot manage
 // people.
 import { z } from "zod";
