@@ -43,40 +43,78 @@ Deno.test("the API role runs under the guard: an UPDATE without WHERE is refused
   }
 });
 
-Deno.test("an API write wakes the dispatcher under the guard (pg_net and Vault played by stand-ins)", async () => {
+/**
+ * Plays pg_net and Vault for `fn`: `net.http_post` records each queued request's URL and body in
+ * `net.posted` instead of sending it. Both schemas are dropped afterwards.
+ */
+async function withNetStandIn(fn: () => Promise<void>): Promise<void> {
   const db = sql();
-  const org = await createOrganization();
-  const endpoint = await createEndpoint(org, "https://guard.example.org/hook", ["member.created"]);
   await db`create schema net`;
   try {
-    await db`create table net.posted (id bigserial primary key, body jsonb)`;
+    await db`create table net.posted (id bigserial primary key, url text, body jsonb)`;
     await db`create function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
                                            headers jsonb default '{}', timeout_milliseconds integer default 5000)
-             returns bigint language sql as $$ insert into net.posted (body) values (body) returning id $$`;
+             returns bigint language sql as $$ insert into net.posted (url, body) values (url, body) returning id $$`;
     await db`grant usage on schema net to public`;
     await db`create schema vault`;
     await db`create table vault.decrypted_secrets (name text, decrypted_secret text)`;
     await db`insert into vault.decrypted_secrets values ('project_url', 'https://ref.example.org'),
                                                         ('webhook_dispatch_secret', 'guard-secret')`;
-    await db`update private.webhook_dispatch_wake set woken_at = '-infinity' where singleton`;
-
-    const api = apiPool();
-    try {
-      await asService(
-        api,
-        (tx) => tx`insert into public.members (organization_id, first_name) values (${org}, 'Woken')`,
-      );
-    } finally {
-      await api.end();
-    }
-    const posted = await db<{ body: Record<string, unknown> }[]>`select body from net.posted`;
-    assertEquals(posted.length, 1, "one wake-up request queued by the API write");
-    assertEquals(posted[0]!.body.stop_when_idle, true);
+    await fn();
   } finally {
     await db`drop schema if exists net cascade`;
     await db`drop schema if exists vault cascade`;
+  }
+}
+
+Deno.test("an API write wakes the dispatcher under the guard (pg_net and Vault played by stand-ins)", async () => {
+  const db = sql();
+  const org = await createOrganization();
+  const endpoint = await createEndpoint(org, "https://guard.example.org/hook", ["member.created"]);
+  try {
+    await withNetStandIn(async () => {
+      await db`update private.webhook_dispatch_wake set woken_at = '-infinity' where singleton`;
+      const api = apiPool();
+      try {
+        await asService(
+          api,
+          (tx) => tx`insert into public.members (organization_id, first_name) values (${org}, 'Woken')`,
+        );
+      } finally {
+        await api.end();
+      }
+      const posted = await db<{ url: string; body: Record<string, unknown> }[]>`
+        select url, body from net.posted where url like '%/webhook-dispatcher'`;
+      assertEquals(posted.length, 1, "one wake-up request queued by the API write");
+      assertEquals(posted[0]!.body.stop_when_idle, true);
+    });
+  } finally {
     await retireEndpoints(endpoint.id);
   }
+});
+
+Deno.test("an admin's invitation through the API queues its mail and wakes the mail sender under the guard", async () => {
+  const db = sql();
+  const org = await createOrganization();
+  const admin = await createUser();
+  await addMember(admin.id, org, "admin");
+  const invitee = `guard-${crypto.randomUUID()}@example.org`;
+  await withNetStandIn(async () => {
+    await db`update private.mail_sender_wake set woken_at = '-infinity' where singleton`;
+    const api = apiPool();
+    try {
+      await withClaims(api, claimsFor(admin, org), async (tx) => {
+        await tx`select public.create_invitation(${invitee}, 'staff')`;
+      });
+    } finally {
+      await api.end();
+    }
+    const [mail] = await db<{ n: number }[]>`
+      select count(*)::int as n from private.mail_outbox where recipient = ${invitee}`;
+    assertEquals(mail!.n, 1, "the invitation's mail is queued in the same transaction");
+    const posted = await db<{ url: string }[]>`select url from net.posted where url like '%/mail-sender'`;
+    assertEquals(posted.length, 1, "one wake-up of the mail sender queued by the API write");
+  });
 });
 
 Deno.test("every trigger path an API write reaches runs under the guard", async () => {
