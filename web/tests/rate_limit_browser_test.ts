@@ -1,7 +1,8 @@
 // An endpoint's rate limit in the settings page, in a real browser against the real dev stack (its
 // local dispatcher included) and a loopback receiver: set on add, changed and cleared on edit (checked
 // in the database), a value out of range refused at the field, by the page and by the API; and the card
-// of an endpoint its receiver paused with 429 and Retry-After. axe-core runs on every state shown.
+// of an endpoint its receiver paused with 429 and Retry-After. axe-core finds no violation of any impact
+// on any state shown.
 //
 // WEB_DOCS_IMAGES=1 also writes the guides' screenshots of these screens to docs/images/.
 import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
@@ -15,6 +16,7 @@ import {
   docsImage,
   focused,
   launchBrowser,
+  seriousA11yViolations,
   serveStatic,
 } from "./helpers/browser.ts";
 
@@ -35,8 +37,14 @@ let organizationId: string;
 const problems: string[] = [];
 const consoleLines: string[] = [];
 
+/** Screenshots at both sizes and axe there; and here, as on the Erase a person page, no violation of any impact. */
 async function check(name: string) {
   problems.push(...await captureAndCheck(page, `rate-${name}`));
+  for (const v of await seriousA11yViolations(page, true)) {
+    problems.push(
+      `${name}: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
+    );
+  }
 }
 
 async function storedRate(): Promise<(number | null)[]> {
@@ -51,7 +59,9 @@ async function refusedAt(field: Locator, message: string) {
   await error.getByText(message, { exact: true }).waitFor();
   assertEquals(await field.getAttribute("aria-invalid"), "true");
   assert(
-    (await field.getAttribute("aria-describedby"))!.split(" ").includes((await error.getAttribute("id"))!),
+    (await field.getAttribute("aria-describedby"))!.split(" ").includes(
+      (await error.getAttribute("id"))!,
+    ),
     "the error describes the field",
   );
   assertEquals((await focused(page)).id, await field.getAttribute("id"));
@@ -62,36 +72,45 @@ async function refusedAt(field: Locator, message: string) {
   );
 }
 
-Deno.test("setup: dev stack, an admin, the production build, a receiver, Chromium", opts, async () => {
-  const admin = await upsertDevUser({
-    email: ADMIN,
-    password: "demo-password",
-    organization: `First Church ${run}`,
-    role: "admin",
-  });
-  organizationId = admin.organizationId!;
-  await sql()`insert into public.user_active_organization (user_id, organization_id)
+Deno.test(
+  "setup: dev stack, an admin, the production build, a receiver, Chromium",
+  opts,
+  async () => {
+    const admin = await upsertDevUser({
+      email: ADMIN,
+      password: "demo-password",
+      organization: `First Church ${run}`,
+      role: "admin",
+    });
+    organizationId = admin.organizationId!;
+    await sql()`insert into public.user_active_organization (user_id, organization_id)
               values (${admin.userId}, ${organizationId})
               on conflict (user_id) do update set organization_id = excluded.organization_id`;
-  stack = await startDevStack();
-  webDir = await buildWeb(stack.url, stack.anonKey);
-  site = serveStatic(webDir);
-  receiver = await startReceiver();
-  browser = await launchBrowser();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-  page.setDefaultTimeout(15_000);
-  page.on(
-    "console",
-    (m: { type(): string; text(): string }) => consoleLines.push(`${m.type()}: ${m.text()}`),
-  );
-  page.on("pageerror", (e: Error) => consoleLines.push(`pageerror: ${e.message}`));
+    stack = await startDevStack();
+    webDir = await buildWeb(stack.url, stack.anonKey);
+    site = serveStatic(webDir);
+    receiver = await startReceiver();
+    browser = await launchBrowser();
+    page = await (await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+    })).newPage();
+    page.setDefaultTimeout(15_000);
+    page.on(
+      "console",
+      (m: { type(): string; text(): string }) => consoleLines.push(`${m.type()}: ${m.text()}`),
+    );
+    page.on(
+      "pageerror",
+      (e: Error) => consoleLines.push(`pageerror: ${e.message}`),
+    );
 
-  await page.goto(`${site.url}/auth`);
-  await page.getByLabel("E-mail").fill(ADMIN);
-  await page.getByLabel("Password").fill("demo-password");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/settings\/integrations\/webhooks$/);
-});
+    await page.goto(`${site.url}/auth`);
+    await page.getByLabel("E-mail").fill(ADMIN);
+    await page.getByLabel("Password").fill("demo-password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(/\/settings\/integrations\/webhooks$/);
+  },
+);
 
 Deno.test(
   "add: a rate out of range is refused at the field; 5 is stored and shown on the card",
@@ -103,23 +122,27 @@ Deno.test(
     const rate = page.getByLabel(RATE);
     // What it is for is said beside it.
     assertMatch(
-      (await page.locator(`#${(await rate.getAttribute("aria-describedby"))!}`).textContent())!,
+      (await page.locator(`#${(await rate.getAttribute("aria-describedby"))!}`)
+        .textContent())!,
       /Zapier, Make or n8n/,
     );
     await rate.fill("5");
     await docsImage(page.locator("form.panel"), "endpoint-form-rate-limit");
     for (const typed of ["0", "1001", "2.5", "five"]) {
       await rate.fill(typed);
-      await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+      await page.getByRole("button", { name: "Add endpoint", exact: true })
+        .click();
       await refusedAt(rate, PAGE_SAYS);
     }
     assertEquals(await storedRate(), [], "nothing was added");
     await check("add-refused");
 
     await rate.fill(" 5 ");
-    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+    await page.getByRole("button", { name: "Add endpoint", exact: true })
+      .click();
     await page.getByRole("button", { name: "I have saved the secret" }).click();
-    await page.locator("li.card").getByText("At most 5 deliveries a second.").waitFor();
+    await page.locator("li.card").getByText("At most 5 deliveries a second.")
+      .waitFor();
     assertEquals(await storedRate(), [5]);
   },
 );
@@ -131,7 +154,11 @@ Deno.test(
     const card = page.locator("li.card");
     await card.getByRole("button", { name: "Edit" }).click();
     const rate = card.getByLabel(RATE);
-    assertEquals(await rate.inputValue(), "5", "the form starts from the stored limit");
+    assertEquals(
+      await rate.inputValue(),
+      "5",
+      "the form starts from the stored limit",
+    );
     await rate.fill("20");
     await card.getByRole("button", { name: "Save changes" }).click();
     await card.getByText("At most 20 deliveries a second.").waitFor();
@@ -142,7 +169,9 @@ Deno.test(
     await card.getByRole("button", { name: "Edit" }).click();
     await page.route("**/functions/v1/webhooks/endpoints/*", async (route) => {
       const body = route.request().postDataJSON();
-      await route.continue({ postData: JSON.stringify({ ...body, rate_limit_per_second: 5000 }) });
+      await route.continue({
+        postData: JSON.stringify({ ...body, rate_limit_per_second: 5000 }),
+      });
     });
     await rate.fill("30");
     await card.getByRole("button", { name: "Save changes" }).click();
@@ -165,7 +194,12 @@ Deno.test(
   opts,
   async () => {
     await sql()`update public.webhook_endpoints set rate_limit_per_second = 5 where organization_id = ${organizationId}`;
-    receiver.respond(() => new Response("slow down", { status: 429, headers: { "retry-after": "3600" } }));
+    receiver.respond(() =>
+      new Response("slow down", {
+        status: 429,
+        headers: { "retry-after": "3600" },
+      })
+    );
     const before = receiver.requests.length;
     await sql()`insert into public.members (organization_id, first_name, last_name, primary_phone)
                 values (${organizationId}, 'Ada', 'Browser', '+1 555 0100')`;
@@ -184,7 +218,9 @@ Deno.test(
 
     await page.reload();
     const card = page.locator("li.card");
-    const paused = card.locator(".warn").filter({ hasText: "Paused by the receiver until" });
+    const paused = card.locator(".warn").filter({
+      hasText: "Paused by the receiver until",
+    });
     await paused.waitFor();
     assertMatch((await paused.textContent())!, /429 Too Many Requests/);
     assertEquals(
@@ -198,16 +234,21 @@ Deno.test(
   },
 );
 
-Deno.test("no accessibility problem on any screen; nothing wrong in the console", opts, () => {
-  assertEquals(problems, []);
-  assertEquals(
-    consoleLines.filter((l) =>
-      /Content Security Policy/i.test(l) ||
-      (/^(pageerror|error|warning|assert)/.test(l) && !/^error: Failed to load resource: /.test(l))
-    ),
-    [],
-  );
-});
+Deno.test(
+  "no accessibility problem on any screen; nothing wrong in the console",
+  opts,
+  () => {
+    assertEquals(problems, []);
+    assertEquals(
+      consoleLines.filter((l) =>
+        /Content Security Policy/i.test(l) ||
+        (/^(pageerror|error|warning|assert)/.test(l) &&
+          !/^error: Failed to load resource: /.test(l))
+      ),
+      [],
+    );
+  },
+);
 
 Deno.test("teardown", opts, async () => {
   // Its deliveries are still due: the next file's dispatcher must not get them.

@@ -13,9 +13,16 @@ const docsImagesDir = new URL("../../../docs/images/", import.meta.url).pathname
  * With WEB_DOCS_IMAGES=1, a screenshot of the page or of one element of it for the guides, as
  * docs/images/<name>.png (test artifacts are not kept; these are committed). Otherwise nothing.
  */
-export async function docsImage(what: Page | Locator, name: string): Promise<void> {
+export async function docsImage(
+  what: Page | Locator,
+  name: string,
+): Promise<void> {
   if (Deno.env.get("WEB_DOCS_IMAGES") !== "1") return;
-  await what.screenshot({ path: `${docsImagesDir}${name}.png`, animations: "disabled", scale: "css" });
+  await what.screenshot({
+    path: `${docsImagesDir}${name}.png`,
+    animations: "disabled",
+    scale: "css",
+  });
 }
 
 /**
@@ -187,9 +194,10 @@ export interface A11yViolation {
   targets: string[];
 }
 
-/** axe-core on the page as it is now; returns the serious and critical violations. */
+/** axe-core on the page as it is now; returns the serious and critical violations (`everyImpact`: all). */
 export async function seriousA11yViolations(
   page: Page,
+  everyImpact = false,
 ): Promise<A11yViolation[]> {
   const loaded = await page.evaluate(() => "axe" in globalThis);
   if (!loaded) {
@@ -207,7 +215,7 @@ export async function seriousA11yViolations(
     }[];
   };
   return result.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .filter((v) => everyImpact || v.impact === "serious" || v.impact === "critical")
     .map((v) => ({
       id: v.id,
       impact: v.impact,
