@@ -102,7 +102,11 @@ Deno.test("a 429 with Retry-After pauses the endpoint, not only the delivery; th
       body: JSON.stringify({ rate_limit_per_second: 0 }),
     });
     assertEquals(refused.status, 400);
-    await refused.body?.cancel();
+    // Said so that the settings page can show it at the field as it is: the range, in words.
+    assertEquals((await refused.json()).error.details.fields, [{
+      field: "rate_limit_per_second",
+      message: "must be a whole number from 1 to 1000 (deliveries a second); no value means no limit",
+    }]);
 
     await addMembers(tenant.organizationId, 5);
     // One at a time, so the 429 comes back before anything else is sent.

@@ -6,7 +6,7 @@
 import { assert, assertEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
-import { buildWeb, captureAndCheck, launchBrowser, serveStatic } from "./helpers/browser.ts";
+import { buildWeb, captureAndCheck, docsImage, launchBrowser, serveStatic } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const PASSWORD = "demo-password";
@@ -55,6 +55,7 @@ Deno.test(
       await page.getByText(`You are invited to join ${church} as staff.`).waitFor();
       assertEquals(new URL(page.url()).pathname, "/invitations/accept", "the link kept its address");
       const problems = await captureAndCheck(page, "invitation");
+      await docsImage(page.locator("main"), "invitation-accept");
 
       await page.getByRole("button", { name: `Join ${church}` }).click();
       await page.getByText(`You have joined ${church}.`).waitFor();

@@ -19,7 +19,11 @@ export const Secret = z.string().refine(
 );
 
 // Deliveries a second an endpoint may receive: small servers and automation plans limit requests.
-export const RateLimit = z.number().int().min(1).max(1000);
+// One message for every way a value can be wrong: the settings page shows it at its field, to an admin.
+const RATE_LIMIT_MESSAGE =
+  "must be a whole number from 1 to 1000 (deliveries a second); no value means no limit";
+export const RateLimit = z.number(RATE_LIMIT_MESSAGE).int(RATE_LIMIT_MESSAGE).min(1, RATE_LIMIT_MESSAGE)
+  .max(1000, RATE_LIMIT_MESSAGE);
 
 export const Endpoint = z.object({
   id: z.uuid(),

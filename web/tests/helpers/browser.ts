@@ -2,11 +2,28 @@
 // a static host for it (with the fallback every static host offers), Debian's Chromium through
 // playwright-core, screenshots and an axe-core accessibility check.
 import { gzipSync } from "node:zlib";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import axe from "axe-core";
 
 const webDir = new URL("../../", import.meta.url).pathname;
 export const artifactsDir = `${webDir}tests/artifacts`;
+const docsImagesDir = new URL("../../../docs/images/", import.meta.url).pathname;
+
+/**
+ * With WEB_DOCS_IMAGES=1, a screenshot of the page or of one element of it for the guides, as
+ * docs/images/<name>.png (test artifacts are not kept; these are committed). Otherwise nothing.
+ */
+export async function docsImage(
+  what: Page | Locator,
+  name: string,
+): Promise<void> {
+  if (Deno.env.get("WEB_DOCS_IMAGES") !== "1") return;
+  await what.screenshot({
+    path: `${docsImagesDir}${name}.png`,
+    animations: "disabled",
+    scale: "css",
+  });
+}
 
 /**
  * `vite build` of web/ for this stack, into a temporary directory. `debug`: a development build, with
@@ -177,9 +194,10 @@ export interface A11yViolation {
   targets: string[];
 }
 
-/** axe-core on the page as it is now; returns the serious and critical violations. */
+/** axe-core on the page as it is now; returns the serious and critical violations (`everyImpact`: all). */
 export async function seriousA11yViolations(
   page: Page,
+  everyImpact = false,
 ): Promise<A11yViolation[]> {
   const loaded = await page.evaluate(() => "axe" in globalThis);
   if (!loaded) {
@@ -197,7 +215,7 @@ export async function seriousA11yViolations(
     }[];
   };
   return result.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .filter((v) => everyImpact || v.impact === "serious" || v.impact === "critical")
     .map((v) => ({
       id: v.id,
       impact: v.impact,

@@ -1,5 +1,5 @@
-// Add or edit an endpoint: its URL (with what this deployment accepts), description, events and, when
-// adding, the signing secret. Errors show at their field only, and focus goes to the first one.
+// Add or edit an endpoint: its URL (with what this deployment accepts), description, events, an optional
+// rate limit and, when adding, the signing secret. Errors show at their field only, and focus goes to the first one.
 import { useEffect, useId, useRef, useState } from "react";
 import {
   api,
@@ -16,7 +16,20 @@ import { secretChecks, SecretChoice, type SecretMode } from "./SecretChoice.tsx"
 import "./EndpointForm.css";
 
 type EventType = Endpoint["events"][number];
-type Fields = Partial<Record<"url" | "events" | "secret", string>>;
+type Field = "url" | "events" | "rate_limit_per_second" | "secret";
+type Fields = Partial<Record<Field, string>>;
+const FIELD_ORDER: readonly Field[] = ["url", "events", "rate_limit_per_second", "secret"];
+
+const RATE_RANGE = "Enter a whole number from 1 to 1000, or leave it empty for no limit.";
+
+/** The rate limit as typed: empty is no limit (null); anything but a whole number 1 to 1000 is refused. */
+function parseRate(text: string): { value: number | null } | { error: string } {
+  const t = text.trim();
+  if (t === "") return { value: null };
+  if (!/^\d+$/.test(t)) return { error: RATE_RANGE };
+  const n = Number(t);
+  return n >= 1 && n <= 1000 ? { value: n } : { error: RATE_RANGE };
+}
 
 const URL_HELP: Record<TargetPolicy, string> = {
   public_https: "An https address on the public internet. Local and private network addresses are refused.",
@@ -41,10 +54,12 @@ export function EndpointForm(
   const [events, setEvents] = useState<EventType[]>(endpoint?.events ?? []);
   const [secretMode, setSecretMode] = useState<SecretMode>("generate");
   const [ownSecret, setOwnSecret] = useState("");
+  const [rate, setRate] = useState(endpoint?.rate_limit_per_second?.toString() ?? "");
   const [fieldErrors, setFieldErrors] = useState<Fields>({});
   const refs = {
     url: useRef<HTMLInputElement>(null),
     events: useRef<HTMLFieldSetElement>(null),
+    rate_limit_per_second: useRef<HTMLInputElement>(null),
     secret: useRef<HTMLInputElement>(null),
   };
   const editing = !!endpoint;
@@ -54,13 +69,13 @@ export function EndpointForm(
   /** Shows these errors at their fields (and no others) and takes the person to the first. */
   function showErrors(errors: Fields) {
     setFieldErrors(errors);
-    const first = (["url", "events", "secret"] as const).find((f) => errors[f]);
+    const first = FIELD_ORDER.find((f) => errors[f]);
     if (first === "events") {
       refs.events.current?.querySelector("input")?.focus();
     } else if (first) refs[first].current?.focus();
   }
 
-  const save = useAction(async () => {
+  const save = useAction(async (rateLimit: number | null) => {
     try {
       if (endpoint) {
         await unwrap(api.PATCH("/webhooks/endpoints/{id}", {
@@ -69,6 +84,7 @@ export function EndpointForm(
             url: url.trim(),
             events,
             description: description.trim() || null,
+            rate_limit_per_second: rateLimit, // null: a limit cleared on the page is removed
           },
         }));
         onSaved();
@@ -78,6 +94,7 @@ export function EndpointForm(
             url: url.trim(),
             events,
             ...(description.trim() ? { description: description.trim() } : {}),
+            ...(rateLimit !== null ? { rate_limit_per_second: rateLimit } : {}),
             ...(secretMode === "own" ? { secret: ownSecret } : {}),
           },
         }));
@@ -109,6 +126,8 @@ export function EndpointForm(
         const local: Fields = {};
         if (!url.trim()) local.url = "Enter the address that should receive the events.";
         if (events.length === 0) local.events = "Choose at least one event.";
+        const parsedRate = parseRate(rate);
+        if ("error" in parsedRate) local.rate_limit_per_second = parsedRate.error;
         if (
           !editing && secretMode === "own" &&
           !secretChecks(ownSecret).every((c) => c.ok)
@@ -121,7 +140,7 @@ export function EndpointForm(
           return;
         }
         setFieldErrors({});
-        save.mutate();
+        save.mutate("value" in parsedRate ? parsedRate.value : null);
       }}
     >
       <h2 id={`${id}-title`}>
@@ -198,6 +217,26 @@ export function EndpointForm(
           </p>
         )}
       </fieldset>
+      <label htmlFor={`${id}-rate`}>Maximum deliveries per second (optional)</label>
+      <input
+        id={`${id}-rate`}
+        ref={refs.rate_limit_per_second}
+        className="rate"
+        inputMode="numeric"
+        autoComplete="off"
+        value={rate}
+        aria-invalid={fieldErrors.rate_limit_per_second ? true : undefined}
+        aria-describedby={`${id}-rate-help${fieldErrors.rate_limit_per_second ? ` ${id}-rate-err` : ""}`}
+        onChange={(e) => setRate(e.currentTarget.value)}
+      />
+      <p id={`${id}-rate-help`} className="help">
+        For receivers that accept only so many requests a second, such as a small server or a Zapier, Make or
+        n8n plan: deliveries then wait their turn instead of being refused. 1 to 1000; empty means no limit.
+      </p>
+      {fieldErrors.rate_limit_per_second && (
+        <p id={`${id}-rate-err`} className="field-error">{fieldErrors.rate_limit_per_second}</p>
+      )}
+
       {!editing && (
         <SecretChoice
           mode={secretMode}
