@@ -150,6 +150,7 @@ export function EndpointForm(
       <input
         id={`${id}-url`}
         ref={refs.url}
+        className="wide-input"
         type="url"
         inputMode="url"
         placeholder="https://example.org/webhooks/church"
@@ -167,6 +168,7 @@ export function EndpointForm(
       <input
         id={`${id}-desc`}
         value={description}
+        className="wide-input"
         maxLength={500}
         placeholder="e.g. Our CRM, Zapier – new members"
         onChange={(e) => setDescription(e.currentTarget.value)}
