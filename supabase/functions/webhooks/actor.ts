@@ -1,6 +1,7 @@
 // Who is calling the configuration API: a person (Supabase JWT, RLS applies with their claims) or an
 // organization API key (automation platforms). Either way the request ends up with claims that
 // `withClaims` turns into an `authenticated` transaction, so row-level security decides what it sees.
+// @see docs/authentication.md#who-can-call-the-configuration-api
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../_shared/app.ts";
 import { bearerToken, type TokenVerifier, type UserClaims, UUID } from "../_shared/auth.ts";
