@@ -3,7 +3,7 @@
 -- The JWT says which organization a user acts for (`organization_id`, put there by the access-token
 -- hook). The claim alone is never trusted for access: every policy also requires a live `profiles` row
 -- for (auth.uid(), that organization), so a member removed from an organization loses access at once,
--- not when the token expires.
+-- not when the token expires. See docs/architecture.md#tenancy
 
 -- Supabase's default privileges give anon and authenticated every table privilege on what is created in
 -- `public`. Row-level security filters rows for select, insert, update and delete, but TRUNCATE skips it
@@ -12,12 +12,10 @@
 -- any table made from here on by the role that runs migrations.
 alter default privileges in schema public revoke truncate, references, trigger on tables from anon, authenticated;
 
--- The login of the Edge Functions' user-request pool. NOINHERIT: on its own it holds none of anon's or
--- authenticated's privileges; each request becomes one of them inside its own transaction
--- (set_config('role', …, true)), which works through a transaction-mode pooler, unlike a startup role.
--- A query the driver ends up running outside that transaction (a reconnect mid-transaction) therefore
--- runs with nothing, never as postgres. No password here: the operator enables the login once per
--- project (docs/operations.md, "Configuration"); scripts/db-bootstrap.sh does it for a local database.
+-- The login of the Edge Functions' user-request pool. NOINHERIT, so a query outside a request's
+-- transaction runs with nothing, never as postgres. No password here: the operator enables the login
+-- once per project; scripts/db-bootstrap.sh does it for a local database.
+-- See docs/operations.md#through-the-pooler
 do $$
 begin
   if not exists (select from pg_roles where rolname = 'edge_user') then
