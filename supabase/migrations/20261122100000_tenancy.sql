@@ -140,11 +140,9 @@ as $$
   )
 $$;
 
--- Whether the caller's access token belongs to a session Supabase Auth still has: not signed out, not
--- revoked (refresh-token reuse, password change), not past its not_after. Supabase Auth puts the
--- session's id into every access token it issues (`session_id`, the primary key of auth.sessions), and
--- the token outlives the session by up to jwt_expiry; sensitive operations ask this (the configuration
--- API does on every request). A token naming no session, or another user's, has no live session.
+-- Whether the caller's access token (`session_id`) belongs to a session Supabase Auth still has: a token
+-- outlives its session by up to jwt_expiry. A token naming no session, or another user's, has none.
+-- See docs/authentication.md#who-can-call-the-configuration-api
 -- PL/pgSQL, whose statement plans are kept per connection, where a SQL function's body would be planned
 -- on every call: a third of the cost (scripts/bench/caller_check.ts).
 create function private.session_is_live() returns boolean

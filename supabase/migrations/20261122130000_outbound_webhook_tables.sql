@@ -207,7 +207,7 @@ as $$ select 3 $$;
 -- makes it. The claim gives a paced endpoint only the sends due within private.webhook_pace_horizon(),
 -- each with its own start time, and moves next_send_at on; the dispatcher waits for each start.
 -- Unlogged like the leases: after a database crash the pace starts afresh, from now. Rows of endpoints
--- gone, or long idle, are cleared by housekeeping.
+-- gone, or long idle, are cleared by housekeeping. See docs/outbound-webhooks.md#rate-limits-and-429
 create unlogged table private.webhook_endpoint_pace (
   endpoint_id uuid primary key,
   next_send_at timestamptz not null
