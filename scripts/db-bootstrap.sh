@@ -6,6 +6,7 @@
 #   2. Supabase's platform objects where missing (scripts/supabase-platform.sql);
 #   3. supabase/migrations applied with the Supabase CLI.
 # Usage: scripts/db-bootstrap.sh [postgres-url]   (default: $SUPABASE_DB_URL or the local cluster)
+# See docs/getting-started.md#prerequisites
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

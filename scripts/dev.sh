@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One command for the whole local service: dependencies, the local database prepared like a Supabase
 # one (platform objects, pg_cron, migrations), then every function on http://127.0.0.1:54321.
+# See docs/getting-started.md#run-the-service
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

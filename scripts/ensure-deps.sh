@@ -2,6 +2,7 @@
 # Installs what the project needs on a fresh machine, and nothing when it is already there:
 # the pinned CLIs (npm ci), and as root the Debian packages for pg_cron, pgTAP, pg_prove and
 # pg_virtualenv. Safe to run every time.
+# See docs/getting-started.md#prerequisites
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -5,6 +5,7 @@
 # configuration, log and pid file; `kill "$(cat DIR/pgbouncer.pid)"` stops it).
 # Few server connections for many clients: consecutive transactions of one client land on different
 # server connections, which is what breaks session state and prepared statements.
+# See docs/operations.md#through-the-pooler
 set -euo pipefail
 dir=$1
 mkdir -p "$dir"

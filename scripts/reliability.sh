@@ -8,6 +8,7 @@
 #                                         1,000 WhatsApp messages through killed applies
 # Sizes can also be set one by one: FAULT_REQUESTS, FAULT_CONCURRENCY, HOSTILE_SEED, HOSTILE_COUNT,
 # DISPATCH_EVENTS, DISPATCH_KILLS, PROBE_EVENTS, PROBE_ROUNDS, FAULT_WHATSAPP_MESSAGES.
+# See docs/development.md#reliability-suites
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs inside pg_virtualenv (PGHOST/PGPORT/PGUSER/PGPASSWORD point at the throwaway cluster).
 # Usage: test-in-cluster.sh RESULTS_DIR N_SQL SQL_TARGETS... DENO_TARGETS...
+# See docs/development.md#tests
 set -uo pipefail
 results=$1
 nsql=$2

@@ -9,6 +9,7 @@
 #   scripts/test.sh --no-static           skip fmt/lint/check
 #   scripts/test.sh tests/foo_test.ts     only these Deno tests (and no pgTAP unless .sql files are named)
 #   scripts/test.sh web/tests/            only the browser tests of the settings UI (Chromium)
+# See docs/development.md#tests
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -1,8 +1,9 @@
 // Every relative link in the README, BENCHMARKS.md, RELIABILITY.md and docs/ must reach a file of the
 // repository, and every #anchor a heading of that file (as GitHub makes anchors), so a reader following
-// the guides never lands on nothing.
+// the guides never lands on nothing. The same holds for the pointers comments in the code make into the
+// guides (`@see docs/inbound-webhooks.md#idempotency`), so they cannot rot when a heading is renamed.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { anchors, documentationFiles, links, ROOT, slug } from "./helpers/markdown.ts";
+import { anchors, commentPointers, documentationFiles, links, ROOT, slug } from "./helpers/markdown.ts";
 
 async function exists(url: URL): Promise<boolean> {
   try {
@@ -61,6 +62,75 @@ Deno.test("every relative link and anchor in the documentation resolves", async 
     }
   }
   assert(checked > 50, `only ${checked} relative links found`);
+  assertEquals(broken, []);
+});
+
+Deno.test("pointers into the guides are read from comments only, in each language's comment syntax", () => {
+  const ts = [
+    "// @see docs/a.md#one",
+    'const u = "https://x/docs/b.md#not-a-comment"; // and docs/architecture.md',
+    "/* docs/d.md#two",
+    " * docs/e.md#three */ docs/f.md#code",
+  ].join("\n");
+  assertEquals(commentPointers(ts, "ts").map((p) => `${p.line}:${p.target}`), [
+    "1:docs/a.md#one",
+    "2:docs/architecture.md",
+    "3:docs/d.md#two",
+    "4:docs/e.md#three",
+  ]);
+  assertEquals(
+    commentPointers("select 'docs/a.md'; -- See docs/b.md#tenancy.\n", "sql").map((p) => p.target),
+    ["docs/b.md#tenancy"],
+  );
+  assertEquals(
+    commentPointers('# docs/a.md#x\necho "docs/b.md" # docs/c.md#y\n', "sh").map((p) => p.target),
+    ["docs/a.md#x", "docs/c.md#y"],
+  );
+});
+
+Deno.test("every pointer into docs/ in comments of the code, scripts and tests resolves", async () => {
+  const kinds: Record<string, string> = {
+    ts: "ts",
+    tsx: "ts",
+    js: "ts",
+    mjs: "ts",
+    c: "ts",
+    css: "ts",
+    sql: "sql",
+    sh: "sh",
+    toml: "sh",
+  };
+  const sources: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(new URL(dir, ROOT))) {
+      const path = `${dir}${e.name}`;
+      if (e.isDirectory) {
+        if (!["node_modules", "dist", "artifacts", ".temp"].includes(e.name)) await walk(`${path}/`);
+      } else if (kinds[e.name.split(".").pop()!]) sources.push(path);
+    }
+  };
+  for (const dir of ["supabase/", "scripts/", "web/src/", "tests/"]) await walk(dir);
+  assert(sources.length > 100, `source files: ${sources.length}`);
+  const anchorsOf = new Map<string, Set<string>>();
+  const broken: string[] = [];
+  let checked = 0;
+  for (const file of sources.sort()) {
+    const text = await Deno.readTextFile(new URL(file, ROOT));
+    for (const { target, line } of commentPointers(text, kinds[file.split(".").pop()!]!)) {
+      checked++;
+      const [path, anchor] = target.split("#", 2) as [string, string | undefined];
+      const where = `${file}:${line} -> ${target}`;
+      const url = new URL(path, ROOT);
+      if (!(await exists(url))) {
+        broken.push(`${where} (no such file)`);
+        continue;
+      }
+      if (anchor === undefined) continue;
+      if (!anchorsOf.has(url.href)) anchorsOf.set(url.href, anchors(await Deno.readTextFile(url)));
+      if (!anchorsOf.get(url.href)!.has(anchor)) broken.push(`${where} (no such heading)`);
+    }
+  }
+  assert(checked >= 20, `only ${checked} pointers into docs/ found in comments`);
   assertEquals(broken, []);
 });
 

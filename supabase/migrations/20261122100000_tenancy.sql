@@ -3,7 +3,7 @@
 -- The JWT says which organization a user acts for (`organization_id`, put there by the access-token
 -- hook). The claim alone is never trusted for access: every policy also requires a live `profiles` row
 -- for (auth.uid(), that organization), so a member removed from an organization loses access at once,
--- not when the token expires.
+-- not when the token expires. See docs/architecture.md#tenancy
 
 -- Supabase's default privileges give anon and authenticated every table privilege on what is created in
 -- `public`. Row-level security filters rows for select, insert, update and delete, but TRUNCATE skips it
@@ -12,12 +12,10 @@
 -- any table made from here on by the role that runs migrations.
 alter default privileges in schema public revoke truncate, references, trigger on tables from anon, authenticated;
 
--- The login of the Edge Functions' user-request pool. NOINHERIT: on its own it holds none of anon's or
--- authenticated's privileges; each request becomes one of them inside its own transaction
--- (set_config('role', …, true)), which works through a transaction-mode pooler, unlike a startup role.
--- A query the driver ends up running outside that transaction (a reconnect mid-transaction) therefore
--- runs with nothing, never as postgres. No password here: the operator enables the login once per
--- project (docs/operations.md, "Configuration"); scripts/db-bootstrap.sh does it for a local database.
+-- The login of the Edge Functions' user-request pool. NOINHERIT, so a query outside a request's
+-- transaction runs with nothing, never as postgres. No password here: the operator enables the login
+-- once per project; scripts/db-bootstrap.sh does it for a local database.
+-- See docs/operations.md#through-the-pooler
 do $$
 begin
   if not exists (select from pg_roles where rolname = 'edge_user') then
@@ -142,11 +140,9 @@ as $$
   )
 $$;
 
--- Whether the caller's access token belongs to a session Supabase Auth still has: not signed out, not
--- revoked (refresh-token reuse, password change), not past its not_after. Supabase Auth puts the
--- session's id into every access token it issues (`session_id`, the primary key of auth.sessions), and
--- the token outlives the session by up to jwt_expiry; sensitive operations ask this (the configuration
--- API does on every request). A token naming no session, or another user's, has no live session.
+-- Whether the caller's access token (`session_id`) belongs to a session Supabase Auth still has: a token
+-- outlives its session by up to jwt_expiry. A token naming no session, or another user's, has none.
+-- See docs/authentication.md#who-can-call-the-configuration-api
 -- PL/pgSQL, whose statement plans are kept per connection, where a SQL function's body would be planned
 -- on every call: a third of the cost (scripts/bench/caller_check.ts).
 create function private.session_is_live() returns boolean

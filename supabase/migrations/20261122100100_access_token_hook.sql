@@ -4,6 +4,7 @@
 -- access token: at sign-in and at every refresh. It receives {user_id, claims, authentication_method}
 -- and returns {claims}: the claims it was given, with organization_id, is_platform_admin and
 -- is_superadmin added. It never fails a sign-in: missing data just means fewer claims.
+-- See docs/authentication.md#switching-organizations
 
 create function public.custom_access_token_hook(event jsonb) returns jsonb
 language plpgsql stable

@@ -1,18 +1,10 @@
 -- Invitations: how a person joins an organization, with their consent.
 --
--- An admin invites an e-mail address with a role; the invitation carries a one-time token (shown to the
--- admin once, stored as SHA-256 only) to send to that address. The invitee, signed in, accepts it with
--- the token: holding the link that was sent is what proves the invitation is theirs. An account's
--- e-mail address proves nothing here: where sign-up confirms addresses without mail (supabase/config.toml
--- ships enable_signup = true, enable_confirmations = false) anyone can register the invited address
--- first. Only accepting creates the membership (`profiles` row), with server-set columns: who, which
--- organization, the role the admin chose, now(). A member leaves with leave_organization(); the last
--- admin cannot (private.keep_an_admin in the tenancy migration).
---
--- The shape follows Basejump's invitations (an admin-created row with a role and a token, accepted by
--- an RPC that inserts the membership), with e-mail addressing, expiry, revocation and hashed tokens.
--- Everything is an RPC-callable function in `public` (security definer, fixed search_path); users have
--- no write privilege on the table at all, and admins read their organization's rows without the hash.
+-- The token is the invitation (an account's e-mail address proves nothing: sign-up can confirm any
+-- address); only accepting creates the membership, with server-set columns. Everything is an
+-- RPC-callable function in `public` (security definer, fixed search_path); users have no write
+-- privilege on the table, and admins read their organization's rows without the hash.
+-- See docs/authentication.md#joining-and-leaving-invitations
 
 -- Invitations ------------------------------------------------------------------------------------------
 create table public.organization_invitations (

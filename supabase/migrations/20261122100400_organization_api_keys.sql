@@ -1,17 +1,9 @@
 -- Organization API keys, and who may configure an organization's webhooks (its admins and its live
 -- API keys), stated once here, before the webhook tables whose policies and operations use it.
 --
--- API keys are for automation platforms (Zapier, Make, n8n) and scripts that call the configuration API
--- without a person's session. A key is shown once, when it is created; only its SHA-256 is stored. It
--- belongs to one organization and acts there with the rights of the webhooks configuration API only:
--- requests made with it run as `authenticated` with the claims {"api_key_id": ..., "organization_id":
--- ...}, and the webhook tables grant access to such a request only while the key exists, is not revoked
--- and belongs to that organization (checked live, like memberships). Keys give no access to members,
--- donations, settings or anything else.
---
--- A key is trusted because an admin made it, so it ends with that admin's authority: when its creator
--- leaves the organization, is removed from it, stops being an admin there or their account is deleted,
--- the key is revoked, saying why. Revocation is final either way.
+-- Requests with a key run as `authenticated` with the claims {"api_key_id", "organization_id"}; the
+-- webhook tables let them in only while the key is live (checked like memberships), and nothing else
+-- does. A key ends with its creator's authority as an admin. See docs/authentication.md#api-keys
 
 create table public.organization_api_keys (
   id uuid primary key default gen_random_uuid(),

@@ -6,20 +6,13 @@
 -- (supabase/functions/_shared/inbound/) calls: log a verified delivery, count a refused one, claim a
 -- row for applying, finish it, mark it failed. What applying means is each receiver's own function
 -- (private.process_payment_webhook, private.process_whatsapp_webhook), which claims and finishes the row
--- in the same statement as its writes.
+-- in the same statement as its writes. See docs/inbound-webhooks.md#the-log-inbound_webhook_log
 
 -- The log ---------------------------------------------------------------------------------------------
--- A verified delivery claims its idempotency key (the Idempotency-Key header, or x-razorpay-event-id)
--- AND the SHA-256 of its bytes: the signature covers only the body, so the same signed body under a new
--- key is the same delivery, never a second one. Unverified deliveries claim nothing (a forged request
--- cannot block the genuine one) and keep nothing the sender chose: requests nobody vouched for are
--- counted, one row per organization, provider, reason and hour, with their total size (see
--- private.log_refused_webhook). (Unknown organizations are answered 404 and not logged: there is no
--- tenant to show them to.)
---
--- A WhatsApp body may carry changes of several gateway accounts (phone numbers), even of several
--- organizations sharing one gateway app: it is logged as one row per account, holding only that
--- account's changes, so an organization's admins never read another organization's messages.
+-- A verified delivery claims its key AND the SHA-256 of its bytes (See docs/inbound-webhooks.md#idempotency).
+-- Unverified deliveries claim nothing, so a forged request cannot block the genuine one, and keep
+-- nothing the sender chose (private.log_refused_webhook counts them). A WhatsApp body is logged as one
+-- row per account, holding only that account's changes, so no organization reads another's messages.
 create table public.inbound_webhook_log (
   id uuid primary key default gen_random_uuid(),
   -- null when the organization could not be determined (e.g. a body that is not JSON, with no
@@ -112,8 +105,8 @@ create policy inbound_webhook_log_admin_select on public.inbound_webhook_log
   for select to authenticated
   using (organization_id = (select private.admin_organization_id()));
 
--- donation_payment_webhook_log (contract name, SPEC section 2 and ARCHITECTURE section 5): the log of
--- the checkout and card-payment payloads, as the interface names it. The rows live in the one log above;
+-- donation_payment_webhook_log (the name the interface specification gives it): the log of
+-- the checkout and card-payment payloads. The rows live in the one log above;
 -- this view is that log's payment part. security_invoker: whoever reads it is held to the log's own
 -- row-level security (admins of the active organization only), never the view owner's.
 create view public.donation_payment_webhook_log with (security_invoker = true) as

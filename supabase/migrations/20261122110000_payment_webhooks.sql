@@ -1,6 +1,6 @@
 -- Inbound payment webhooks: what the checkout (subscription) provider and the card-payment provider tell
 -- us about money, kept so that nothing is lost, nothing is applied twice, and a failed write can be
--- replayed.
+-- replayed. See docs/inbound-webhooks.md#checkout-and-card-payments
 --
 -- Reading order: the state the domain tables gain (subscription states, refunds), how a delivery finds
 -- its organization, then the functions that apply one logged event (the log itself, shared with the
@@ -10,15 +10,8 @@
 -- applied completely and its log row marked processed, or not at all.
 
 -- Subscriptions ---------------------------------------------------------------------------------------
--- Stored states of a recurring donation and how provider events map onto them (README has the table):
---   pending        created at the provider, not yet authorized by the donor
---   authenticated  mandate authorized, first charge not yet taken
---   active         charging normally
---   past_due       a charge failed; the provider is retrying
---   paused         paused by donor or church
---   halted         the provider stopped retrying after repeated failures
---   cancelled      ended early (terminal)
---   completed      all planned charges taken (terminal)
+-- Stored states of a recurring donation; cancelled and completed are terminal. How provider events map
+-- onto them: See docs/inbound-webhooks.md#subscription-states-recurring_donationsstatus
 alter table public.recurring_donations
   add constraint recurring_donations_status_check check (
     status in ('pending', 'authenticated', 'active', 'past_due', 'paused', 'halted', 'cancelled', 'completed')

@@ -9,21 +9,10 @@
 
 -- The thread of one contact, created at most once, refreshed on every message. Returns its id.
 --
--- Contacts with a phone: upsert on (organization_id, contact_phone), the unique key, so concurrent
--- first messages meet in one row. A thread created earlier for the same person by user id alone is
--- adopted (given the phone) rather than duplicated.
---
--- Member matching: members of the organization whose primary_phone, normalized by the database (digits
--- only), equals the contact's phone, or one of its national spellings (`national_forms`, computed by
--- the messaging-webhook with libphonenumber-js) when the organization's default country dials the
--- phone's calling code (`dial_countries`): a member typed as "07911 123456" in a UK church matches
--- +44 7911 123456.
--- Exactly one: linked ('matched'). Several (a family sharing a phone): none is linked ('ambiguous'),
--- so a message is never shown as another person's. A linked thread keeps its member; an unlinked one
--- is matched again on every message, so members added later are picked up.
---
--- Contacts without a phone (only a business-scoped user id): the thread that already carries the id,
--- else the phone-less thread keyed by (organization_id, contact_user_id).
+-- Upserted on (organization_id, contact_phone) so concurrent first messages meet in one row; a thread
+-- known by user id alone is adopted rather than duplicated. A member is linked only when exactly one
+-- matches (normalized phone, or a national spelling where the default country dials its code).
+-- See docs/inbound-webhooks.md#messages-and-receipts-post (threads and member matching)
 create function private.whatsapp_upsert_thread(
   org uuid, phone text, user_id text, name text, last_at timestamptz,
   dial_countries text[] default '{}', national_forms text[] default '{}'

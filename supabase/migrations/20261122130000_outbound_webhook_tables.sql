@@ -8,7 +8,7 @@
 -- Only those who may configure the organization's webhooks (its admins and API keys:
 -- private.webhook_admin_organization_id) read any of this (the endpoint rows hold the signing secrets);
 -- only the server (triggers, the dispatcher, the operation functions) writes events, deliveries and
--- attempts.
+-- attempts. See docs/architecture.md#a-database-row-becomes-a-signed-post
 
 -- A new signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. The hex
 -- signature keys HMAC with this whole string; the Standard Webhooks signature with the decoded bytes.
@@ -165,14 +165,10 @@ create index webhook_deliveries_endpoint_idx on public.webhook_deliveries (endpo
 -- the window's end).
 create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_id, next_attempt_at)
   where status = any (private.webhook_open_states());
--- Webhook Logs (GET /webhooks/deliveries) pages one organization's deliveries newest first by the
--- keyset (created_at, id), optionally filtered by status or event type (by endpoint: the endpoint index
--- above). Under RLS the policy pins organization_id, so one index leading with it and ordered like the
--- pages serves every listing as a range scan: the first page and a page 50,000 rows deep cost the same,
--- whatever other organizations hold. Status and event type sit at its end, where the scan checks them
--- inside the index and visits only matching rows; one index rather than one per filter, because each
--- delivery is rewritten on every state change and inserted into every index again.
--- (supabase/tests/outbound_logs_plan.test.sql asserts the plans; scripts/bench/webhook_logs.ts times them.)
+-- Webhook Logs pages one organization's deliveries by (created_at, id) as a range scan of one index,
+-- with the status and event type filters checked inside it (See docs/architecture.md#webhook-logs-queries).
+-- One index rather than one per filter, because each delivery is rewritten on every state change and
+-- inserted into every index again.
 -- An endpoint belongs to one organization. Without being told, the planner multiplies the RLS filter's
 -- selectivity into an endpoint's row estimate, expects too few rows to fill a page, and sorts the
 -- endpoint's whole history instead of reading its index backwards.
@@ -182,27 +178,12 @@ create index webhook_deliveries_log_idx
   on public.webhook_deliveries (organization_id, created_at, id, status, event_type);
 
 -- Leases ---------------------------------------------------------------------------------------------
--- A delivery in flight: a dispatcher claimed it (private.webhook_claim) and holds it until
--- `leased_until`; nobody else claims it before then, and its endpoint's and its organization's live
--- leases are what the per-endpoint and per-organization caps count, across dispatchers. `token` fences
--- the attempt: only the result that brings it back moves the state (webhook_record_results), and an
--- operation that takes the delivery back (redeliver, recover) changes it. A dispatcher that dies lets
--- its leases run out, and those deliveries are claimed again: the next claim takes the lease over.
---
--- A recorded result deletes its lease; a lease that runs out stays (housekeeping removes it only once
--- its delivery is final), so `claims` counts a delivery's claims since its last recorded result,
--- across takeovers and lease expiry. A delivery claimed private.webhook_max_unrecorded_claims() times
--- without a result (a dispatcher died during each attempt: a body it cannot handle, a receiver that
--- kills it) is claimed no more, and housekeeping sets it aside, saying why, instead of it being claimed
--- first again and again while everything behind it waits.
---
--- Kept apart from the delivery because a lease changes twice per attempt: a claim that rewrote the
--- delivery row wrote a new version into every index of that large table; here it is a small row in a
--- small table whose size is the work in flight. Unlogged (no WAL): after a crash of the database the
--- table is empty, which is what expired leases mean anyway (the deliveries are durable and still
--- open, so they are claimed again: at least once, never lost; only the count of claims without a
--- result starts again). No foreign key either: a key check would lock the delivery row on every claim,
--- and a lease left behind by a removed delivery is cleared by housekeeping.
+-- A delivery in flight (See docs/architecture.md#leases): kept apart from the delivery row, unlogged,
+-- `token` fencing the attempt. `claims` counts claims since the last recorded result, across takeovers;
+-- a delivery claimed private.webhook_max_unrecorded_claims() times without a result (a dispatcher died
+-- during each attempt) is claimed no more, and housekeeping sets it aside, saying why, instead of it
+-- being claimed first again and again while everything behind it waits. No foreign key: a key check
+-- would lock the delivery row on every claim; housekeeping clears a lease left by a removed delivery.
 create unlogged table private.webhook_leases (
   delivery_id uuid primary key,
   endpoint_id uuid not null,
@@ -226,7 +207,7 @@ as $$ select 3 $$;
 -- makes it. The claim gives a paced endpoint only the sends due within private.webhook_pace_horizon(),
 -- each with its own start time, and moves next_send_at on; the dispatcher waits for each start.
 -- Unlogged like the leases: after a database crash the pace starts afresh, from now. Rows of endpoints
--- gone, or long idle, are cleared by housekeeping.
+-- gone, or long idle, are cleared by housekeeping. See docs/outbound-webhooks.md#rate-limits-and-429
 create unlogged table private.webhook_endpoint_pace (
   endpoint_id uuid primary key,
   next_send_at timestamptz not null

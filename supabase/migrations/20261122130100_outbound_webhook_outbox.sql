@@ -1,6 +1,6 @@
 -- Outbound webhooks, part 2: the outbox. Domain changes raise events in the same transaction as the
 -- change itself, so an event exists exactly when its change committed: never lost, never invented by a
--- rolled-back write.
+-- rolled-back write. See docs/outbound-webhooks.md#events
 --
 -- The triggers are statement-level with transition tables: a 1,000-row insert runs each trigger once
 -- and fans out with two set-based inserts, with no per-row round trip. An organization without an
@@ -26,13 +26,8 @@ $$;
 
 -- The body every delivery carries, built in this one place (the outbox and the test event):
 -- {"id","type","created_at","organization_id","data":{"row","delta"}}, at most
--- private.webhook_max_body_bytes() of JSON text. A body that would be larger is still sent, trimmed,
--- and says so with a top-level marker:
---   "truncated": {"max_body_bytes": 262144, "original_body_bytes": <n>, "omitted_fields": [...]}
--- `row` and `delta` then keep only their fields whose JSON text is at most 1 KiB (ids, statuses,
--- amounts, dates...); omitted_fields names the others. Should even that be too large, only the row's
--- id is kept and omitted_fields is null (every other field). The event's id, type, created_at and
--- organization_id are always there, so a receiver can tell exactly which record to look up.
+-- private.webhook_max_body_bytes() of JSON text; a larger one is sent trimmed, with a `truncated`
+-- marker. See docs/outbound-webhooks.md#body-size
 create function private.webhook_envelope(event_id uuid, event_type text, organization_id uuid, "row" jsonb,
                                          delta jsonb)
 returns jsonb

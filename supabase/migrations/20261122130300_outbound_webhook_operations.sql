@@ -1,17 +1,6 @@
--- Outbound webhooks, part 4: operations for the settings area (the configuration API exposes them).
---
---   webhook_redeliver(delivery_id)                  send one delivery again now
---   webhook_recover_failed(endpoint_id, since)      every permanently_failed delivery of an endpoint
---                                                  created since a time goes out again
---   webhook_send_test_event(endpoint_id, type)      a test event to one endpoint: `webhook.test`, or
---                                                  any catalogue type with its example body
---   webhook_rotate_secret(endpoint_id, grace, new)  new signing secret; the old one keeps signing too
---                                                  (a second signature) until the grace period ends
---
--- Callable by the server (service role, database owner) for any organization, and by users and API
--- keys through PostgREST or the configuration API only for the organization whose webhooks they may
--- configure. A resent delivery keeps its event id, so receivers see the same webhook-id and can
--- de-duplicate; it gets a fresh 24-hour retry window.
+-- Outbound webhooks, part 4: redeliver, recover, test and rotate, for the settings area. The server may
+-- call them for any organization; users and API keys only for the one whose webhooks they configure.
+-- See docs/outbound-webhooks.md#operations-redeliver-recover-test-rotate
 
 -- The organization whose webhooks the caller may operate on (private.webhook_admin_organization_id:
 -- its admins and API keys); null for the server (any organization). Callers who may configure none are

@@ -12,6 +12,7 @@
 --
 -- An attempt counts as delivered when it got a 2xx and no error (a late 2xx is recorded with a
 -- timeout error and counts as failed, exactly as the delivery's state machine decides).
+-- See docs/outbound-webhooks.md#failing-endpoints-are-disabled
 
 -- Response times are counted per bucket in a histogram: bin 0 below the first bound, bin i from bound i
 -- up to the next one, the last bin from 10 s (the timeout) up. Histograms add up, so percentiles of any
@@ -164,15 +165,10 @@ create trigger webhook_delivery_attempts_fold_health after insert on public.webh
   for each statement execute function private.webhook_attempts_fold_health();
 
 -- Automatic disabling -----------------------------------------------------------------------------------
--- An endpoint that has failed every attempt for 5 days is disabled, as Svix and Stripe do: its
--- deliveries would otherwise keep failing for their whole 24-hour retry window, day after day, using
--- dispatcher time and filling the logs, while nobody is told. The reason is kept (the disable trigger
--- ends its open deliveries with it), and the organization's other enabled endpoints subscribed to
--- webhook.endpoint.disabled get an event, so whoever runs them learns of it. The 5 days count from the
--- later of the first failure and the endpoint's last change: an administrator who re-enables or edits a
--- failing endpoint gets 5 more days, not an immediate second disable. Called every minute by
--- private.webhook_housekeeping(); the partial index keeps that to the endpoints currently failing. The
--- disabling and the notice are private.webhook_disable_endpoints(), shared with 410 Gone.
+-- An endpoint that has failed every attempt for 5 days is disabled, so a receiver gone for good stops
+-- filling the logs while nobody is told (See docs/outbound-webhooks.md#failing-endpoints-are-disabled).
+-- Called every minute by private.webhook_housekeeping(); the partial index keeps that to the endpoints
+-- currently failing.
 create function private.webhook_failing_disable_after() returns interval
 language sql immutable
 as $$ select interval '5 days' $$;

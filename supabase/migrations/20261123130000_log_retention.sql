@@ -1,15 +1,5 @@
--- Retention: the outbound delivery history and the inbound webhook log do not grow without bound.
---
---   outbound   an event, its deliveries and their attempts are removed once the event is older than the
---              organization's retention (default 30 days, 1 to 90 per organization, like Svix's), every
---              delivery of it is finished (delivered or permanently_failed) and none was attempted
---              within the retention period (a redelivered old delivery is kept as long as a new one).
---   inbound    inbound_webhook_log rows (payments and WhatsApp) that are done with (processed, rejected,
---              unverified, including the hourly counts of refused deliveries) are removed 90 days after
---              they were last received or processed; rows still waiting for a replay (failed,
---              unmatched, or received and never finished) are kept until they are replayed, or until
---              they expire 180 days after they were last received.
---   pg_cron    its own run history (cron.job_run_details) is kept 7 days, as Supabase advises.
+-- Retention: the outbound delivery history and the inbound webhook log do not grow without bound; what
+-- is removed when: See docs/operations.md#retention
 --
 -- private.retention_delete_batch() removes at most one bounded batch and returns what it removed: a short
 -- transaction that skips rows others have locked and gives up on a lock it would wait for more than
@@ -139,10 +129,9 @@ $$;
 -- The scheduled run ---------------------------------------------------------------------------------------
 -- Commits after every batch, so no transaction lasts longer than one batch (vacuum is never held back
 -- for long, and a crash loses at most one batch of work, which the next run redoes).
--- Between batches it pauses `pause_factor` times as long as the batch took (at most `max_pause`): its
--- deletes (and their WAL) then take at most a quarter of the time, and deliveries going on at the same
--- time keep most of the machine (scripts/bench/retention.ts measures both). A run still removes about
--- 150,000 deliveries a minute on a small machine, more than any organization here creates.
+-- Between batches it pauses `pause_factor` times as long as the batch took (at most `max_pause`), so
+-- deliveries going on at the same time keep most of the machine (scripts/bench/retention.ts measures
+-- it). A run still removes about 150,000 deliveries a minute on a small machine.
 create procedure private.retention_run(
   batch_size integer default 1000,
   time_budget interval default interval '60 seconds',

@@ -1,25 +1,7 @@
 -- Operator health: one call that says whether outbound delivery is keeping up and whether the
--- scheduled dispatcher works, with the reasons when it does not.
---
---   select public.webhook_operator_health();   -- SQL editor (postgres), monitoring connected to the
---                                              database, or server-side code as service_role
---
--- The answer (jsonb):
---   status      "ok" | "warning" | "critical", the worst of `alerts`
---   alerts      [{severity, code, message}]: what to page or warn about (README "Running it in production")
---   queue       open deliveries, how many are due now, how many are being sent, the oldest due one's age
---   dispatcher  the pg_net invocations of webhook-dispatcher over the last 24 hours, read from
---               net._http_response: last success, failures in the last hour and the last failure's
---               status, error and body excerpt, and requests of the last hour still unanswered after
---               5 minutes (pg_net's worker stuck or gone). A failure is any response that is not a 2xx in
---               time, including those pg_net records without an HTTP status (connection refused, DNS, TLS,
---               timeout). Where pg_net is not installed: {"pg_net": false, "pg_net_available": ...}; if
---               the platform offers pg_net (every Supabase project) or the dispatcher's Vault secrets are
---               set, hosted dispatch was meant to run and cannot: a critical `pg_net_missing` alert. A
---               database that offers no pg_net is the local dev setup, where the dev server dispatches on
---               NOTIFY: no alert. With pg_net but without the Vault secrets: a critical
---               `dispatch_not_configured` alert.
---   cron        the last run of each of our pg_cron jobs (status, start, message)
+-- scheduled dispatcher works, with the reasons when it does not: public.webhook_operator_health().
+-- Its answer and every alert, with the usual cause: See docs/operations.md#health-check and
+-- docs/operations.md#alerts-to-set
 --
 -- A wrong Vault secret shows up here as failures with status 401 while cron keeps saying `succeeded`
 -- (pg_cron only knows that net.http_post queued the request).

@@ -1,13 +1,7 @@
 -- E-mail to the people who must act: invitations to the invitee, and to an organization's admins when
 -- one of its webhook endpoints has been failing for an hour, will be disabled in a day, or was disabled.
---
--- Every mail is a row of private.mail_outbox, written in the same transaction as what causes it
--- (create_invitation, the system disabling an endpoint) or by the every-minute housekeeping (an
--- endpoint that has now been failing for an hour). The mail-sender Edge Function claims due rows,
--- renders and sends them (SMTP or an HTTP e-mail API, configured by environment) and records each
--- attempt: a mail that cannot be sent is retried with backoff (30 s doubling, at most an hour apart)
--- until its give-up time, and stays visible to the operator (public.mail_operator_health()). Nothing is
--- lost while the mail server is unreachable: the row waits.
+-- Every mail is a row of private.mail_outbox, written in the same transaction as what causes it, so
+-- nothing is lost while the mail server is unreachable. How a mail travels: See docs/operations.md#e-mail
 --
 -- An invitation's token is in its mail's `data` only until the mail is sent, given up, or cancelled
 -- (the invitation was revoked, replaced, accepted or expired first): then it is removed from the row.

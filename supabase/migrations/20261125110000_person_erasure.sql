@@ -1,44 +1,14 @@
 -- Erasing a person: an organization's admin erases one member, and every stored copy of that member's
 -- personal data goes with it, in bounded batches (a hosted Edge Function has 2 s of CPU, and one person
--- can appear in thousands of rows).
+-- can appear in thousands of rows). What is found by which terms, and what becomes of each kind of row:
+-- See docs/configuration-api.md#erasing-a-person
 --
--- What is searched, and how it is found (all within the member's organization):
---   members                      the member row is deleted (its attendance rows go with it, by the
---                                foreign key; donations, recurring donations and workflow runs stay and
---                                lose their member_id: money records are kept, anonymous)
---   whatsapp conversations       the threads of the member's phone numbers and WhatsApp user ids, with
---                                their messages and receipts, are deleted
---   inbound_webhook_log          rows whose payload, raw body or error mentions one of the member's terms
---                                (below) keep their ids, times, statuses and idempotency keys (so a
---                                provider's retry is still recognized and never applied twice) but lose
---                                the body: payload {"redacted": true}, redacted_at set
---   webhook_events               events about the member (data.row is the member, or names it in
---                                member_id) or mentioning a term: the body becomes the envelope without
---                                the data, {"id","type","created_at","organization_id","redacted":true,
---                                "data":{"row":{"id"},"delta":{}}}; their deliveries still due are ENDED
---                                (permanently_failed, "not sent: ..."), never sent with a gutted body
---   webhook_delivery_attempts    the response excerpts and headers of those deliveries (a receiver may
---                                echo a body), and any excerpt, header or error of the organization
---                                mentioning a term
---   mail outbox, invitations     mails to the member's e-mail address lose recipient and content; the
---                                organization's invitations addressed to it are deleted
---
--- Terms: the member's e-mail address, phone number (as typed, and normalized to digits), the phone
--- numbers and WhatsApp user ids of the threads linked to the member, and the provider ids of the
--- member's payments and subscriptions (a payment notification names the payer). An e-mail address or
--- phone number that another member of the organization also has (a family sharing a phone) is not a
--- term: it does not identify this person, and searching by it would erase someone else's data. Names
--- are never terms, for the same reason (namesakes); rows found by id or term lose all their content,
--- names included. Terms live in private.member_erasure_work only while the erasure runs, and are
--- deleted when it finishes: the record that remains (public.member_erasures) holds who erased, when,
--- and how many rows of each kind, never an erased value nor a hash of one (a hash of an e-mail address
--- or phone number can be reversed by guessing).
---
--- How it runs: public.erase_member() captures the terms, deletes the member row and creates the record,
--- in one transaction. private.erasure_step() then does one bounded batch (at most `batch_size` rows of
--- one kind, in a short transaction); the configuration API calls it until the erasure is done or its
--- request's time is up, and the every-minute cron job `person-erasure` (private.erasure_run()) finishes
--- what is left. Steps of one erasure never run at once (its work row is locked, skip locked).
+-- Terms live in private.member_erasure_work only while the erasure runs, never as a hash (a hash of an
+-- e-mail address or phone number can be reversed by guessing). public.erase_member() captures them,
+-- deletes the member row and creates the record in one transaction; private.erasure_step() then does
+-- one bounded batch, called by the configuration API while its request's time allows and by the
+-- `person-erasure` cron job after that. Steps of one erasure never run at once (its work row is locked,
+-- skip locked).
 
 -- The record ---------------------------------------------------------------------------------------------
 create table public.member_erasures (

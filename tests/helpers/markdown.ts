@@ -116,3 +116,50 @@ export function markedBlock(markdown: string, name: string): string {
   if (blocks.length !== 1) throw new Error(`the ${name} block holds ${blocks.length} code blocks, not 1`);
   return blocks[0]!.text;
 }
+
+/**
+ * The `docs/….md[#anchor]` pointers in the comments of a source file. `kind` is its comment syntax:
+ * "ts" (`//` and `/* … *\/`, also for C and CSS), "sql" (`--`) or "sh" (`#`). A `//` or `#` counts only
+ * at the start of a line or after a space, so neither `https://…` nor an anchor after a path starts one.
+ */
+export function commentPointers(source: string, kind: "ts" | "sql" | "sh" | string): Link[] {
+  const out: Link[] = [];
+  let inBlock = false;
+  source.split("\n").forEach((line, i) => {
+    const comments: string[] = [];
+    if (kind === "sql") {
+      const at = line.indexOf("--");
+      if (at >= 0) comments.push(line.slice(at));
+    } else if (kind === "sh") {
+      const m = line.match(/(^|\s)#/);
+      if (m) comments.push(line.slice(m.index! + m[1]!.length));
+    } else {
+      let rest = line;
+      while (rest) {
+        if (inBlock) {
+          const end = rest.indexOf("*/");
+          comments.push(end < 0 ? rest : rest.slice(0, end));
+          if (end < 0) break;
+          inBlock = false;
+          rest = rest.slice(end + 2);
+          continue;
+        }
+        const m = rest.match(/(^|\s)(\/\/|\/\*)/);
+        if (!m) break;
+        const start = m.index! + m[1]!.length;
+        if (m[2] === "//") {
+          comments.push(rest.slice(start));
+          break;
+        }
+        inBlock = true;
+        rest = rest.slice(start + 2);
+      }
+    }
+    for (const comment of comments) {
+      for (const m of comment.matchAll(/(?<![\w./-])docs\/[\w./-]*?\.md(?:#[\w-]+)?/g)) {
+        out.push({ target: m[0], line: i + 1 });
+      }
+    }
+  });
+  return out;
+}

@@ -28,10 +28,8 @@ const ASYMMETRIC = ["ES256", "RS256", "EdDSA"];
 
 /**
  * Builds the verifier once per process: the JWKS given inline (SUPABASE_JWKS), else the project's
- * published JWKS (fetched and cached by jose), and the legacy HS256 secret when configured. Tokens must
- * be signed with one of those keys (never `alg: none`), carry `exp` and be unexpired, come from the
- * project's issuer (`SUPABASE_URL`/auth/v1, else LOCAL_AUTH_ISSUER), be for audience `authenticated`,
- * and name a user (`sub`) and a role.
+ * published JWKS (fetched and cached by jose), and the legacy HS256 secret when configured.
+ * @see docs/authentication.md#in-edge-functions (what a token must carry, and the 401 each failure gets)
  */
 export function createTokenVerifier(
   config: Pick<Config, "jwks" | "supabaseUrl" | "jwtSecret">,

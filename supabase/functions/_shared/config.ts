@@ -148,9 +148,8 @@ function prepareOf(e: Env): boolean {
 
 /**
  * SUPABASE_DB_URL with `edge_user` as the user (keeping a pooler's `.<project-ref>` suffix) and its own
- * password: a NOINHERIT role that can only become anon or authenticated, so a query that ends up outside
- * the request's transaction runs with no privileges (not as postgres), without any session state that
- * a transaction-mode pooler would refuse or lose.
+ * password, so a query outside the request's transaction runs with no privileges.
+ * @see docs/operations.md#through-the-pooler
  */
 function userDbUrlOf(dbUrl: string, password?: string): string {
   let url: URL;

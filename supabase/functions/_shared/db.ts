@@ -1,9 +1,7 @@
-// One postgres.js pool per process for server-side work, one for user requests (connected as
-// `edge_user`, which can only become anon or authenticated), and the one way user-facing code touches
-// data: inside a transaction that has become the `authenticated` role with the verified JWT claims, so
-// row-level security decides exactly as it does for PostgREST. No pool relies on session state (startup
-// role, session SET, prepared statements when told not to), so both work through a transaction-mode
-// pooler; LISTEN does not, so the dev server's NOTIFY listener needs a direct connection.
+// The server pool, the user-request pool (as `edge_user`), and the one way user-facing code touches data:
+// a transaction as `authenticated` with the verified claims, so row-level security decides as for
+// PostgREST. No session state, so both pools work through a transaction-mode pooler.
+// @see docs/operations.md#through-the-pooler and docs/authentication.md#in-edge-functions
 import postgres from "postgres";
 
 export type Sql = postgres.Sql;

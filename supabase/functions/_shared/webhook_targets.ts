@@ -1,17 +1,7 @@
-// Which URLs outbound webhooks may be sent to. Used when an endpoint is saved (the configuration API)
-// and again by the dispatcher for every connection, after DNS resolution: an organization must not be
-// able to make our servers call loopback, the private network, link-local or cloud-metadata addresses.
-//
-// Address ranges come from ipaddr.js (maintained against IANA's IPv4 and IPv6 special-purpose
-// registries): everything those registries mark as not globally reachable is refused, plus AS112 and
-// SRv6 (no webhook receiver lives there). IPv4 carried inside IPv6 (mapped ::ffff:a.b.c.d, compatible
-// ::a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16) is judged by the IPv4 address inside.
-//
-// WEBHOOKS_ALLOW_PRIVATE_TARGETS=true (local development and tests) lets plain http, loopback and the
-// private network through, but never the cloud-metadata services (CLOUD_METADATA below).
-//
-// Refusals name the rule, never a resolved address: the reason goes back to whoever saved the URL, and
-// must not let them map internal host names to addresses.
+// Which URLs outbound webhooks may be sent to, checked when an endpoint is saved and again by the
+// dispatcher for every connection: an organization must not make our servers call inward. Refusals name
+// the rule, never a resolved address, so saving URLs cannot map internal host names.
+// @see docs/outbound-webhooks.md#target-safety (the ranges, and what WEBHOOKS_ALLOW_PRIVATE_TARGETS allows)
 import ipaddr from "ipaddr.js";
 
 export type TargetVerdict =

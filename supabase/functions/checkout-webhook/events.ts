@@ -1,5 +1,6 @@
 // Checkout (subscription) provider events, in the neutral shape and in Razorpay's subscription webhook
-// shape, mapped onto the stored states of recurring_donations (README: "Subscription states").
+// shape, mapped onto the stored states of recurring_donations.
+// @see docs/inbound-webhooks.md#subscription-states-recurring_donationsstatus
 import { z } from "zod";
 import { badRequest } from "../_shared/errors.ts";
 import type {

@@ -1,12 +1,10 @@
-// mail-sender: sends what is due in the mail outbox. Called by pg_net on hosted Supabase (the
-// every-minute `mail-housekeeping` job when mail is due, and a wake-up when a mail is queued), with
-// `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`, the secret the dispatcher uses too.
+// mail-sender: sends what is due in the mail outbox; pg_net calls it with the dispatcher's bearer secret.
 //
 //   POST /mail-sender   body (optional): {"max_mails": 100, "wait": false}
 //
-// As the dispatcher does, it answers 202 at once and works in the background on the Edge Runtime
-// (pg_net holds one transaction open until every request of its batch is answered), or awaits the run
-// and answers 200 with what it did under plain Deno or with `"wait": true`.
+// 202 at once, working in the background on the Edge Runtime (pg_net holds one transaction open until
+// every request of its batch is answered); 200 with what it did under plain Deno or with `"wait": true`.
+// @see docs/operations.md#e-mail
 import type { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, newApp } from "../_shared/app.ts";

@@ -1,6 +1,7 @@
 // The sender's loop over the outbox (private.mail_outbox, 20261125100000_mail_outbox.sql): claim due
 // mails (leased, so two senders never send the same one), render and send a few at once, record every
 // outcome. The database decides retries, give-up and what a mail may still carry.
+// @see docs/operations.md#e-mail
 import type { Sql } from "../_shared/db.ts";
 import { type OutboxMail, render } from "./templates.ts";
 import { MailError, type MailTransport } from "./transport.ts";

@@ -1,5 +1,5 @@
 // The gateway accounts a webhook routes to (with the app secrets that sign it) and the subscription
-// handshake.
+// handshake. @see docs/inbound-webhooks.md#point-the-gateway-at-the-endpoint
 // These reads run as the server: the secrets table has no policy for any user role.
 import type { Sql } from "../_shared/db.ts";
 import { bytesEqual, sha256 } from "../_shared/hmac.ts";

@@ -5,11 +5,9 @@
 //   POST /messaging-webhook          messages and delivery receipts, signed x-hub-signature-256
 //   POST /messaging-webhook/replay   the configuration API's replay of logged payloads (replay secret)
 //
-// POST runs the shared inbound pipeline (_shared/inbound/pipeline.ts) with the WhatsApp receiver
-// (receiver.ts): raw body (1 MiB, 413) -> JSON and shape (400) -> accounts of the body's phone-number
-// ids -> signature valid for each of them (401) -> each account's part logged -> applied once -> 200.
-// Changes for phone-number ids we do not know are skipped with a (bounded) log line and still answered
-// 200, so the gateway does not retry them for days.
+// POST runs the shared inbound pipeline with the WhatsApp receiver (receiver.ts). Changes for
+// phone-number ids we do not know are skipped with a (bounded) log line and still answered 200, so the
+// gateway does not retry them for days. @see docs/inbound-webhooks.md#whatsapp-messaging-webhook
 import type { Hono } from "hono";
 import { type AppDeps, newApp } from "../_shared/app.ts";
 import { badRequest, forbidden } from "../_shared/errors.ts";

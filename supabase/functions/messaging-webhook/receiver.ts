@@ -1,7 +1,7 @@
 // The WhatsApp Cloud API receiver as the inbound pipeline sees it: a body routes to the gateway
 // accounts of the phone-number ids it names, each of whose app secrets must have signed it; it is
 // logged as one part per account (only that account's changes), and applied through
-// private.process_whatsapp_webhook.
+// private.process_whatsapp_webhook. @see docs/inbound-webhooks.md#messages-and-receipts-post
 import type { ApplyResult, Part, Receiver, Target } from "../_shared/inbound/types.ts";
 import { loadAccounts } from "./accounts.ts";
 import { type InboundMessage, parseWebhook, type Receipt, storableStrings } from "./payload.ts";

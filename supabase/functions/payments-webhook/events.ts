@@ -1,5 +1,6 @@
 // Card-payment provider events: refund confirmations and captured (one-off or recurring) payments, in
 // the neutral shape and in Razorpay's `refund.*` and `payment.captured` shapes.
+// @see docs/inbound-webhooks.md#requests and docs/inbound-webhooks.md#refunds
 import { z } from "zod";
 import type { NormalizedEvent, ProviderSpec, RoutingHints } from "../_shared/inbound/types.ts";
 import {

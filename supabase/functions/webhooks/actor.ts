@@ -1,6 +1,7 @@
 // Who is calling the configuration API: a person (Supabase JWT, RLS applies with their claims) or an
 // organization API key (automation platforms). Either way the request ends up with claims that
 // `withClaims` turns into an `authenticated` transaction, so row-level security decides what it sees.
+// @see docs/authentication.md#who-can-call-the-configuration-api
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../_shared/app.ts";
 import { bearerToken, type TokenVerifier, type UserClaims, UUID } from "../_shared/auth.ts";
@@ -61,10 +62,8 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
 
 /**
  * Runs `fn` in one transaction as the caller, so row-level security decides what it sees. A person's
- * access token must still belong to a live session (private.session_is_live: not signed out, not
- * revoked), else 401: an access token outlives its session by up to an hour. The same first query asks
- * what the caller may configure (private.webhook_admin_organization_id), so the check costs no extra
- * round trip.
+ * token must still belong to a live session, checked in the same first query that asks what the
+ * caller may configure. @see docs/authentication.md#who-can-call-the-configuration-api
  */
 export async function asCaller<T>(
   deps: AppDeps,

@@ -1,6 +1,7 @@
 // Configuration API for the settings area (Settings > Integrations > Webhooks, Webhook Logs) and for
 // automation platforms. Every route is declared once (routes/*.ts); its routing, input validation,
 // handler types and OpenAPI entry all come from that declaration (route.ts).
+// @see docs/configuration-api.md#routes
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Hono, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";

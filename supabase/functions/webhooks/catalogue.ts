@@ -1,12 +1,8 @@
-// The event catalogue, the one list of event types an endpoint can subscribe to: what each event means
-// and an example of its body, exactly in the shape the database triggers produce ({id, type, created_at,
-// organization_id, data: {row, delta}}). Everything else derives from it: the API's `EventType` schema
-// (and so the OpenAPI document and the settings UI's types), and the database's own list,
-// private.webhook_event_types() in the outbound tables migration, which `npm run openapi` writes from
-// here (a test fails when the migration differs). The list lives here rather than in SQL because the API
-// needs it before any database is reached: to validate input, name the allowed values in a 400, and
-// generate the OpenAPI document. A test compares every example's fields with a real event, so the
-// examples cannot drift from the triggers.
+// The event catalogue, the one list of event types an endpoint can subscribe to, with an example body in
+// exactly the shape the triggers produce; the OpenAPI document, the UI's types and the database's
+// private.webhook_event_types() derive from it. It lives here rather than in SQL because the API needs
+// it before any database is reached (to validate input and generate the OpenAPI document).
+// @see docs/development.md#add-an-event-type
 
 const ORG = "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70";
 const MEMBER = "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a";

@@ -1,6 +1,6 @@
-// Keyset pagination cursors: (timestamp, id) of the last row of a page, newest first. Rows written while
-// a client pages through are newer than its cursor and never shift later pages. The timestamp is kept
-// as Postgres' own text so no precision is lost in the round trip.
+// Keyset pagination cursors: (timestamp, id) of the last row of a page, newest first
+// (@see docs/configuration-api.md#errors-limits-and-pagination). The timestamp is kept as Postgres' own
+// text so no precision is lost in the round trip.
 //
 // A cursor comes back from the client, so it is input like any other: the decoder accepts only
 // timestamps PostgreSQL will accept too (real calendar dates, times within the day, UTC offsets within

@@ -1,4 +1,5 @@
-// Errors raised by the webhook operation functions in SQL, as API errors.
+// Errors raised by the webhook operation functions in SQL, as API errors
+// (@see docs/configuration-api.md#errors-limits-and-pagination).
 //
 // Messages of our own `raise` statements (P0002, 55000, 22023) are written for callers. PostgreSQL's
 // integrity errors are not: they name relations and constraints ("violates check constraint

@@ -1,7 +1,8 @@
 // Sign-in through Supabase Auth's own client (@supabase/auth-js): the session lives in localStorage and
-// is refreshed before it expires (SPEC 4.1). Only Auth is bundled: realtime, storage and the database
-// client of supabase-js are never needed here, since every other call goes to the configuration API.
+// is refreshed before it expires. Only Auth is bundled: realtime, storage and the database client of
+// supabase-js are never needed here, since every other call goes to the configuration API.
 // Only the session lives in storage; signing secrets and API keys are never stored anywhere.
+// @see docs/authentication.md#signing-in-frontend
 import { AuthClient } from "@supabase/auth-js";
 import { SUPABASE_ANON_KEY, SUPABASE_URL } from "../config.ts";
 

@@ -1,5 +1,6 @@
 // The configuration API, typed from docs/webhooks-openapi.json (schema.d.ts is generated from it by
 // `npm run gen:api`, and a test fails when it is stale), so the pages cannot drift from the API.
+// @see docs/configuration-api.md#routes
 import createClient, { type Middleware } from "openapi-fetch";
 import { SUPABASE_ANON_KEY, SUPABASE_URL } from "../config.ts";
 import type { components, paths } from "./schema.d.ts";

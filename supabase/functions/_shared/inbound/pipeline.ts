@@ -1,13 +1,7 @@
-// The one inbound pipeline all three receivers run (ARCHITECTURE.md section 6). Stages:
-//   1. raw body, read once (1 MiB, 413)
-//   2. find who may have signed it (Receiver.route: URL segment, payload ids, phone-number ids)
-//   3. verify: HMAC-SHA256 over the raw bytes with each candidate's secret, constant time (401, counted
-//      as unverified with nothing of the body kept)
-//   4. log each verified part (one per organization and account) in its own transaction, deduplicated
-//      by delivery key and by the SHA-256 of its bytes
-//   5. apply each part once, in one statement that also marks its row (retrying only a deadlock or a
-//      serialization failure), or record the failure on the row
+// The one inbound pipeline all three receivers run: read once, find the signers, verify, log, apply once.
 // Each receiver supplies only what differs: routing, splitting, event names, normalizing, applying.
+// @see docs/inbound-webhooks.md#one-pipeline (the stages and their answers)
+// @see docs/architecture.md#a-providers-post-becomes-a-row (the diagram, and a connection lost midway)
 import type { Sql } from "../db.ts";
 import { readRawBody } from "../body.ts";
 import { AppError, badRequest, isDatabaseUnavailable, notFound, unauthorized } from "../errors.ts";

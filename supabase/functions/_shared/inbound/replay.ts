@@ -1,7 +1,7 @@
 // Replay: re-runs logged payloads through the same normalize -> apply path a live delivery takes, in
 // the receiver that owns them (each function replays only its own provider's rows). A processed row is
 // left alone, so replaying an applied payload changes nothing; unverified and rejected rows are never
-// applied.
+// applied. @see docs/inbound-webhooks.md#replay
 import type { Sql } from "../db.ts";
 import { AppError } from "../errors.ts";
 import { applyAndRecord, statusOf } from "./pipeline.ts";

@@ -1,8 +1,6 @@
 // The replay endpoint every receiver serves: POST /<function>/replay, called by the configuration API
-// (which checks the admin and the organization) with the replay secret (INBOUND_REPLAY_SECRET, a secret
-// of its own rather than the service-role key: all it can do is replay what is logged). Replay thereby
-// runs in the function that owns the payload, through its live code path, and the configuration API
-// deploys none of the receivers' code.
+// with INBOUND_REPLAY_SECRET (its own secret rather than the service-role key: all it can do is replay
+// what is logged), so replay runs the owning function's live code. @see docs/inbound-webhooks.md#replay
 //   {"organization_id": uuid, "log_id": uuid}  one row of that organization
 //   {"organization_id": uuid}                  its failed, unmatched and interrupted rows, oldest first
 import type { Context, Hono } from "hono";

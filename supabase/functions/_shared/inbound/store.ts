@@ -1,6 +1,7 @@
 // The SQL of the inbound log (migration 20261122105000_inbound_webhook_log.sql). Each call is one
 // statement in its own transaction: the log row is committed before anything is applied, and applying
 // is a single call to the receiver's process function, so a payload is applied completely or not at all.
+// @see docs/inbound-webhooks.md#the-log-inbound_webhook_log
 import type { Sql } from "../db.ts";
 import { storableString } from "../storable.ts";
 import type { Provider } from "./types.ts";

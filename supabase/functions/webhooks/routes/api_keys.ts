@@ -1,5 +1,6 @@
 // Organization API keys: admins create (the key is shown once), list and revoke them. A key also ends
 // when the admin who made it stops being an admin of the organization (the keys migration's triggers).
+// @see docs/authentication.md#api-keys
 import { z } from "zod";
 import { notFound } from "../../_shared/errors.ts";
 import { asAdmin, generateApiKey, hashApiKey } from "../actor.ts";

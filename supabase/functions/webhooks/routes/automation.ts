@@ -1,6 +1,7 @@
 // Automation platforms (Zapier, Make, n8n): REST-hook subscribe/unsubscribe and sample data. A
 // subscription is an ordinary endpoint for one event, so it is delivered, retried, logged and disabled
 // on 410 Gone like any other.
+// @see docs/configuration-api.md#walkthrough-for-an-integrator-zapier-style-rest-hooks
 import { z } from "zod";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";

@@ -1,4 +1,5 @@
 // Settings > Integrations > Webhook Logs: deliveries with their attempts, and redelivery.
+// @see docs/outbound-webhooks.md#webhook-logs and docs/architecture.md#webhook-logs-queries
 import { z } from "zod";
 import type { Tx } from "../../_shared/db.ts";
 import { notFound } from "../../_shared/errors.ts";

@@ -1,4 +1,5 @@
 // Settings > Integrations > Webhooks: endpoints, their secrets, test events and recovery.
+// @see docs/outbound-webhooks.md#operations-redeliver-recover-test-rotate
 import { z } from "zod";
 import type { Tx } from "../../_shared/db.ts";
 import { badRequest, notFound } from "../../_shared/errors.ts";

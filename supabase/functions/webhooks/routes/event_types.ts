@@ -1,4 +1,5 @@
 // The event catalogue, for the settings UI's event picker and for integrators.
+// @see docs/outbound-webhooks.md#events
 import { z } from "zod";
 import { asCaller } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";

@@ -1,7 +1,7 @@
 // The inbound webhook log (every checkout, card-payment and WhatsApp gateway delivery, verified or
 // not), for organization admins: read it, and replay entries through the code path a live delivery
 // takes, in the receiver function that owns them (receivers.ts). People only: API keys are for webhook
-// configuration and never see payment data or messages.
+// configuration and never see payment data or messages. @see docs/inbound-webhooks.md#replay
 import { z } from "zod";
 import { notFound } from "../../_shared/errors.ts";
 import { asAdmin } from "../actor.ts";

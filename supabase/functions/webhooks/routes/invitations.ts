@@ -1,10 +1,6 @@
-// People joining and leaving organizations: admins invite an e-mail address with a role, list and
-// revoke invitations; the invitee, holding the invitation's token (the link that was sent), sees what
-// it is for and accepts it; a member leaves. An account's e-mail address is never taken as proof that
-// an invitation is theirs (sign-up can confirm any address), so nothing is listed or accepted by it. Memberships exist only
-// because their user accepted. Everything runs as the caller through the SQL
-// functions of 20261122100300_invitations.sql, which check who may do what; API keys cannot manage
-// people.
+// People joining and leaving organizations, through the SQL functions of 20261122100300_invitations.sql
+// run as the caller (they check who may do what); the token is the invitation, never an account's
+// e-mail address; API keys cannot manage people. @see docs/authentication.md#joining-and-leaving-invitations
 import { z } from "zod";
 import { AppError, notFound } from "../../_shared/errors.ts";
 import { type ActorEnv, asAdmin, asCaller } from "../actor.ts";

@@ -1,6 +1,7 @@
 // The signed-in person and their organizations, for the settings UI's organization switcher. Works the
 // same against a hosted project (no PostgREST needed): list memberships, pick one, then refresh the
 // session so the access-token hook puts the new organization_id into the token.
+// @see docs/authentication.md#switching-organizations
 import { z } from "zod";
 import { forbidden } from "../../_shared/errors.ts";
 import { asCaller } from "../actor.ts";
