@@ -4,7 +4,7 @@
 //   - a tampered pagination cursor gave 500 on /deliveries and /inbound-log;
 //   - a check-constraint name leaked in an error; a JWT without `exp` was accepted; the issuer went
 //     unchecked without SUPABASE_URL; a user token carrying `api_key_id` acted as that API key;
-//     /samples for API keys disagreed with the README.
+//     /samples for API keys disagreed with docs/configuration-api.md#who-can-call-it.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { asUser, closeSql, createTenant, sql } from "./helpers/db.ts";
 import { tokenFor } from "./helpers/tokens.ts";
@@ -202,7 +202,7 @@ Deno.test("token checks: a user token carrying api_key_id is that user, never th
   }
 });
 
-Deno.test("samples for API keys: an API key reads samples only of event types it could subscribe to (README: same rows a subscription delivers)", async () => {
+Deno.test("samples for API keys: an API key reads samples only of event types it could subscribe to (docs/configuration-api.md: the same rows a subscription delivers)", async () => {
   const api = await startWebhooksApi();
   try {
     const a = await createTenant();
