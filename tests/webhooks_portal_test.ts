@@ -188,6 +188,23 @@ Deno.test("activity: one point per hour for 24 hours or 7 days, delivered and fa
     assertEquals(week.data.points.length, 168);
     assertEquals([week.data.totals.delivered, week.data.totals.failed], [5, 1]);
     assert(week.data.totals.p95_ms >= 750, JSON.stringify(week.data.totals));
+    // The same week in 6-hour points: the same attempts, fewer and wider points.
+    const wide = await call(
+      t.api.base,
+      "GET",
+      `/endpoints/${t.endpoint.id}/activity?window=7d&bucket=6h`,
+      t.admin,
+    );
+    assertEquals([wide.data.bucket_seconds, wide.data.points.length], [21600, 28]);
+    assertEquals(wide.data.totals, week.data.totals);
+    const sum = (ps: { delivered: number; failed: number }[]) =>
+      ps.reduce((a, p) => [a[0]! + p.delivered, a[1]! + p.failed], [0, 0]);
+    assertEquals(sum(wide.data.points), [5, 1]);
+    assertEquals(
+      (await call(t.api.base, "GET", `/endpoints/${t.endpoint.id}/activity?window=7d&bucket=2h`, t.admin))
+        .status,
+      400,
+    );
 
     const other = await createTenant();
     const otherAdmin = asBearer(await tokenFor(other.admin, other.organizationId));
@@ -228,6 +245,28 @@ Deno.test("percentiles from a histogram: the bin holding the rank, a straight li
     p50_ms: 7,
     p95_ms: 10,
   });
+  // Six hours in one point: its percentiles come from the hours' histograms added up (a fast hour and a
+  // slow hour make a median neither hour's median would give).
+  const wide = hourlyActivity(
+    [
+      { bucket_start: "2026-11-22T05:10:00Z", attempts: 3, delivered: 3, duration_histogram: [3] },
+      { bucket_start: "2026-11-22T09:10:00Z", attempts: 3, delivered: 3, duration_histogram: [0, 0, 3] },
+      { bucket_start: "2026-11-22T03:50:00Z", attempts: 1, delivered: 0, duration_histogram: [] },
+    ],
+    bounds,
+    "7d",
+    now,
+    "6h",
+  ).points;
+  assertEquals(wide.length, 28);
+  assertEquals(wide.at(-1), {
+    start: "2026-11-22T05:00:00.000Z",
+    delivered: 6,
+    failed: 0,
+    p50_ms: 10,
+    p95_ms: 50,
+  });
+  assertEquals([wide.at(-2)!.start, wide.at(-2)!.failed], ["2026-11-21T23:00:00.000Z", 1]);
 });
 
 Deno.test("the endpoint list says which URLs this deployment accepts", async () => {

@@ -113,11 +113,14 @@ export const SendTest = z.object({
 
 export const ActivityQuery = z.object({
   window: z.enum(["24h", "7d"]).default("24h"),
+  bucket: z.enum(["1h", "6h"]).default("1h").describe(
+    "How long each point covers: an hour (the default; 168 thin points for 7 days) or 6 hours (28)",
+  ),
 });
 
 export const Activity = z.object({
   window: z.enum(["24h", "7d"]),
-  bucket_seconds: z.number().int().describe("Each point covers this long (an hour)"),
+  bucket_seconds: z.number().int().describe("Each point covers this long: 3600 (an hour) or 21600 (6 hours)"),
   points: z.array(z.object({
     start: z.string(),
     delivered: z.number().int().describe("Attempts that got a 2xx in time"),
@@ -132,7 +135,7 @@ export const Activity = z.object({
     p95_ms: z.number().int().nullable(),
   }),
 }).describe(
-  "Attempts per hour from the endpoint's health buckets. Percentiles are estimated from a histogram " +
+  "Attempts per hour (or per 6 hours) from the endpoint's health buckets. Percentiles are estimated from a histogram " +
     "of response times (buckets about 1.6x apart), so they are approximate.",
 );
 

@@ -10,8 +10,11 @@ const anonKey = SUPABASE_ANON_KEY || "unset";
 
 export const auth = new AuthClient({
   url: `${SUPABASE_URL || "http://invalid.localhost"}/auth/v1`,
-  // What supabase-js sends to Auth: the project's public anon key.
-  headers: { apikey: anonKey, authorization: `Bearer ${anonKey}` },
+  // What supabase-js sends to Auth: the project's public anon key. "Authorization" spelt as auth-js
+  // spells it, so that the session's token replaces it (sign-out, /user); spelt otherwise, both went as
+  // one header, "Bearer <anon key>, Bearer <token>", which Auth refuses (401), and a sign-out left the
+  // session alive on the server.
+  headers: { apikey: anonKey, Authorization: `Bearer ${anonKey}` },
   storageKey: "church-settings-session",
   persistSession: true,
   autoRefreshToken: true,

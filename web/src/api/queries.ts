@@ -42,12 +42,34 @@ export const errorText = (e: unknown): string | null => e ? (e as Error).message
 /**
  * An action (a mutation) that returns what to tell the person, and afterwards refreshes whatever the
  * organization's pages show: a change to an endpoint shows in its health, the logs and the list at once.
+ *
+ * `deletesEndpoint` names the endpoint an action deletes: it leaves the cached list at once, and no query
+ * about it is asked again. Its card is still mounted when the action settles, so a refresh of everything
+ * would ask for its activity, which no longer exists (a 404 and a wasted request).
  */
-export function useAction<V = void>(fn: (vars: V) => Promise<string | void>) {
+export function useAction<V = void>(
+  fn: (vars: V) => Promise<string | void>,
+  { deletesEndpoint }: { deletesEndpoint?: (vars: V) => string } = {},
+) {
   const queries = useQueryClient();
   const org = useOrgKey();
   return useMutation({
     mutationFn: fn,
-    onSettled: () => queries.invalidateQueries({ queryKey: [org] }),
+    onSuccess: (_said, vars) => {
+      if (!deletesEndpoint) return;
+      const id = deletesEndpoint(vars);
+      queries.setQueryData<{ data: { id: string }[] }>(
+        [org, "endpoints"],
+        (list) => list && { ...list, data: list.data.filter((e) => e.id !== id) },
+      );
+    },
+    onSettled: (_said, _error, vars) => {
+      const gone = deletesEndpoint?.(vars);
+      return queries.invalidateQueries({
+        queryKey: [org],
+        // Every key about one endpoint holds its id.
+        predicate: gone ? (q) => !q.queryKey.includes(gone) : undefined,
+      });
+    },
   });
 }

@@ -694,11 +694,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint's attempts per hour over 24 hours or 7 days, with response time percentiles */
+        /** An endpoint's attempts per hour (or 6 hours) over 24 hours or 7 days, with response time percentiles */
         get: {
             parameters: {
                 query?: {
                     window?: "24h" | "7d";
+                    /** @description How long each point covers: an hour (the default; 168 thin points for 7 days) or 6 hours (28) */
+                    bucket?: "1h" | "6h";
                 };
                 header?: never;
                 path: {
@@ -708,7 +710,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description One point per hour, oldest first */
+                /** @description One point per hour (or per `bucket`), oldest first */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -717,7 +719,7 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             window: "24h" | "7d";
-                            /** @description Each point covers this long (an hour) */
+                            /** @description Each point covers this long: 3600 (an hour) or 21600 (6 hours) */
                             bucket_seconds: number;
                             points: {
                                 start: string;

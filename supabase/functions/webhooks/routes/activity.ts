@@ -1,7 +1,8 @@
-// Settings > Integrations > Webhooks: an endpoint's activity chart (24 hours or 7 days, per hour).
+// Settings > Integrations > Webhooks: an endpoint's activity chart (24 hours or 7 days, per hour or per
+// 6 hours).
 import { z } from "zod";
 import { asAdmin } from "../actor.ts";
-import { type BucketRow, hourlyActivity, windowStart } from "../activity.ts";
+import { BUCKET_HOURS, type BucketRow, hourlyActivity, windowStart } from "../activity.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Activity, ActivityQuery } from "../schemas.ts";
 import { visibleEndpoint } from "./endpoints.ts";
@@ -11,19 +12,20 @@ export const activityRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/endpoints/:id/activity",
-      summary: "An endpoint's attempts per hour over 24 hours or 7 days, with response time percentiles",
+      summary:
+        "An endpoint's attempts per hour (or 6 hours) over 24 hours or 7 days, with response time percentiles",
       tag: "Endpoints",
       access: "admin",
       params: { id: z.uuid() },
       query: ActivityQuery,
       responses: {
-        200: { description: "One point per hour, oldest first", schema: Activity },
+        200: { description: "One point per hour (or per `bucket`), oldest first", schema: Activity },
         404: { description: "No such endpoint" },
       },
     },
     async (c) => {
       const endpointId = c.req.valid("param").id;
-      const { window } = c.req.valid("query");
+      const { window, bucket } = c.req.valid("query");
       const now = Date.now();
       const { rows, bounds } = await asAdmin(deps, c, async (tx) => {
         await visibleEndpoint(tx, endpointId);
@@ -35,7 +37,11 @@ export const activityRoutes: RouteFactory = (deps) => [
         const [b] = await tx<{ bounds: number[] }[]>`select private.webhook_duration_bounds() as bounds`;
         return { rows, bounds: b!.bounds };
       });
-      return c.json({ window, bucket_seconds: 3600, ...hourlyActivity(rows, bounds, window, now) });
+      return c.json({
+        window,
+        bucket_seconds: BUCKET_HOURS[bucket] * 3600,
+        ...hourlyActivity(rows, bounds, window, now, bucket),
+      });
     },
   ),
 ];

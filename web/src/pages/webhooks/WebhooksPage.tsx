@@ -29,7 +29,7 @@ export function WebhooksPage() {
       }),
     );
     return `Deleted ${e.url} and its delivery history.`;
-  });
+  }, { deletesEndpoint: (e) => e.id });
   const list = endpoints.data?.data ?? [];
 
   return (
