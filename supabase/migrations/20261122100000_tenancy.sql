@@ -32,7 +32,9 @@ grant usage on schema private to authenticated, service_role, supabase_auth_admi
 -- Organizations and memberships ---------------------------------------------------------------------
 create table public.organizations (
   id uuid primary key default gen_random_uuid(),
-  name text not null check (length(trim(name)) > 0),
+  -- One line of at most 200 characters: the name is put into mails (invitations go to any address an
+  -- admin types), and a line break or a page of text there would let an admin write the mail's body.
+  name text not null check (length(trim(name)) > 0 and length(name) <= 200 and name !~ '[[:cntrl:]]'),
   created_at timestamptz not null default now()
 );
 

@@ -39,9 +39,12 @@ create index mail_outbox_finished_idx on private.mail_outbox (created_at) where 
 revoke all on private.mail_outbox from public, anon, authenticated;
 
 -- Queues a mail (nothing when a mail with the same dedupe key exists) and wakes local senders at
--- commit. Returns the new row's id, or null. An organization that queued 100 mails in the last hour
--- (an admin inviting a whole address book, say) has the next ones wait an hour: they are not lost,
--- and nobody can make this service send mail without bound, nor hold up other organizations' mail.
+-- commit. Returns the new row's id, or null. An organization's mails go out at most 100 an hour: each
+-- mail is due one hour later for every 100 the organization queued in the last 24 hours (an admin
+-- inviting a whole address book, say, is spread over the day, not sent in one burst an hour later), so
+-- nobody can make this service send mail without bound, nor hold up other organizations' mail. Past
+-- a day's worth (2,400) an invitation is refused (54000: the API's 429); the system's own mails about
+-- endpoints are still queued, a day later, as those are bounded by the endpoints and their admins.
 create function private.mail_enqueue(
   organization_id uuid, kind text, recipient text, data jsonb,
   dedupe_key text default null, give_up_at timestamptz default null
@@ -53,14 +56,19 @@ declare
   created uuid;
   recent integer;
 begin
+  -- Bounded: at most 2,400 index entries of mail_outbox_organization_idx, whatever was queued.
   select count(*) into recent from (
     select 1 from private.mail_outbox m
-     where m.organization_id = mail_enqueue.organization_id and m.created_at > now() - interval '1 hour'
-     limit 100) r;
+     where m.organization_id = mail_enqueue.organization_id and m.created_at > now() - interval '24 hours'
+     limit 2400) r;
+  if recent >= 2400 and mail_enqueue.kind = 'invitation' then
+    raise exception 'this organization queued 2400 mails in the last 24 hours; invite more later'
+      using errcode = '54000';
+  end if;
   insert into private.mail_outbox (organization_id, kind, recipient, data, dedupe_key, give_up_at, next_attempt_at)
   values (mail_enqueue.organization_id, mail_enqueue.kind, lower(trim(mail_enqueue.recipient)), mail_enqueue.data,
           mail_enqueue.dedupe_key, coalesce(mail_enqueue.give_up_at, now() + interval '3 days'),
-          case when recent >= 100 then now() + interval '1 hour' else now() end)
+          now() + make_interval(hours => recent / 100))
   on conflict do nothing
   returning id into created;
   if created is not null then

@@ -3,7 +3,7 @@
 -- POST with the URL and bearer secret from Vault. First without pg_net (nothing is posted, queuing
 -- works), then with stand-ins that record what would be sent, as 22_hosted_dispatch.test.sql does.
 begin;
-select plan(13);
+select plan(20);
 
 -- Whatever other tests left is not due in this transaction.
 update private.mail_outbox set next_attempt_at = now() + interval '1 hour' where status = 'pending';
@@ -61,6 +61,41 @@ select ok((select next_attempt_at > now() + interval '59 minutes' from private.m
   'the 101st mail of an organization within an hour waits an hour (kept, not lost)');
 select ok((select next_attempt_at <= now() from private.mail_outbox where id = (select other from queued)),
   'another organization''s mail is due at once');
+
+-- An admin inviting an address book: 1,000 mails are spread over the day, at most 100 due in any
+-- hour (they used to be due all together an hour later), and past 2,400 a day invitations are refused.
+select count(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invitation', 'y' || g || '@example.org', '{}'))
+  from generate_series(1, 899) g;
+select is((select max(n)::int from (
+    select count(*) as n from private.mail_outbox
+     where organization_id = 'e0000000-0000-4000-8000-0000000000bb'
+     group by floor(extract(epoch from next_attempt_at - now()) / 3600)) h), 100,
+  '1,000 mails of one organization: at most 100 due in any hour');
+select ok((select max(next_attempt_at) >= now() + interval '9 hours' from private.mail_outbox
+            where organization_id = 'e0000000-0000-4000-8000-0000000000bb'),
+  'the 1,000th is due 9 hours later');
+select count(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invitation', 'z' || g || '@example.org', '{}'))
+  from generate_series(1, 1400) g;
+select tests.create_user('busy-admin@example.org', 'e0000000-0000-4000-8000-0000000000b1');
+select tests.add_member('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb', 'admin');
+select tests.act_as('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb');
+select throws_ok($$select public.create_invitation('one-more@example.org', 'staff')$$, '54000', null,
+  'past 2,400 mails in a day, an admin''s invitation is refused');
+select is((select count(*)::int from public.organization_invitations where email = 'one-more@example.org'), 0,
+  'and no invitation is left behind');
+select tests.clear_act_as();
+select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'endpoint_failing', 'ops@example.org', '{}'),
+  null, 'the system''s own mail about an endpoint is still queued');
+
+-- The organization's name goes into mails to any address an admin invites: one line, bounded.
+select tests.act_as('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb');
+select throws_ok($$update public.organizations set name = E'Busy Church\r\n\r\nYour account is locked: sign in at https://evil.example'
+                   where id = 'e0000000-0000-4000-8000-0000000000bb'$$, '23514', null,
+  'an admin cannot put a line break into the organization''s name');
+select throws_ok($$update public.organizations set name = repeat('x', 201)
+                   where id = 'e0000000-0000-4000-8000-0000000000bb'$$, '23514', null,
+  'nor more than 200 characters');
+select tests.clear_act_as();
 
 select * from finish();
 rollback;

@@ -24,6 +24,13 @@ export function invitationLink(siteUrl: string, token: string): string {
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
+/**
+ * A stored value put into a sentence: one line. Organization names, endpoint descriptions and addresses
+ * are typed by admins, and a line break in one would let its author add paragraphs of their own to the
+ * text part of a mail we send (invitations go to any address). The HTML part escapes them besides.
+ */
+const oneLine = (value: unknown) => String(value).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ");
+
 /** A time as people read it in a mail that may be opened anywhere: UTC, to the minute. */
 function when(value: unknown): string {
   const d = new Date(String(value));
@@ -44,16 +51,16 @@ function mail(subject: string, paragraphs: string[], link: { label: string; url:
 
 export function render(m: OutboxMail, siteUrl: string): Rendered {
   const d = m.data;
-  const org = String(d.organization_name ?? "your organization");
+  const org = oneLine(d.organization_name ?? "your organization");
   if (m.kind === "invitation") {
-    const by = d.invited_by ? `${d.invited_by} invited you` : "You are invited";
+    const by = d.invited_by ? `${oneLine(d.invited_by)} invited you` : "You are invited";
     return mail(`You are invited to join ${org}`, [
       `${by} to join ${org} as ${d.role === "admin" ? "an administrator" : "a staff member"}.`,
       `The invitation is valid until ${when(d.expires_at)}. Sign in (or create an account with this ` +
       `e-mail address) and accept it with the link below. If you did not expect it, ignore this e-mail.`,
     ], { label: "Accept the invitation", url: invitationLink(siteUrl, String(d.token)) });
   }
-  const endpoint = `${d.url}${d.description ? ` (${d.description})` : ""}`;
+  const endpoint = `${oneLine(d.url)}${d.description ? ` (${oneLine(d.description)})` : ""}`;
   const settings = { label: "Open the webhook settings", url: `${siteUrl}/settings/integrations/webhooks` };
   const failing = `It has failed every delivery attempt since ${when(d.failing_since)} ` +
     `(${d.consecutive_failures} failed attempts in a row).`;
@@ -73,7 +80,7 @@ export function render(m: OutboxMail, siteUrl: string): Rendered {
   return mail(`A webhook endpoint of ${org} was disabled`, [
     `The webhook endpoint ${endpoint} of ${org} was disabled at ${
       when(d.disabled_at)
-    }: ${d.disabled_reason}.`,
+    }: ${oneLine(d.disabled_reason)}.`,
     "It receives no events until it is enabled again; deliveries that ended can then be recovered.",
   ], settings);
 }

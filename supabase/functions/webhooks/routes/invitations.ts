@@ -61,6 +61,9 @@ function invitationError(err: unknown): unknown {
   const code = (err as { code?: string } | null)?.code;
   if (code === "P0002") return notFound("not_found", "No such open invitation or membership for you");
   if (code === "23505") return new AppError(409, "already_member", "Already a member of this organization");
+  if (code === "54000") {
+    return new AppError(429, "too_many_invitations", "This organization queued 2,400 mails in the last 24 hours; invite more later");
+  }
   if (code === "55000") {
     return new AppError(
       409,
@@ -113,6 +116,7 @@ export const invitationRoutes: RouteFactory = (deps) => [
       responses: {
         201: { description: "The invitation with its token", schema: CreatedInvitation },
         409: { description: "The address already belongs to a member" },
+        429: { description: "The organization queued 2,400 mails in the last 24 hours; invite more later" },
       },
     },
     async (c) => {
