@@ -297,6 +297,40 @@ Deno.test("failing-endpoint mails go to the organization's admins, once per epis
   }
 });
 
+Deno.test("an admin's words in a mail stay words: HTML escaped, on one line, headers untouched", async () => {
+  await onlyNewMailIsDue();
+  const smtp = await startSmtpServer();
+  const sender = await startSender({ SMTP_URL: smtp.url });
+  try {
+    const a = await createTenant();
+    await confirmed(a.admin);
+    const lure = "Your account is locked: sign in at https://evil.example/login";
+    // What an admin can store: the description through the API or PostgREST, the name as it was before
+    // names had to be one line (set as the server, so this test keeps checking the template itself).
+    await sql()`update public.organizations set name = ${"Grace <b>Church</b>"} where id = ${a.organizationId}`;
+    const endpoint = await createEndpoint(a.organizationId, "https://hooks.example.org/inj", ["member.created"]);
+    await sql()`update public.webhook_endpoints
+                set description = ${`<script>alert(1)</script><img src=x onerror=alert(2)>\r\n\r\n${lure}`}
+                where id = ${endpoint.id}`;
+    await sql()`select private.webhook_disable_endpoints(${
+      JSON.stringify([{ endpoint_id: endpoint.id, reason: `gone\r\nBcc: victim@example.org\r\n\r\n${lure}` }])
+    }::text::jsonb)`;
+    assertEquals((await sender.run()).sent, 1);
+    const [mail] = await smtp.waitFor(1);
+    assertEquals(mail!.to, [a.admin.email], "no header was added by a line break in a value");
+    assertMatch(mail!.subject, /^A webhook endpoint of Grace <b>Church<\/b> was disabled$/);
+    assert(!/<script|<img|<b>/i.test(mail!.html), `no markup of the admin's: ${mail!.html}`);
+    assert(mail!.html.includes("&lt;script&gt;alert(1)&lt;/script&gt;"), "shown as text");
+    // The lure stays inside the sentence that quotes the description or reason, never a paragraph of its own.
+    const lines = mail!.text.split("\n");
+    assertEquals(lines.filter((l) => l.includes(lure)).length, 1, mail!.text);
+    assert(lines.every((l) => !l.startsWith(lure) && !l.startsWith("Bcc:")), mail!.text);
+  } finally {
+    await sender.close();
+    await smtp.close();
+  }
+});
+
 Deno.test("over an HTTP e-mail API (Resend's shape): keyed for idempotency, retried on 5xx, given up on 422", async () => {
   await onlyNewMailIsDue();
   const requests: { auth: string | null; key: string | null; body: Record<string, unknown> }[] = [];
