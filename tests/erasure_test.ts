@@ -48,7 +48,7 @@ async function seedPerson(org: string, adminClaims: Record<string, unknown>, tag
   const last = `Lovelace${tag}`;
   const email = `ada.${tag}@example.org`;
   const { phone, digits } = phoneNumber();
-  const paymentId = `pay_${tag}`;
+  const paymentId = `pay_1${tag}`;
   const [m] = await sql()<{ id: string }[]>`
     insert into public.members (organization_id, first_name, last_name, email, primary_phone)
     values (${org}, ${first}, ${last}, ${email}, ${phone}) returning id`;
@@ -393,6 +393,62 @@ Deno.test("a large erasure goes in bounded batches, shows its progress, and the 
     await sql()`select count(*)::int as n from private.member_erasure_work where erasure_id = ${id}`;
   assertEquals(left!.n, 0, "the terms are gone with the work");
   assertEquals(await rowsMentioning(`Visits${tag}`), []);
+  await retireEndpoints(endpoint.id);
+});
+
+Deno.test("values staff can type as a member's ids cannot make an erasure take other people's history", async () => {
+  const a = await createTenant();
+  const endpoint = await createEndpoint(a.organizationId, "http://127.0.0.1:9/hooks", EVENTS);
+  const tag = crypto.randomUUID().slice(0, 8);
+  const [victim, bystander] = await sql()<{ id: string }[]>`
+    insert into public.members (organization_id, first_name, last_name, email)
+    values (${a.organizationId}, 'Vic', ${`Tim${tag}`}, ${`vic.${tag}@example.org`}),
+           (${a.organizationId}, 'Bea', ${`Stander${tag}`}, ${`bea.${tag}@example.org`})
+    returning id`;
+  await sql()`insert into public.donations (organization_id, member_id, amount_minor, currency, source)
+              values (${a.organizationId}, ${bystander!.id}, 2500, 'GBP', 'online')`;
+  // Staff, as PostgREST lets them: threads and payments linked to the member whose erasure an admin will
+  // do, keyed by values found in every payload (a word, an event type, an amount, another member's id,
+  // the organization's id).
+  await asUser(a.staffClaims, async (tx) => {
+    await tx`insert into public.whatsapp_conversations (organization_id, contact_user_id, member_id, member_match)
+             values (${a.organizationId}, 'e', ${victim!.id}, 'manual'),
+                    (${a.organizationId}, 'redacted', ${victim!.id}, 'manual')`;
+    await tx`insert into public.whatsapp_conversations (organization_id, contact_phone, member_id, member_match)
+             values (${a.organizationId}, '2500', ${victim!.id}, 'manual')`;
+    await tx`insert into public.donations (organization_id, member_id, amount_minor, currency, source, gateway_payment_id)
+             values (${a.organizationId}, ${victim!.id}, 1, 'GBP', 'manual', 'member.created'),
+                    (${a.organizationId}, ${victim!.id}, 1, 'GBP', 'manual', ${bystander!.id}),
+                    (${a.organizationId}, ${victim!.id}, 1, 'GBP', 'manual', ${a.organizationId})`;
+  });
+  // Mail the organization sent before, already erased once: a term matching those must not loop.
+  await sql()`insert into private.mail_outbox (organization_id, kind, recipient, data, status, next_attempt_at)
+              select ${a.organizationId}, 'invitation', 'redacted', '{"redacted": true}', 'cancelled', null
+              from generate_series(1, 120)`;
+  const before = await sql()<{ id: string; payload: unknown }[]>`
+    select id, payload from public.webhook_events
+    where organization_id = ${a.organizationId}
+      and (payload #>> '{data,row,id}' = ${bystander!.id} or payload #>> '{data,row,member_id}' = ${bystander!.id})
+    order by id`;
+  assertEquals(before.length, 2, "the bystander's member.created and donation.recorded");
+
+  const id = await eraseAsAdmin(a.adminClaims, victim!.id);
+  let progress: { stage: string; steps: number } | undefined;
+  for (let i = 0; i < 40 && progress?.stage !== "done"; i++) {
+    [{ progress }] = await sql()`select private.erasure_step(${id}, 50) as progress`;
+  }
+  assertEquals(progress!.stage, "done", "the erasure ends");
+  const after = await sql()<{ id: string; payload: unknown }[]>`
+    select id, payload from public.webhook_events where id = any(${before.map((e) => e.id)}::uuid[]) order by id`;
+  assertEquals(after, before, "the bystander's events are untouched");
+  const [ended] = await sql()<{ n: number }[]>`
+    select count(*)::int as n from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id
+    where d.endpoint_id = ${endpoint.id} and e.redacted_at is null and d.status = 'permanently_failed'`;
+  assertEquals(ended!.n, 0, "no delivery of anyone else was ended");
+  const [victimEvents] = await sql()<{ n: number }[]>`
+    select count(*)::int as n from public.webhook_events
+    where organization_id = ${a.organizationId} and redacted_at is not null`;
+  assert(victimEvents!.n >= 1, "the victim's own events are redacted");
   await retireEndpoints(endpoint.id);
 });
 

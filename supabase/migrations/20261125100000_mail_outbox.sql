@@ -275,7 +275,8 @@ create trigger webhook_endpoints_mail_disabled after update of enabled on public
   execute function private.mail_endpoint_disabled();
 
 -- Erasing a person (20261125110000_person_erasure.sql): mails to the erased address, or naming one of
--- the person's terms, lose recipient and content; pending ones are cancelled. At most `batch_size`.
+-- the person's terms, lose recipient and content; pending ones are cancelled. At most `batch_size`, and
+-- never a mail already redacted: each batch makes progress, so the erasure ends whatever its terms.
 create function private.mail_erase(org uuid, terms text[], batch_size integer) returns integer
 language plpgsql volatile security definer
 set search_path = ''
@@ -288,7 +289,7 @@ begin
          status = case when m.status = 'pending' then 'cancelled' else m.status end,
          next_attempt_at = null, last_error = null, lease_token = null, leased_until = null
    where m.id in (select x.id from private.mail_outbox x
-                   where x.organization_id = org
+                   where x.organization_id = org and x.recipient <> 'redacted'
                      and (x.recipient = any (terms) or private.erasure_mentions(x.data::text, terms))
                    limit batch_size);
   get diagnostics redacted = row_count;

@@ -63,13 +63,34 @@ create table private.member_erasure_work (
 revoke all on private.member_erasure_work from public, anon, authenticated;
 
 -- Helpers -----------------------------------------------------------------------------------------------
--- Whether a text mentions one of the (lower-cased) terms.
+-- Whether a text mentions one of the (lower-cased) terms: as a whole token, not inside a longer word,
+-- number or address. A term is a value staff can type (a member's e-mail or phone, a donation's provider
+-- id, a thread's user id), and as a mere substring "member" or "e" would match every payload of the
+-- organization and erase everyone's history. A term is bounded where the text has no letter, digit,
+-- `_`, `@`, `-` or `.` next to it (a sentence's final full stop still ends a term; a `+` before a number
+-- does too). strpos first: the regular expression runs only on texts that contain the term at all.
 create function private.erasure_mentions(txt text, terms text[]) returns boolean
 language sql immutable parallel safe
 set search_path = ''
 as $$
   select txt is not null and exists (
-    select 1 from (select lower(txt) as l) x, unnest(terms) t where strpos(x.l, t) > 0)
+    select 1 from (select lower(txt) as l) x, unnest(terms) t
+     where strpos(x.l, t) > 0
+       and x.l ~ ('(?<![[:alnum:]_@.-])' || regexp_replace(t, '([^[:alnum:][:space:]])', '\\\1', 'g')
+                  || '(?![[:alnum:]_@-])(?!\.[[:alnum:]_])'))
+$$;
+
+-- Whether a provider's id or a WhatsApp user id (typed by staff as often as set by a provider) can
+-- be a term: at least 6 characters with a digit (event types, JSON keys, statuses and words have none),
+-- no amount alone (a letter too), and neither a UUID (the organization's, a member's, an event's id are
+-- in every payload about them) nor anything with JSON's punctuation.
+create function private.erasure_identifier(id text, org uuid) returns boolean
+language sql immutable
+set search_path = ''
+as $$
+  select length(id) >= 6 and id ~ '[0-9]' and id ~ '[[:alpha:]]' and id !~ '["{}:,[:space:]]'
+     and lower(id) !~ '^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$'
+     and strpos(lower(id), org::text) = 0
 $$;
 
 -- Adds `n` to one count of the record.
@@ -127,7 +148,11 @@ begin
   ) then
     phones := array(select distinct p from unnest(phones || m.primary_phone_normalized) p);
   end if;
-  terms := phones || user_ids;
+  -- A thread's user id is a term only when it looks like one (see private.erasure_identifier).
+  -- Numbers of 7 digits or more only, as for the member's own (a thread's number is typed by staff too,
+  -- and "2500" would match every amount of 2500); the threads themselves are found by exact number.
+  terms := array(select p from unnest(phones) p where length(p) >= 7)
+           || array(select u from unnest(user_ids) u where private.erasure_identifier(u, org));
   if length(m.primary_phone_normalized) >= 7 and m.primary_phone_normalized = any (phones)
      and lower(trim(m.primary_phone)) <> m.primary_phone_normalized then
     terms := terms || lower(trim(m.primary_phone));
@@ -141,10 +166,11 @@ begin
   -- Provider ids of the member's payments and subscriptions: their notifications name the payer.
   terms := terms || array(
     select lower(d.gateway_payment_id) from public.donations d
-     where d.organization_id = org and d.member_id = m.id and length(d.gateway_payment_id) >= 6
+     where d.organization_id = org and d.member_id = m.id and private.erasure_identifier(d.gateway_payment_id, org)
     union
     select lower(r.gateway_subscription_id) from public.recurring_donations r
-     where r.organization_id = org and r.member_id = m.id and length(r.gateway_subscription_id) >= 6);
+     where r.organization_id = org and r.member_id = m.id
+       and private.erasure_identifier(r.gateway_subscription_id, org));
   terms := array(select distinct t from unnest(terms) t where t <> '');
 
   select count(*) into n from public.attendance a where a.organization_id = org and a.member_id = m.id;
@@ -442,7 +468,8 @@ begin
 end;
 $$;
 
-revoke all on function private.erasure_mentions(text, text[]), private.erasure_add(jsonb, text, bigint),
+revoke all on function private.erasure_mentions(text, text[]), private.erasure_identifier(text, uuid),
+  private.erasure_add(jsonb, text, bigint),
   private.erasure_step(uuid, integer), private.erasure_json(uuid) from public, anon, authenticated;
 revoke all on procedure private.erasure_run(integer, interval) from public, anon, authenticated;
 revoke all on function public.erase_member(uuid) from public, anon;
