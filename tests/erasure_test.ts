@@ -400,10 +400,11 @@ Deno.test("values staff can type as a member's ids cannot make an erasure take o
   const a = await createTenant();
   const endpoint = await createEndpoint(a.organizationId, "http://127.0.0.1:9/hooks", EVENTS);
   const tag = crypto.randomUUID().slice(0, 8);
+  const { phone, digits } = phoneNumber();
   const [victim, bystander] = await sql()<{ id: string }[]>`
-    insert into public.members (organization_id, first_name, last_name, email)
-    values (${a.organizationId}, 'Vic', ${`Tim${tag}`}, ${`vic.${tag}@example.org`}),
-           (${a.organizationId}, 'Bea', ${`Stander${tag}`}, ${`bea.${tag}@example.org`})
+    insert into public.members (organization_id, first_name, last_name, email, primary_phone)
+    values (${a.organizationId}, 'Vic', ${`Tim${tag}`}, ${`vic.${tag}@example.org`}, null),
+           (${a.organizationId}, 'Bea', ${`Stander${tag}`}, ${`bea.${tag}@example.org`}, ${phone})
     returning id`;
   await sql()`insert into public.donations (organization_id, member_id, amount_minor, currency, source)
               values (${a.organizationId}, ${bystander!.id}, 2500, 'GBP', 'online')`;
@@ -414,8 +415,10 @@ Deno.test("values staff can type as a member's ids cannot make an erasure take o
     await tx`insert into public.whatsapp_conversations (organization_id, contact_user_id, member_id, member_match)
              values (${a.organizationId}, 'e', ${victim!.id}, 'manual'),
                     (${a.organizationId}, 'redacted', ${victim!.id}, 'manual')`;
+    // And the bystander's own number, as a thread linked to the victim.
     await tx`insert into public.whatsapp_conversations (organization_id, contact_phone, member_id, member_match)
-             values (${a.organizationId}, '2500', ${victim!.id}, 'manual')`;
+             values (${a.organizationId}, '2500', ${victim!.id}, 'manual'),
+                    (${a.organizationId}, ${digits}, ${victim!.id}, 'manual')`;
     await tx`insert into public.donations (organization_id, member_id, amount_minor, currency, source, gateway_payment_id)
              values (${a.organizationId}, ${victim!.id}, 1, 'GBP', 'manual', 'member.created'),
                     (${a.organizationId}, ${victim!.id}, 1, 'GBP', 'manual', ${bystander!.id}),
@@ -431,6 +434,10 @@ Deno.test("values staff can type as a member's ids cannot make an erasure take o
       and (payload #>> '{data,row,id}' = ${bystander!.id} or payload #>> '{data,row,member_id}' = ${bystander!.id})
     order by id`;
   assertEquals(before.length, 2, "the bystander's member.created and donation.recorded");
+  assert(before.some((e) => JSON.stringify(e.payload).includes(digits)), "one names the bystander's number");
+  const [bystanderThread] = await sql()<{ n: number }[]>`
+    select count(*)::int as n from public.whatsapp_conversations where contact_phone = ${digits}`;
+  assertEquals(bystanderThread!.n, 1);
 
   const id = await eraseAsAdmin(a.adminClaims, victim!.id);
   let progress: { stage: string; steps: number } | undefined;

@@ -149,9 +149,13 @@ begin
     phones := array(select distinct p from unnest(phones || m.primary_phone_normalized) p);
   end if;
   -- A thread's user id is a term only when it looks like one (see private.erasure_identifier).
-  -- Numbers of 7 digits or more only, as for the member's own (a thread's number is typed by staff too,
-  -- and "2500" would match every amount of 2500); the threads themselves are found by exact number.
-  terms := array(select p from unnest(phones) p where length(p) >= 7)
+  -- Numbers of 7 digits or more only, as for the member's own, and none that is another member's (a
+  -- thread's number is typed by staff too, and "2500" would match every amount of 2500, another member's
+  -- number all of that member's rows); the threads themselves are found by exact number.
+  terms := array(select p from unnest(phones) p
+                  where length(p) >= 7 and not exists (
+                    select 1 from public.members o
+                     where o.organization_id = org and o.id <> m.id and o.primary_phone_normalized = p))
            || array(select u from unnest(user_ids) u where private.erasure_identifier(u, org));
   if length(m.primary_phone_normalized) >= 7 and m.primary_phone_normalized = any (phones)
      and lower(trim(m.primary_phone)) <> m.primary_phone_normalized then
