@@ -265,6 +265,39 @@ Deno.test("signing up as an invited address gets nothing: the invitation is neit
   }
 });
 
+Deno.test("an admin cannot make us send mail without bound: past 2,400 mails a day, invitations are 429", async () => {
+  const api = await startWebhooksApi();
+  try {
+    const a = await createTenant();
+    const adminA = await tokenFor(a.admin, a.organizationId);
+    const invite = (email: string) =>
+      fetch(`${api.base}/invitations`, {
+        method: "POST",
+        headers: auth(adminA),
+        body: JSON.stringify({ email, role: "staff" }),
+      });
+    const first = await invite(`first-${crypto.randomUUID()}@example.org`);
+    assertEquals(first.status, 201);
+    await first.body?.cancel();
+    // A day's worth queued already (an address book), as the server would have queued it.
+    await sql()`select count(private.mail_enqueue(${a.organizationId}, 'invitation', 'book' || g || '@example.org', '{}'))
+                from generate_series(1, 2399) g`;
+    const [spread] = await sql()<{ due_now: number; last_hours: number }[]>`
+      select count(*) filter (where next_attempt_at <= now())::int as due_now,
+             round(extract(epoch from max(next_attempt_at) - now()) / 3600)::int as last_hours
+      from private.mail_outbox where organization_id = ${a.organizationId}`;
+    assertEquals([spread!.due_now, spread!.last_hours], [100, 23], "100 an hour, spread over the day");
+    const refused = await invite(`one-more-${crypto.randomUUID()}@example.org`);
+    assertEquals([refused.status, (await refused.json()).error.code], [429, "too_many_invitations"]);
+    const [left] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from public.organization_invitations where organization_id = ${a.organizationId}`;
+    assertEquals(left!.n, 1, "nothing of the refused invitation is kept");
+    await sql()`delete from private.mail_outbox where organization_id = ${a.organizationId}`;
+  } finally {
+    await api.close();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });
