@@ -96,6 +96,39 @@ Deno.test("passwords are bcrypt of cost 10; an unknown address is answered exact
   }
 });
 
+Deno.test("a sign-up with text PostgreSQL cannot hold is a 400, never a 500, and stores nothing", async () => {
+  const s = await startDevStack();
+  try {
+    const tag = crypto.randomUUID().slice(0, 8);
+    const bodies = [
+      { email: `nul-${tag}\u0000@example.org`, password: PASSWORD },
+      { email: `pw-${tag}@example.org`, password: `${PASSWORD}\u0000` },
+      { email: `meta-${tag}@example.org`, password: PASSWORD, data: { name: "a\u0000b" } },
+      { email: `half-${tag}@example.org`, password: PASSWORD, data: { name: "\ud800" } },
+    ].map((b) => JSON.stringify(b));
+    // Metadata nested 30,000 deep (60 KB): past PostgreSQL's stack when stored as jsonb.
+    bodies.push(
+      `{"email":"deep-${tag}@example.org","password":"${PASSWORD}","data":{"a":${"[".repeat(30000)}${
+        "]".repeat(30000)
+      }}}`,
+    );
+    const answers = [];
+    for (const body of bodies) {
+      const res = await fetch(`${s.url}/auth/v1/signup`, {
+        method: "POST",
+        headers: { apikey: s.anonKey, "content-type": "application/json" },
+        body,
+      });
+      answers.push([res.status, (await res.json()).error_code]);
+    }
+    assertEquals(answers, bodies.map(() => [400, "validation_failed"]));
+    const [stored] = await sql()<{ n: number }[]>`select count(*)::int as n from auth.users where email like ${`%${tag}%`}`;
+    assertEquals(stored!.n, 0);
+  } finally {
+    await s.stop();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });

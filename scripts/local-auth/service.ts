@@ -12,6 +12,7 @@
 import * as jose from "jose";
 import type { Sql, Tx } from "../../supabase/functions/_shared/db.ts";
 import { secretsEqual } from "../../supabase/functions/_shared/hmac.ts";
+import { jsonDepth, MAX_JSON_DEPTH, storableInPostgres } from "../../supabase/functions/_shared/storable.ts";
 import type { AuthSettings } from "./config.ts";
 import type { SigningKey } from "./keys.ts";
 import { AuthError, authErrorResponse, authJson, badRequest, forbidden, internal } from "./errors.ts";
@@ -124,13 +125,23 @@ async function readJson(req: Request): Promise<Record<string, unknown>> {
   const bytes = new Uint8Array(await req.arrayBuffer());
   if (bytes.length > MAX_BODY) throw new AuthError(413, "request_too_large", "Request body too large");
   let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    parsed = JSON.parse(text);
   } catch (err) {
     throw badRequest("bad_json", `Could not parse request body as JSON: ${(err as Error).message}`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw badRequest("bad_json", "Could not parse request body as JSON: expected an object");
+  }
+  // A NUL or an unpaired surrogate in an address, a password or user metadata, or metadata nested past
+  // what jsonb takes, would reach PostgreSQL and come back as a 500 "Database error".
+  if (!storableInPostgres(parsed) || jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw badRequest(
+      "validation_failed",
+      "The request contains a NUL character, an unpaired surrogate or nesting deeper than 64 levels",
+    );
   }
   return parsed as Record<string, unknown>;
 }
