@@ -459,6 +459,46 @@ Deno.test("values staff can type as a member's ids cannot make an erasure take o
   await retireEndpoints(endpoint.id);
 });
 
+Deno.test("an organization erasing members by the thousand cannot take every other one's turns: 20 run at once", async () => {
+  const api = await startWebhooksApi();
+  try {
+    const a = await createTenant();
+    const b = await createTenant();
+    const members = await sql()<{ id: string }[]>`
+      insert into public.members (organization_id, first_name, last_name)
+      select ${a.organizationId}, 'Many', 'M' || g from generate_series(1, 21) g returning id`;
+    // Twenty started in SQL (as PostgREST would let the admin), none of their batches run yet.
+    for (const m of members.slice(0, 20)) await eraseAsAdmin(a.adminClaims, m.id);
+    const err = await eraseAsAdmin(a.adminClaims, members[20]!.id).catch((e) => e);
+    assertEquals(err.code, "54000");
+    const res = await fetch(`${api.base}/erasures`, {
+      method: "POST",
+      headers: bearer(await tokenFor(a.admin, a.organizationId)),
+      body: JSON.stringify({ member_id: members[20]!.id }),
+    });
+    assertEquals([res.status, (await res.json()).error.code], [429, "too_many_erasures"]);
+    const [kept] = await sql()`select id from public.members where id = ${members[20]!.id}`;
+    assert(kept, "the 21st member is not erased");
+    // Another organization erases as usual.
+    const [other] = await sql()<{ id: string }[]>`
+      insert into public.members (organization_id, first_name, last_name) values (${b.organizationId}, 'One', 'B')
+      returning id`;
+    const theirs = await fetch(`${api.base}/erasures`, {
+      method: "POST",
+      headers: bearer(await tokenFor(b.admin, b.organizationId)),
+      body: JSON.stringify({ member_id: other!.id }),
+    });
+    assertEquals(theirs.status, 201);
+    await theirs.body?.cancel();
+    // Once they finish, the organization erases again.
+    await sql()`call private.erasure_run()`;
+    assertEquals(typeof (await eraseAsAdmin(a.adminClaims, members[20]!.id)), "string");
+    await sql()`call private.erasure_run()`;
+  } finally {
+    await api.close();
+  }
+});
+
 Deno.test("a phone or e-mail shared with another member is not a search key: the family's data stays", async () => {
   const a = await createTenant();
   const tag = crypto.randomUUID().slice(0, 8);

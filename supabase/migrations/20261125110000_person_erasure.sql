@@ -135,6 +135,14 @@ begin
     return erasure;
   end if;
 
+  -- At most 20 running erasures per organization: the cron job gives every running erasure a batch in
+  -- turn, so an organization erasing thousands of members at once would take every other one's turns.
+  if (select count(*) from (select 1 from public.member_erasures e
+                             where e.organization_id = org and e.finished_at is null limit 20) r) >= 20 then
+    raise exception 'this organization has 20 erasures running; erase more once they finish'
+      using errcode = '54000';
+  end if;
+
   -- The threads linked to the member (matched through a national spelling, their key may differ from
   -- the member's own number), and the member's own number unless another member shares it.
   select coalesce(array_agg(distinct c.contact_phone) filter (where c.contact_phone is not null), '{}'),

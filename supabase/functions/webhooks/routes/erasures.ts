@@ -6,7 +6,7 @@
 // @see docs/configuration-api.md#erasing-a-person and docs/operations.md#erasing-a-person
 import { z } from "zod";
 import type { Sql } from "../../_shared/db.ts";
-import { notFound } from "../../_shared/errors.ts";
+import { AppError, notFound } from "../../_shared/errors.ts";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
@@ -114,6 +114,7 @@ export const erasureRoutes: RouteFactory = (deps) => [
           schema: Erasure,
         },
         404: { description: "No such member in the organization" },
+        429: { description: "20 erasures of the organization are running; erase more once they finish" },
       },
     },
     async (c) => {
@@ -124,6 +125,9 @@ export const erasureRoutes: RouteFactory = (deps) => [
           return r!.id;
         } catch (err) {
           if ((err as { code?: string }).code === "P0002") throw notFound("not_found", "No such member");
+          if ((err as { code?: string }).code === "54000") {
+            throw new AppError(429, "too_many_erasures", "20 erasures are running; erase more once they finish");
+          }
           throw fromSqlError(err);
         }
       });
