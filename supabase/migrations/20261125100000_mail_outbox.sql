@@ -43,8 +43,8 @@ revoke all on private.mail_outbox from public, anon, authenticated;
 -- mail is due one hour later for every 100 the organization queued in the last 24 hours (an admin
 -- inviting a whole address book, say, is spread over the day, not sent in one burst an hour later), so
 -- nobody can make this service send mail without bound, nor hold up other organizations' mail. Past
--- a day's worth (2,400) an invitation is refused (54000: the API's 429); the system's own mails about
--- endpoints are still queued, a day later, as those are bounded by the endpoints and their admins.
+-- a day's worth (2,400) an invitation is refused (54000: the API's 429), and a mail about an endpoint
+-- (an organization with thousands of failing endpoints) is recorded as not sent, with the reason.
 create function private.mail_enqueue(
   organization_id uuid, kind text, recipient text, data jsonb,
   dedupe_key text default null, give_up_at timestamptz default null
@@ -56,14 +56,28 @@ declare
   created uuid;
   recent integer;
 begin
+  -- The every-minute alerts ask again for every failing endpoint: a key already used costs one probe.
+  if mail_enqueue.dedupe_key is not null
+     and exists (select 1 from private.mail_outbox m where m.dedupe_key = mail_enqueue.dedupe_key) then
+    return null;
+  end if;
   -- Bounded: at most 2,400 index entries of mail_outbox_organization_idx, whatever was queued.
   select count(*) into recent from (
     select 1 from private.mail_outbox m
      where m.organization_id = mail_enqueue.organization_id and m.created_at > now() - interval '24 hours'
      limit 2400) r;
-  if recent >= 2400 and mail_enqueue.kind = 'invitation' then
-    raise exception 'this organization queued 2400 mails in the last 24 hours; invite more later'
-      using errcode = '54000';
+  if recent >= 2400 then
+    if mail_enqueue.kind = 'invitation' then
+      raise exception 'this organization queued 2400 mails in the last 24 hours; invite more later'
+        using errcode = '54000';
+    end if;
+    insert into private.mail_outbox (organization_id, kind, recipient, data, dedupe_key, status, next_attempt_at,
+                                     last_error)
+    values (mail_enqueue.organization_id, mail_enqueue.kind, lower(trim(mail_enqueue.recipient)),
+            mail_enqueue.data, mail_enqueue.dedupe_key, 'failed', null,
+            'not sent: the organization queued 2400 mails in the last 24 hours')
+    on conflict do nothing;
+    return null;
   end if;
   insert into private.mail_outbox (organization_id, kind, recipient, data, dedupe_key, give_up_at, next_attempt_at)
   values (mail_enqueue.organization_id, mail_enqueue.kind, lower(trim(mail_enqueue.recipient)), mail_enqueue.data,

@@ -3,7 +3,7 @@
 -- POST with the URL and bearer secret from Vault. First without pg_net (nothing is posted, queuing
 -- works), then with stand-ins that record what would be sent, as 22_hosted_dispatch.test.sql does.
 begin;
-select plan(20);
+select plan(21);
 
 -- Whatever other tests left is not due in this transaction.
 update private.mail_outbox set next_attempt_at = now() + interval '1 hour' where status = 'pending';
@@ -84,8 +84,11 @@ select throws_ok($$select public.create_invitation('one-more@example.org', 'staf
 select is((select count(*)::int from public.organization_invitations where email = 'one-more@example.org'), 0,
   'and no invitation is left behind');
 select tests.clear_act_as();
-select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'endpoint_failing', 'ops@example.org', '{}'),
-  null, 'the system''s own mail about an endpoint is still queued');
+select is(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'endpoint_failing', 'ops@example.org', '{}', 'k1'),
+  null, 'a mail about an endpoint is not queued either');
+select is((select status || ': ' || last_error from private.mail_outbox where dedupe_key = 'k1'),
+  'failed: not sent: the organization queued 2400 mails in the last 24 hours',
+  'but recorded as not sent, with the reason (the operator''s health counts it)');
 
 -- The organization's name goes into mails to any address an admin invites: one line, bounded.
 select tests.act_as('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb');
