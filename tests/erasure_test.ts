@@ -431,7 +431,9 @@ Deno.test("values staff can type as a member's ids cannot make an erasure take o
   const before = await sql()<{ id: string; payload: unknown }[]>`
     select id, payload from public.webhook_events
     where organization_id = ${a.organizationId}
-      and (payload #>> '{data,row,id}' = ${bystander!.id} or payload #>> '{data,row,member_id}' = ${bystander!.id})
+      and (payload #>> '{data,row,id}' = ${bystander!.id} or payload #>> '{data,row,member_id}' = ${
+    bystander!.id
+  })
     order by id`;
   assertEquals(before.length, 2, "the bystander's member.created and donation.recorded");
   assert(before.some((e) => JSON.stringify(e.payload).includes(digits)), "one names the bystander's number");
@@ -446,7 +448,9 @@ Deno.test("values staff can type as a member's ids cannot make an erasure take o
   }
   assertEquals(progress!.stage, "done", "the erasure ends");
   const after = await sql()<{ id: string; payload: unknown }[]>`
-    select id, payload from public.webhook_events where id = any(${before.map((e) => e.id)}::uuid[]) order by id`;
+    select id, payload from public.webhook_events where id = any(${
+    before.map((e) => e.id)
+  }::uuid[]) order by id`;
   assertEquals(after, before, "the bystander's events are untouched");
   const [ended] = await sql()<{ n: number }[]>`
     select count(*)::int as n from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id

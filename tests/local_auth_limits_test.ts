@@ -122,7 +122,9 @@ Deno.test("a sign-up with text PostgreSQL cannot hold is a 400, never a 500, and
       answers.push([res.status, (await res.json()).error_code]);
     }
     assertEquals(answers, bodies.map(() => [400, "validation_failed"]));
-    const [stored] = await sql()<{ n: number }[]>`select count(*)::int as n from auth.users where email like ${`%${tag}%`}`;
+    const [stored] = await sql()<
+      { n: number }[]
+    >`select count(*)::int as n from auth.users where email like ${`%${tag}%`}`;
     assertEquals(stored!.n, 0);
   } finally {
     await s.stop();

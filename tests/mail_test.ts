@@ -308,7 +308,9 @@ Deno.test("an admin's words in a mail stay words: HTML escaped, on one line, hea
     // What an admin can store: the description through the API or PostgREST, the name as it was before
     // names had to be one line (set as the server, so this test keeps checking the template itself).
     await sql()`update public.organizations set name = ${"Grace <b>Church</b>"} where id = ${a.organizationId}`;
-    const endpoint = await createEndpoint(a.organizationId, "https://hooks.example.org/inj", ["member.created"]);
+    const endpoint = await createEndpoint(a.organizationId, "https://hooks.example.org/inj", [
+      "member.created",
+    ]);
     await sql()`update public.webhook_endpoints
                 set description = ${`<script>alert(1)</script><img src=x onerror=alert(2)>\r\n\r\n${lure}`}
                 where id = ${endpoint.id}`;

@@ -29,7 +29,7 @@ const escapeHtml = (s: string) =>
  * are typed by admins, and a line break in one would let its author add paragraphs of their own to the
  * text part of a mail we send (invitations go to any address). The HTML part escapes them besides.
  */
-const oneLine = (value: unknown) => String(value).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ");
+const oneLine = (value: unknown) => String(value).replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
 
 /** A time as people read it in a mail that may be opened anywhere: UTC, to the minute. */
 function when(value: unknown): string {
@@ -78,9 +78,9 @@ export function render(m: OutboxMail, siteUrl: string): Rendered {
     ], settings);
   }
   return mail(`A webhook endpoint of ${org} was disabled`, [
-    `The webhook endpoint ${endpoint} of ${org} was disabled at ${
-      when(d.disabled_at)
-    }: ${oneLine(d.disabled_reason)}.`,
+    `The webhook endpoint ${endpoint} of ${org} was disabled at ${when(d.disabled_at)}: ${
+      oneLine(d.disabled_reason)
+    }.`,
     "It receives no events until it is enabled again; deliveries that ended can then be recovered.",
   ], settings);
 }

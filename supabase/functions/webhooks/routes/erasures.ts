@@ -126,7 +126,11 @@ export const erasureRoutes: RouteFactory = (deps) => [
         } catch (err) {
           if ((err as { code?: string }).code === "P0002") throw notFound("not_found", "No such member");
           if ((err as { code?: string }).code === "54000") {
-            throw new AppError(429, "too_many_erasures", "20 erasures are running; erase more once they finish");
+            throw new AppError(
+              429,
+              "too_many_erasures",
+              "20 erasures are running; erase more once they finish",
+            );
           }
           throw fromSqlError(err);
         }

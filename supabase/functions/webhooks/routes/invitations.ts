@@ -62,7 +62,11 @@ function invitationError(err: unknown): unknown {
   if (code === "P0002") return notFound("not_found", "No such open invitation or membership for you");
   if (code === "23505") return new AppError(409, "already_member", "Already a member of this organization");
   if (code === "54000") {
-    return new AppError(429, "too_many_invitations", "This organization queued 2,400 mails in the last 24 hours; invite more later");
+    return new AppError(
+      429,
+      "too_many_invitations",
+      "This organization queued 2,400 mails in the last 24 hours; invite more later",
+    );
   }
   if (code === "55000") {
     return new AppError(
