@@ -8,8 +8,9 @@
 //
 // Each invocation measures its own CPU time and stops claiming with a margin before the plan's CPU
 // limit (WEBHOOK_DISPATCH_CPU_BUDGET_MS, budget.ts), and its wall time against `budget_ms` (at most
-// WEBHOOK_DISPATCH_WALL_BUDGET_MS); `max_deliveries` caps its rows too, if given. A run that stopped at
-// its CPU budget or row cap with work still due asks for the next one at once.
+// WEBHOOK_DISPATCH_WALL_BUDGET_MS); `max_deliveries` caps its rows too, if given (tests and benchmarks;
+// the schedule's posts pass none). A run that stopped at its CPU budget or row cap with work still due
+// asks for the next one at once.
 //
 // On the Edge Runtime it answers 202 at once and runs in the background (EdgeRuntime.waitUntil,
 // Supabase's "Background Tasks"): pg_net sends a batch of queued requests and starts nothing new until
