@@ -10,7 +10,7 @@ import { startReceiver } from "./helpers/receiver.ts";
 import { serveFunction } from "./helpers/server.ts";
 import { allDelivered, createEndpoint, deliveriesOf, retireEndpoints } from "./helpers/outbound.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
-import { createDispatcherApp } from "../supabase/functions/webhook-dispatcher/app.ts";
+import { createApp } from "../supabase/functions/webhook-dispatcher/app.ts";
 
 const TOTAL = 600;
 
@@ -28,7 +28,7 @@ Deno.test("a run with a tiny CPU budget stops claiming, records all it claimed a
   let asked = 0;
   const fn = await serveFunction(
     "webhook-dispatcher",
-    createDispatcherApp({ config, sql: sql() }, {
+    createApp({ config, sql: sql() }, {
       waitUntil: null,
       requestNext: () => Promise.resolve(++asked > 0),
       log: () => {},
