@@ -14,7 +14,7 @@ import { startReceiver } from "./helpers/receiver.ts";
 import { serveFunction } from "./helpers/server.ts";
 import { createEndpoint, retireEndpoints } from "./helpers/outbound.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
-import { createDispatcherApp } from "../supabase/functions/webhook-dispatcher/app.ts";
+import { createApp } from "../supabase/functions/webhook-dispatcher/app.ts";
 
 const [probe] = await sql()<{ ready: boolean }[]>`
   select exists (select 1 from pg_available_extensions where name = 'pg_net')
@@ -47,7 +47,7 @@ Deno.test({
     let running = 0;
     let runs = 0;
     const pending = new Set<Promise<unknown>>();
-    const app = createDispatcherApp({
+    const app = createApp({
       config: loadConfig({
         SUPABASE_DB_URL: testDbUrl(),
         WEBHOOK_DISPATCH_SECRET: secret,

@@ -9,11 +9,8 @@ import { startReceiver } from "./helpers/receiver.ts";
 import { serveFunction } from "./helpers/server.ts";
 import { createEndpoint, deliveriesOf, gate, retireEndpoints } from "./helpers/outbound.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
-import {
-  createDispatcherApp,
-  type DispatcherOptions,
-  edgeRuntimeWaitUntil,
-} from "../supabase/functions/webhook-dispatcher/app.ts";
+import { createApp, type DispatcherOptions } from "../supabase/functions/webhook-dispatcher/app.ts";
+import { edgeRuntimeWaitUntil } from "../supabase/functions/_shared/background.ts";
 
 const secret = `dispatch-${crypto.randomUUID()}`;
 
@@ -33,7 +30,7 @@ async function dispatcher(options: DispatcherOptions) {
   const logs: Record<string, unknown>[] = [];
   const fn = await serveFunction(
     "webhook-dispatcher",
-    createDispatcherApp(deps(), {
+    createApp(deps(), {
       log: (e) => logs.push(e),
       ...options,
       waitUntil: options.waitUntil === undefined ? (p) => background.push(p) : options.waitUntil,

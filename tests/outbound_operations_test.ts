@@ -15,7 +15,7 @@ import {
 } from "./helpers/outbound.ts";
 import { verifyHexSignature } from "../supabase/functions/_shared/hmac.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
-import { createDispatcherApp } from "../supabase/functions/webhook-dispatcher/app.ts";
+import { createApp } from "../supabase/functions/webhook-dispatcher/app.ts";
 
 Deno.test("redeliver one delivery and recover an endpoint's failed deliveries since a time", async () => {
   const tenant = await createTenant();
@@ -157,10 +157,10 @@ Deno.test("webhook-dispatcher: bearer secret checked, bounded run, reports what 
     }),
     sql: sql(),
   };
-  const fn = await serveFunction("webhook-dispatcher", createDispatcherApp(deps));
+  const fn = await serveFunction("webhook-dispatcher", createApp(deps));
   const unconfigured = await serveFunction(
     "webhook-dispatcher",
-    createDispatcherApp({ ...deps, config: { ...deps.config, dispatchSecret: undefined } }),
+    createApp({ ...deps, config: { ...deps.config, dispatchSecret: undefined } }),
   );
   try {
     const post = (base: string, headers: Record<string, string>, body = "{}") =>

@@ -11,6 +11,7 @@ import {
   createEndpoint,
   deliveriesOf,
   gate,
+  killDispatcher,
   retireEndpoints,
   runOutLeases,
   spawnDispatcher,
@@ -32,8 +33,7 @@ Deno.test("a delivery whose dispatcher dies during each attempt is set aside aft
     for (let kill = 1; kill <= 3; kill++) {
       const child = spawnDispatcher();
       while (poisonCount() < kill) await new Promise((r) => setTimeout(r, 20));
-      child.kill("SIGKILL");
-      assertEquals((await child.status).signal, "SIGKILL");
+      assertEquals((await killDispatcher(child)).signal, "SIGKILL");
       // Nothing was recorded: still pending, no attempt. Time passes: the dead dispatcher's lease runs out.
       const [d] = await deliveriesOf(epPoison.id);
       assertEquals([d!.status, d!.attempt_count], ["pending", 0]);

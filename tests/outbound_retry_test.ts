@@ -10,8 +10,10 @@ import {
   createEndpoint,
   deliveriesOf,
   gate,
+  killDispatcher,
   retireEndpoints,
   runOutLeases,
+  spawnDispatcher,
   startOverlapReceiver,
   startSlammer,
   testEngine,
@@ -19,8 +21,6 @@ import {
 import { createSql } from "../supabase/functions/_shared/db.ts";
 import { DeliveryEngine } from "../supabase/functions/webhook-dispatcher/engine.ts";
 import { DEFAULT_TIMEOUT_MS } from "../supabase/functions/webhook-dispatcher/send.ts";
-
-const root = new URL("../", import.meta.url).pathname;
 
 function secondsFromNow(d: Date | null): number {
   assert(d, "has a next attempt");
@@ -173,16 +173,9 @@ Deno.test("a dispatcher killed mid-batch loses nothing: its leases expire and ev
   const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["member.created"]);
   try {
     await addMembers(tenant.organizationId, 10);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-net", "--allow-env", "--allow-read", "tests/helpers/dispatch_child.ts"],
-      cwd: root,
-      env: { TEST_DATABASE_URL: testDbUrl() },
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    const child = spawnDispatcher();
     await receiver.waitFor(10, 15_000);
-    child.kill("SIGKILL");
-    assertEquals((await child.status).signal, "SIGKILL");
+    assertEquals((await killDispatcher(child)).signal, "SIGKILL");
 
     // Nothing recorded, nothing lost: all still open and leased by the dead dispatcher.
     for (const d of await deliveriesOf(ep.id)) {

@@ -321,10 +321,13 @@ $$;
 --
 -- Each delivery and its lease are read once and written once, by primary key, whatever the planner's
 -- statistics say (sequential scans, hash and merge joins are off for this function): on tables not
--- analyzed yet it would otherwise reach a batch of deliveries through a scan of every due row, and the
--- leases through a scan of the whole lease table (dead rows included: it churns faster than autovacuum
--- visits it). No JIT, as for the claim. Planned once per session (a generic plan): with those settings
--- its plan does not depend on the batch, and planning was a third of the cost of a small batch.
+-- analyzed yet it would otherwise reach a batch of deliveries through a scan of every due row. The
+-- lease is looked up per result (a lateral lookup, which no estimate can turn round) and deleted by the
+-- address that lookup found: the lease table is often empty when ANALYZE samples it (between batches),
+-- and with statistics saying so a join compared every lease with every result, twice (3x the time of a
+-- batch, outbound_record_stale_stats.test.sql). No JIT, as for the claim. Planned once per session (a
+-- generic plan): with those settings its plan does not depend on the batch, and planning was a third of
+-- the cost of a small batch.
 create function private.webhook_record_results(results jsonb) returns integer
 language plpgsql volatile security definer
 set search_path = ''
@@ -340,17 +343,21 @@ begin
   with r as materialized (
     select x.*, d.organization_id, d.status, d.attempt_count,
            coalesce(d.first_attempt_at, x.attempted_at) as window_start,
-           l.delivery_id is not null as holds_lease
+           l.lease is not null as holds_lease, l.lease
     from jsonb_to_recordset(results) as x(
       delivery_id uuid, endpoint_id uuid, lease_token uuid, outcome text, attempted_at timestamptz,
       duration_ms integer, response_status integer, error text, response_excerpt text,
       retry_after_seconds integer, request_headers jsonb, response_headers jsonb)
     join public.webhook_deliveries d on d.id = x.delivery_id
-    left join private.webhook_leases l on l.delivery_id = x.delivery_id and l.token = x.lease_token
+    left join lateral (
+      select l.ctid as lease from private.webhook_leases l
+      where l.delivery_id = x.delivery_id and l.token = x.lease_token offset 0
+    ) l on true
   ), ended as (
-    -- The attempt is over: its lease ends (a lease taken over by another claim is that claim's).
-    delete from private.webhook_leases l using r
-     where l.delivery_id = r.delivery_id and l.token = r.lease_token
+    -- The attempt is over: its lease ends (a lease taken over by another claim is that claim's: every
+    -- takeover writes a new row version, which no address found above points at).
+    delete from private.webhook_leases l
+     where l.ctid = any (array(select r.lease from r where r.lease is not null))
   ), attempt as (
     insert into public.webhook_delivery_attempts (organization_id, delivery_id, attempt_number, attempted_at,
       duration_ms, response_status, error, response_excerpt, request_headers, response_headers)

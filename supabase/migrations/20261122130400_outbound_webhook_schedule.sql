@@ -8,14 +8,17 @@
 --
 --   webhook-dispatch (pg_cron, every minute)  private.webhook_invoke_dispatcher(): one run of up to 70 s
 --                         that keeps polling once idle (retries coming due, expired leases), or with a
---                         backlog one per 3,000 due (an Edge Function request has 2 s of CPU), up to 8,
---                         which share the work without colliding (claims skip each other's rows).
---                         Successive minutes' runs overlap by a few seconds.
+--                         backlog one per 3,000 due, up to 8, which share the work without colliding
+--                         (claims skip each other's rows). Successive minutes' runs overlap by a few
+--                         seconds.
 --   new deliveries (statement trigger)       private.webhook_wake_dispatcher(): a run that drains what
 --                         is due and stops, at most one every 2 s, so a delivery made while no run is
 --                         going goes out within a second or two, not at the next minute.
---   a run stopped at its cap                 private.webhook_dispatch_continue(): the next run at once,
+--   a run stopped at its budget              private.webhook_dispatch_continue(): the next run at once,
 --                         while anything is still due.
+--
+-- No post caps a run's rows: each run stops by its own CPU and wall budgets and holds at most its
+-- bytes (webhook-dispatcher/budget.ts, slots.ts), whatever the size of the backlog.
 --
 --   webhook-dispatch-recover (pg_cron, every 5 s where pg_cron schedules in seconds: 1.5+, hosted)
 --                         private.webhook_dispatch_recover(): after an outage of the dispatcher (its last
@@ -75,9 +78,9 @@ language sql volatile
 set search_path = ''
 as $$ select to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)') is not null $$;
 
--- Deliveries one invocation claims at most (an Edge Function request has 2 s of CPU); the dispatcher's
--- own default (DEFAULT_MAX_DELIVERIES in webhook-dispatcher/app.ts) is the same number.
-create function private.webhook_run_size() returns integer
+-- Due deliveries per parallel run the cron job starts: roughly what one run gets through before its
+-- 2 s of CPU run out. Only the number of runs; a run's own budget decides when it stops.
+create function private.webhook_due_per_run() returns integer
 language sql immutable
 as $$ select 3000 $$;
 
@@ -152,11 +155,10 @@ begin
       and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)
     limit 24000
   ) d;
-  invocations := least(8, greatest(1, ceil(due / private.webhook_run_size()::numeric)::integer));
+  invocations := least(8, greatest(1, ceil(due / private.webhook_due_per_run()::numeric)::integer));
   delete from private.webhook_dispatch_requests where invoked_at < now() - interval '1 day';
   for i in 1..invocations loop
-    if private.webhook_post_dispatcher(
-         jsonb_build_object('max_deliveries', private.webhook_run_size())) is null then
+    if private.webhook_post_dispatcher('{}') is null then
       return null;
     end if;
   end loop;
@@ -198,13 +200,12 @@ begin
   -- whose wake-up this debounces is picked up by the run already started.
   return private.webhook_post_dispatcher(jsonb_build_object(
       'stop_when_idle', true,
-      'idle_grace_ms', (extract(epoch from min_interval) * 1000)::integer + 1000,
-      'max_deliveries', private.webhook_run_size())) is not null;
+      'idle_grace_ms', (extract(epoch from min_interval) * 1000)::integer + 1000)) is not null;
 end;
 $$;
 
--- Asked by a run that stopped at its cap: one more run at once while anything is due (not debounced:
--- a run that just finished 3,000 deliveries must not wait out a wake-up made two seconds ago).
+-- Asked by a run that stopped at its budget: one more run at once while anything is due (not debounced:
+-- a run that just spent its CPU on a backlog must not wait out a wake-up made two seconds ago).
 create function private.webhook_dispatch_continue() returns boolean
 language plpgsql volatile security definer
 set search_path = ''
@@ -218,9 +219,7 @@ begin
                    and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)) then
     return false;
   end if;
-  return private.webhook_post_dispatcher(
-    jsonb_build_object('stop_when_idle', true, 'max_deliveries', private.webhook_run_size()))
-    is not null;
+  return private.webhook_post_dispatcher('{"stop_when_idle": true}') is not null;
 end;
 $$;
 
@@ -273,7 +272,7 @@ create trigger webhook_deliveries_wake_dispatcher
 after insert on public.webhook_deliveries
 for each statement execute function private.webhook_wake_on_deliveries();
 
-revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_run_size()
+revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_due_per_run()
   from public, anon, authenticated;
 revoke all on function private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb)
   from public, anon, authenticated;

@@ -54,7 +54,7 @@ select is((select jsonb_build_object('url', url, 'auth', headers ->> 'Authorizat
                                      'timeout', timeout_ms) from net.posted),
   jsonb_build_object('url', 'https://ref.supabase.example/functions/v1/webhook-dispatcher',
                      'auth', 'Bearer dispatch-secret',
-                     'body', '{"stop_when_idle": true, "idle_grace_ms": 3000, "max_deliveries": 3000}'::jsonb,
+                     'body', '{"stop_when_idle": true, "idle_grace_ms": 3000}'::jsonb,
                      'timeout', 10000),
   'to the dispatcher, with the secret, for a run that drains and stays 3 s once idle (past the debounce)');
 select ok(exists (select 1 from private.webhook_dispatch_requests
@@ -99,8 +99,8 @@ update public.webhook_deliveries set next_attempt_at = now() + interval '1 hour'
 where status = any (private.webhook_open_states());
 select is(private.webhook_dispatch_continue(), false, 'nothing due: no next run');
 select is(private.webhook_invoke_dispatcher(), 1, 'the cron job posts one run');
-select is((select body from net.posted order by id desc limit 1), '{"max_deliveries": 3000}'::jsonb,
-  'a run that keeps polling for its budget');
+select is((select body from net.posted order by id desc limit 1), '{}'::jsonb,
+  'a run that keeps polling for its budget, with no row cap (its CPU and wall budgets end it)');
 
 -- Pick-up after an outage: the recovery job posts a run only while the latest invocation failed -------
 create table net._http_response (id bigint, status_code integer, timed_out boolean, error_msg text,
@@ -117,7 +117,7 @@ select is(private.webhook_dispatch_recover(), false, 'the latest invocation not 
 insert into net._http_response (id, status_code, timed_out, error_msg) values (901, null, false, 'Couldn''t connect to server');
 select is(private.webhook_dispatch_recover(), true, 'the latest invocation failed and deliveries are due: a run at once');
 select is((select body from net.posted order by id desc limit 1),
-          '{"stop_when_idle": true, "max_deliveries": 3000}'::jsonb, 'one that drains what is due and stops');
+          '{"stop_when_idle": true}'::jsonb, 'one that drains what is due and stops, with no row cap');
 update public.webhook_deliveries set next_attempt_at = now() + interval '1 hour'
 where status = any (private.webhook_open_states());
 insert into private.webhook_dispatch_requests (request_id, invoked_at) values (902, now());

@@ -33,8 +33,13 @@ export async function addMembers(organizationId: string, n: number): Promise<voi
 export function spawnDispatcher(
   env: Record<string, string> = {},
   stderr: "null" | "inherit" | "piped" = "null",
-): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
+): DispatcherChild {
+  // Its connections carry a name of their own (postgres.js takes connection parameters from the URL),
+  // so killDispatcher can tell when the database is done with them.
+  const applicationName = `dispatch-child-${crypto.randomUUID()}`;
+  const url = new URL(testDbUrl());
+  url.searchParams.set("application_name", applicationName);
+  const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--allow-net",
@@ -44,10 +49,32 @@ export function spawnDispatcher(
       "tests/helpers/dispatch_child.ts",
     ],
     cwd: new URL("../../", import.meta.url).pathname,
-    env: { TEST_DATABASE_URL: testDbUrl(), ...env },
+    env: { TEST_DATABASE_URL: url.toString(), ...env },
     stdout: "null",
     stderr,
   }).spawn();
+  return Object.assign(child, { applicationName });
+}
+
+export type DispatcherChild = Deno.ChildProcess & { applicationName: string };
+
+/**
+ * SIGKILLs a dispatcher process and waits until the database has no connection of it left. A dead
+ * process's statements do not die with it: one it sent before the kill (queued behind another on its
+ * connection, or not yet read by a busy backend) still runs afterwards, and a claim that runs after
+ * runOutLeases leases its rows again for a full lease, out of reach of the dispatchers that follow.
+ * Its backends end only after their last statement, on reading the closed socket.
+ */
+export async function killDispatcher(child: DispatcherChild): Promise<Deno.CommandStatus> {
+  child.kill("SIGKILL");
+  const status = await child.status;
+  for (const started = Date.now(); Date.now() - started < 30_000;) {
+    const [left] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity where application_name = ${child.applicationName}`;
+    if (left!.n === 0) return status;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`the connections of ${child.applicationName} outlived it by 30 s`);
 }
 
 /** An engine on the test database that may deliver to loopback receivers. */

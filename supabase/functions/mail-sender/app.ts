@@ -9,8 +9,8 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, newApp } from "../_shared/app.ts";
 import { parseJson, readRawBody } from "../_shared/body.ts";
-import { badRequest, serviceUnavailable, unauthorized } from "../_shared/errors.ts";
-import { secretsEqual } from "../_shared/hmac.ts";
+import { type Background, backgroundFor, requireDispatchSecret } from "../_shared/background.ts";
+import { badRequest, serviceUnavailable } from "../_shared/errors.ts";
 import { sendDue } from "./outbox.ts";
 import { createTransport, type MailTransport } from "./transport.ts";
 
@@ -22,8 +22,6 @@ const RunBody = z.object({
   wait: z.boolean().optional(),
 }).strict();
 
-type Background = (work: Promise<unknown>) => void;
-
 export interface MailSenderOptions {
   /** Runs a started send in the background (202); null awaits it (200). Default: EdgeRuntime.waitUntil. */
   waitUntil?: Background | null;
@@ -34,19 +32,11 @@ export interface MailSenderOptions {
   log?: (event: Record<string, unknown>) => void;
 }
 
-function edgeRuntimeWaitUntil(): Background | null {
-  const runtime = (globalThis as { EdgeRuntime?: { waitUntil?: Background } }).EdgeRuntime;
-  return typeof runtime?.waitUntil === "function" ? (p) => runtime.waitUntil!(p) : null;
-}
-
 export function createApp(deps: AppDeps, options: MailSenderOptions = {}): Hono {
   const app = newApp("mail-sender", deps);
   const log = options.log ?? ((e: Record<string, unknown>) => console.error(JSON.stringify(e)));
   app.post("/", async (c) => {
-    const secret = deps.config.dispatchSecret;
-    if (!secret) throw serviceUnavailable("WEBHOOK_DISPATCH_SECRET is not configured");
-    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization")?.trim() ?? "")?.[1];
-    if (!bearer || !secretsEqual(bearer, secret)) throw unauthorized();
+    requireDispatchSecret(c.req.header("authorization"), deps.config.dispatchSecret);
     const mail = deps.config.mail;
     if (!mail) {
       throw serviceUnavailable("Mail is not configured: set SITE_URL and SMTP_URL or RESEND_API_KEY");
@@ -54,11 +44,7 @@ export function createApp(deps: AppDeps, options: MailSenderOptions = {}): Hono 
     const raw = await readRawBody(c.req.raw, 4096);
     const parsed = RunBody.safeParse(raw.byteLength ? parseJson(raw) : {});
     if (!parsed.success) throw badRequest("invalid_body", "Expected {max_mails?, wait?}");
-    const background = parsed.data.wait
-      ? null
-      : options.waitUntil === undefined
-      ? edgeRuntimeWaitUntil()
-      : options.waitUntil;
+    const background = backgroundFor(parsed.data.wait, options.waitUntil);
     const run = async () => {
       const transport = options.transport ?? createTransport(mail);
       try {

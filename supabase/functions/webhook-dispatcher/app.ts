@@ -1,30 +1,21 @@
-// webhook-dispatcher: called by pg_net on hosted Supabase (the every-minute cron job, the wake-up
-// trigger on new deliveries, and an invocation that stopped at its budget with work still due), with
-// `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`.
+// webhook-dispatcher: `POST /webhook-dispatcher` from pg_net on hosted Supabase (the schedule:
+// supabase/migrations/*_outbound_webhook_schedule.sql), `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`;
+// the body and the answers: docs/operations.md, "The dispatcher". A run stops by its CPU budget
+// (budget.ts), its wall budget, or an optional row cap (`max_deliveries`, for tests and benchmarks).
 //
-//   POST /webhook-dispatcher   body (optional): {"budget_ms": 70000, "stop_when_idle": false,
-//                                                 "idle_grace_ms": 0, "max_deliveries": null,
-//                                                 "wait": false}
-//
-// Each invocation measures its own CPU time and stops claiming with a margin before the plan's CPU
-// limit (WEBHOOK_DISPATCH_CPU_BUDGET_MS, budget.ts), and its wall time against `budget_ms` (at most
-// WEBHOOK_DISPATCH_WALL_BUDGET_MS); `max_deliveries` caps its rows too, if given. A run that stopped at
-// its CPU budget or row cap with work still due asks for the next one at once.
-//
-// On the Edge Runtime it answers 202 at once and runs in the background (EdgeRuntime.waitUntil,
-// Supabase's "Background Tasks"): pg_net sends a batch of queued requests and starts nothing new until
-// every request of the batch has finished, inside one transaction, so a request that took the whole run
-// held a transaction open for a minute and more and delayed the next cron request. Where EdgeRuntime
-// does not exist (the local Deno CLI, tests) or the body says `"wait": true`, it awaits the run and
-// answers 200 with what it did.
+// On the Edge Runtime it answers 202 at once and runs in the background (EdgeRuntime.waitUntil): pg_net
+// starts nothing new until every request of its batch has finished, inside one transaction, so a request
+// that took the whole run held a transaction open for a minute and delayed the next cron request. Where
+// EdgeRuntime does not exist (the local Deno CLI, tests) or the body says `"wait": true`, it awaits the
+// run and answers 200 with what it did.
 import type { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, newApp } from "../_shared/app.ts";
 import type { Sql } from "../_shared/db.ts";
 import { parseJson, readRawBody } from "../_shared/body.ts";
-import { badRequest, serviceUnavailable, unauthorized } from "../_shared/errors.ts";
-import { secretsEqual } from "../_shared/hmac.ts";
-import { DeliveryEngine, type EngineOptions, type RunStats } from "./engine.ts";
+import { type Background, backgroundFor, requireDispatchSecret } from "../_shared/background.ts";
+import { badRequest } from "../_shared/errors.ts";
+import { DeliveryEngine, type EngineOptions, logToConsole, type RunStats } from "./engine.ts";
 
 /**
  * Default time one invocation may take. The hosted wall clock is per worker (150 s on the free plan,
@@ -41,8 +32,6 @@ const RunBody = z.object({
   max_deliveries: z.number().int().min(1).max(50_000).optional(),
   wait: z.boolean().optional(),
 }).strict();
-
-type Background = (work: Promise<unknown>) => void;
 
 export interface DispatcherOptions {
   engine?: Partial<EngineOptions>;
@@ -61,33 +50,18 @@ export interface DispatcherOptions {
   log?: (event: Record<string, unknown>) => void;
 }
 
-/** Constant-time check of the bearer secret. */
-function authorized(header: string | undefined, secret: string): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(header?.trim() ?? "");
-  return match !== null && secretsEqual(match[1]!, secret);
-}
-
-/** `EdgeRuntime.waitUntil` on Supabase's Edge Runtime; undefined under plain Deno. */
-export function edgeRuntimeWaitUntil(): Background | null {
-  const runtime = (globalThis as { EdgeRuntime?: { waitUntil?: Background } }).EdgeRuntime;
-  return typeof runtime?.waitUntil === "function" ? (p) => runtime.waitUntil!(p) : null;
-}
-
 async function continueViaDatabase(sql: Sql): Promise<boolean | null> {
   const [row] = await sql<{ requested: boolean | null }[]>`
     select private.webhook_dispatch_continue() as requested`;
   return row?.requested ?? null;
 }
 
-export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = {}): Hono {
+export function createApp(deps: AppDeps, options: DispatcherOptions = {}): Hono {
   const app = newApp("webhook-dispatcher", deps);
-  const log = options.log ?? ((e: Record<string, unknown>) => console.error(JSON.stringify(e)));
+  const log = options.log ?? logToConsole;
   const requestNext = options.requestNext ?? (() => continueViaDatabase(deps.sql));
   app.post("/", async (c) => {
-    const secret = deps.config.dispatchSecret;
-    // Without a configured secret nobody can be authenticated; that is our misconfiguration.
-    if (!secret) throw serviceUnavailable("WEBHOOK_DISPATCH_SECRET is not configured");
-    if (!authorized(c.req.header("authorization"), secret)) throw unauthorized();
+    requireDispatchSecret(c.req.header("authorization"), deps.config.dispatchSecret);
     const raw = await readRawBody(c.req.raw, 4096);
     const parsed = RunBody.safeParse(raw.byteLength ? parseJson(raw) : {});
     if (!parsed.success) {
@@ -96,11 +70,7 @@ export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = 
         "Expected {budget_ms?, stop_when_idle?, idle_grace_ms?, max_deliveries?, wait?}",
       );
     }
-    const background = parsed.data.wait
-      ? null
-      : options.waitUntil === undefined
-      ? edgeRuntimeWaitUntil()
-      : options.waitUntil;
+    const background = backgroundFor(parsed.data.wait, options.waitUntil);
     const budget = Math.min(parsed.data.budget_ms ?? DEFAULT_BUDGET_MS, deps.config.dispatchWallBudgetMs);
     const maxDeliveries = parsed.data.max_deliveries;
     const cpuBudgetMs = deps.config.dispatchCpuBudgetMs;
@@ -153,8 +123,4 @@ export function createDispatcherApp(deps: AppDeps, options: DispatcherOptions = 
     }, 202);
   });
   return app;
-}
-
-export function createApp(deps: AppDeps, options: DispatcherOptions = {}): Hono {
-  return createDispatcherApp(deps, options);
 }

@@ -1,11 +1,7 @@
-// The dispatcher's two calls into the state machine: claiming due deliveries for this dispatcher,
-// leased (private.webhook_claim), with everything one attempt needs: the target, the secrets, the exact
-// body; and recording outcomes, with a claim along in the same round trip
-// (private.webhook_record_and_claim). The database keeps every endpoint within `perEndpoint` deliveries
-// in flight and every organization within `perOrganization`, across all dispatchers, takes
-// organizations in turn, returns no more than `maxBytes` of bodies (but the first row due whenever it
-// fits), paces endpoints with a rate limit (`send_at`) and passes by those their receiver paused;
-// `endpoint_full` marks the endpoints a claim filled (to their cap, their organization's or their pace).
+// The dispatcher's two calls into the state machine (supabase/migrations/*_outbound_webhook_dispatch.sql):
+// claiming due deliveries, leased, with everything one attempt needs (private.webhook_claim: the caps,
+// the byte budget and the pacing are the database's), and recording outcomes with a claim along in the
+// same round trip (private.webhook_record_and_claim).
 import type { Sql } from "../_shared/db.ts";
 import type { DeliveryId, EndpointId, EventId, LeaseToken } from "./ids.ts";
 import type { AttemptResult } from "./send.ts";
@@ -24,6 +20,7 @@ export interface Claimed {
   previous_secret: string | null;
   attempt_number: number;
   body: string;
+  /** This claim filled the endpoint (to its cap, its organization's or its pace). */
   endpoint_full: boolean;
   /** Bytes of `body` (UTF-8), as the database counted them when the event was written. */
   body_bytes: number;
@@ -31,9 +28,8 @@ export interface Claimed {
   send_at: Date | null;
 }
 
-/** Which lease an outcome ends. */
-export type LeaseRef = Pick<Claimed, "delivery_id" | "endpoint_id" | "lease_token">;
-export type ResultRow = AttemptResult & LeaseRef;
+/** An outcome, with the lease it ends. */
+export type ResultRow = AttemptResult & Pick<Claimed, "delivery_id" | "endpoint_id" | "lease_token">;
 
 export interface ClaimLimits {
   /** Most rows to claim; 0 claims nothing. */

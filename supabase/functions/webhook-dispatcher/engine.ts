@@ -1,26 +1,14 @@
 // The delivery engine: a run loop over a lease queue (lease_queue.ts: claims, room, result writes) and
 // the attempt itself (sign, send). The Edge Function runs it for one bounded stretch per invocation; the
-// local dev server keeps one running and wakes it on NOTIFY.
-//
-// Guarantees, and where they come from:
-// - at least once: a delivery is final only once its outcome is written; a claim is a lease
-//   (private.webhook_claim), so a dispatcher that dies mid-batch loses nothing, its work is due again
-//   when the lease runs out;
-// - never the same delivery twice at once: claims take turns, pass over deliveries with a live lease,
-//   and lease what they take for longer than an attempt can take (timeout + 30 s); every claimed
-//   delivery starts sending at once, never queued behind others;
-// - one slow endpoint cannot starve the others: at most `perEndpoint` of its deliveries are in flight
-//   at once, across every dispatcher (the claim counts the database's live leases); the rest of the
-//   `maxInFlight` slots keep serving everyone else;
-// - nor can one organization, however many endpoints it has: at most `perOrganization` of its
-//   deliveries are in flight at once, across every dispatcher, and claims take organizations in turn;
-// - an endpoint's rate limit holds across dispatchers: the claim gives each of its sends a start
-//   (`send_at`), and the attempt waits for it (pacing.ts).
+// local dev server keeps one running and wakes it on NOTIFY. Its guarantees (at least once, never the
+// same delivery twice at once, the caps per endpoint and organization and endpoints' rate limits across
+// dispatchers) are the database's claim and lease: docs/architecture.md, "The dispatcher". Every claimed
+// delivery starts sending at once, never queued behind others (a paced one waits for its `send_at`).
 import type { Agent } from "undici";
 import type { Sql } from "../_shared/db.ts";
 import type { Claimed } from "./claims.ts";
 import { RunBudget } from "./budget.ts";
-import { errorText, LeaseQueue, type QueueStats } from "./lease_queue.ts";
+import { errorText, LeaseQueue, type QueueLimits, type QueueStats } from "./lease_queue.ts";
 import { Pacer } from "./pacing.ts";
 import {
   type AttemptResult,
@@ -34,30 +22,12 @@ import { signedHeaders } from "./signing.ts";
 import { TargetCache } from "./targets.ts";
 import { createAgent } from "./transport.ts";
 
-export interface EngineOptions {
+/** The queue's limits (lease_queue.ts), each with a default below; `leaseSeconds` is a minimum. */
+export interface EngineOptions extends Partial<QueueLimits> {
   /** WEBHOOKS_ALLOW_PRIVATE_TARGETS: allow loopback/private addresses and http (dev, tests). */
   allowPrivateTargets: boolean;
   /** Per-attempt timeout; a 2xx must arrive within it. Default 10 s (the contract). */
   timeoutMs?: number;
-  /** Deliveries in flight at once from this engine. */
-  maxInFlight?: number;
-  /**
-   * Body bytes held at once (claimed, not yet recorded). Default 32 MiB: a body is held about three
-   * times over (the claim's result, the string, the bytes sent), which keeps a dispatcher well inside a
-   * hosted Edge Function's 256 MB.
-   */
-  maxInFlightBytes?: number;
-  /** Deliveries in flight at once to one endpoint, from all dispatchers together. */
-  perEndpoint?: number;
-  /** Deliveries in flight at once for one organization, from all dispatchers together. */
-  perOrganization?: number;
-  /** Most rows claimed per query. */
-  claimBatch?: number;
-  /** How long a claim holds; must exceed the timeout with room to record the result. */
-  leaseSeconds?: number;
-  /** Most results per write (default 1000); the first result waits `flushDelayMs` for company. */
-  flushBatch?: number;
-  flushDelayMs?: number;
   /** After the caller's signal, how long attempts in flight may still take before they are cut short. */
   stopGraceMs?: number;
   /** Resolves host names for the target check (tests); the system resolver by default. */
@@ -105,24 +75,35 @@ const encoder = new TextEncoder();
  */
 export const DEFAULT_PER_ORGANIZATION = 64;
 
+/** Where the dispatcher logs unless told otherwise: one JSON line per event on stderr. */
+export const logToConsole = (event: Record<string, unknown>): void => console.error(JSON.stringify(event));
+
 export class DeliveryEngine {
   readonly timeoutMs: number;
-  readonly maxInFlight: number;
-  readonly perEndpoint: number;
-  readonly perOrganization: number;
-  readonly claimBatch: number;
   readonly leaseSeconds: number;
+  private readonly limits: QueueLimits;
+  private readonly log: (event: Record<string, unknown>) => void;
   private readonly targets: TargetCache;
   private readonly pacer = new Pacer();
   private queue: LeaseQueue | undefined;
 
   constructor(private readonly sql: Sql, private readonly opts: EngineOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.maxInFlight = opts.maxInFlight ?? 256;
-    this.perEndpoint = opts.perEndpoint ?? 16;
-    this.perOrganization = opts.perOrganization ?? DEFAULT_PER_ORGANIZATION;
-    this.claimBatch = opts.claimBatch ?? 500;
+    // A lease outlasts the longest attempt, with room to record its result.
     this.leaseSeconds = Math.max(opts.leaseSeconds ?? 0, Math.ceil(this.timeoutMs / 1000) + 30);
+    this.limits = {
+      perEndpoint: opts.perEndpoint ?? 16,
+      perOrganization: opts.perOrganization ?? DEFAULT_PER_ORGANIZATION,
+      leaseSeconds: this.leaseSeconds,
+      claimBatch: opts.claimBatch ?? 500,
+      maxInFlight: opts.maxInFlight ?? 256,
+      // A body is held about three times over (the claim's result, the string, the bytes sent): 32 MiB
+      // keeps a dispatcher well inside a hosted Edge Function's 256 MB.
+      maxInFlightBytes: opts.maxInFlightBytes ?? 32 * 1024 * 1024,
+      flushBatch: opts.flushBatch ?? 1000,
+      flushDelayMs: opts.flushDelayMs ?? 10,
+    };
+    this.log = opts.log ?? logToConsole;
     this.targets = new TargetCache(opts.allowPrivateTargets);
   }
 
@@ -146,14 +127,7 @@ export class DeliveryEngine {
     // Aborted by the caller's signal or at the deadline: ends claim retries and waits at once.
     const stop = new AbortController();
     const queue: LeaseQueue = new LeaseQueue(this.sql, {
-      perEndpoint: this.perEndpoint,
-      perOrganization: this.perOrganization,
-      leaseSeconds: this.leaseSeconds,
-      claimBatch: this.claimBatch,
-      maxInFlight: this.maxInFlight,
-      maxInFlightBytes: this.opts.maxInFlightBytes ?? 32 * 1024 * 1024,
-      flushBatch: this.opts.flushBatch ?? 1000,
-      flushDelayMs: this.opts.flushDelayMs ?? 10,
+      ...this.limits,
       allowance: (progress) => stop.signal.aborted ? 0 : budget.allowance(progress),
       send: (leases) => this.start(leases, agent, queue),
       log: this.log,
@@ -261,8 +235,4 @@ export class DeliveryEngine {
     });
     return { url: lease.url, target, headers, body, timeoutMs: this.timeoutMs, deadline };
   }
-
-  private log = (event: Record<string, unknown>): void => {
-    (this.opts.log ?? ((e) => console.error(JSON.stringify(e))))(event);
-  };
 }

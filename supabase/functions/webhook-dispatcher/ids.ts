@@ -8,4 +8,3 @@ export type DeliveryId = Id<"delivery">;
 export type EndpointId = Id<"endpoint">;
 export type EventId = Id<"event">;
 export type LeaseToken = Id<"lease">;
-export type OrganizationId = Id<"organization">;

@@ -20,19 +20,27 @@ import { Doorbell } from "./doorbell.ts";
 import { ResultWriter } from "./results.ts";
 import { exponential, retry } from "./retry.ts";
 import type { AttemptResult } from "./send.ts";
-import { bodyBytes, type Grant, Slots } from "./slots.ts";
+import { type Grant, Slots } from "./slots.ts";
 
-export interface LeaseQueueOptions {
+export interface QueueLimits {
+  /** Deliveries in flight at once to one endpoint, from all dispatchers together. */
   perEndpoint: number;
+  /** Deliveries in flight at once for one organization, from all dispatchers together. */
   perOrganization: number;
+  /** How long a claim holds; must exceed the timeout with room to record the result. */
   leaseSeconds: number;
   /** Most rows claimed per query. */
   claimBatch: number;
+  /** Deliveries in flight at once from this dispatcher. */
   maxInFlight: number;
+  /** Body bytes held at once (claimed, not yet recorded). */
   maxInFlightBytes: number;
   /** Most results per write; the first result waits `flushDelayMs` for company. */
   flushBatch: number;
   flushDelayMs: number;
+}
+
+export interface LeaseQueueOptions extends QueueLimits {
   /** Rows the run may still claim; 0 once it may claim no more. */
   allowance(progress: Progress): number;
   /** Starts sending the leases a claim brought, at once; each outcome comes back through complete(). */
@@ -128,7 +136,7 @@ export class LeaseQueue {
     if (result.outcome === "delivered") this.stats.delivered++;
     else this.stats.failed++;
     const { delivery_id, endpoint_id, lease_token } = lease;
-    this.writer.add({ row: { ...result, delivery_id, endpoint_id, lease_token }, bytes: bodyBytes(lease) });
+    this.writer.add({ row: { ...result, delivery_id, endpoint_id, lease_token }, bytes: lease.body_bytes });
     // The last send in flight ended, to a full endpoint or at all: no result will come to keep these
     // company, so waiting would only hold the endpoints' leases (and the next claim) for nothing.
     if (this.slots.finished(endpoint_id) || this.slots.rows === 0 || this.closing) this.writer.writeNow();

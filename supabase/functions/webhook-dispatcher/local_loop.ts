@@ -2,7 +2,7 @@
 // triggers send at commit and, as a safety net (missed notifications, retries coming due, expired
 // leases), by a short poll. The dev server runs this; so does the benchmark.
 import type { Sql } from "../_shared/db.ts";
-import { DeliveryEngine, type EngineOptions } from "./engine.ts";
+import { DeliveryEngine, type EngineOptions, logToConsole } from "./engine.ts";
 import { retry } from "./retry.ts";
 
 export const NOTIFY_CHANNEL = "webhook_deliveries";
@@ -18,7 +18,7 @@ export function startLocalDispatcher(
   options: EngineOptions & { pollMs?: number },
 ): LocalDispatcher {
   const engine = new DeliveryEngine(sql, options);
-  const log = options.log ?? ((e: Record<string, unknown>) => console.error(JSON.stringify(e)));
+  const log = options.log ?? logToConsole;
   const controller = new AbortController();
   // LISTEN once the database answers: postgres.js re-listens by itself after a lost connection, but a
   // LISTEN that failed at start leaves retry timers behind. Until it is up, the poll does the work.

@@ -13,9 +13,8 @@ interface Started {
 export class Pacer {
   private readonly last = new Map<string, Promise<Started>>();
 
-  /** Resolves when a send scheduled for `sendAt` (null: not paced) may start. */
-  turn(endpointId: string, sendAt: Date | null): Promise<void> {
-    if (sendAt === null) return Promise.resolve();
+  /** Resolves when a send scheduled for `sendAt` may start. */
+  turn(endpointId: string, sendAt: Date): Promise<void> {
     const planned = sendAt.getTime();
     const before = this.last.get(endpointId);
     const mine = (async (): Promise<Started> => {

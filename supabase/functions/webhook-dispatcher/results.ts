@@ -26,13 +26,8 @@ export class ResultWriter<T> {
   add(row: T): void {
     this.pending.push(row);
     if (this.writing >= this.maxWriting) return; // taken with the next batch, as soon as a write ends
-    if (this.pending.length >= this.maxBatch) this.kick();
-    else this.timer ??= setTimeout(() => this.kick(), this.delayMs);
-  }
-
-  /** No result worth waiting for is on its way (the engine knows): write what is waiting now. */
-  writeNow(): void {
-    this.kick();
+    if (this.pending.length >= this.maxBatch) this.writeNow();
+    else this.timer ??= setTimeout(() => this.writeNow(), this.delayMs);
   }
 
   /** Nothing waiting and nothing being written. */
@@ -40,7 +35,8 @@ export class ResultWriter<T> {
     return this.pending.length === 0 && this.writing === 0;
   }
 
-  private kick(): void {
+  /** No result worth waiting for is on its way (the engine knows): write what is waiting now. */
+  writeNow(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.writing < this.maxWriting && this.pending.length > 0) {
@@ -48,7 +44,7 @@ export class ResultWriter<T> {
       this.write(this.pending.splice(0, this.maxBatch)).finally(() => {
         this.writing--;
         // What came in meanwhile goes at once: it has waited for a writer already.
-        if (this.pending.length > 0) this.kick();
+        if (this.pending.length > 0) this.writeNow();
         else if (this.writing === 0) this.onIdle();
       });
     }

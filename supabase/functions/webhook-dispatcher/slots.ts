@@ -57,7 +57,7 @@ export class Slots {
     this.reserved.bytes -= grant.bytes;
     this.rows += rows.length;
     for (const r of rows) {
-      this.bytes += bodyBytes(r);
+      this.bytes += r.body_bytes;
       this.perEndpoint.set(r.endpoint_id, (this.perEndpoint.get(r.endpoint_id) ?? 0) + 1);
       if (r.endpoint_full) this.full.add(r.endpoint_id);
     }
@@ -86,9 +86,4 @@ export class Slots {
     this.bytes -= bytes;
     return this.full.delete(endpointId);
   }
-}
-
-/** A body's bytes, as the database counted them when the event was written (what its claim budgeted). */
-export function bodyBytes(row: { body_bytes: number }): number {
-  return row.body_bytes;
 }

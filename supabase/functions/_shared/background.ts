@@ -1,0 +1,34 @@
+// What the functions pg_net starts (webhook-dispatcher, mail-sender) share: the bearer check, and where
+// a run goes once the request is answered. pg_net holds one transaction open until every request of
+// its batch is answered, so on the Edge Runtime they answer 202 at once and work in the background.
+import { serviceUnavailable, unauthorized } from "./errors.ts";
+import { secretsEqual } from "./hmac.ts";
+
+/** Runs a started piece of work after the response (Supabase's "Background Tasks"). */
+export type Background = (work: Promise<unknown>) => void;
+
+/** `EdgeRuntime.waitUntil` on Supabase's Edge Runtime; null under plain Deno. */
+export function edgeRuntimeWaitUntil(): Background | null {
+  const runtime = (globalThis as { EdgeRuntime?: { waitUntil?: Background } }).EdgeRuntime;
+  return typeof runtime?.waitUntil === "function" ? (p) => runtime.waitUntil!(p) : null;
+}
+
+/**
+ * Where a run goes: nowhere (awaited, 200) when the caller asked to `wait`, else the option given (null
+ * awaits too), else the Edge Runtime's waitUntil where there is one.
+ */
+export function backgroundFor(
+  wait: boolean | undefined,
+  option: Background | null | undefined,
+): Background | null {
+  if (wait) return null;
+  return option === undefined ? edgeRuntimeWaitUntil() : option;
+}
+
+/** `Authorization: Bearer <WEBHOOK_DISPATCH_SECRET>`, compared in constant time; throws 401 or 503. */
+export function requireDispatchSecret(header: string | undefined, secret: string | undefined): void {
+  // Without a configured secret nobody can be authenticated; that is our misconfiguration.
+  if (!secret) throw serviceUnavailable("WEBHOOK_DISPATCH_SECRET is not configured");
+  const bearer = /^Bearer\s+(.+)$/i.exec(header?.trim() ?? "")?.[1];
+  if (!bearer || !secretsEqual(bearer, secret)) throw unauthorized();
+}
