@@ -213,6 +213,29 @@ Deno.test(
 );
 
 Deno.test(
+  "back on Webhooks a second after another page fetched the list: the card shows what changed meanwhile",
+  opts,
+  async () => {
+    await signIn();
+    const card = page.locator("li.card");
+    await card.locator("section.activity p.small").first().waitFor();
+    const nav = page.getByRole("navigation", { name: "Settings" });
+    // Webhook Logs fetches the same list (its endpoint filter) ...
+    await nav.getByRole("link", { name: "Webhook Logs" }).click();
+    await page.waitForURL(/webhook-logs/);
+    await page.getByLabel("Endpoint").locator("option", { hasText: `${receiver.url}/hook` }).waitFor({
+      state: "attached",
+    });
+    // ... then the endpoint changes (as a delivery finishing changes its health), and the admin goes back
+    // at once, while that list is still fresh for the cache.
+    await sql()`update public.webhook_endpoints set description = ${`Changed ${run}`} where id = ${endpointId}`;
+    await nav.getByRole("link", { name: "Webhooks", exact: true }).click();
+    await card.getByText(`Changed ${run}`).waitFor({ timeout: 5_000 });
+    assertEquals(await signOutFromHere(), [], "signed out");
+  },
+);
+
+Deno.test(
   "delete: nothing about the endpoint is asked for once the DELETE has answered, and nothing in the console",
   opts,
   async () => {

@@ -17,12 +17,17 @@ export const queryClient = new QueryClient({
   },
 });
 
-/** The organization's endpoints (with health) and which URLs the deployment accepts. */
-export function useEndpoints() {
+/**
+ * The organization's endpoints (with health) and which URLs the deployment accepts. `live`: the page
+ * shows their health, so it asks again whenever it opens (a list another page fetched a second ago can
+ * predate the delivery that just finished) and every 15 s while it stays open.
+ */
+export function useEndpoints({ live = false }: { live?: boolean } = {}) {
   const org = useOrgKey();
   return useQuery({
     queryKey: [org, "endpoints"],
     queryFn: () => unwrap(api.GET("/webhooks/endpoints")),
+    ...(live ? { refetchOnMount: "always" as const, refetchInterval: 15_000 } : {}),
   });
 }
 

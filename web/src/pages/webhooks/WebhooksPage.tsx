@@ -15,7 +15,7 @@ import "./EndpointCard.css";
 
 export function WebhooksPage() {
   useTick();
-  const endpoints = useEndpoints();
+  const endpoints = useEndpoints({ live: true });
   const catalogue = useCatalogue();
   const [adding, setAdding] = useState(false);
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(
