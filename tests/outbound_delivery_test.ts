@@ -228,9 +228,12 @@ Deno.test("a 1,000-row insert fans out in the same transaction, and a rollback r
 
 Deno.test("an attempt keeps the headers sent, signatures masked, and the receiver's headers, bounded", async () => {
   const tenant = await createTenant();
-  // A receiver that answers with a cookie and far more header bytes than anyone should keep.
-  const noisy = await startReceiver(() => {
+  // A receiver that answers with a cookie, echoes our signatures back (as echo services do), and sends far
+  // more header bytes than anyone should keep.
+  const noisy = await startReceiver((got) => {
     const headers = new Headers({ "x-a-receiver": "yes", "set-cookie": "session=s3cr3t-cookie" });
+    headers.set("x-webhook-signature", got.headers.get("x-webhook-signature")!);
+    headers.set("webhook-signature", got.headers.get("webhook-signature")!);
     // 100 of 100 bytes: within what the HTTP client reads at all (16 KiB of head), far above what is kept.
     for (let i = 0; i < 100; i++) headers.set(`x-filler-${i}`, "f".repeat(100));
     return new Response("ok", { headers });
@@ -258,6 +261,12 @@ Deno.test("an attempt keeps the headers sent, signatures masked, and the receive
     const got = a!.response_headers;
     assertEquals(got["x-a-receiver"], "yes");
     assertEquals(got["set-cookie"], "(not kept)");
+    // (the echoed x-webhook-signature sorts after the filler and falls outside the 4 KiB kept)
+    assertEquals(
+      got["webhook-signature"],
+      `v1,${standard.slice(0, 8)}…`,
+      "an echoed signature is masked too",
+    );
     assert(!a!.whole.includes("s3cr3t-cookie"), "the receiver's cookie is not stored");
     const kept = Object.entries(got);
     assert(kept.length <= 50, `${kept.length} response headers kept`);

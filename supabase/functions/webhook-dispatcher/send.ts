@@ -114,6 +114,8 @@ export function boundedResponseHeaders(
     const name = rawName.toLowerCase().slice(0, 100);
     let value = Array.isArray(rawValue) ? rawValue.join(", ") : rawValue;
     if (HIDDEN_RESPONSE_HEADERS.has(name)) value = "(not kept)";
+    // A receiver that echoes our signatures back (echo services do) must not store them whole either.
+    else if (SIGNATURES.has(name)) value = maskedRequestHeaders({ [name]: value })[name]!;
     if (value.length > RESPONSE_HEADER_VALUE_MAX) value = `${value.slice(0, RESPONSE_HEADER_VALUE_MAX)}…`;
     value = value.replaceAll("\u0000", "");
     bytes += name.length + value.length;
