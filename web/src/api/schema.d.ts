@@ -2112,6 +2112,13 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description The organization queued 2,400 mails in the last 24 hours; invite more later */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
         };
         delete?: never;
@@ -2576,6 +2583,13 @@ export interface paths {
                 };
                 /** @description No such member in the organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description 20 erasures of the organization are running; erase more once they finish */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
