@@ -198,6 +198,81 @@ Deno.test("integrator: API key subscribes, samples, receives, and a 410 Gone dis
   }
 });
 
+Deno.test("an organization has at most 100 endpoints, however many requests race for the last ones", async () => {
+  const api = await start();
+  try {
+    const a = await createTenant();
+    const b = await createTenant();
+    const admin = json(await tokenFor(a.admin, a.organizationId));
+    const key = (await call(api.base, "POST", "/api-keys", admin, { name: "Zapier" })).data.key as string;
+    const asKey = { "x-api-key": key, "content-type": "application/json" };
+    // 97 endpoints as a hostile admin would script them; then 6 requests at once for the last 3 places.
+    await sql()`insert into public.webhook_endpoints (organization_id, url, events)
+                select ${a.organizationId}, 'https://cap.example.org/' || g, '{member.created}'
+                from generate_series(1, 97) g`;
+    const raced = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        i % 2 === 0
+          ? call(api.base, "POST", "/endpoints", admin, {
+            url: `https://cap.example.org/raced-${i}`,
+            events: ["member.created"],
+          })
+          : call(api.base, "POST", "/subscriptions", asKey, {
+            target_url: `https://cap.example.org/zap-${i}`,
+            event: "member.created",
+          })),
+    );
+    assertEquals(
+      raced.map((r) => r.status).sort(),
+      [201, 201, 201, 409, 409, 409],
+      raced.map((r) => r.text).join(),
+    );
+    for (const r of raced.filter((r) => r.status === 409)) {
+      assertEquals(r.data.error.code, "too_many_endpoints");
+      assertMatch(r.data.error.message, /100 endpoints, the most it can have; delete one first/);
+    }
+    const [n] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from public.webhook_endpoints where organization_id = ${a.organizationId}`;
+    assertEquals(n!.n, 100);
+    // Direct SQL is held to the same cap: the database enforces it, not the API.
+    await assertSqlRefused(a.organizationId);
+    // Another organization is not affected; a deleted endpoint makes room again.
+    const other = await call(
+      api.base,
+      "POST",
+      "/endpoints",
+      json(await tokenFor(b.admin, b.organizationId)),
+      {
+        url: "https://cap.example.org/other",
+        events: ["member.created"],
+      },
+    );
+    assertEquals(other.status, 201, other.text);
+    const [one] = await sql()<{ id: string }[]>`
+      select id from public.webhook_endpoints where organization_id = ${a.organizationId} limit 1`;
+    assertEquals((await call(api.base, "DELETE", `/endpoints/${one!.id}`, admin)).status, 204);
+    const again = await call(api.base, "POST", "/endpoints", admin, {
+      url: "https://cap.example.org/again",
+      events: ["member.created"],
+    });
+    assertEquals(again.status, 201, again.text);
+  } finally {
+    await sql()`delete from public.webhook_endpoints where url like 'https://cap.example.org/%'`;
+    await api.close();
+  }
+});
+
+async function assertSqlRefused(organizationId: string) {
+  try {
+    await sql()`insert into public.webhook_endpoints (organization_id, url, events)
+                values (${organizationId}, 'https://cap.example.org/sql', '{member.created}')`;
+  } catch (err) {
+    assertEquals((err as { code?: string }).code, "54000");
+    return;
+  }
+  throw new Error("the 101st endpoint was inserted");
+}
+
 Deno.test("every catalogue example has exactly the fields of a real event of its type", async () => {
   const a = await createTenant();
   const receiver = await startReceiver();

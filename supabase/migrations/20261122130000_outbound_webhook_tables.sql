@@ -103,6 +103,32 @@ create table public.webhook_endpoints (
 -- Fan-out looks up the enabled endpoints of one organization inside the domain trigger.
 create index webhook_endpoints_fanout_idx on public.webhook_endpoints (organization_id) where enabled;
 
+-- At most this many endpoints per organization: every event is fanned out to each of them inside the
+-- writer's transaction, so the count bounds the work one row can cause (Stripe allows 16 per account).
+create function private.webhook_max_endpoints() returns integer
+language sql immutable
+as $$ select 100 $$;
+
+create function private.webhook_endpoints_cap() returns trigger
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  cap constant integer := private.webhook_max_endpoints();
+begin
+  -- Concurrent inserts for one organization take turns, so two cannot both see room for one more.
+  perform pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || new.organization_id::text, 0));
+  if (select count(*) from public.webhook_endpoints e where e.organization_id = new.organization_id) >= cap then
+    raise exception 'This organization has % endpoints, the most it can have; delete one first', cap
+      using errcode = '54000', hint = 'too_many_endpoints';
+  end if;
+  return new;
+end;
+$$;
+create trigger webhook_endpoints_cap before insert on public.webhook_endpoints
+  for each row execute function private.webhook_endpoints_cap();
+revoke all on function private.webhook_endpoints_cap() from public, anon, authenticated;
+
 -- Events (the outbox) --------------------------------------------------------------------------------
 create table public.webhook_events (
   id uuid primary key default gen_random_uuid(),

@@ -56,6 +56,11 @@ export function fromSqlError(err: unknown): unknown {
       return new AppError(409, "endpoint_disabled", e.message ?? "The endpoint is disabled; enable it first");
     case "22023":
       return badRequest("invalid_request", e.message ?? "Invalid value");
+    case "54000":
+      if (e.hint === "too_many_endpoints") {
+        return new AppError(409, "too_many_endpoints", e.message ?? "Too many endpoints");
+      }
+      return err;
     case "23514": // check_violation
     case "23502": // not_null_violation
     case "22001": // string_data_right_truncation

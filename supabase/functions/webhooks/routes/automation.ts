@@ -34,7 +34,10 @@ export const automationRoutes: RouteFactory = (deps) => [
       tag: "Automation platforms",
       access: "admin",
       body: Subscribe,
-      responses: { 201: { description: "The subscription", schema: Subscription } },
+      responses: {
+        201: { description: "The subscription", schema: Subscription },
+        409: { description: "too_many_endpoints: the organization has 100 endpoints, the most it can have" },
+      },
     },
     async (c) => {
       const input = c.req.valid("json");

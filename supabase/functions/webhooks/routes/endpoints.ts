@@ -186,6 +186,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
       body: CreateEndpoint,
       responses: {
         201: { description: "The endpoint, with its signing secret", schema: EndpointWithSecret },
+        409: { description: "too_many_endpoints: the organization has 100 endpoints, the most it can have" },
       },
     },
     async (c) => {
