@@ -73,7 +73,7 @@ Deno.test("an API write wakes the dispatcher under the guard (pg_net and Vault p
   const endpoint = await createEndpoint(org, "https://guard.example.org/hook", ["member.created"]);
   try {
     await withNetStandIn(async () => {
-      await db`update private.webhook_dispatch_wake set woken_at = '-infinity' where singleton`;
+      await db`update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher'`;
       const api = apiPool();
       try {
         await asService(
@@ -100,7 +100,7 @@ Deno.test("an admin's invitation through the API queues its mail and wakes the m
   await addMember(admin.id, org, "admin");
   const invitee = `guard-${crypto.randomUUID()}@example.org`;
   await withNetStandIn(async () => {
-    await db`update private.mail_sender_wake set woken_at = '-infinity' where singleton`;
+    await db`update private.function_wakes set woken_at = '-infinity' where function_name = 'mail-sender'`;
     const api = apiPool();
     try {
       await withClaims(api, claimsFor(admin, org), async (tx) => {

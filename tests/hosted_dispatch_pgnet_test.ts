@@ -113,7 +113,7 @@ Deno.test({
       //    off for this part, so nothing else can have sent it.
       await db`select cron.unschedule('webhook-dispatch')`;
       while (running > 0) await new Promise((r) => setTimeout(r, 100));
-      await db`update private.webhook_dispatch_wake set woken_at = '-infinity'`;
+      await db`update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher'`;
       const before = receiver.requests.length;
       const t0 = Date.now();
       await db`insert into public.attendance (organization_id, member_id) values (${tenant.organizationId}, ${

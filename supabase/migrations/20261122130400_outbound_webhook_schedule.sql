@@ -166,18 +166,38 @@ begin
 end;
 $$;
 
--- When the wake-up trigger last posted: one row, so "at most one wake-up every 2 s" holds across all
--- sessions.
-create table private.webhook_dispatch_wake (
-  singleton boolean primary key default true check (singleton),
+-- When each function was last woken by a trigger: one row per function, so "at most one wake-up every
+-- 2 s" holds across all sessions (the dispatcher here, the mail sender in the mail migration).
+create table private.function_wakes (
+  function_name text primary key,
   woken_at timestamptz not null default '-infinity'
 );
-insert into private.webhook_dispatch_wake default values;
+insert into private.function_wakes (function_name) values ('webhook-dispatcher');
+
+-- Whether to wake `function_name` now: true unless it was woken less than `min_interval` ago. The row
+-- stays locked until the caller's transaction ends; callers meanwhile skip it rather than wait (that
+-- transaction's request goes out at its commit, and its run sees what was committed by then).
+create function private.take_wake(function_name text, min_interval interval) returns boolean
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+begin
+  perform 1 from private.function_wakes w
+   where w.function_name = take_wake.function_name and w.woken_at <= clock_timestamp() - min_interval
+     for update skip locked;
+  if not found then
+    return false;
+  end if;
+  -- With its WHERE, as every statement here: hosted Supabase's pg-safeupdate refuses an UPDATE without
+  -- one on API connections, and this runs inside their inserts.
+  update private.function_wakes w set woken_at = clock_timestamp()
+   where w.function_name = take_wake.function_name;
+  return true;
+end;
+$$;
 
 -- Starts a run that drains what is due and stops, unless one was started less than `min_interval` ago.
--- True: requested; false: debounced; null: no pg_net (or no secrets). The row stays locked until the
--- caller's transaction ends; callers meanwhile skip it rather than wait (that transaction's request goes
--- out at its commit and its run sees what was committed by then).
+-- True: requested; false: debounced; null: no pg_net (or no secrets).
 create function private.webhook_wake_dispatcher(min_interval interval default interval '2 seconds')
 returns boolean
 language plpgsql volatile security definer
@@ -187,15 +207,9 @@ begin
   if not private.pg_net_present() then
     return null;
   end if;
-  perform 1 from private.webhook_dispatch_wake
-  where woken_at <= clock_timestamp() - min_interval
-  for update skip locked;
-  if not found then
+  if not private.take_wake('webhook-dispatcher', min_interval) then
     return false;
   end if;
-  -- With its WHERE: hosted Supabase's pg-safeupdate refuses an UPDATE without one on API connections,
-  -- and this runs inside their inserts.
-  update private.webhook_dispatch_wake set woken_at = clock_timestamp() where singleton;
   -- The run stays (polling) for a second longer than the interval after it goes idle, so a delivery
   -- whose wake-up this debounces is picked up by the run already started.
   return private.webhook_post_dispatcher(jsonb_build_object(
@@ -278,6 +292,8 @@ revoke all on function private.post_function(text, jsonb), private.webhook_post_
   from public, anon, authenticated;
 revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
 revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
+revoke all on function private.take_wake(text, interval) from public, anon, authenticated;
+revoke all on private.function_wakes from public, anon, authenticated;
 revoke all on function private.webhook_dispatch_continue(), private.webhook_dispatch_recover()
   from public, anon, authenticated;
 revoke all on function private.webhook_wake_on_deliveries() from public, anon, authenticated;

@@ -362,11 +362,7 @@ $$;
 
 -- New mails start the sender at once (at most every 2 s across sessions), so an invitation arrives in
 -- seconds, not at the next minute. A failing wake-up never fails the change that queued the mail.
-create table private.mail_sender_wake (
-  singleton boolean primary key default true check (singleton),
-  woken_at timestamptz not null default '-infinity'
-);
-insert into private.mail_sender_wake default values;
+insert into private.function_wakes (function_name) values ('mail-sender');
 
 create function private.mail_wake_sender() returns trigger
 language plpgsql volatile security definer
@@ -377,11 +373,7 @@ begin
     return null;
   end if;
   begin
-    perform 1 from private.mail_sender_wake where woken_at <= clock_timestamp() - interval '2 seconds'
-      for update skip locked;
-    if found then
-      -- With its WHERE: hosted API connections load pg-safeupdate, and this runs inside their inserts.
-      update private.mail_sender_wake set woken_at = clock_timestamp() where singleton;
+    if private.take_wake('mail-sender', interval '2 seconds') then
       perform private.mail_invoke_sender();
     end if;
   exception when others then
@@ -450,7 +442,6 @@ revoke all on function private.mail_enqueue(uuid, text, text, jsonb, text, times
   private.mail_endpoint_disabled(), private.mail_erase(uuid, text[], integer), private.mail_housekeeping(),
   private.mail_invoke_sender(), private.mail_wake_sender()
   from public, anon, authenticated;
-revoke all on private.mail_sender_wake from public, anon, authenticated;
 revoke all on function public.mail_operator_health(interval) from public, anon, authenticated;
 grant execute on function public.mail_operator_health(interval) to service_role;
 

@@ -40,13 +40,13 @@ $$;
 create schema vault;
 create table vault.decrypted_secrets (name text, decrypted_secret text);
 
-update private.webhook_dispatch_wake set woken_at = '-infinity';
+update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher';
 select is(private.webhook_wake_dispatcher(), false, 'without the Vault secrets nothing is posted');
 select is((select count(*)::int from net.posted), 0, '(nothing posted)');
 
 insert into vault.decrypted_secrets values
   ('project_url', 'https://ref.supabase.example/'), ('webhook_dispatch_secret', 'dispatch-secret');
-update private.webhook_dispatch_wake set woken_at = '-infinity';
+update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher';
 
 -- The debounce ------------------------------------------------------------------------------------
 select is(private.webhook_wake_dispatcher(), true, 'a wake-up posts');
@@ -62,13 +62,13 @@ select ok(exists (select 1 from private.webhook_dispatch_requests
   'its request id is kept for the health check');
 select is(private.webhook_wake_dispatcher(), false, 'a second wake-up within 2 s is debounced');
 select is((select count(*)::int from net.posted), 1, '(still one post)');
-update private.webhook_dispatch_wake set woken_at = clock_timestamp() - interval '2.5 seconds';
+update private.function_wakes set woken_at = clock_timestamp() - interval '2.5 seconds' where function_name = 'webhook-dispatcher';
 select is(private.webhook_wake_dispatcher(), true, 'after 2 s the next wake-up posts');
 select is(private.webhook_wake_dispatcher(interval '0 seconds'), true, 'the interval is a parameter');
 
 -- The trigger: once per statement, debounced -----------------------------------------------------------
 truncate net.posted;
-update private.webhook_dispatch_wake set woken_at = '-infinity';
+update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher';
 insert into public.members (organization_id, first_name)
 select 'd0000000-0000-4000-8000-0000000000aa', 'M' || g from generate_series(1, 50) g;
 select is((select count(*)::int from public.webhook_deliveries
@@ -81,7 +81,7 @@ select is((select count(*)::int from net.posted), 1, 'the next statement within 
 create or replace function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
                                          headers jsonb default '{}', timeout_milliseconds integer default 5000)
 returns bigint language plpgsql as $$ begin raise exception 'pg_net is broken'; end $$;
-update private.webhook_dispatch_wake set woken_at = '-infinity';
+update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher';
 select lives_ok($$insert into public.members (organization_id, first_name)
                   values ('d0000000-0000-4000-8000-0000000000aa', 'Still')$$,
   'an insert succeeds when the wake-up fails');

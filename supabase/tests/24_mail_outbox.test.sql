@@ -29,7 +29,7 @@ create schema vault;
 create table vault.decrypted_secrets (name text, decrypted_secret text);
 insert into vault.decrypted_secrets values
   ('project_url', 'https://ref.supabase.example/'), ('webhook_dispatch_secret', 'dispatch-secret');
-update private.mail_sender_wake set woken_at = '-infinity';
+update private.function_wakes set woken_at = '-infinity' where function_name = 'mail-sender';
 
 select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'b@example.org', '{}'), null,
   'a second mail is queued');
