@@ -8,13 +8,7 @@ import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import { type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import type { Browser, Page } from "playwright-core";
-import {
-  buildWeb,
-  captureAndCheck,
-  launchBrowser,
-  seriousA11yViolations,
-  serveStatic,
-} from "./helpers/browser.ts";
+import { buildWeb, captureAndCheck, launchBrowser, serveStatic, signInAs } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const run = crypto.randomUUID().slice(0, 8);
@@ -37,19 +31,10 @@ const traffic: { kind: "request" | "response"; method: string; url: string; stat
 
 /** Screenshots at both sizes and axe there: no violation of any impact. */
 async function check(name: string) {
-  problems.push(...await captureAndCheck(page, `card-${name}`));
-  for (const v of await seriousA11yViolations(page, true)) {
-    problems.push(`${name}: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`);
-  }
+  problems.push(...await captureAndCheck(page, `card-${name}`, { everyImpact: true }));
 }
 
-async function signIn() {
-  await page.goto(`${site.url}/auth`);
-  await page.getByLabel("E-mail").fill(ADMIN);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/settings\/integrations\/webhooks$/);
-}
+const signIn = () => signInAs(page, site.url, ADMIN, PASSWORD);
 
 /** Console lines that say something went wrong (any error or warning, HTTP error answers included). */
 const wrong = (lines: string[]) => lines.filter((l) => /^(pageerror|error|warning|assert)/.test(l));

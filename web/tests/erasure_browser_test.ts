@@ -7,8 +7,7 @@ import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { rowsMentioning } from "../../tests/helpers/catalogue_search.ts";
 import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import type { Browser, Page } from "playwright-core";
-import axe from "axe-core";
-import { buildWeb, captureAndCheck, launchBrowser, serveStatic } from "./helpers/browser.ts";
+import { buildWeb, captureAndCheck, launchBrowser, serveStatic, signInAs } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const run = crypto.randomUUID().slice(0, 8);
@@ -29,33 +28,12 @@ let page: Page;
 let organizationId: string;
 const problems: string[] = [];
 
-/** Every axe violation, whatever its impact (the brief for this page: none at all). */
+/** Screenshots, and axe at both sizes with every violation, whatever its impact (none at all on this page). */
 async function axeViolations(name: string): Promise<void> {
-  if (!(await page.evaluate(() => "axe" in globalThis))) {
-    await page.evaluate((axe as unknown as { source: string }).source);
-  }
-  const result = await page.evaluate(() =>
-    // deno-lint-ignore no-explicit-any
-    (globalThis as any).axe.run(document, { resultTypes: ["violations"] })
-  ) as {
-    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
-  };
-  for (const v of result.violations) {
-    problems.push(
-      `${name}: axe ${v.impact} ${v.id} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
-    );
-  }
-  problems.push(...await captureAndCheck(page, `erase-${name}`));
+  problems.push(...await captureAndCheck(page, `erase-${name}`, { everyImpact: true }));
 }
-declare const document: unknown;
 
-async function signIn(email: string) {
-  await page.goto(`${site.url}/auth`);
-  await page.getByLabel("E-mail").fill(email);
-  await page.getByLabel("Password").fill("demo-password");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/settings\/integrations\/webhooks$/);
-}
+const signIn = (email: string) => signInAs(page, site.url, email);
 
 Deno.test(
   "setup: dev stack, an admin, staff and a member with history, the build, Chromium",

@@ -16,8 +16,8 @@ import {
   docsImage,
   focused,
   launchBrowser,
-  seriousA11yViolations,
   serveStatic,
+  signInAs,
 } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -39,12 +39,7 @@ const consoleLines: string[] = [];
 
 /** Screenshots at both sizes and axe there; and here, as on the Erase a person page, no violation of any impact. */
 async function check(name: string) {
-  problems.push(...await captureAndCheck(page, `rate-${name}`));
-  for (const v of await seriousA11yViolations(page, true)) {
-    problems.push(
-      `${name}: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
-    );
-  }
+  problems.push(...await captureAndCheck(page, `rate-${name}`, { everyImpact: true }));
 }
 
 async function storedRate(): Promise<(number | null)[]> {
@@ -104,11 +99,7 @@ Deno.test(
       (e: Error) => consoleLines.push(`pageerror: ${e.message}`),
     );
 
-    await page.goto(`${site.url}/auth`);
-    await page.getByLabel("E-mail").fill(ADMIN);
-    await page.getByLabel("Password").fill("demo-password");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL(/\/settings\/integrations\/webhooks$/);
+    await signInAs(page, site.url, ADMIN);
   },
 );
 

@@ -24,6 +24,7 @@ import {
   focused,
   launchBrowser,
   serveStatic,
+  signInAs,
 } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -58,13 +59,7 @@ async function check(name: string) {
   a11y.push(...await captureAndCheck(page, name));
 }
 
-async function signIn(email: string) {
-  await page.goto(`${site.url}/auth`);
-  await page.getByLabel("E-mail").fill(email);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/settings\/integrations\/webhooks$/);
-}
+const signIn = (email: string) => signInAs(page, site.url, email, PASSWORD);
 
 async function signOut() {
   await page.getByRole("button", { name: "Sign out" }).click();

@@ -226,11 +226,13 @@ export async function seriousA11yViolations(
 
 /**
  * Screenshots the page at both sizes (desktop and phone), checks that the phone size needs no
- * sideways scrolling of the page, and runs axe at each. Returns problems found, in words.
+ * sideways scrolling of the page, and runs axe at each (serious and critical violations; `everyImpact`:
+ * all of them). Returns problems found, in words.
  */
 export async function captureAndCheck(
   page: Page,
   name: string,
+  { everyImpact = false }: { everyImpact?: boolean } = {},
 ): Promise<string[]> {
   await Deno.mkdir(artifactsDir, { recursive: true });
   const problems: string[] = [];
@@ -262,7 +264,7 @@ export async function captureAndCheck(
         })`,
       );
     }
-    for (const v of await seriousA11yViolations(page)) {
+    for (const v of await seriousA11yViolations(page, everyImpact)) {
       problems.push(
         `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
       );
@@ -288,4 +290,13 @@ export async function focused(
     return { tag: e ? e.tagName.toLowerCase() : "", text: ((e && e.textContent) || "").trim(),
              label: (e && e.getAttribute("aria-label")) || "", id: (e && e.id) || "" };
   })()`);
+}
+
+/** Signs in on the settings site's sign-in page and waits for the landing page (Webhooks). */
+export async function signInAs(page: Page, siteUrl: string, email: string, password = "demo-password") {
+  await page.goto(`${siteUrl}/auth`);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/settings\/integrations\/webhooks$/);
 }
