@@ -24,7 +24,7 @@ const hourLabel = (iso: string, window: Window) =>
     undefined,
     window === "24h"
       ? { hour: "numeric", minute: "2-digit" }
-      : { weekday: "short", day: "numeric", hour: "numeric" },
+      : { weekday: "short", month: "short", day: "numeric", hour: "numeric" },
   );
 
 const ms = (n: number | null) => n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
