@@ -38,6 +38,32 @@ create or replace function tests.can_become(role text) returns boolean
 language sql stable as $$ select pg_has_role(session_user, role, 'member') $$;
 create or replace function tests.is_superuser() returns boolean
 language sql stable as $$ select rolsuper from pg_roles where rolname = session_user $$;
+-- The plan of one statement of a PL/pgSQL function as the function runs it: its text cut from the
+-- function's source (`statement`: a regular expression whose first group is the statement), the
+-- function's parameters as $1, $2, … (PL/pgSQL's cached plans are generic), explained with `args`.
+create or replace function tests.statement_plan(fn regprocedure, statement text, args text) returns text
+language plpgsql as $$
+declare
+  p pg_proc;
+  q text;
+  line text;
+  out text := '';
+begin
+  select * into p from pg_proc where oid = fn;
+  q := substring(p.prosrc from statement);
+  if q is null then
+    raise exception 'no statement matching % in %', statement, fn;
+  end if;
+  for i in 1 .. p.pronargs loop
+    q := regexp_replace(q, '\m' || p.proargnames[i] || '\M', '$' || i, 'g');
+  end loop;
+  execute format('prepare tests_statement_plan(%s) as %s', oidvectortypes(p.proargtypes), q);
+  for line in execute format('explain (costs off) execute tests_statement_plan(%s)', args) loop
+    out := out || line || E'\n';
+  end loop;
+  deallocate tests_statement_plan;
+  return out;
+end $$;
 
 -- The fixtures themselves.
 select tests.add_member(tests.create_user('fixture@example.org', 'f1f1f1f1-0000-4000-8000-0000000000a1'),

@@ -24,27 +24,10 @@ delete from pg_statistic where starelid = 'public.webhook_deliveries'::regclass;
 
 -- The plan of the claim's statement exactly as private.webhook_claim runs it: its text taken from the
 -- function, its arguments as parameters, its planner settings.
-create function pg_temp.claim_plan() returns text language plpgsql as $$
-declare
-  q text;
-  line text;
-  out text := '';
-begin
-  q := substring((select prosrc from pg_proc
-                  where oid = 'private.webhook_claim(integer, bigint, integer, integer, integer)'::regprocedure)
-                 from 'return query(.*);\s*end;\s*$');
-  q := regexp_replace(q, '\mmax_rows\M', '$1', 'g');
-  q := regexp_replace(q, '\mmax_bytes\M', '$2', 'g');
-  q := regexp_replace(q, '\mper_endpoint\M', '$3', 'g');
-  q := regexp_replace(q, '\mper_organization\M', '$4', 'g');
-  q := regexp_replace(q, '\mlease_seconds\M', '$5', 'g');
-  execute 'prepare pg_temp_claim(integer, bigint, integer, integer, integer) as ' || q;
-  for line in execute 'explain (costs off) execute pg_temp_claim(256, 33554432, 16, 64, 40)' loop
-    out := out || line || E'\n';
-  end loop;
-  deallocate pg_temp_claim;
-  return out;
-end $$;
+create function pg_temp.claim_plan() returns text language sql as $$
+  select tests.statement_plan('private.webhook_claim(integer, bigint, integer, integer, integer)',
+                              'return query(.*);\s*end;\s*$', '256, 33554432, 16, 64, 40')
+$$;
 
 \if :superuser
 set local enable_seqscan = off;

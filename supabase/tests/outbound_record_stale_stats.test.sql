@@ -25,23 +25,10 @@ where oid = 'private.webhook_leases'::regclass;
 
 -- The plan of the recording statement exactly as private.webhook_record_results runs it (a generic
 -- plan, its planner settings), its text taken from the function.
-create function pg_temp.record_plan() returns text language plpgsql as $$
-declare
-  q text;
-  line text;
-  out text := '';
-begin
-  q := substring((select prosrc from pg_proc
-                  where oid = 'private.webhook_record_results(jsonb)'::regprocedure)
-                 from '(with r as materialized.*?where d\.id = decided\.delivery_id);');
-  q := regexp_replace(q, '\mresults\M', '$1', 'g');
-  execute 'prepare pg_temp_record(jsonb) as ' || q;
-  for line in execute 'explain (costs off) execute pg_temp_record(''[]'')' loop
-    out := out || line || E'\n';
-  end loop;
-  deallocate pg_temp_record;
-  return out;
-end $$;
+create function pg_temp.record_plan() returns text language sql as $$
+  select tests.statement_plan('private.webhook_record_results(jsonb)',
+                              '(with r as materialized.*?where d\.id = decided\.delivery_id);', '''[]''')
+$$;
 
 \if :superuser
 set local enable_seqscan = off;
