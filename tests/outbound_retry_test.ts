@@ -31,7 +31,7 @@ Deno.test("the default timeout is the contract's 10 s; tests inject shorter ones
   assertEquals(DEFAULT_TIMEOUT_MS, 10_000);
   assertEquals(new DeliveryEngine(sql(), { allowPrivateTargets: false }).timeoutMs, 10_000);
   const engine = new DeliveryEngine(sql(), { allowPrivateTargets: false, timeoutMs: 500, leaseSeconds: 1 });
-  assert(engine.leaseSeconds > 0.5 + 20, "a lease always outlasts an attempt by a wide margin");
+  assert(engine.limits.leaseSeconds > 0.5 + 20, "a lease always outlasts an attempt by a wide margin");
 });
 
 Deno.test("500, 302, a hang past the timeout and a closed connection each mean retrying later", async () => {

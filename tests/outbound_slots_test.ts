@@ -47,8 +47,9 @@ Deno.test("an endpoint a claim filled frees up once its last send ends and its r
   assertEquals(slots.finished(A), false, "another send to A is still in flight");
   assertEquals(slots.finished(B), false, "B was never full");
   assertEquals(slots.finished(A), true, "the last send to a full endpoint");
-  assertEquals(slots.written(A, 1), true);
-  assertEquals(slots.written(A, 1), false, "told once");
+  slots.written(A, 1);
+  slots.claimed(slots.reserve(1), [row(A, 1)]);
+  assertEquals(slots.finished(A), false, "written, A is no longer full: a later claim filled nothing");
 });
 
 Deno.test("typed ids: a delivery id is not an endpoint id", () => {

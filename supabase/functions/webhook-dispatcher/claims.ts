@@ -1,7 +1,6 @@
-// The dispatcher's two calls into the state machine (supabase/migrations/*_outbound_webhook_dispatch.sql):
-// claiming due deliveries, leased, with everything one attempt needs (private.webhook_claim: the caps,
-// the byte budget and the pacing are the database's), and recording outcomes with a claim along in the
-// same round trip (private.webhook_record_and_claim).
+// The dispatcher's one call into the state machine (supabase/migrations/*_outbound_webhook_dispatch.sql):
+// record outcomes, if any, and claim due deliveries, leased, with everything an attempt needs, in one
+// round trip. The caps, the byte budget and the pacing are the database's.
 import type { Sql } from "../_shared/db.ts";
 import type { DeliveryId, EndpointId, EventId, LeaseToken } from "./ids.ts";
 import type { AttemptResult } from "./send.ts";
@@ -31,25 +30,27 @@ export interface Claimed {
 /** An outcome, with the lease it ends. */
 export type ResultRow = AttemptResult & Pick<Claimed, "delivery_id" | "endpoint_id" | "lease_token">;
 
-export interface ClaimLimits {
-  /** Most rows to claim; 0 claims nothing. */
-  limit: number;
-  /** Most bytes of bodies to claim. */
-  maxBytes: number;
+/** What every claim keeps to, across all dispatchers. */
+export interface ClaimCaps {
+  /** Deliveries in flight at once to one endpoint. */
   perEndpoint: number;
+  /** Deliveries in flight at once for one organization. */
   perOrganization: number;
+  /** How long a claim holds; must exceed the timeout with room to record the result. */
   leaseSeconds: number;
 }
 
-export async function claimDue(sql: Sql, c: ClaimLimits): Promise<Claimed[]> {
-  return await sql<Claimed[]>`
-    select * from private.webhook_claim(${c.limit}, ${c.maxBytes}, ${c.perEndpoint}, ${c.perOrganization},
-      ${c.leaseSeconds})`;
-}
-
-/** Records `results`, then claims (as claimDue) in the same transaction. */
-export async function recordAndClaim(sql: Sql, results: ResultRow[], c: ClaimLimits): Promise<Claimed[]> {
-  return await sql<Claimed[]>`
-    select * from private.webhook_record_and_claim(${sql.json(results as never)}, ${c.limit}, ${c.maxBytes},
-      ${c.perEndpoint}, ${c.perOrganization}, ${c.leaseSeconds})`;
+/** Records `results`, then claims at most `rows` rows and `bytes` bytes of bodies (0 rows: none). */
+export async function recordAndClaim(
+  sql: Sql,
+  results: ResultRow[],
+  rows: number,
+  bytes: number,
+  c: ClaimCaps,
+): Promise<Claimed[]> {
+  const { perEndpoint: e, perOrganization: o, leaseSeconds: s } = c;
+  return results.length === 0
+    ? await sql<Claimed[]>`select * from private.webhook_claim(${rows}, ${bytes}, ${e}, ${o}, ${s})`
+    : await sql<Claimed[]>`select * from private.webhook_record_and_claim(${sql.json(results as never)},
+        ${rows}, ${bytes}, ${e}, ${o}, ${s})`;
 }

@@ -1,34 +1,25 @@
-// The delivery engine: a run loop over a lease queue (lease_queue.ts: claims, room, result writes) and
-// the attempt itself (sign, send). The Edge Function runs it for one bounded stretch per invocation; the
-// local dev server keeps one running and wakes it on NOTIFY. Its guarantees (at least once, never the
-// same delivery twice at once, the caps per endpoint and organization and endpoints' rate limits across
-// dispatchers) are the database's claim and lease: docs/architecture.md, "The dispatcher". Every claimed
-// delivery starts sending at once, never queued behind others (a paced one waits for its `send_at`).
+// The delivery engine: a run loop over a lease queue (lease_queue.ts) and the attempt itself (sign,
+// send). The Edge Function runs it for one bounded stretch per invocation; the local dev server keeps one
+// running, woken on NOTIFY. Its guarantees come from the database's claim and lease:
+// docs/architecture.md#the-dispatcher. Every claimed delivery starts sending at once, never queued behind
+// others (a paced one waits for its `send_at`).
 import type { Agent } from "undici";
 import type { Sql } from "../_shared/db.ts";
 import type { Claimed } from "./claims.ts";
 import { RunBudget } from "./budget.ts";
 import { errorText, LeaseQueue, type QueueLimits, type QueueStats } from "./lease_queue.ts";
 import { Pacer } from "./pacing.ts";
-import {
-  type AttemptResult,
-  Deadline,
-  DEFAULT_TIMEOUT_MS,
-  failedAttempt,
-  type SendRequest,
-  startAttempt,
-} from "./send.ts";
+import { Deadline, DEFAULT_TIMEOUT_MS, failedAttempt, type SendRequest, startAttempt } from "./send.ts";
 import { signedHeaders } from "./signing.ts";
 import { TargetCache } from "./targets.ts";
 import { createAgent } from "./transport.ts";
 
-/** The queue's limits (lease_queue.ts), each with a default below; `leaseSeconds` is a minimum. */
 export interface EngineOptions extends Partial<QueueLimits> {
   /** WEBHOOKS_ALLOW_PRIVATE_TARGETS: allow loopback/private addresses and http (dev, tests). */
   allowPrivateTargets: boolean;
   /** Per-attempt timeout; a 2xx must arrive within it. Default 10 s (the contract). */
   timeoutMs?: number;
-  /** After the caller's signal, how long attempts in flight may still take before they are cut short. */
+  /** After the run's signal, how long attempts in flight may still take before they are cut short. */
   stopGraceMs?: number;
   /** Resolves host names for the target check (tests); the system resolver by default. */
   resolve?: (host: string) => Promise<string[]>;
@@ -38,22 +29,17 @@ export interface EngineOptions extends Partial<QueueLimits> {
 }
 
 export interface RunOptions {
-  /** Stop claiming new work at this time (epoch ms); in-flight sends still finish and are recorded. */
+  /** Stop claiming at this time (epoch ms); sends in flight still finish and are recorded. */
   deadline?: number;
-  /** Return once nothing is due and nothing is in flight (the Edge Function); otherwise keep waiting. */
+  /** Return once nothing is due or in flight, after `idleGraceMs` more of polling (outlasting a debounce). */
   stopWhenIdle?: boolean;
-  /**
-   * With stopWhenIdle: stay this long after going idle, still polling, before returning. A run started
-   * by a debounced wake-up outlives the debounce interval, so work made during it is not left waiting.
-   */
   idleGraceMs?: number;
   /** Stops the run; attempts in flight get `stopGraceMs`, then are cut short and recorded as failed. */
   signal?: AbortSignal;
   /** While idle, look for due work (retries, expired leases) this often even without a wake-up. */
   pollMs?: number;
-  /** Claim at most this many in this run. */
+  /** Claim at most this many rows, and stop claiming with a margin before this much CPU (budget.ts). */
   maxDeliveries?: number;
-  /** Stop claiming with a margin before this much CPU time is used (budget.ts). */
   cpuBudgetMs?: number;
 }
 
@@ -70,8 +56,8 @@ const encoder = new TextEncoder();
 
 /**
  * Deliveries one organization may have in flight at once, across every dispatcher: a quarter of one
- * dispatcher's default 256 slots, so even three organizations with huge backlogs to slow endpoints
- * leave room for everyone else's deliveries to go out at once.
+ * dispatcher's 256 slots, so three organizations with huge backlogs to slow endpoints leave room for
+ * everyone else's deliveries to go out at once.
  */
 export const DEFAULT_PER_ORGANIZATION = 64;
 
@@ -80,8 +66,7 @@ export const logToConsole = (event: Record<string, unknown>): void => console.er
 
 export class DeliveryEngine {
   readonly timeoutMs: number;
-  readonly leaseSeconds: number;
-  private readonly limits: QueueLimits;
+  readonly limits: QueueLimits;
   private readonly log: (event: Record<string, unknown>) => void;
   private readonly targets: TargetCache;
   private readonly pacer = new Pacer();
@@ -89,12 +74,11 @@ export class DeliveryEngine {
 
   constructor(private readonly sql: Sql, private readonly opts: EngineOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    // A lease outlasts the longest attempt, with room to record its result.
-    this.leaseSeconds = Math.max(opts.leaseSeconds ?? 0, Math.ceil(this.timeoutMs / 1000) + 30);
     this.limits = {
       perEndpoint: opts.perEndpoint ?? 16,
       perOrganization: opts.perOrganization ?? DEFAULT_PER_ORGANIZATION,
-      leaseSeconds: this.leaseSeconds,
+      // A lease outlasts the longest attempt, with room to record its result.
+      leaseSeconds: Math.max(opts.leaseSeconds ?? 0, Math.ceil(this.timeoutMs / 1000) + 30),
       claimBatch: opts.claimBatch ?? 500,
       maxInFlight: opts.maxInFlight ?? 256,
       // A body is held about three times over (the claim's result, the string, the bytes sent): 32 MiB
@@ -117,12 +101,8 @@ export class DeliveryEngine {
    * left. Always waits for what it claimed to be sent and recorded before returning.
    */
   async run(options: RunOptions = {}): Promise<RunStats> {
-    const agent = createAgent({
-      allowPrivate: this.opts.allowPrivateTargets,
-      resolve: this.opts.resolve,
-      timeoutMs: this.timeoutMs,
-      ca: this.opts.ca,
-    });
+    const { allowPrivateTargets: allowPrivate, resolve, ca } = this.opts;
+    const agent = createAgent({ allowPrivate, resolve, ca, timeoutMs: this.timeoutMs });
     const budget = new RunBudget({ cpuMs: options.cpuBudgetMs, maxRows: options.maxDeliveries });
     // Aborted by the caller's signal or at the deadline: ends claim retries and waits at once.
     const stop = new AbortController();
@@ -143,17 +123,14 @@ export class DeliveryEngine {
     const onSignal = () => {
       halt("signal");
       // What is still in flight then gets a failed outcome, recorded: sent again after the backoff.
-      cut = setTimeout(
-        () => agent.destroy(new Error("the dispatcher stopped before the response arrived")),
-        this.opts.stopGraceMs ?? 1000,
-      );
+      const error = new Error("the dispatcher stopped before the response arrived");
+      cut = setTimeout(() => agent.destroy(error), this.opts.stopGraceMs ?? 1000);
     };
     options.signal?.addEventListener("abort", onSignal);
     if (options.signal?.aborted) onSignal();
     const deadline = options.deadline === undefined
       ? undefined
       : setTimeout(() => halt("deadline"), Math.max(0, options.deadline - Date.now()));
-    const pollMs = options.pollMs ?? 1000;
     let idleSince: number | undefined;
     try {
       while (!stop.signal.aborted) {
@@ -177,7 +154,7 @@ export class DeliveryEngine {
         }
         // Busy: wait for sends or writes to end. Idle: for a wake-up (NOTIFY, a result written for a full
         // endpoint) or the poll interval, which also picks up retries and expired leases.
-        if (await queue.changed(queue.mayHaveWork ? undefined : pollMs)) queue.wake();
+        if (await queue.changed(queue.mayHaveWork ? undefined : options.pollMs ?? 1000)) queue.wake();
       }
     } finally {
       options.signal?.removeEventListener("abort", onSignal);
@@ -192,7 +169,7 @@ export class DeliveryEngine {
 
   /**
    * A claim came back: its leases start sending at once, under one deadline; those of an endpoint with a
-   * rate limit each when the claim scheduled it, under a deadline of its own.
+   * rate limit each at the time the claim gave it, under a deadline of its own.
    */
   private start(leases: Claimed[], agent: Agent, queue: LeaseQueue): void {
     const deadline = new Deadline(this.timeoutMs);
@@ -205,34 +182,29 @@ export class DeliveryEngine {
     }
   }
 
+  /** Signs and sends one lease; its outcome goes back to the queue. */
   private send(lease: Claimed, agent: Agent, queue: LeaseQueue, deadline: Deadline): void {
-    const done = (result: AttemptResult) => queue.complete(lease, result);
-    let request: SendRequest | string;
+    const done = queue.complete.bind(queue, lease);
+    let request: SendRequest;
     try {
-      request = this.prepare(lease, deadline);
+      // The URL's form and any IP literal in it, cached per URL (targets.ts); names are checked when the
+      // agent connects (transport.ts).
+      const target = this.targets.get(lease.url);
+      if (!target.ok) return done(failedAttempt(Date.now(), `target refused: ${target.reason}`));
+      const body = encoder.encode(lease.body);
+      const headers = signedHeaders({
+        eventId: lease.event_id,
+        eventType: lease.event_type,
+        secret: lease.secret,
+        previousSecret: lease.previous_secret,
+        body,
+        timestamp: Math.floor(Date.now() / 1000),
+      });
+      request = { url: lease.url, target, headers, body, timeoutMs: this.timeoutMs, deadline };
     } catch (err) {
       // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
-      request = `internal error: ${errorText(err)}`.slice(0, 300);
+      return done(failedAttempt(Date.now(), `internal error: ${errorText(err)}`.slice(0, 300)));
     }
-    if (typeof request === "string") done(failedAttempt(Date.now(), request));
-    else startAttempt(agent, request, done);
-  }
-
-  /** The signed request of one attempt, or why there is none. */
-  private prepare(lease: Claimed, deadline: Deadline): SendRequest | string {
-    // The URL's form and any IP literal in it (cached per URL: targets.ts); names are checked when the
-    // agent connects (transport.ts).
-    const target = this.targets.get(lease.url);
-    if (!target.ok) return `target refused: ${target.reason}`;
-    const body = encoder.encode(lease.body);
-    const headers = signedHeaders({
-      eventId: lease.event_id,
-      eventType: lease.event_type,
-      secret: lease.secret,
-      previousSecret: lease.previous_secret,
-      body,
-      timestamp: Math.floor(Date.now() / 1000),
-    });
-    return { url: lease.url, target, headers, body, timeoutMs: this.timeoutMs, deadline };
+    startAttempt(agent, request, done);
   }
 }

@@ -1,34 +1,18 @@
-// The leases of one run: the one place that claims (alone, or along with a result write), holds room for
-// what is in flight (rows and body bytes, slots.ts), hands each lease over to be sent at once, takes its
-// outcome back and has it recorded in batches (results.ts). It alone decides when a claim rides along
-// with a write and when the run loop should look for work again.
-//
-// Ending: close() stops any claim from starting, then waits for everything already started: claims
-// (what one brings back is sent like any other lease), sends and writes. Every lease taken is sent and
-// its outcome written, or, if writing fails, left to run out (sent again later: at least once).
+// The leases of one run: the one place that claims (alone, or along with a result write), holds room
+// for what is in flight (rows and body bytes, slots.ts), hands each lease over to be sent at once, and
+// has outcomes recorded in batches (results.ts). close() stops claiming and waits for every claim, send
+// and write already started: each lease taken is sent and recorded, or, if writing fails, left to run
+// out and sent again (at least once).
 import type { Sql } from "../_shared/db.ts";
 import type { Progress } from "./budget.ts";
-import {
-  claimDue,
-  type Claimed,
-  type ClaimLimits,
-  MAX_BODY_BYTES,
-  recordAndClaim,
-  type ResultRow,
-} from "./claims.ts";
+import { type ClaimCaps, type Claimed, MAX_BODY_BYTES, recordAndClaim, type ResultRow } from "./claims.ts";
 import { Doorbell } from "./doorbell.ts";
 import { ResultWriter } from "./results.ts";
 import { exponential, retry } from "./retry.ts";
 import type { AttemptResult } from "./send.ts";
 import { type Grant, Slots } from "./slots.ts";
 
-export interface QueueLimits {
-  /** Deliveries in flight at once to one endpoint, from all dispatchers together. */
-  perEndpoint: number;
-  /** Deliveries in flight at once for one organization, from all dispatchers together. */
-  perOrganization: number;
-  /** How long a claim holds; must exceed the timeout with room to record the result. */
-  leaseSeconds: number;
+export interface QueueLimits extends ClaimCaps {
   /** Most rows claimed per query. */
   claimBatch: number;
   /** Deliveries in flight at once from this dispatcher. */
@@ -63,10 +47,8 @@ export class LeaseQueue {
   private readonly slots: Slots;
   private readonly writer: ResultWriter<Outcome>;
   private readonly changes = new Doorbell();
-  /** A claim may find work: a wake-up, a full claim, a result written for a full endpoint. */
+  /** A claim may find work: a wake-up, a full claim, a write that could not look for more itself. */
   private due = true;
-  /** A claim may have stopped at its bytes (or had none): bytes freed by a write mean there may be more. */
-  private bytesBound = false;
   private closing = false;
   /** Claims under way: the loop's and those along with writes. */
   private claims = 0;
@@ -75,11 +57,12 @@ export class LeaseQueue {
 
   constructor(private readonly sql: Sql, private readonly o: LeaseQueueOptions) {
     this.slots = new Slots(o.maxInFlight, o.maxInFlightBytes);
+    // Each time all is written, the loop looks again: an idle run may stop now.
     this.writer = new ResultWriter(
       (batch) => this.write(batch),
       o.flushBatch,
       o.flushDelayMs,
-      () => this.changes.ring(), // an idle run may stop now
+      () => this.ring(),
     );
     this.minClaim = Math.max(1, Math.min(o.claimBatch, Math.floor(o.maxInFlight / 8)));
   }
@@ -87,7 +70,7 @@ export class LeaseQueue {
   /** New work may be due (NOTIFY, the poll, a stop): the loop looks again. */
   wake(): void {
     this.due = true;
-    this.changes.ring();
+    this.ring();
   }
 
   get mayHaveWork(): boolean {
@@ -104,6 +87,11 @@ export class LeaseQueue {
     return this.slots.rows === 0 && this.claims === 0 && this.writer.idle;
   }
 
+  get progress(): Progress {
+    const { claimed, recorded } = this.stats;
+    return { claimed, recorded, held: this.slots.reserved.rows + claimed - recorded };
+  }
+
   /** Rows worth claiming now: a batch's worth of room while busy, any room when nothing is in flight. */
   wanted(): number {
     if (!this.due) return 0;
@@ -118,29 +106,29 @@ export class LeaseQueue {
   async take(n: number, signal: AbortSignal): Promise<number | null> {
     this.due = false; // a wake-up meanwhile sets it again
     const grant = this.slots.reserve(n);
-    this.claims++;
-    const leases = await retry(() => claimDue(this.sql, this.limits(grant)), {
-      delayMs: exponential(200, 5000),
-      signal,
-      onError: (err) => this.fail("claim failed", err),
-    }).catch(() => null);
-    this.claims--;
+    const leases = await this.claiming(
+      retry(() => recordAndClaim(this.sql, [], grant.rows, grant.bytes, this.o), {
+        delayMs: exponential(200, 5000),
+        signal,
+        onError: (err) => this.fail("claim failed", err),
+      }),
+    ).catch(() => null);
     this.accept(grant, leases ?? []);
-    if (leases !== null && leases.length === grant.rows) this.due = true; // a full batch: probably more
-    if (leases !== null && stoppedAtBytes(grant, leases)) this.bytesBound = true;
+    // A full batch: probably more. One cut short by its bytes looks again after the next write frees
+    // bytes; at once, it would claim again and again into the same few bytes.
+    if (leases?.length === grant.rows) this.due = true;
     return leases?.length ?? null;
   }
 
   /** A send ended: its outcome is written with the next batch. */
   complete(lease: Claimed, result: AttemptResult): void {
-    if (result.outcome === "delivered") this.stats.delivered++;
-    else this.stats.failed++;
+    this.stats[result.outcome === "delivered" ? "delivered" : "failed"]++;
     const { delivery_id, endpoint_id, lease_token } = lease;
     this.writer.add({ row: { ...result, delivery_id, endpoint_id, lease_token }, bytes: lease.body_bytes });
     // The last send in flight ended, to a full endpoint or at all: no result will come to keep these
     // company, so waiting would only hold the endpoints' leases (and the next claim) for nothing.
     if (this.slots.finished(endpoint_id) || this.slots.rows === 0 || this.closing) this.writer.writeNow();
-    this.changes.ring();
+    this.ring();
   }
 
   /** Until something changes (a wake-up, a send or write ended) or `ms` passed; true when time ran out. */
@@ -155,9 +143,8 @@ export class LeaseQueue {
     while (!this.idle) await this.changes.wait();
   }
 
-  get progress(): Progress {
-    const { claimed, recorded } = this.stats;
-    return { claimed, recorded, held: this.slots.reserved.rows + claimed - recorded };
+  private ring(): void {
+    this.changes.ring();
   }
 
   private room(): number {
@@ -165,22 +152,14 @@ export class LeaseQueue {
     return Math.max(0, Math.min(this.slots.free, this.o.claimBatch, this.o.allowance(this.progress)));
   }
 
-  /** What a claim holding `grant` may take: its rows and bytes (the database stops at both). */
-  private limits(grant: Grant): ClaimLimits {
-    return {
-      limit: grant.rows,
-      maxBytes: grant.bytes,
-      perEndpoint: this.o.perEndpoint,
-      perOrganization: this.o.perOrganization,
-      leaseSeconds: this.o.leaseSeconds,
-    };
-  }
-
-  /** A claim holding `grant` came back: its leases start sending at once. */
-  private accept(grant: Grant, leases: Claimed[]): void {
-    this.slots.claimed(grant, leases);
-    this.stats.claimed += leases.length;
-    if (leases.length > 0) this.o.send(leases);
+  /** Counts a claim as under way until it settles: the queue is not idle meanwhile. */
+  private async claiming<T>(claim: Promise<T>): Promise<T> {
+    this.claims++;
+    try {
+      return await claim;
+    } finally {
+      this.claims--;
+    }
   }
 
   /**
@@ -190,13 +169,10 @@ export class LeaseQueue {
    */
   private async write(batch: Outcome[]): Promise<void> {
     const grant = this.slots.reserve(this.room());
-    if (grant.rows === 0 && this.slots.bytesFull) this.bytesBound = true;
+    const rows = batch.map((o) => o.row);
     let along = grant.rows;
-    let leases: Claimed[] | undefined;
-    this.claims++;
-    try {
-      const rows = batch.map((o) => o.row);
-      leases = await retry(() => recordAndClaim(this.sql, rows, this.limits({ ...grant, rows: along })), {
+    const leases = await this.claiming(
+      retry(() => recordAndClaim(this.sql, rows, along, grant.bytes, this.o), {
         tries: 3,
         delayMs: (n) => 200 * n,
         // The tries after a failure only record: a claim that keeps failing must not keep these results
@@ -205,38 +181,30 @@ export class LeaseQueue {
           along = 0;
           this.fail("writing results failed; recording alone", err);
         },
-      });
-      this.stats.recorded += batch.length;
-    } catch (err) {
-      this.fail("recording results failed", err, { count: batch.length });
-    }
-    this.claims--;
-    // Marked before the new leases are taken, which may fill those endpoints again.
-    let freed = false;
-    for (const o of batch) if (this.slots.written(o.row.endpoint_id, o.bytes)) freed = true;
-    if (this.bytesBound) {
-      freed = true;
-      this.bytesBound = false;
-    }
-    if (leases !== undefined && stoppedAtBytes({ rows: along, bytes: grant.bytes }, leases)) {
-      this.bytesBound = true;
-    }
+      }),
+    ).then((leases) => {
+      this.stats.recorded += rows.length;
+      return leases;
+    }, (err) => void this.fail("recording results failed", err, { count: rows.length }));
+    // Before the new leases are taken, which may fill those endpoints again.
+    for (const o of batch) this.slots.written(o.row.endpoint_id, o.bytes);
     this.accept(grant, leases ?? []);
-    // The loop looks again unless this claim already saw all there was (it took less than it could).
-    const sawAll = leases !== undefined && leases.length < along;
-    if (!sawAll && (freed || (along > 0 && leases?.length === along))) this.due = true;
-    this.changes.ring();
+    // The loop looks again unless the claim along saw all there was: it took less than it could, and
+    // not for want of bytes. Without a claim along, the endpoints and bytes this freed are unexplored.
+    const bytes = leases?.reduce((n, l) => n + l.body_bytes, 0) ?? 0;
+    if (!(leases && leases.length < along && grant.bytes - bytes >= MAX_BODY_BYTES)) this.due = true;
+    this.ring();
+  }
+
+  private accept(grant: Grant, leases: Claimed[]): void {
+    this.slots.claimed(grant, leases);
+    this.stats.claimed += leases.length;
+    if (leases.length > 0) this.o.send(leases);
   }
 
   private fail(msg: string, err: unknown, extra: Record<string, unknown> = {}): void {
     this.o.log({ level: "error", msg, ...extra, error: errorText(err) });
   }
-}
-
-/** A claim that took fewer rows than it could may have stopped at its bytes: a maximum body no longer fit. */
-function stoppedAtBytes(grant: Grant, leases: Claimed[]): boolean {
-  if (grant.rows === 0 || leases.length >= grant.rows) return false;
-  return grant.bytes - leases.reduce((n, l) => n + l.body_bytes, 0) < MAX_BODY_BYTES;
 }
 
 export function errorText(err: unknown): string {

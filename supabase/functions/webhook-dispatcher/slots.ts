@@ -1,9 +1,7 @@
-// This dispatcher's room, in rows and in bytes: the deliveries it is sending (at most `maxRows`), the
-// body bytes of those it holds until their outcomes are recorded (at most `maxBytes`), and what claims
-// under way may bring (several can overlap: the run loop's and those along with writes). Also which
-// endpoints a claim filled to their cap. The cap itself is the database's (private.webhook_claim counts
-// every dispatcher's live leases, and a lease lasts until its result is written): a result for a full
-// endpoint written means a claim may find work there again.
+// This dispatcher's room: the sends in flight (at most `maxRows`), the body bytes of leases held until
+// their outcomes are recorded (at most `maxBytes`), what claims under way may bring (several overlap:
+// the run loop's and those along with writes), and which endpoints a claim filled to their cap. The cap
+// itself is the database's (private.webhook_claim counts every dispatcher's live leases).
 import type { EndpointId } from "./ids.ts";
 
 /** What one claim may take; held from `reserve` until `claimed`. */
@@ -19,7 +17,6 @@ export class Slots {
   rows = 0;
   /** Body bytes claimed and not yet recorded. */
   bytes = 0;
-  /** Held for claims under way. */
   readonly reserved: Grant = { rows: 0, bytes: 0 };
 
   constructor(readonly maxRows: number, readonly maxBytes: number) {}
@@ -31,11 +28,6 @@ export class Slots {
 
   private get freeBytes(): number {
     return this.maxBytes - this.bytes - this.reserved.bytes;
-  }
-
-  /** The bytes held fill the byte budget: no claim until results are written. */
-  get bytesFull(): boolean {
-    return this.freeBytes <= 0;
   }
 
   /** Holds room for a claim of up to `rows` rows, with their share of the free bytes. */
@@ -64,26 +56,20 @@ export class Slots {
   }
 
   /**
-   * A send finished. True when it was the last in flight to an endpoint the claim had filled: until its
-   * results are written, nothing more can be claimed there.
+   * A send ended. True when it was the last in flight to an endpoint its claim had filled: nothing more
+   * can be claimed there until the results are written, so they should be written now.
    */
   finished(endpointId: EndpointId): boolean {
     this.rows--;
     const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
-    if (left > 0) {
-      this.perEndpoint.set(endpointId, left);
-      return false;
-    }
-    this.perEndpoint.delete(endpointId);
-    return this.full.has(endpointId);
+    if (left > 0) this.perEndpoint.set(endpointId, left);
+    else this.perEndpoint.delete(endpointId);
+    return left === 0 && this.full.has(endpointId);
   }
 
-  /**
-   * A result was written (or given up on: its lease runs out), freeing `bytes`; true when its endpoint
-   * had been full (so claiming again may find work).
-   */
-  written(endpointId: EndpointId, bytes: number): boolean {
+  /** A result was written (or given up on: its lease runs out): its bytes and its endpoint are free. */
+  written(endpointId: EndpointId, bytes: number): void {
     this.bytes -= bytes;
-    return this.full.delete(endpointId);
+    this.full.delete(endpointId);
   }
 }
