@@ -8,9 +8,14 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, newApp } from "../_shared/app.ts";
-import { parseJson, readRawBody } from "../_shared/body.ts";
-import { type Background, backgroundFor, requireDispatchSecret } from "../_shared/background.ts";
-import { badRequest, serviceUnavailable } from "../_shared/errors.ts";
+import {
+  answerRun,
+  type Background,
+  backgroundFor,
+  requireDispatchSecret,
+  runBody,
+} from "../_shared/background.ts";
+import { serviceUnavailable } from "../_shared/errors.ts";
 import { sendDue } from "./outbox.ts";
 import { createTransport, type MailTransport } from "./transport.ts";
 
@@ -41,16 +46,14 @@ export function createApp(deps: AppDeps, options: MailSenderOptions = {}): Hono 
     if (!mail) {
       throw serviceUnavailable("Mail is not configured: set SITE_URL and SMTP_URL or RESEND_API_KEY");
     }
-    const raw = await readRawBody(c.req.raw, 4096);
-    const parsed = RunBody.safeParse(raw.byteLength ? parseJson(raw) : {});
-    if (!parsed.success) throw badRequest("invalid_body", "Expected {max_mails?, wait?}");
-    const background = backgroundFor(parsed.data.wait, options.waitUntil);
+    const body = await runBody(c.req.raw, RunBody, "{max_mails?, wait?}");
+    const background = backgroundFor(body.wait, options.waitUntil);
     const run = async () => {
       const transport = options.transport ?? createTransport(mail);
       try {
         return await sendDue(deps.sql, transport, {
           siteUrl: mail.siteUrl,
-          maxMails: parsed.data.max_mails,
+          maxMails: body.max_mails,
           deadline: Date.now() + BUDGET_MS,
           signal: options.shutdown,
         });
@@ -58,14 +61,7 @@ export function createApp(deps: AppDeps, options: MailSenderOptions = {}): Hono 
         if (!options.transport) transport.close();
       }
     };
-    if (!background) return c.json(await run());
-    background(
-      run().then(
-        (stats) => log({ level: "info", msg: "mail sent", ...stats }),
-        (err) => log({ level: "error", msg: "mail run failed", error: String(err) }),
-      ),
-    );
-    return c.json({ started: true }, 202);
+    return answerRun(c, background, run, { name: "mail run", log, started: {} });
   });
   return app;
 }

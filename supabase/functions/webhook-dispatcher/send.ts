@@ -34,6 +34,8 @@ export interface AttemptResult {
   response_headers: Record<string, string> | null;
 }
 
+type ResponseHeaders = Record<string, string | string[] | undefined>;
+
 export interface SendRequest {
   url: string;
   /** Shared by the attempts started together (a claimed batch); a timer of its own otherwise. */
@@ -55,41 +57,39 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Math.max(0, Math.min(Math.ceil((at - now) / 1000), 7 * 86400));
 }
 
+/** An attempt's outcome, from its start; what `r` does not give is null. */
+function attemptResult(
+  started: number,
+  r: Pick<AttemptResult, "outcome" | "error"> & Partial<AttemptResult>,
+) {
+  const none = { response_status: null, response_excerpt: null, retry_after_seconds: null };
+  const times = { attempted_at: new Date(started).toISOString(), duration_ms: Date.now() - started };
+  return { ...none, request_headers: null, response_headers: null, ...times, ...r } satisfies AttemptResult;
+}
+
 /** A failed attempt that got no status: refused target, timeout, connection or TLS error. */
-export function failedAttempt(
+export const failedAttempt = (
   started: number,
   error: string,
-  requestHeaders: Record<string, string> | null = null,
-): AttemptResult {
-  return {
-    outcome: "failed",
-    attempted_at: new Date(started).toISOString(),
-    duration_ms: Date.now() - started,
-    response_status: null,
-    error,
-    response_excerpt: null,
-    retry_after_seconds: null,
-    request_headers: requestHeaders,
-    response_headers: null,
-  };
-}
+  request_headers: Record<string, string> | null = null,
+) => attemptResult(started, { outcome: "failed", error, request_headers });
 
 /** Signature headers keep this many characters of each value, enough to tell two signatures apart. */
 export const SIGNATURE_SHOWN = 8;
 const SIGNATURES = new Set(["x-webhook-signature", "x-webhook-signature-previous", "webhook-signature"]);
 const mask = (v: string) => v.length > SIGNATURE_SHOWN ? `${v.slice(0, SIGNATURE_SHOWN)}…` : v;
+/** A signature header as Webhook Logs keeps it; each Standard Webhooks entry ("v1,<base64>") keeps its version. */
+const maskSignature = (name: string, value: string) =>
+  name !== "webhook-signature" ? mask(value) : value.split(" ").map((e) => {
+    const comma = /^v\d+,/.test(e) ? e.indexOf(",") + 1 : 0;
+    return e.slice(0, comma) + mask(e.slice(comma));
+  }).join(" ");
 
 /** The headers we send, as Webhook Logs shows them: every signature cut to its first characters. */
 export function maskedRequestHeaders(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (!SIGNATURES.has(name)) out[name] = value;
-    // Standard Webhooks: "v1,<base64> v1,<base64>": each entry keeps its version and a few characters.
-    else if (name === "webhook-signature") {
-      out[name] = value.split(" ").map((e) => e.replace(/^(v\d+,)(.*)$/, (_m, v, sig) => v + mask(sig))).join(
-        " ",
-      );
-    } else out[name] = mask(value);
+    out[name] = SIGNATURES.has(name) ? maskSignature(name, value) : value;
   }
   return out;
 }
@@ -102,26 +102,23 @@ export const RESPONSE_HEADERS_BYTES = 4096;
 const HIDDEN_RESPONSE_HEADERS = new Set(["set-cookie", "authorization", "proxy-authorization"]);
 
 /** The receiver's headers, bounded by count and bytes whatever it sends (a hostile receiver may send many). */
-export function boundedResponseHeaders(
-  headers: Record<string, string | string[] | undefined>,
-): Record<string, string> {
+export function boundedResponseHeaders(headers: ResponseHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   let bytes = 0;
   let count = 0;
   for (const [rawName, rawValue] of Object.entries(headers)) {
     if (rawValue === undefined) continue;
-    if (count >= RESPONSE_HEADERS_MAX) break;
+    if (count++ >= RESPONSE_HEADERS_MAX) break;
     const name = rawName.toLowerCase().slice(0, 100);
     let value = Array.isArray(rawValue) ? rawValue.join(", ") : rawValue;
     if (HIDDEN_RESPONSE_HEADERS.has(name)) value = "(not kept)";
-    // A receiver that echoes our signatures back (echo services do) must not store them whole either.
-    else if (SIGNATURES.has(name)) value = maskedRequestHeaders({ [name]: value })[name]!;
+    // A receiver that echoes our signatures back (echo services do) must not have them stored whole.
+    else if (SIGNATURES.has(name)) value = maskSignature(name, value);
     if (value.length > RESPONSE_HEADER_VALUE_MAX) value = `${value.slice(0, RESPONSE_HEADER_VALUE_MAX)}…`;
     value = value.replaceAll("\u0000", "");
     bytes += name.length + value.length;
     if (bytes > RESPONSE_HEADERS_BYTES) break;
     out[name] = value;
-    count++;
   }
   return out;
 }
@@ -139,7 +136,6 @@ function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
 }
 
 const decoder = new TextDecoder();
-type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 function decodeExcerpt(bytes: Uint8Array): string | null {
   if (bytes.byteLength === 0) return null;
@@ -272,26 +268,24 @@ class Attempt implements Dispatcher.DispatchHandler {
   private finish(): void {
     if (this.settled) return;
     const status = this.status;
-    const common = {
-      attempted_at: new Date(this.started).toISOString(),
-      duration_ms: Date.now() - this.started,
+    const got = {
       response_status: status,
       response_excerpt: this.kept ? decodeExcerpt(this.kept.subarray(0, this.keptLen)) : null,
       request_headers: maskedRequestHeaders(this.req.headers),
       response_headers: boundedResponseHeaders(this.headers),
     };
     if (status >= 200 && status < 300) {
-      return this.settle({ ...common, outcome: "delivered", error: null, retry_after_seconds: null });
+      return this.settle(attemptResult(this.started, { ...got, outcome: "delivered", error: null }));
     }
     const location = header(this.headers, "location");
-    this.settle({
-      ...common,
+    this.settle(attemptResult(this.started, {
+      ...got,
       outcome: status === 410 ? "gone" : "failed",
       error: status >= 300 && status < 400
         ? `redirect ${status} not followed${location ? ` (location: ${location.slice(0, 200)})` : ""}`
         : `HTTP ${status}`,
       retry_after_seconds: parseRetryAfter(header(this.headers, "retry-after")),
-    });
+    }));
   }
 
   private settle(result: AttemptResult): void {

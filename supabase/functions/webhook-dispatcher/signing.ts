@@ -1,16 +1,8 @@
-// The headers every outbound delivery carries, in two schemes at once:
-//
-//   x-webhook-signature   lowercase hex HMAC-SHA256(secret string, raw body)       (our contract)
-//   x-webhook-id / -event / -timestamp
-//   webhook-id, webhook-timestamp, webhook-signature: "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>"
-//                         with key = base64-decoded part after "whsec_"           (Standard Webhooks)
-//                         or, for a secret the organization chose itself (no whsec_ prefix), its
-//                         UTF-8 bytes: the standardwebhooks libraries' "raw" secret format
-//
-// During a secret rotation both secrets sign: Standard Webhooks carries both as space-separated
-// "v1," entries (receivers accept any one), and the hex scheme adds x-webhook-signature-previous.
-//
-// Each secret's HMAC key is prepared once (below) and reused for every delivery it signs.
+// The headers every outbound delivery carries, in two schemes at once (docs/outbound-webhooks.md#request-and-headers):
+// x-webhook-signature, lowercase hex HMAC-SHA256(secret string, raw body), our contract; and Standard
+// Webhooks' webhook-signature, "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>", the key being the
+// base64 after "whsec_" or, for a secret the organization chose, its UTF-8 bytes (the libraries' "raw"
+// format). During a rotation both secrets sign: two "v1," entries, and x-webhook-signature-previous.
 import { createHash, type Hash } from "node:crypto";
 
 /**
@@ -39,7 +31,6 @@ export class PreparedHmac {
 }
 
 const encoder = new TextEncoder();
-// Bounded: a few thousand active endpoints at most; start over rather than grow without limit.
 type PreparedKeys = { hex: PreparedHmac; standard: PreparedHmac };
 const prepared = new Map<string, PreparedKeys>();
 
@@ -58,7 +49,7 @@ function keysOf(secret: string): PreparedKeys {
       hex: new PreparedHmac(encoder.encode(secret)),
       standard: new PreparedHmac(standardWebhooksKey(secret)),
     };
-    if (prepared.size > 10_000) prepared.clear();
+    if (prepared.size > 10_000) prepared.clear(); // a few thousand active endpoints at most
     prepared.set(secret, keys);
   }
   return keys;

@@ -1,12 +1,10 @@
 // The one HTTP client of outbound webhooks: an undici Agent whose connection step is the target check.
-//
-// - The resolver is the only DNS path: undici (through node:net/node:tls) asks our `lookup` for the
-//   addresses of every new connection; it resolves the name once, refuses the connection when any
-//   address is blocked (webhook_targets.ts), and hands back only approved addresses. Nothing resolves
-//   the name a second time, so there is no window between check and connect (DNS rebinding). IP
-//   literals never reach a lookup; the engine checks them (checkTargetUrlSyntax) before sending.
-// - TLS is verified against the URL's host name (SNI and certificate), whatever address was used.
-// - Keep-alive pools per origin; redirects are never followed (undici's request does not).
+// Our `lookup` is the only DNS path: undici asks it for the addresses of every new connection, and it
+// resolves the name once, refuses the connection when any address is blocked (webhook_targets.ts) and
+// hands back only approved ones, so nothing resolves the name again between check and connect (DNS
+// rebinding). IP literals never reach it; the engine checks them first. TLS is verified against the
+// URL's host name whatever address was used; connections are kept alive per origin; redirects are
+// never followed. docs/architecture.md#target-safety-at-connect-time
 import { Agent } from "undici";
 import { resolveTarget, type TargetPolicy } from "../_shared/webhook_targets.ts";
 
