@@ -1,6 +1,8 @@
 // The one retry loop of the dispatcher (claiming, writing results, LISTEN): call `fn` until it
 // succeeds, waiting `delayMs(n)` after the n-th failure, until `tries` failures or `signal` aborts;
 // then the last error is thrown.
+import { setTimeout as sleep } from "node:timers/promises";
+
 export interface RetryOptions {
   tries?: number;
   delayMs: (failures: number) => number;
@@ -15,7 +17,7 @@ export async function retry<T>(fn: () => Promise<T>, options: RetryOptions): Pro
     } catch (err) {
       options.onError?.(err, failures);
       if (failures >= (options.tries ?? Infinity) || options.signal?.aborted) throw err;
-      await sleep(options.delayMs(failures), options.signal);
+      await sleep(options.delayMs(failures), undefined, { signal: options.signal }).catch(() => {});
       if (options.signal?.aborted) throw err;
     }
   }
@@ -24,15 +26,3 @@ export async function retry<T>(fn: () => Promise<T>, options: RetryOptions): Pro
 /** Exponential backoff: base, 2 x base, 4 x base... capped at `max`. */
 export const exponential = (base: number, max: number) => (failures: number) =>
   Math.min(base * 2 ** (failures - 1), max);
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}

@@ -1,15 +1,9 @@
-// One HTTP attempt of one delivery, reduced to an outcome the database understands. Never throws.
-//
-// - success is a 2xx status within the timeout (10 s by default); 3xx is a failure (redirects are not
-//   followed: a redirect could point anywhere, including at our own network);
-// - 410 Gone is "stop sending": the endpoint gets disabled;
-// - Retry-After (seconds or an HTTP date) on a failure is passed on; the database treats it as a lower
-//   bound on its own backoff;
-// - at most RESPONSE_READ_LIMIT bytes of the response are read (the first 1 KiB is kept), whatever the
-//   receiver sends, then the body is dropped: memory stays flat against a huge or endless response;
-// - the headers we sent and the ones we got back are kept for Webhook Logs, bounded in size, with the
-//   signature values cut to their first characters (a stored signature would let anyone who reads the
-//   logs replay the request).
+// One HTTP attempt of one delivery, reduced to an outcome the database understands; never throws.
+// Success is a 2xx within the timeout; 3xx is a failure (redirects could point anywhere, our own network
+// included); 410 disables the endpoint; a failure's Retry-After is passed on as a lower bound on the
+// backoff. At most RESPONSE_READ_LIMIT bytes of a response are read and the first 1 KiB kept, so memory
+// stays flat against a huge or endless one. The headers sent and received are kept for Webhook Logs,
+// bounded, signatures cut short (a stored signature would let whoever reads the logs replay a request).
 import type { Dispatcher } from "undici";
 import { TARGET_REFUSED } from "./transport.ts";
 
