@@ -2,6 +2,7 @@
 // by a poll for retries coming due. Failures to reach the database are retried by the next wake-up.
 import type { MailConfig } from "../_shared/config.ts";
 import type { Sql } from "../_shared/db.ts";
+import { listenWhenUp } from "../_shared/listen.ts";
 import { sendDue } from "./outbox.ts";
 import { createTransport } from "./transport.ts";
 
@@ -39,8 +40,7 @@ export function startLocalMailSender(
       busy = false;
     })();
   };
-  let listener: { unlisten(): Promise<void> } | undefined;
-  sql.listen("mail_outbox", wake).then((l) => (listener = l), () => {});
+  const listening = listenWhenUp(sql, "mail_outbox", wake, log);
   const timer = setInterval(wake, options.pollMs ?? 2000);
   wake();
   return {
@@ -48,7 +48,7 @@ export function startLocalMailSender(
       controller.abort();
       clearInterval(timer);
       await running;
-      await listener?.unlisten().catch(() => {});
+      await listening.stop();
       transport.close();
     },
   };

@@ -8,7 +8,7 @@ import type { Progress } from "./budget.ts";
 import { type ClaimCaps, type Claimed, MAX_BODY_BYTES, recordAndClaim, type ResultRow } from "./claims.ts";
 import { Doorbell } from "./doorbell.ts";
 import { ResultWriter } from "./results.ts";
-import { exponential, retry } from "./retry.ts";
+import { exponential, retry } from "../_shared/retry.ts";
 import type { AttemptResult } from "./send.ts";
 import { type Grant, Slots } from "./slots.ts";
 

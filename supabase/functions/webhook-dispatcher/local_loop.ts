@@ -2,8 +2,8 @@
 // triggers send at commit and, as a safety net (missed notifications, retries coming due, expired
 // leases), by a short poll. The dev server runs this; so does the benchmark.
 import type { Sql } from "../_shared/db.ts";
+import { listenWhenUp } from "../_shared/listen.ts";
 import { DeliveryEngine, type EngineOptions, logToConsole } from "./engine.ts";
-import { retry } from "./retry.ts";
 
 export const NOTIFY_CHANNEL = "webhook_deliveries";
 
@@ -20,31 +20,14 @@ export function startLocalDispatcher(
   const engine = new DeliveryEngine(sql, options);
   const log = options.log ?? logToConsole;
   const controller = new AbortController();
-  // LISTEN once the database answers: postgres.js re-listens by itself after a lost connection, but a
-  // LISTEN that failed at start leaves retry timers behind. Until it is up, the poll does the work.
-  let listener: { unlisten(): Promise<void> } | undefined;
-  const listening = retry(async () => {
-    await sql`select 1`;
-    if (controller.signal.aborted) return;
-    listener = await sql.listen(NOTIFY_CHANNEL, () => engine.wake());
-    engine.wake();
-  }, {
-    delayMs: () => 2000,
-    signal: controller.signal,
-    onError: (err, failures) => {
-      if (failures === 1) {
-        log({ level: "error", msg: "LISTEN not established yet; polling", error: String(err) });
-      }
-    },
-  }).catch(() => {});
+  const listening = listenWhenUp(sql, NOTIFY_CHANNEL, () => engine.wake(), log);
   const running = engine.run({ signal: controller.signal, pollMs: options.pollMs ?? 500 });
   return {
     engine,
     async stop() {
       controller.abort();
       await running;
-      await listening;
-      await listener?.unlisten().catch(() => {});
+      await listening.stop();
     },
   };
 }

@@ -1,5 +1,5 @@
-// The one retry loop of the dispatcher (claiming, writing results, LISTEN): call `fn` until it
-// succeeds, waiting `delayMs(n)` after the n-th failure, until `tries` failures or `signal` aborts;
+// The one retry loop (the dispatcher's claims and result writes, the local loops' LISTEN): call `fn`
+// until it succeeds, waiting `delayMs(n)` after the n-th failure, until `tries` failures or `signal` aborts;
 // then the last error is thrown.
 import { setTimeout as sleep } from "node:timers/promises";
 
