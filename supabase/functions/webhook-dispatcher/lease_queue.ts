@@ -62,7 +62,7 @@ export class LeaseQueue {
       (batch) => this.write(batch),
       o.flushBatch,
       o.flushDelayMs,
-      () => this.ring(),
+      () => this.changes.ring(),
     );
     this.minClaim = Math.max(1, Math.min(o.claimBatch, Math.floor(o.maxInFlight / 8)));
   }
@@ -70,7 +70,7 @@ export class LeaseQueue {
   /** New work may be due (NOTIFY, the poll, a stop): the loop looks again. */
   wake(): void {
     this.due = true;
-    this.ring();
+    this.changes.ring();
   }
 
   get mayHaveWork(): boolean {
@@ -128,7 +128,7 @@ export class LeaseQueue {
     // The last send in flight ended, to a full endpoint or at all: no result will come to keep these
     // company, so waiting would only hold the endpoints' leases (and the next claim) for nothing.
     if (this.slots.finished(endpoint_id) || this.slots.rows === 0 || this.closing) this.writer.writeNow();
-    this.ring();
+    this.changes.ring();
   }
 
   /** Until something changes (a wake-up, a send or write ended) or `ms` passed; true when time ran out. */
@@ -141,10 +141,6 @@ export class LeaseQueue {
     this.closing = true;
     this.writer.writeNow();
     while (!this.idle) await this.changes.wait();
-  }
-
-  private ring(): void {
-    this.changes.ring();
   }
 
   private room(): number {
@@ -193,7 +189,7 @@ export class LeaseQueue {
     // not for want of bytes. Without a claim along, the endpoints and bytes this freed are unexplored.
     const bytes = leases?.reduce((n, l) => n + l.body_bytes, 0) ?? 0;
     if (!(leases && leases.length < along && grant.bytes - bytes >= MAX_BODY_BYTES)) this.due = true;
-    this.ring();
+    this.changes.ring();
   }
 
   private accept(grant: Grant, leases: Claimed[]): void {
