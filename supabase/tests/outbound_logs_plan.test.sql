@@ -50,15 +50,6 @@ select is((select event_type from public.webhook_deliveries where event_id = 'd3
 -- An admin of organization 7.
 select tests.add_member(tests.create_user('logs-admin@example.org', 'd2000000-0000-4000-8000-000000000001'), 'd0000000-0000-4000-8000-000000000007', 'admin');
 
--- The plan of `q` as the admin, under RLS.
-create function pg_temp.plan(q text) returns text language plpgsql as $$
-declare line text; out text := '';
-begin
-  for line in execute 'explain (costs off) ' || q loop out := out || line || E'\n'; end loop;
-  return out;
-end $$;
-grant execute on function pg_temp.plan(text) to authenticated;
-
 select tests.act_as('d2000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000007');
 
 create temp table probe as
@@ -75,8 +66,9 @@ order by created_at desc, id desc offset 1000 limit 1;
 
 select is((select count(*)::int from public.webhook_deliveries), 1500, 'the admin sees only its organization');
 
+-- The plan of a listing as the admin, under RLS.
 create function pg_temp.listing(filter text) returns text language sql as $$
-  select pg_temp.plan(head || coalesce('where ' || filter, '') || tail) from probe
+  select tests.plan(head || coalesce('where ' || filter, '') || tail) from probe
 $$;
 grant execute on function pg_temp.listing(text) to authenticated;
 grant select on probe, deep to authenticated;
