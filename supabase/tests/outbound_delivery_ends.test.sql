@@ -7,10 +7,8 @@
 begin;
 select plan(16);
 
-insert into public.organizations (id, name) values ('c3000000-0000-4000-8000-0000000000aa', 'Ends');
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('c3000000-0000-4000-8000-0000000000e1', 'c3000000-0000-4000-8000-0000000000aa', 'https://ends.example.org/',
-   array['member.created']);
+select tests.create_endpoint(tests.create_organization('Ends', 'c3000000-0000-4000-8000-0000000000aa'),
+                             'c3000000-0000-4000-8000-0000000000e1');
 create function pg_temp.delivery(n integer, due_since interval) returns uuid language sql as $$
   with e as (
     insert into public.webhook_events (id, organization_id, type, payload)

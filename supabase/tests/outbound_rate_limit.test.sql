@@ -4,14 +4,13 @@
 begin;
 select plan(23);
 
-insert into public.organizations (id, name) values ('c4000000-0000-4000-8000-0000000000aa', 'Paced');
+select tests.create_organization('Paced', 'c4000000-0000-4000-8000-0000000000aa');
 insert into public.webhook_endpoints (id, organization_id, url, events, rate_limit_per_second) values
   ('c4000000-0000-4000-8000-0000000000e1', 'c4000000-0000-4000-8000-0000000000aa', 'https://slow.example.org/',
    array['member.created'], 5),
   ('c4000000-0000-4000-8000-0000000000e2', 'c4000000-0000-4000-8000-0000000000aa', 'https://fast.example.org/',
    array['member.created'], null);
-insert into public.members (organization_id, first_name)
-select 'c4000000-0000-4000-8000-0000000000aa', 'm' || g from generate_series(1, 20) g;
+select tests.create_members('c4000000-0000-4000-8000-0000000000aa', 20);
 
 select is(private.webhook_send_gap(5), interval '0.22 seconds', 'at 5 a second, sends 220 ms apart (a 10% margin)');
 
@@ -105,13 +104,9 @@ select is((select paused_until from public.webhook_endpoints where id = 'c400000
           now() + interval '1 hour', 'a shorter Retry-After later does not shorten it');
 
 -- Who may set what ---------------------------------------------------------------------------------------------
-insert into auth.users (id, email, aud, role) values
-  ('c4000000-0000-4000-8000-0000000000d1', 'admin@paced.example.org', 'authenticated', 'authenticated');
-insert into public.profiles (user_id, organization_id, role) values
-  ('c4000000-0000-4000-8000-0000000000d1', 'c4000000-0000-4000-8000-0000000000aa', 'admin');
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub": "c4000000-0000-4000-8000-0000000000d1", "role": "authenticated",
-  "organization_id": "c4000000-0000-4000-8000-0000000000aa"}', true);
+select tests.add_member(tests.create_user('admin@paced.example.org', 'c4000000-0000-4000-8000-0000000000d1'),
+                        'c4000000-0000-4000-8000-0000000000aa', 'admin');
+select tests.act_as('c4000000-0000-4000-8000-0000000000d1', 'c4000000-0000-4000-8000-0000000000aa');
 select lives_ok($$update public.webhook_endpoints set rate_limit_per_second = 20
                   where id = 'c4000000-0000-4000-8000-0000000000e2'$$, 'an admin sets a rate limit');
 select throws_ok($$update public.webhook_endpoints set rate_limit_per_second = 0
@@ -119,7 +114,7 @@ select throws_ok($$update public.webhook_endpoints set rate_limit_per_second = 0
 select throws_ok($$update public.webhook_endpoints set paused_until = null
                    where id = 'c4000000-0000-4000-8000-0000000000e1'$$, '42501', null,
                  'only the server pauses an endpoint');
-reset role;
+select tests.clear_act_as();
 
 select * from finish();
 rollback;

@@ -4,20 +4,8 @@
 begin;
 select plan(9);
 
-select tests.create_organization('Church C', 'c0000000-0000-4000-8000-0000000000aa');
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('c0000000-0000-4000-8000-0000000000e1', 'c0000000-0000-4000-8000-0000000000aa', 'https://c.example.org/h',
-   array['member.created']);
-with e as (
-  insert into public.webhook_events (organization_id, type, payload)
-  select 'c0000000-0000-4000-8000-0000000000aa', 'member.created', jsonb_build_object('n', g)
-  from generate_series(1, 3) g
-  returning id
-)
-insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, next_attempt_at)
-select 'c0000000-0000-4000-8000-0000000000aa', e.id, 'c0000000-0000-4000-8000-0000000000e1',
-       now() - interval '1 minute'
-from e;
+select tests.create_due_deliveries(tests.create_organization('Church C', 'c0000000-0000-4000-8000-0000000000aa'),
+  tests.create_endpoint('c0000000-0000-4000-8000-0000000000aa', 'c0000000-0000-4000-8000-0000000000e1'), 3);
 
 -- Outcomes of claimed rows, as the dispatcher sends them.
 create function pg_temp.delivered(claimed jsonb) returns jsonb language sql as $$

@@ -10,11 +10,9 @@ select tests.create_organization('Church B', 'b0000000-0000-4000-8000-0000000000
 select tests.add_member(tests.create_user('admin-a@example.org', 'a0000000-0000-4000-8000-000000000001'), 'a0000000-0000-4000-8000-0000000000aa', 'admin');
 select tests.add_member(tests.create_user('staff-a@example.org', 'a0000000-0000-4000-8000-000000000002'), 'a0000000-0000-4000-8000-0000000000aa', 'staff');
 select tests.add_member(tests.create_user('admin-b@example.org', 'b0000000-0000-4000-8000-000000000001'), 'b0000000-0000-4000-8000-0000000000bb', 'admin');
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('a0000000-0000-4000-8000-0000000000e1', 'a0000000-0000-4000-8000-0000000000aa', 'https://a.example.org/h',
-   array['member.created', 'member.lost']),
-  ('b0000000-0000-4000-8000-0000000000e1', 'b0000000-0000-4000-8000-0000000000bb', 'https://b.example.org/h',
-   array['member.created']);
+select tests.create_endpoint('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000e1',
+                             array['member.created', 'member.lost']);
+select tests.create_endpoint('b0000000-0000-4000-8000-0000000000bb', 'b0000000-0000-4000-8000-0000000000e1');
 
 -- Outbox triggers ----------------------------------------------------------------------------------
 insert into public.members (id, organization_id, first_name) values
@@ -136,9 +134,8 @@ select is((private.webhook_housekeeping() ->> 'expired_leases')::int, 1,
 
 -- A delivery in flight when its endpoint is disabled is not sent again by a recover before that
 -- attempt's lease is over.
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('a0000000-0000-4000-8000-0000000000e3', 'a0000000-0000-4000-8000-0000000000aa', 'https://a3.example.org/h',
-   array['attendance.marked']);
+select tests.create_endpoint('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000e3',
+                             array['attendance.marked']);
 insert into public.attendance (organization_id, member_id)
   values ('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000c1');
 insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
