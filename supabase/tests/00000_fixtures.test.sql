@@ -52,6 +52,17 @@ language sql as $$
     returning 1
   )
   select count(*)::int from d $$;
+-- One attempt's result as the dispatcher reports it to private.webhook_record_results: delivered for a
+-- 2xx status, else failed with the status as its error (and the receiver's Retry-After, if any).
+create or replace function tests.result(delivery_id uuid, endpoint_id uuid, lease_token uuid,
+                                        response_status integer default 200, attempted_at timestamptz default now(),
+                                        retry_after_seconds integer default null) returns jsonb
+language sql as $$
+  select jsonb_build_object('delivery_id', delivery_id, 'endpoint_id', endpoint_id, 'lease_token', lease_token,
+                            'outcome', case when response_status between 200 and 299 then 'delivered' else 'failed' end,
+                            'attempted_at', attempted_at, 'duration_ms', 4, 'response_status', response_status)
+      || case when response_status between 200 and 299 then '{}'
+              else jsonb_build_object('error', 'HTTP ' || response_status, 'retry_after_seconds', retry_after_seconds) end $$;
 -- The access-token hook's input as Supabase Auth builds it for a user (the documented event shape),
 -- and the claims the hook returns for it, called as whatever role is current.
 create or replace function tests.hook_event(user_id text, method text default 'password', extra jsonb default '{}')

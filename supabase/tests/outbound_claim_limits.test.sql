@@ -11,7 +11,8 @@ select tests.create_due_deliveries('c1000000-0000-4000-8000-0000000000aa',
   tests.create_endpoint('c1000000-0000-4000-8000-0000000000aa'), 30, '1 hour', jsonb_build_object('pad', repeat('x', 1000)))
 from generate_series(1, 4);
 -- The light one: one endpoint, one delivery, due just now.
-select tests.create_due_deliveries(tests.create_organization('Light', 'c1000000-0000-4000-8000-0000000000bb'),
+select tests.create_organization('Light', 'c1000000-0000-4000-8000-0000000000bb');
+select tests.create_due_deliveries('c1000000-0000-4000-8000-0000000000bb',
   tests.create_endpoint('c1000000-0000-4000-8000-0000000000bb'), 1, '1 second', jsonb_build_object('pad', repeat('x', 1000)));
 
 select is((select count(*)::int from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id

@@ -45,11 +45,9 @@ select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64,
             where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1'), 0,
           'no new block while the last one is still going out');
 -- The block's results come back; the last one started late (a busy dispatcher): 2 seconds from now.
-select private.webhook_record_results(jsonb_agg(jsonb_build_object(
-  'delivery_id', c.delivery_id, 'endpoint_id', c.endpoint_id, 'lease_token', c.lease_token, 'outcome', 'delivered',
-  'attempted_at', case when c.send_at = (select max(send_at) from first_claim f where f.endpoint_id = c.endpoint_id)
-                       then clock_timestamp() + interval '2 seconds' else c.send_at end,
-  'duration_ms', 4, 'response_status', 200)))
+select private.webhook_record_results(jsonb_agg(tests.result(c.delivery_id, c.endpoint_id, c.lease_token, 200,
+  case when c.send_at = (select max(send_at) from first_claim f where f.endpoint_id = c.endpoint_id)
+       then clock_timestamp() + interval '2 seconds' else c.send_at end)))
 from first_claim c where c.endpoint_id = 'c4000000-0000-4000-8000-0000000000e1';
 select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64, 40)
             where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1'), 0,
@@ -62,11 +60,9 @@ select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64,
 -- 429 Too Many Requests with Retry-After pauses the endpoint ------------------------------------------------
 create temp table updated_before as
   select updated_at from public.webhook_endpoints where id = 'c4000000-0000-4000-8000-0000000000e2';
-select private.webhook_record_results(jsonb_agg(jsonb_build_object(
-  'delivery_id', c.delivery_id, 'endpoint_id', c.endpoint_id, 'lease_token', c.lease_token, 'outcome', 'failed',
-  'attempted_at', now(), 'duration_ms', 4, 'response_status', 429, 'error', 'HTTP 429',
-  'retry_after_seconds', case when c.delivery_id = (select min(delivery_id::text)::uuid from first_claim
-                                                     where endpoint_id = 'c4000000-0000-4000-8000-0000000000e2')
+select private.webhook_record_results(jsonb_agg(tests.result(c.delivery_id, c.endpoint_id, c.lease_token, 429,
+  retry_after_seconds => case when c.delivery_id = (select min(delivery_id::text)::uuid from first_claim
+                                                    where endpoint_id = 'c4000000-0000-4000-8000-0000000000e2')
                               then 30 else 5 end)))
 from first_claim c where c.endpoint_id = 'c4000000-0000-4000-8000-0000000000e2';
 select is((select paused_until from public.webhook_endpoints where id = 'c4000000-0000-4000-8000-0000000000e2'),
@@ -86,10 +82,8 @@ select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64,
 
 -- The pause is capped like every Retry-After; a 429 without one, or another status with one, pauses nothing.
 create function pg_temp.result(http_status integer, retry_after integer) returns void language sql as $$
-  select private.webhook_record_results(jsonb_build_array(jsonb_build_object(
-    'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', gen_random_uuid(), 'outcome', 'failed',
-    'attempted_at', now(), 'duration_ms', 4, 'response_status', http_status, 'error', 'HTTP ' || http_status,
-    'retry_after_seconds', retry_after)))
+  select private.webhook_record_results(jsonb_build_array(
+    tests.result(d.id, d.endpoint_id, gen_random_uuid(), http_status, retry_after_seconds => retry_after)))
   from public.webhook_deliveries d where d.endpoint_id = 'c4000000-0000-4000-8000-0000000000e1' limit 1
 $$;
 select pg_temp.result(503, 600);

@@ -43,11 +43,8 @@ select is((select count(*)::int from claimed), 64, 'a claim of 16 for each of th
 -- One result whose lease was taken over meanwhile: it counts as an attempt and ends no lease.
 update private.webhook_leases set token = gen_random_uuid()
 where delivery_id = (select delivery_id from claimed order by delivery_id limit 1);
-select is(private.webhook_record_results((
-  select jsonb_agg(jsonb_build_object('delivery_id', delivery_id, 'endpoint_id', endpoint_id,
-                                      'lease_token', lease_token, 'outcome', 'delivered',
-                                      'attempted_at', now(), 'duration_ms', 2, 'response_status', 200))
-  from claimed)), 64, 'recording the batch updates each delivery');
+select is(private.webhook_record_results((select jsonb_agg(tests.result(delivery_id, endpoint_id, lease_token))
+                                          from claimed)), 64, 'recording the batch updates each delivery');
 select is((select count(*)::int from private.webhook_leases l join claimed c using (delivery_id)), 1,
           'every lease it held ended; the one taken over stayed');
 select is((select count(*)::int from public.webhook_delivery_attempts a join claimed c using (delivery_id)), 64,

@@ -41,10 +41,7 @@ select matches((select secret from public.webhook_endpoints where id = 'a0000000
 insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
 select d.id, d.endpoint_id, d.organization_id, 'a0000000-0000-4000-8000-0000000000f0', now() + interval '40 seconds'
 from public.webhook_deliveries d where d.status = 'pending';
-select private.webhook_record_results(jsonb_agg(jsonb_build_object(
-  'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', 'a0000000-0000-4000-8000-0000000000f0',
-  'outcome', 'failed',
-  'attempted_at', now(), 'duration_ms', 3, 'response_status', 500, 'error', 'HTTP 500')))
+select private.webhook_record_results(jsonb_agg(tests.result(d.id, d.endpoint_id, 'a0000000-0000-4000-8000-0000000000f0', 500)))
 from public.webhook_deliveries d where d.status = 'pending';
 select is((select count(*)::int from public.webhook_delivery_attempts), 3, 'attempts recorded');
 
@@ -148,9 +145,7 @@ select is(public.webhook_recover_failed('a0000000-0000-4000-8000-0000000000e3', 
 select is((select count(*)::int from private.webhook_claim(10, 1048576, 16, 64, 40)
             where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3'), 0,
   'but not before the in-flight attempt''s lease ends');
-select private.webhook_record_results(jsonb_agg(jsonb_build_object(
-  'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', 'a0000000-0000-4000-8000-0000000000f1',
-  'outcome', 'failed', 'attempted_at', now(), 'duration_ms', 3, 'response_status', 500, 'error', 'HTTP 500')))
+select private.webhook_record_results(jsonb_agg(tests.result(d.id, d.endpoint_id, 'a0000000-0000-4000-8000-0000000000f1', 500)))
 from public.webhook_deliveries d where d.endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
 select is((select status || ' / ' || (next_attempt_at = now()) || ' / ' || (select count(*) from private.webhook_leases l
                                                                             where l.delivery_id = d.id)
