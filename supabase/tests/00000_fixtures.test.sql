@@ -22,6 +22,14 @@ create or replace function tests.add_member(user_id uuid, organization_id uuid, 
 language sql as $$
   insert into public.profiles (user_id, organization_id, role, created_at)
   values (user_id, organization_id, role, joined) returning id $$;
+-- The two-tenant setup of the tenancy tests: organizations Church A and Church B, an admin and a staff
+-- member of A, an admin of B (admin-a@, staff-a@, admin-b@example.org).
+create or replace function tests.create_tenants(org_a uuid, org_b uuid, admin_a uuid, staff_a uuid, admin_b uuid)
+returns void language sql as $$
+  select tests.create_organization('Church A', org_a), tests.create_organization('Church B', org_b);
+  select tests.add_member(tests.create_user('admin-a@example.org', admin_a), org_a, 'admin'),
+         tests.add_member(tests.create_user('staff-a@example.org', staff_a), org_a, 'staff'),
+         tests.add_member(tests.create_user('admin-b@example.org', admin_b), org_b, 'admin') $$;
 -- An endpoint (its URL made from its id unless given); a member.created subscriber unless told.
 create or replace function tests.create_endpoint(organization_id uuid, id uuid default gen_random_uuid(),
                                                  events text[] default array['member.created'],

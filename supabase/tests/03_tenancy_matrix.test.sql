@@ -34,12 +34,10 @@ create table tenancy_probe.templates (tbl text, org uuid, row_json jsonb);
 grant select on tenancy_probe.templates to authenticated, anon;
 
 -- People -----------------------------------------------------------------------------------------------
+select tests.create_tenants('a1000000-0000-4000-8000-000000000000', 'b1000000-0000-4000-8000-000000000000',
+                           'a2000000-0000-4000-8000-000000000001', 'a2000000-0000-4000-8000-000000000002',
+                           'b2000000-0000-4000-8000-000000000001');
 select tests.create_user('removed-a@example.org', 'a2000000-0000-4000-8000-000000000003');
-select tests.create_organization('Church A', 'a1000000-0000-4000-8000-000000000000');
-select tests.create_organization('Church B', 'b1000000-0000-4000-8000-000000000000');
-select tests.add_member(tests.create_user('admin-a@example.org', 'a2000000-0000-4000-8000-000000000001'), 'a1000000-0000-4000-8000-000000000000', 'admin');
-select tests.add_member(tests.create_user('staff-a@example.org', 'a2000000-0000-4000-8000-000000000002'), 'a1000000-0000-4000-8000-000000000000', 'staff');
-select tests.add_member(tests.create_user('admin-b@example.org', 'b2000000-0000-4000-8000-000000000001'), 'b1000000-0000-4000-8000-000000000000', 'admin');
 insert into public.user_active_organization values
   ('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000'),
   ('b2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000');

@@ -12,6 +12,11 @@ insert into public.webhook_endpoints (id, organization_id, url, events, rate_lim
    array['member.created'], null);
 select tests.create_members('c4000000-0000-4000-8000-0000000000aa', 20);
 
+-- How many of an endpoint's deliveries the next claim (by any dispatcher) takes.
+create function pg_temp.claimed(endpoint uuid) returns integer language sql as $$
+  select count(*)::int from private.webhook_claim(100, 1048576, 16, 64, 40) where endpoint_id = endpoint
+$$;
+
 select is(private.webhook_send_gap(5), interval '0.22 seconds', 'at 5 a second, sends 220 ms apart (a 10% margin)');
 
 create temp table first_claim as select * from private.webhook_claim(100, 1048576, 16, 64, 40);
@@ -34,28 +39,24 @@ select ok((select bool_and(endpoint_full) from first_claim
 select ok((select next_send_at between now() + interval '1.1 seconds' and clock_timestamp() + interval '1.1 seconds'
              from private.webhook_endpoint_pace
             where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1'), 'its pace moved on past them');
-select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64, 40)
-            where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1'), 0,
+select is(pg_temp.claimed('c4000000-0000-4000-8000-0000000000e1'), 0,
           'another claim (another dispatcher) now gets nothing for it: its next send is more than a second away');
 -- A second later (the pace as it would stand then), while the block's sends are still in flight: no
 -- other claim sends beside them, however late they started.
 update private.webhook_endpoint_pace set next_send_at = clock_timestamp()
  where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1';
-select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64, 40)
-            where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1'), 0,
+select is(pg_temp.claimed('c4000000-0000-4000-8000-0000000000e1'), 0,
           'no new block while the last one is still going out');
 -- The block's results come back; the last one started late (a busy dispatcher): 2 seconds from now.
 select private.webhook_record_results(jsonb_agg(tests.result(c.delivery_id, c.endpoint_id, c.lease_token, 200,
   case when c.send_at = (select max(send_at) from first_claim f where f.endpoint_id = c.endpoint_id)
        then clock_timestamp() + interval '2 seconds' else c.send_at end)))
 from first_claim c where c.endpoint_id = 'c4000000-0000-4000-8000-0000000000e1';
-select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64, 40)
-            where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1'), 0,
+select is(pg_temp.claimed('c4000000-0000-4000-8000-0000000000e1'), 0,
           'nor one closer than a gap to the send that actually started last');
 update public.webhook_endpoint_health set last_attempt_at = clock_timestamp() - interval '1 second'
  where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1';
-select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64, 40)
-            where endpoint_id = 'c4000000-0000-4000-8000-0000000000e1'), 5, 'then the next five');
+select is(pg_temp.claimed('c4000000-0000-4000-8000-0000000000e1'), 5, 'then the next five');
 
 -- 429 Too Many Requests with Retry-After pauses the endpoint ------------------------------------------------
 create temp table updated_before as
@@ -72,13 +73,10 @@ select is((select updated_at from public.webhook_endpoints where id = 'c4000000-
 select is((select count(*)::int from public.webhook_deliveries
             where endpoint_id = 'c4000000-0000-4000-8000-0000000000e2' and status = 'pending'
               and next_attempt_at <= now()), 4, 'it still has deliveries due');
-select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64, 40)
-            where endpoint_id = 'c4000000-0000-4000-8000-0000000000e2'), 0,
-          'but the claim passes the paused endpoint by');
+select is(pg_temp.claimed('c4000000-0000-4000-8000-0000000000e2'), 0, 'but the claim passes the paused endpoint by');
 update public.webhook_endpoints set paused_until = now() - interval '1 second'
  where id = 'c4000000-0000-4000-8000-0000000000e2';
-select is((select count(*)::int from private.webhook_claim(100, 1048576, 16, 64, 40)
-            where endpoint_id = 'c4000000-0000-4000-8000-0000000000e2'), 4, 'once the pause is over, they go');
+select is(pg_temp.claimed('c4000000-0000-4000-8000-0000000000e2'), 4, 'once the pause is over, they go');
 
 -- The pause is capped like every Retry-After; a 429 without one, or another status with one, pauses nothing.
 create function pg_temp.result(http_status integer, retry_after integer) returns void language sql as $$

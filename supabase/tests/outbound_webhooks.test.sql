@@ -5,11 +5,8 @@ begin;
 select plan(41);
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
-select tests.create_organization('Church A', 'a0000000-0000-4000-8000-0000000000aa');
-select tests.create_organization('Church B', 'b0000000-0000-4000-8000-0000000000bb');
-select tests.add_member(tests.create_user('admin-a@example.org', 'a0000000-0000-4000-8000-000000000001'), 'a0000000-0000-4000-8000-0000000000aa', 'admin');
-select tests.add_member(tests.create_user('staff-a@example.org', 'a0000000-0000-4000-8000-000000000002'), 'a0000000-0000-4000-8000-0000000000aa', 'staff');
-select tests.add_member(tests.create_user('admin-b@example.org', 'b0000000-0000-4000-8000-000000000001'), 'b0000000-0000-4000-8000-0000000000bb', 'admin');
+select tests.create_tenants('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb',
+                           'a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-000000000002', 'b0000000-0000-4000-8000-000000000001');
 select tests.create_endpoint('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000e1',
                              array['member.created', 'member.lost']);
 select tests.create_endpoint('b0000000-0000-4000-8000-0000000000bb', 'b0000000-0000-4000-8000-0000000000e1');
