@@ -16,9 +16,78 @@ language sql as $$
           '{"provider":"email","providers":["email"]}', '{}') returning id $$;
 create or replace function tests.create_organization(name text, id uuid default gen_random_uuid()) returns uuid
 language sql as $$ insert into public.organizations (id, name) values (id, name) returning id $$;
-create or replace function tests.add_member(user_id uuid, organization_id uuid, role text default 'staff')
-returns uuid language sql as $$
-  insert into public.profiles (user_id, organization_id, role) values (user_id, organization_id, role) returning id $$;
+-- (`joined`: a membership's age matters to the access-token hook, which picks the oldest)
+create or replace function tests.add_member(user_id uuid, organization_id uuid, role text default 'staff',
+                                            joined timestamptz default now()) returns uuid
+language sql as $$
+  insert into public.profiles (user_id, organization_id, role, created_at)
+  values (user_id, organization_id, role, joined) returning id $$;
+-- The two-tenant setup of the tenancy tests: organizations Church A and Church B, an admin and a staff
+-- member of A, an admin of B (admin-a@, staff-a@, admin-b@example.org).
+create or replace function tests.create_tenants(org_a uuid, org_b uuid, admin_a uuid, staff_a uuid, admin_b uuid)
+returns void language sql as $$
+  select tests.create_organization('Church A', org_a), tests.create_organization('Church B', org_b);
+  select tests.add_member(tests.create_user('admin-a@example.org', admin_a), org_a, 'admin'),
+         tests.add_member(tests.create_user('staff-a@example.org', staff_a), org_a, 'staff'),
+         tests.add_member(tests.create_user('admin-b@example.org', admin_b), org_b, 'admin') $$;
+-- An endpoint (its URL made from its id unless given); a member.created subscriber unless told.
+create or replace function tests.create_endpoint(organization_id uuid, id uuid default gen_random_uuid(),
+                                                 events text[] default array['member.created'],
+                                                 url text default null) returns uuid
+language sql as $$
+  insert into public.webhook_endpoints (id, organization_id, url, events)
+  values (id, organization_id, coalesce(url, 'https://hooks.example.org/' || id), events) returning id $$;
+-- `n` members m1, m2, … (each raises member.created through the outbox triggers).
+create or replace function tests.create_members(organization_id uuid, n integer) returns integer
+language sql as $$
+  with m as (insert into public.members (organization_id, first_name)
+             select organization_id, 'm' || g from generate_series(1, n) g returning 1)
+  select count(*)::int from m $$;
+-- `n` member.created events of an organization, each with one delivery to `endpoint_id` due since
+-- `due_since`, written as the outbox would (no member rows, no other endpoint); `payload` is added to
+-- each event's {"n": …}.
+create or replace function tests.create_due_deliveries(organization_id uuid, endpoint_id uuid, n integer default 1,
+                                                       due_since interval default '1 minute',
+                                                       payload jsonb default '{}') returns integer
+language sql as $$
+  with e as (
+    insert into public.webhook_events (organization_id, type, payload)
+    select organization_id, 'member.created', jsonb_build_object('n', g) || payload from generate_series(1, n) g
+    returning id
+  ), d as (
+    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, next_attempt_at)
+    select organization_id, e.id, endpoint_id, now() - due_since from e
+    returning 1
+  )
+  select count(*)::int from d $$;
+-- One attempt's result as the dispatcher reports it to private.webhook_record_results: delivered for a
+-- 2xx status, else failed with the status as its error (and the receiver's Retry-After, if any).
+create or replace function tests.result(delivery_id uuid, endpoint_id uuid, lease_token uuid,
+                                        response_status integer default 200, attempted_at timestamptz default now(),
+                                        retry_after_seconds integer default null) returns jsonb
+language sql as $$
+  select jsonb_build_object('delivery_id', delivery_id, 'endpoint_id', endpoint_id, 'lease_token', lease_token,
+                            'outcome', case when response_status between 200 and 299 then 'delivered' else 'failed' end,
+                            'attempted_at', attempted_at, 'duration_ms', 4, 'response_status', response_status)
+      || case when response_status between 200 and 299 then '{}'
+              else jsonb_build_object('error', 'HTTP ' || response_status, 'retry_after_seconds', retry_after_seconds) end $$;
+-- The access-token hook's input as Supabase Auth builds it for a user (the documented event shape),
+-- and the claims the hook returns for it, called as whatever role is current.
+create or replace function tests.hook_event(user_id text, method text default 'password', extra jsonb default '{}')
+returns jsonb language sql as $$
+  select jsonb_build_object(
+    'user_id', user_id,
+    'authentication_method', method,
+    'claims', jsonb_build_object(
+      'iss', 'http://127.0.0.1:54321/auth/v1', 'aud', 'authenticated',
+      'exp', 1795000000, 'iat', 1794996400, 'sub', user_id, 'email', 'x@example.org', 'phone', '',
+      'app_metadata', '{"provider":"email","providers":["email"]}'::jsonb, 'user_metadata', '{}'::jsonb,
+      'role', 'authenticated', 'aal', 'aal1',
+      'amr', jsonb_build_array(jsonb_build_object('method', method, 'timestamp', 1794996400)),
+      'session_id', '5b1a5b1a-0000-4000-8000-000000000001', 'is_anonymous', false) || extra) $$;
+create or replace function tests.token_claims(user_id text, method text default 'password', extra jsonb default '{}')
+returns jsonb language sql as $$
+  select public.custom_access_token_hook(tests.hook_event(user_id, method, extra)) -> 'claims' $$;
 
 create or replace function tests.set_claims(role text, claims jsonb) returns void
 language sql as $$ select set_config('request.jwt.claims', claims::text, true), set_config('role', role, true) $$;
@@ -38,16 +107,60 @@ create or replace function tests.can_become(role text) returns boolean
 language sql stable as $$ select pg_has_role(session_user, role, 'member') $$;
 create or replace function tests.is_superuser() returns boolean
 language sql stable as $$ select rolsuper from pg_roles where rolname = session_user $$;
+-- Stand-ins for pg_net (net.http_post records each request in net.posted) and Vault (the dispatcher's
+-- URL and secret unless told), for a database that has neither: the test checks they are absent first.
+create or replace function tests.stand_in_pg_net() returns void language plpgsql as $$
+begin
+  create schema net;
+  create table net.posted (id bigserial primary key, url text, headers jsonb, body jsonb, timeout_ms integer);
+  create function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
+                                headers jsonb default '{}', timeout_milliseconds integer default 5000)
+  returns bigint language sql as $f$
+    insert into net.posted (url, headers, body, timeout_ms) values (url, headers, body, timeout_milliseconds)
+    returning id $f$;
+end $$;
+create or replace function tests.stand_in_vault(with_secrets boolean default true) returns void
+language plpgsql as $$
+begin
+  create schema vault;
+  create table vault.decrypted_secrets (name text, decrypted_secret text);
+  if with_secrets then
+    insert into vault.decrypted_secrets values
+      ('project_url', 'https://ref.supabase.example/'), ('webhook_dispatch_secret', 'dispatch-secret');
+  end if;
+end $$;
+-- EXPLAIN (costs off) of `query`; with `settings_of`, under that function's SET clauses (its planner
+-- settings), which are put back afterwards.
+create or replace function tests.plan(query text, settings_of regprocedure default null) returns text
+language plpgsql as $$
+declare
+  setting text;
+  saved text[] := '{}';
+  line text;
+  out text := '';
+begin
+  for setting in select unnest(proconfig) from pg_proc where oid = settings_of loop
+    saved := saved || (split_part(setting, '=', 1) || '=' || current_setting(split_part(setting, '=', 1)));
+    perform set_config(split_part(setting, '=', 1), substr(setting, strpos(setting, '=') + 1), true);
+  end loop;
+  for line in execute 'explain (costs off) ' || query loop
+    out := out || line || E'\n';
+  end loop;
+  foreach setting in array saved loop
+    perform set_config(split_part(setting, '=', 1), substr(setting, strpos(setting, '=') + 1), true);
+  end loop;
+  return out;
+end $$;
 -- The plan of one statement of a PL/pgSQL function as the function runs it: its text cut from the
 -- function's source (`statement`: a regular expression whose first group is the statement), the
--- function's parameters as $1, $2, … (PL/pgSQL's cached plans are generic), explained with `args`.
+-- function's parameters as $1, $2, … (PL/pgSQL's cached plans are generic), explained with `args`
+-- under the function's planner settings.
 create or replace function tests.statement_plan(fn regprocedure, statement text, args text) returns text
 language plpgsql as $$
 declare
   p pg_proc;
   q text;
-  line text;
-  out text := '';
+  out text;
 begin
   select * into p from pg_proc where oid = fn;
   q := substring(p.prosrc from statement);
@@ -58,9 +171,7 @@ begin
     q := regexp_replace(q, '\m' || p.proargnames[i] || '\M', '$' || i, 'g');
   end loop;
   execute format('prepare tests_statement_plan(%s) as %s', oidvectortypes(p.proargtypes), q);
-  for line in execute format('explain (costs off) execute tests_statement_plan(%s)', args) loop
-    out := out || line || E'\n';
-  end loop;
+  out := tests.plan(format('execute tests_statement_plan(%s)', args), fn);
   deallocate tests_statement_plan;
   return out;
 end $$;

@@ -4,33 +4,17 @@ begin;
 select plan(27);
 
 -- People and organizations -------------------------------------------------------------------------
-select tests.create_user('two-orgs@example.org', '00000000-0000-4000-8000-00000000000a');
+select tests.add_member(tests.create_user('two-orgs@example.org', '00000000-0000-4000-8000-00000000000a'),
+  tests.create_organization('Second Church', '10000000-0000-4000-8000-000000000002'), 'staff', now() - interval '2 days');
+select tests.add_member('00000000-0000-4000-8000-00000000000a',
+  tests.create_organization('First Church', '10000000-0000-4000-8000-000000000001'), 'admin', now() - interval '1 day');
+select tests.add_member(tests.create_user('platform@example.org', '00000000-0000-4000-8000-00000000000c'),
+  tests.create_organization('Third Church', '10000000-0000-4000-8000-000000000003'));
 select tests.create_user('no-profile@example.org', '00000000-0000-4000-8000-00000000000b');
-select tests.create_user('platform@example.org', '00000000-0000-4000-8000-00000000000c');
-select tests.create_organization('First Church', '10000000-0000-4000-8000-000000000001');
-select tests.create_organization('Second Church', '10000000-0000-4000-8000-000000000002');
-select tests.create_organization('Third Church', '10000000-0000-4000-8000-000000000003');
-insert into public.profiles (user_id, organization_id, role, created_at) values
-  ('00000000-0000-4000-8000-00000000000a', '10000000-0000-4000-8000-000000000002', 'staff', now() - interval '2 days'),
-  ('00000000-0000-4000-8000-00000000000a', '10000000-0000-4000-8000-000000000001', 'admin', now() - interval '1 day'),
-  ('00000000-0000-4000-8000-00000000000c', '10000000-0000-4000-8000-000000000003', 'staff', now());
 insert into public.platform_user_flags (user_id, is_platform_admin, is_superadmin)
   values ('00000000-0000-4000-8000-00000000000c', true, true);
 
--- Supabase's documented hook input for a user: claims as GoTrue builds them.
-create function pg_temp.event(uid text, method text, extra jsonb default '{}') returns jsonb language sql as $$
-  select jsonb_build_object(
-    'user_id', uid,
-    'authentication_method', method,
-    'claims', jsonb_build_object(
-      'iss', 'http://127.0.0.1:54321/auth/v1', 'aud', 'authenticated',
-      'exp', 1795000000, 'iat', 1794996400, 'sub', uid, 'email', 'x@example.org', 'phone', '',
-      'app_metadata', '{"provider":"email","providers":["email"]}'::jsonb, 'user_metadata', '{}'::jsonb,
-      'role', 'authenticated', 'aal', 'aal1',
-      'amr', jsonb_build_array(jsonb_build_object('method', method, 'timestamp', 1794996400)),
-      'session_id', '5b1a5b1a-0000-4000-8000-000000000001', 'is_anonymous', false) || extra)
-$$;
-grant execute on function pg_temp.event(text, text, jsonb) to supabase_auth_admin;
+-- The hook is called with Supabase's documented input for a user (tests.hook_event, tests.token_claims).
 -- pgTAP lives in `extensions`; let the hook's role call it for the duration of this test.
 grant usage on schema extensions to supabase_auth_admin;
 
@@ -39,34 +23,23 @@ select tests.can_become('supabase_auth_admin') as hook_role \gset
 \if :hook_role
 set local role supabase_auth_admin;
 
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'password'))
-    -> 'claims' ->> 'organization_id',
-  '10000000-0000-4000-8000-000000000002',
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000a') ->> 'organization_id', '10000000-0000-4000-8000-000000000002',
   'password sign-in without a remembered choice: the oldest membership');
 
-select ok(
-  (public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'password')) -> 'claims')
-    @> (pg_temp.event('00000000-0000-4000-8000-00000000000a', 'password') -> 'claims'),
+select ok(tests.token_claims('00000000-0000-4000-8000-00000000000a') @> (tests.hook_event('00000000-0000-4000-8000-00000000000a') -> 'claims'),
   'every claim GoTrue put in is returned unchanged');
 
 select is(
-  (select array_agg(k order by k) from jsonb_object_keys(
-    public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'password')) -> 'claims') k
+  (select array_agg(k order by k) from jsonb_object_keys(tests.token_claims('00000000-0000-4000-8000-00000000000a')) k
    where k in ('iss','aud','exp','iat','sub','role','aal','session_id','email','phone','is_anonymous')),
   array['aal','aud','email','exp','iat','is_anonymous','iss','phone','role','session_id','sub'],
   'all required claims are present');
 
-select is(
-  (select array_agg(k order by k) from jsonb_object_keys(
-    public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'password'))) k),
-  array['claims'],
-  'the hook returns {claims} and nothing else');
+select is((select array_agg(k order by k) from jsonb_object_keys(public.custom_access_token_hook(tests.hook_event('00000000-0000-4000-8000-00000000000a'))) k),
+  array['claims'], 'the hook returns {claims} and nothing else');
 
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'password')) -> 'claims'
-    -> 'is_platform_admin',
-  'false'::jsonb, 'is_platform_admin is false for an ordinary user');
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000a') -> 'is_platform_admin', 'false'::jsonb,
+  'is_platform_admin is false for an ordinary user');
 
 \else
 select skip('needs SET ROLE supabase_auth_admin, which hosted postgres may not do: runs on the local test cluster', 5);
@@ -97,56 +70,37 @@ select tests.clear_act_as();
 
 \if :hook_role
 set local role supabase_auth_admin;
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'token_refresh'))
-    -> 'claims' ->> 'organization_id',
-  '10000000-0000-4000-8000-000000000001',
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000a', 'token_refresh') ->> 'organization_id', '10000000-0000-4000-8000-000000000001',
   'token refresh after switching: the remembered organization');
 
 -- A forged organization_id in the incoming claims never survives.
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'token_refresh',
-    '{"organization_id":"10000000-0000-4000-8000-000000000003"}')) -> 'claims' ->> 'organization_id',
-  '10000000-0000-4000-8000-000000000001',
-  'an organization_id already in the claims is replaced by the real one');
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000a', 'token_refresh', '{"organization_id":"10000000-0000-4000-8000-000000000003"}')
+            ->> 'organization_id',
+  '10000000-0000-4000-8000-000000000001', 'an organization_id already in the claims is replaced by the real one');
 select tests.clear_act_as();
 
 -- Removed from the remembered organization: back to the oldest remaining membership.
 delete from public.profiles
   where user_id = '00000000-0000-4000-8000-00000000000a' and organization_id = '10000000-0000-4000-8000-000000000001';
 set local role supabase_auth_admin;
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'token_refresh'))
-    -> 'claims' ->> 'organization_id',
-  '10000000-0000-4000-8000-000000000002',
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000a', 'token_refresh') ->> 'organization_id', '10000000-0000-4000-8000-000000000002',
   'removed from the remembered organization: falls back to a current membership');
 select tests.clear_act_as();
 
 delete from public.profiles where user_id = '00000000-0000-4000-8000-00000000000a';
 set local role supabase_auth_admin;
-select ok(
-  not (public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000a', 'token_refresh',
-    '{"organization_id":"10000000-0000-4000-8000-000000000002"}')) -> 'claims' ? 'organization_id'),
+select ok(not tests.token_claims('00000000-0000-4000-8000-00000000000a', 'token_refresh', '{"organization_id":"10000000-0000-4000-8000-000000000002"}')
+             ? 'organization_id',
   'removed from every organization: no organization_id, even if the old token had one');
 
-select ok(
-  not (public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000b', 'password')) -> 'claims'
-    ? 'organization_id'),
-  'no profile: no organization_id claim');
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000b', 'password')) -> 'claims'
-    ->> 'sub',
-  '00000000-0000-4000-8000-00000000000b', 'no profile: sign-in still succeeds with the claims intact');
+select ok(not tests.token_claims('00000000-0000-4000-8000-00000000000b') ? 'organization_id', 'no profile: no organization_id claim');
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000b') ->> 'sub', '00000000-0000-4000-8000-00000000000b',
+  'no profile: sign-in still succeeds with the claims intact');
 
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000c', 'password')) -> 'claims'
-    -> 'is_platform_admin', 'true'::jsonb, 'platform admin flag from platform_user_flags');
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000c', 'password')) -> 'claims'
-    -> 'is_superadmin', 'true'::jsonb, 'superadmin flag from platform_user_flags');
-select is(
-  public.custom_access_token_hook(pg_temp.event('00000000-0000-4000-8000-00000000000b', 'password',
-    '{"user_metadata":{"is_superadmin":true},"is_superadmin":true}')) -> 'claims' -> 'is_superadmin',
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000c') -> 'is_platform_admin', 'true'::jsonb, 'platform admin flag from platform_user_flags');
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000c') -> 'is_superadmin', 'true'::jsonb, 'superadmin flag from platform_user_flags');
+select is(tests.token_claims('00000000-0000-4000-8000-00000000000b', 'password', '{"user_metadata":{"is_superadmin":true},"is_superadmin":true}')
+            -> 'is_superadmin',
   'false'::jsonb, 'a superadmin flag smuggled into the claims or user_metadata is ignored');
 
 -- Missing or broken data never fails a sign-in.

@@ -34,12 +34,10 @@ create table tenancy_probe.templates (tbl text, org uuid, row_json jsonb);
 grant select on tenancy_probe.templates to authenticated, anon;
 
 -- People -----------------------------------------------------------------------------------------------
+select tests.create_tenants('a1000000-0000-4000-8000-000000000000', 'b1000000-0000-4000-8000-000000000000',
+                           'a2000000-0000-4000-8000-000000000001', 'a2000000-0000-4000-8000-000000000002',
+                           'b2000000-0000-4000-8000-000000000001');
 select tests.create_user('removed-a@example.org', 'a2000000-0000-4000-8000-000000000003');
-select tests.create_organization('Church A', 'a1000000-0000-4000-8000-000000000000');
-select tests.create_organization('Church B', 'b1000000-0000-4000-8000-000000000000');
-select tests.add_member(tests.create_user('admin-a@example.org', 'a2000000-0000-4000-8000-000000000001'), 'a1000000-0000-4000-8000-000000000000', 'admin');
-select tests.add_member(tests.create_user('staff-a@example.org', 'a2000000-0000-4000-8000-000000000002'), 'a1000000-0000-4000-8000-000000000000', 'staff');
-select tests.add_member(tests.create_user('admin-b@example.org', 'b2000000-0000-4000-8000-000000000001'), 'b1000000-0000-4000-8000-000000000000', 'admin');
 insert into public.user_active_organization values
   ('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000'),
   ('b2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000');
@@ -71,8 +69,7 @@ begin
     values (org, 'invitee@example.org', 'admin', encode(sha256(convert_to('invitation ' || org, 'utf8')), 'hex'));
   -- Outbound webhooks: an endpoint subscribed to member.created, so the member below raises an
   -- event and a delivery through the real triggers.
-  insert into public.webhook_endpoints (organization_id, url, events)
-    values (org, 'https://hooks.example.org/' || org, array['member.created']);
+  perform tests.create_endpoint(org);
   insert into public.members (organization_id, first_name) values (org, 'Subscribed');
   select d.id into delivery from public.webhook_deliveries d where d.organization_id = org limit 1;
   insert into public.webhook_delivery_attempts (organization_id, delivery_id, attempt_number, attempted_at, response_status)
@@ -121,35 +118,31 @@ select ok(
   format('matrix seeds %s in both organizations', t.tbl))
 from tenancy_probe.tenant_tables t order by t.tbl;
 
--- The probe: runs as whatever role and claims are current, records what each attempt achieved.
-create function tenancy_probe.probe(actor text, target uuid) returns void language plpgsql as $$
+-- The probe: runs as whatever role and claims are current, records what each attempt achieved (the
+-- rows it reached, or the error), for the probes asked for.
+create function tenancy_probe.probe(actor text, target uuid, probes text[] default '{select,update,delete,insert}')
+returns void language plpgsql as $$
 declare
   t record;
+  p record;
   n bigint;
   cols text;
   template jsonb;
 begin
   for t in select * from tenancy_probe.tenant_tables loop
-    begin
-      execute format('select count(*) from public.%I where %I = $1', t.tbl, t.org_col) into n using target;
-      insert into tenancy_probe.results values (actor, t.tbl, 'select', n::text);
-    exception when others then
-      insert into tenancy_probe.results values (actor, t.tbl, 'select', sqlstate);
-    end;
-    begin
-      execute format('update public.%I set %I = %I where %I = $1', t.tbl, t.org_col, t.org_col, t.org_col) using target;
-      get diagnostics n = row_count;
-      insert into tenancy_probe.results values (actor, t.tbl, 'update', n::text);
-    exception when others then
-      insert into tenancy_probe.results values (actor, t.tbl, 'update', sqlstate);
-    end;
-    begin
-      execute format('delete from public.%I where %I = $1', t.tbl, t.org_col) using target;
-      get diagnostics n = row_count;
-      insert into tenancy_probe.results values (actor, t.tbl, 'delete', n::text);
-    exception when others then
-      insert into tenancy_probe.results values (actor, t.tbl, 'delete', sqlstate);
-    end;
+    for p in select * from (values ('select', 'select from public.%1$I where %2$I = $1'),
+                                   ('update', 'update public.%1$I set %2$I = %2$I where %2$I = $1'),
+                                   ('delete', 'delete from public.%1$I where %2$I = $1')) v (probe, statement)
+             where v.probe = any (probes) loop
+      begin
+        execute format(p.statement, t.tbl, t.org_col) using target;
+        get diagnostics n = row_count;
+        insert into tenancy_probe.results values (actor, t.tbl, p.probe, n::text);
+      exception when others then
+        insert into tenancy_probe.results values (actor, t.tbl, p.probe, sqlstate);
+      end;
+    end loop;
+    continue when not 'insert' = any (probes);
     begin
       select string_agg(quote_ident(a.attname), ', ') into cols
       from pg_attribute a
@@ -168,7 +161,7 @@ begin
   end loop;
 end;
 $$;
-grant execute on function tenancy_probe.probe(text, uuid) to authenticated, anon;
+grant execute on function tenancy_probe.probe(text, uuid, text[]) to authenticated, anon;
 
 -- Attackers ---------------------------------------------------------------------------------------------
 select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
@@ -203,20 +196,7 @@ select tests.clear_act_as();
 -- Control: the admin of A acting on A succeeds in reading every table (run after the attacks, which
 -- must not have disturbed A's rows either).
 select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
-do $$
-declare t record; n bigint;
-begin
-  for t in select * from tenancy_probe.tenant_tables loop
-    begin
-      execute format('select count(*) from public.%I where %I = $1', t.tbl, t.org_col) into n
-        using 'a1000000-0000-4000-8000-000000000000'::uuid;
-      insert into tenancy_probe.results values ('control: admin of A -> A', t.tbl, 'select', n::text);
-    exception when others then
-      insert into tenancy_probe.results values ('control: admin of A -> A', t.tbl, 'select', sqlstate);
-    end;
-  end loop;
-end;
-$$;
+select tenancy_probe.probe('control: admin of A -> A', 'a1000000-0000-4000-8000-000000000000', '{select}');
 select tests.clear_act_as();
 
 select ok(r.got in ('0', '42501'), format('%s: %s %s sees/changes nothing (got %s)', r.actor, r.probe, r.tbl, r.got))

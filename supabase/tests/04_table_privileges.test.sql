@@ -6,35 +6,24 @@
 begin;
 select no_plan();
 
+-- Each user role with each of these privileges, and every table of ours a user role holds one on.
+create temp view forbidden (rolname, priv) as
+  select * from (values ('anon'), ('authenticated')) r cross join (values ('TRUNCATE'), ('REFERENCES'), ('TRIGGER')) p;
+create temp view held as
+  select format('%s.%s: %s %s', n.nspname, c.relname, f.rolname, f.priv) as grant_held, n.nspname,
+         has_schema_privilege(f.rolname, n.oid, 'USAGE') as usable,
+         n.nspowner = current_user::regrole or n.nspname = 'public' as ours
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace cross join forbidden f
+  -- (temporary schemas hold this session's pgTAP bookkeeping, which pgTAP grants to public; schemas
+  -- owned by another role are the platform's own, e.g. storage, net, supabase_functions on hosted)
+  where n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_(toast_)?temp_'
+    and c.relkind in ('r', 'p', 'v', 'm', 'f') and has_table_privilege(f.rolname, c.oid, f.priv);
+
 -- Every table of every schema PostgREST exposes (supabase/config.toml [api] schemas), for each user role;
 -- then, wider, of every schema a user role can use at all (private, extensions, cron, auth, ...).
-select is(
-  array(
-    select format('%s.%s: %s %s', n.nspname, c.relname, r.rolname, p.priv)
-    from pg_class c
-    join pg_namespace n on n.oid = c.relnamespace
-    cross join (values ('anon'), ('authenticated')) r (rolname)
-    cross join (values ('TRUNCATE'), ('REFERENCES'), ('TRIGGER')) p (priv)
-    where n.nspname in ('public', 'graphql_public') and c.relkind in ('r', 'p', 'v', 'm', 'f')
-      and has_table_privilege(r.rolname, c.oid, p.priv)
-    order by 1),
-  array[]::text[],
+select is(array(select grant_held from held where nspname in ('public', 'graphql_public') order by 1), array[]::text[],
   'no user role may truncate, reference or create triggers on any table in an exposed schema');
-select is(
-  array(
-    select format('%s.%s: %s %s', n.nspname, c.relname, r.rolname, p.priv)
-    from pg_class c
-    join pg_namespace n on n.oid = c.relnamespace
-    cross join (values ('anon'), ('authenticated')) r (rolname)
-    cross join (values ('TRUNCATE'), ('REFERENCES'), ('TRIGGER')) p (priv)
-    -- (temporary schemas hold this session's pgTAP bookkeeping, which pgTAP grants to public; schemas
-    -- owned by another role are the platform's own, e.g. storage, net, supabase_functions on hosted)
-    where n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_(toast_)?temp_'
-      and (n.nspowner = current_user::regrole or n.nspname = 'public')
-      and c.relkind in ('r', 'p', 'v', 'm', 'f')
-      and has_schema_privilege(r.rolname, n.oid, 'USAGE') and has_table_privilege(r.rolname, c.oid, p.priv)
-    order by 1),
-  array[]::text[],
+select is(array(select grant_held from held where usable and ours order by 1), array[]::text[],
   'nor on any table of any other schema of ours a user role can use');
 
 select ok(
@@ -44,15 +33,9 @@ select ok(
 
 -- A table created later by the role that runs migrations gets Supabase's default grants minus these.
 create table public.added_later_probe (id int primary key);
-select is(
-  array(
-    select format('%s %s', r.rolname, p.priv)
-    from (values ('anon'), ('authenticated')) r (rolname)
-    cross join (values ('TRUNCATE'), ('REFERENCES'), ('TRIGGER')) p (priv)
-    where has_table_privilege(r.rolname, 'public.added_later_probe', p.priv)
-    order by 1),
-  array[]::text[],
-  'a table added later grants no TRUNCATE, REFERENCES or TRIGGER to user roles (default privileges)');
+select is(array(select format('%s %s', rolname, priv) from forbidden
+                where has_table_privilege(rolname, 'public.added_later_probe', priv) order by 1),
+  array[]::text[], 'a table added later grants no TRUNCATE, REFERENCES or TRIGGER to user roles (default privileges)');
 select ok(has_table_privilege('authenticated', 'public.added_later_probe', 'SELECT'),
   'control: the default grants still give the table''s ordinary privileges (RLS decides the rows)');
 drop table public.added_later_probe;

@@ -5,30 +5,22 @@
 begin;
 select no_plan();
 
-select tests.create_user('admin-a@example.org', 'c2000000-0000-4000-8000-00000000000a');
-select tests.create_user('staff-a@example.org', 'c2000000-0000-4000-8000-00000000000b');
-select tests.create_user('admin-b@example.org', 'c2000000-0000-4000-8000-0000000000b1');
-select tests.create_user('victim@example.org', 'c2000000-0000-4000-8000-0000000000f0');
-select tests.create_user('bystander@example.org', 'c2000000-0000-4000-8000-0000000000f1');
 select tests.create_organization('Church A', 'c1000000-0000-4000-8000-00000000000a');
 select tests.create_organization('Church B', 'c1000000-0000-4000-8000-00000000000b');
 -- (memberships a day old: inside this one transaction now() never moves, and the hook orders by time)
-insert into public.profiles (user_id, organization_id, role, created_at) values
-  ('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a', 'admin', now() - interval '1 day'),
-  ('c2000000-0000-4000-8000-00000000000b', 'c1000000-0000-4000-8000-00000000000a', 'staff', now() - interval '1 day'),
-  ('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b', 'admin', now() - interval '1 day'),
-  ('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000b', 'staff', now() - interval '1 day');
+select tests.add_member(tests.create_user(email, id::uuid), organization_id::uuid, role, now() - interval '1 day')
+from (values ('admin-a@example.org', 'c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a', 'admin'),
+             ('staff-a@example.org', 'c2000000-0000-4000-8000-00000000000b', 'c1000000-0000-4000-8000-00000000000a', 'staff'),
+             ('admin-b@example.org', 'c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b', 'admin'),
+             ('victim@example.org', 'c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000b', 'staff'))
+  v (email, id, organization_id, role);
+select tests.create_user('bystander@example.org', 'c2000000-0000-4000-8000-0000000000f1');
 
--- Where the victim's next token lands, as Supabase Auth asks the hook.
-create function pg_temp.lands(uid text) returns text language sql security definer as $$
-  select public.custom_access_token_hook(jsonb_build_object('user_id', uid, 'claims',
-    jsonb_build_object('sub', uid, 'role', 'authenticated'))) -> 'claims' ->> 'organization_id'
-$$;
-grant execute on function pg_temp.lands(text) to authenticated;
 create table pg_temp.kept (name text primary key, value text);
 grant all on pg_temp.kept to authenticated;
 
-select is(pg_temp.lands('c2000000-0000-4000-8000-0000000000f0'), 'c1000000-0000-4000-8000-00000000000b',
+-- Where the victim's next token lands: the organization the hook puts in the claims (tests.token_claims).
+select is(tests.token_claims('c2000000-0000-4000-8000-0000000000f0') ->> 'organization_id', 'c1000000-0000-4000-8000-00000000000b',
   'before: the victim lands in B');
 
 -- The attack as performed ----------------------------------------------------------------------------
@@ -47,7 +39,7 @@ select throws_ok($$ update public.profiles set user_id = 'c2000000-0000-4000-800
 select throws_ok($$ update public.organizations set created_at = '1970-01-01' $$,
   '42501', null, 'an organization''s created_at is server-set too');
 select tests.clear_act_as();
-select is(pg_temp.lands('c2000000-0000-4000-8000-0000000000f0'), 'c1000000-0000-4000-8000-00000000000b',
+select is(tests.token_claims('c2000000-0000-4000-8000-0000000000f0') ->> 'organization_id', 'c1000000-0000-4000-8000-00000000000b',
   'after the attack: the victim still lands in B');
 
 -- Invitations -------------------------------------------------------------------------------------------
@@ -75,7 +67,7 @@ select throws_ok($$ insert into public.organization_invitations (organization_id
 select throws_ok($$ update public.organization_invitations set created_at = '1970-01-01', expires_at = 'infinity' $$,
   '42501', null, 'an invitation''s server-set columns are not writable');
 select tests.clear_act_as();
-select is(pg_temp.lands('c2000000-0000-4000-8000-0000000000f0'), 'c1000000-0000-4000-8000-00000000000b',
+select is(tests.token_claims('c2000000-0000-4000-8000-0000000000f0') ->> 'organization_id', 'c1000000-0000-4000-8000-00000000000b',
   'an open invitation changes nothing for the victim');
 
 -- Admin of B sees none of A's invitations, cannot revoke them.
@@ -105,7 +97,7 @@ select tests.clear_act_as();
 select is((select array[role, (created_at > now() - interval '1 minute')::text] from public.profiles
   where user_id = 'c2000000-0000-4000-8000-0000000000f0' and organization_id = 'c1000000-0000-4000-8000-00000000000a'),
   array['staff', 'true'], 'the membership has the invited role and the server''s time');
-select is(pg_temp.lands('c2000000-0000-4000-8000-0000000000f0'), 'c1000000-0000-4000-8000-00000000000b',
+select is(tests.token_claims('c2000000-0000-4000-8000-0000000000f0') ->> 'organization_id', 'c1000000-0000-4000-8000-00000000000b',
   'even after accepting, the victim still lands in B (their older membership)');
 
 -- Token acceptance; expiry.

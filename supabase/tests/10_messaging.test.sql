@@ -5,11 +5,8 @@ begin;
 select plan(27);
 
 -- Two organizations, each with an admin and a staff member, an account, a member and a thread.
-select tests.create_organization('Church A', '0a000000-0000-4000-8000-000000000000');
-select tests.create_organization('Church B', '0b000000-0000-4000-8000-000000000000');
-select tests.add_member(tests.create_user('admin-a@example.org', 'a0000000-0000-4000-8000-00000000000a'), '0a000000-0000-4000-8000-000000000000', 'admin');
-select tests.add_member(tests.create_user('staff-a@example.org', 'a0000000-0000-4000-8000-00000000000b'), '0a000000-0000-4000-8000-000000000000', 'staff');
-select tests.add_member(tests.create_user('admin-b@example.org', 'b0000000-0000-4000-8000-00000000000a'), '0b000000-0000-4000-8000-000000000000', 'admin');
+select tests.create_tenants('0a000000-0000-4000-8000-000000000000', '0b000000-0000-4000-8000-000000000000',
+                           'a0000000-0000-4000-8000-00000000000a', 'a0000000-0000-4000-8000-00000000000b', 'b0000000-0000-4000-8000-00000000000a');
 insert into public.messaging_accounts (id, organization_id, phone_number_id, display_phone_number) values
   ('ac000000-0000-4000-8000-00000000000a', '0a000000-0000-4000-8000-000000000000', 'pnid-a', '15550000001'),
   ('ac000000-0000-4000-8000-00000000000b', '0b000000-0000-4000-8000-000000000000', 'pnid-b', '15550000002');

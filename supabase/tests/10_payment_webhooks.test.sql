@@ -4,11 +4,8 @@ begin;
 select plan(23);
 
 -- Two organizations, each with an admin and a staff member.
-select tests.create_organization('Church A', '00000000-0000-4000-8000-0000000000a1');
-select tests.create_organization('Church B', '00000000-0000-4000-8000-0000000000b1');
-select tests.add_member(tests.create_user('admin-a@example.org', '00000000-0000-4000-8000-00000000000a'), '00000000-0000-4000-8000-0000000000a1', 'admin');
-select tests.add_member(tests.create_user('staff-a@example.org', '00000000-0000-4000-8000-00000000000b'), '00000000-0000-4000-8000-0000000000a1', 'staff');
-select tests.add_member(tests.create_user('admin-b@example.org', '00000000-0000-4000-8000-00000000000c'), '00000000-0000-4000-8000-0000000000b1', 'admin');
+select tests.create_tenants('00000000-0000-4000-8000-0000000000a1', '00000000-0000-4000-8000-0000000000b1',
+                           '00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-00000000000c');
 insert into public.organization_settings (organization_id, webhook_secret) values
   ('00000000-0000-4000-8000-0000000000a1', 'secret-a'),
   ('00000000-0000-4000-8000-0000000000b1', 'secret-b');

@@ -6,9 +6,8 @@ select plan(25);
 select tests.create_organization('Default retention', 'e0000000-0000-4000-8000-000000000001');
 select tests.create_organization('Short retention', 'e0000000-0000-4000-8000-000000000002');
 select tests.create_organization('Long retention', 'e0000000-0000-4000-8000-000000000003');
-insert into public.webhook_endpoints (id, organization_id, url, events)
-select ('e1000000-0000-4000-8000-00000000000' || g)::uuid, ('e0000000-0000-4000-8000-00000000000' || g)::uuid,
-       'https://r' || g || '.example.org/', array['member.created']
+select tests.create_endpoint(('e0000000-0000-4000-8000-00000000000' || g)::uuid,
+                             ('e1000000-0000-4000-8000-00000000000' || g)::uuid)
 from generate_series(1, 3) g;
 
 -- An event of `org` created `age` ago with one delivery to the org's endpoint in `state`, attempted

@@ -12,10 +12,8 @@ delete from public.webhook_deliveries;
 -- auth), and a run that happened to fall in this test run would add a cron_job_failed alert.
 delete from cron.job_run_details;
 
-select tests.create_organization('Health', 'f0000000-0000-4000-8000-000000000001');
-insert into public.webhook_endpoints (id, organization_id, url, events)
-values ('f1000000-0000-4000-8000-000000000001', 'f0000000-0000-4000-8000-000000000001', 'https://h.example.org/',
-        array['member.created']);
+select tests.create_endpoint(tests.create_organization('Health', 'f0000000-0000-4000-8000-000000000001'),
+                             'f1000000-0000-4000-8000-000000000001');
 insert into public.webhook_events (id, organization_id, type, payload)
 select ('f2000000-0000-4000-8000-00000000000' || g)::uuid, 'f0000000-0000-4000-8000-000000000001', 'member.created', '{}'
 from generate_series(1, 4) g;
@@ -62,9 +60,7 @@ select ok(public.webhook_operator_health(max_due_age => interval '1 hour') @>
           'pg_net offered but not installed: critical, hosted dispatch cannot run');
 create or replace function private.pg_net_available() returns boolean language sql as $$ select false $$;
 -- The operator set the dispatcher's Vault secrets: hosted dispatch was meant to run.
-create schema vault;
-create table vault.decrypted_secrets (name text, decrypted_secret text);
-insert into vault.decrypted_secrets values ('project_url', 'https://ref.example.org'), ('webhook_dispatch_secret', 's');
+select tests.stand_in_vault();
 select ok(public.webhook_operator_health(max_due_age => interval '1 hour') @> '{"alerts": [{"code": "pg_net_missing"}]}',
           'Vault secrets set but no pg_net: critical too');
 \else

@@ -5,10 +5,8 @@
 begin;
 select plan(28);
 
-select tests.create_organization('Wake Church', 'd0000000-0000-4000-8000-0000000000aa');
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('d0000000-0000-4000-8000-0000000000e1', 'd0000000-0000-4000-8000-0000000000aa', 'https://d.example.org/h',
-   array['member.created']);
+select tests.create_endpoint(tests.create_organization('Wake Church', 'd0000000-0000-4000-8000-0000000000aa'),
+                             'd0000000-0000-4000-8000-0000000000e1');
 -- Whatever other tests left open is not due in this transaction.
 update public.webhook_deliveries set next_attempt_at = now() + interval '1 hour'
 where status = any (private.webhook_open_states());
@@ -27,18 +25,8 @@ select is((select count(*)::int from public.webhook_deliveries
            where endpoint_id = 'd0000000-0000-4000-8000-0000000000e1'), 1,
   'without pg_net a delivery is still made (the dev server sends it on NOTIFY)');
 
-create schema net;
-create table net.posted (
-  id bigserial primary key, url text, headers jsonb, body jsonb, timeout_ms integer
-);
-create function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
-                              headers jsonb default '{}', timeout_milliseconds integer default 5000)
-returns bigint language sql as $$
-  insert into net.posted (url, headers, body, timeout_ms) values (url, headers, body, timeout_milliseconds)
-  returning id
-$$;
-create schema vault;
-create table vault.decrypted_secrets (name text, decrypted_secret text);
+select tests.stand_in_pg_net();
+select tests.stand_in_vault(with_secrets => false);
 
 update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher';
 select is(private.webhook_wake_dispatcher(), false, 'without the Vault secrets nothing is posted');
@@ -77,20 +65,13 @@ select is((select count(*)::int from net.posted), 1, 'one statement with fifty d
 insert into public.members (organization_id, first_name) values ('d0000000-0000-4000-8000-0000000000aa', 'Soon');
 select is((select count(*)::int from net.posted), 1, 'the next statement within 2 s: none');
 
--- A wake-up that fails never fails the insert.
-create or replace function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
-                                         headers jsonb default '{}', timeout_milliseconds integer default 5000)
-returns bigint language plpgsql as $$ begin raise exception 'pg_net is broken'; end $$;
+-- A wake-up that fails never fails the insert (the stand-in's post raises while net.posted refuses rows).
+alter table net.posted add constraint pg_net_is_broken check (false) not valid;
 update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher';
 select lives_ok($$insert into public.members (organization_id, first_name)
                   values ('d0000000-0000-4000-8000-0000000000aa', 'Still')$$,
   'an insert succeeds when the wake-up fails');
-create or replace function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
-                                         headers jsonb default '{}', timeout_milliseconds integer default 5000)
-returns bigint language sql as $$
-  insert into net.posted (url, headers, body, timeout_ms) values (url, headers, body, timeout_milliseconds)
-  returning id
-$$;
+alter table net.posted drop constraint pg_net_is_broken;
 
 -- The continuation after a capped run, and the cron job ---------------------------------------------------
 truncate net.posted;

@@ -18,17 +18,8 @@ select to_regnamespace('net') is null and to_regnamespace('vault') is null as st
 \if :stand_ins
 select is(private.mail_invoke_sender(), null, 'without pg_net nothing is posted');
 
-create schema net;
-create table net.posted (id bigserial primary key, url text, headers jsonb, body jsonb);
-create function net.http_post(url text, body jsonb default '{}', params jsonb default '{}',
-                              headers jsonb default '{}', timeout_milliseconds integer default 5000)
-returns bigint language sql as $$
-  insert into net.posted (url, headers, body) values (url, headers, body) returning id
-$$;
-create schema vault;
-create table vault.decrypted_secrets (name text, decrypted_secret text);
-insert into vault.decrypted_secrets values
-  ('project_url', 'https://ref.supabase.example/'), ('webhook_dispatch_secret', 'dispatch-secret');
+select tests.stand_in_pg_net();
+select tests.stand_in_vault();
 update private.function_wakes set woken_at = '-infinity' where function_name = 'mail-sender';
 
 select isnt(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint_failing', 'b@example.org', '{}'), null,

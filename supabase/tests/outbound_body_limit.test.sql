@@ -5,10 +5,8 @@
 begin;
 select plan(19);
 
-insert into public.organizations (id, name) values ('c2000000-0000-4000-8000-0000000000aa', 'Bounded');
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('c2000000-0000-4000-8000-0000000000e1', 'c2000000-0000-4000-8000-0000000000aa', 'https://b.example.org/',
-   array['member.created']);
+select tests.create_endpoint(tests.create_organization('Bounded', 'c2000000-0000-4000-8000-0000000000aa'),
+                             'c2000000-0000-4000-8000-0000000000e1');
 
 select is(private.webhook_max_body_bytes(), 262144, 'the maximum body is 256 KiB');
 
@@ -68,13 +66,9 @@ select throws_ok($$insert into public.webhook_events (organization_id, type, pay
                  '23514', null, 'the events table refuses a body over the maximum');
 
 -- Staff write members under RLS: a 10 MiB name is refused at the write, with a clear error.
-insert into auth.users (id, email, aud, role) values
-  ('c2000000-0000-4000-8000-0000000000d1', 'staff@bounded.example.org', 'authenticated', 'authenticated');
-insert into public.profiles (user_id, organization_id, role) values
-  ('c2000000-0000-4000-8000-0000000000d1', 'c2000000-0000-4000-8000-0000000000aa', 'staff');
-set local role authenticated;
-select set_config('request.jwt.claims', '{"sub": "c2000000-0000-4000-8000-0000000000d1", "role": "authenticated",
-  "organization_id": "c2000000-0000-4000-8000-0000000000aa"}', true);
+select tests.add_member(tests.create_user('staff@bounded.example.org', 'c2000000-0000-4000-8000-0000000000d1'),
+                        'c2000000-0000-4000-8000-0000000000aa');
+select tests.act_as('c2000000-0000-4000-8000-0000000000d1', 'c2000000-0000-4000-8000-0000000000aa');
 select throws_ok($$insert into public.members (organization_id, first_name)
                    select 'c2000000-0000-4000-8000-0000000000aa', repeat('n', 10 * 1024 * 1024)
                    from generate_series(1, 16)$$,
@@ -87,7 +81,7 @@ select lives_ok($$insert into public.members (organization_id, first_name, last_
                   values ('c2000000-0000-4000-8000-0000000000aa', repeat('n', 200), repeat('l', 200),
                           repeat('e', 300) || '@example.org', '+1 555 0100 0100')$$,
                 'long but plausible values are kept');
-reset role;
+select tests.clear_act_as();
 select is((select count(*)::int from public.members where organization_id = 'c2000000-0000-4000-8000-0000000000aa'), 2,
           'the refused rows were not stored (nor any event for them)');
 

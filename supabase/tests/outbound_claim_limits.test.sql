@@ -4,35 +4,16 @@
 begin;
 select plan(14);
 
-insert into public.organizations (id, name) values
-  ('c1000000-0000-4000-8000-0000000000aa', 'Heavy'),
-  ('c1000000-0000-4000-8000-0000000000bb', 'Light');
--- The heavy organization: 4 endpoints with 30 due each, the oldest an hour old.
-insert into public.webhook_endpoints (id, organization_id, url, events)
-select ('c1000000-0000-4000-8000-0000000000e' || g)::uuid, 'c1000000-0000-4000-8000-0000000000aa',
-       'https://heavy' || g || '.example.org/', array['member.created']
-from generate_series(1, 4) g;
--- The light one: one endpoint, one delivery, due just now.
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('c1000000-0000-4000-8000-0000000000f1', 'c1000000-0000-4000-8000-0000000000bb', 'https://light.example.org/',
-   array['member.created']);
-
 -- Bodies of known sizes: 1,000 bytes of padding each, more or less the envelope.
-create function pg_temp.due(org uuid, endpoint uuid, n integer, age interval) returns void language sql as $$
-  with e as (
-    insert into public.webhook_events (organization_id, type, payload)
-    select org, 'member.created', jsonb_build_object('n', g, 'pad', repeat('x', 1000))
-    from generate_series(1, n) g
-    returning id
-  )
-  insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, next_attempt_at)
-  select org, e.id, endpoint, now() - age from e
-$$;
-select pg_temp.due('c1000000-0000-4000-8000-0000000000aa', ('c1000000-0000-4000-8000-0000000000e' || g)::uuid,
-                   30, interval '1 hour')
-from generate_series(1, 4) g;
-select pg_temp.due('c1000000-0000-4000-8000-0000000000bb', 'c1000000-0000-4000-8000-0000000000f1', 1,
-                   interval '1 second');
+-- The heavy organization: 4 endpoints with 30 due each, the oldest an hour old.
+select tests.create_organization('Heavy', 'c1000000-0000-4000-8000-0000000000aa');
+select tests.create_due_deliveries('c1000000-0000-4000-8000-0000000000aa',
+  tests.create_endpoint('c1000000-0000-4000-8000-0000000000aa'), 30, '1 hour', jsonb_build_object('pad', repeat('x', 1000)))
+from generate_series(1, 4);
+-- The light one: one endpoint, one delivery, due just now.
+select tests.create_organization('Light', 'c1000000-0000-4000-8000-0000000000bb');
+select tests.create_due_deliveries('c1000000-0000-4000-8000-0000000000bb',
+  tests.create_endpoint('c1000000-0000-4000-8000-0000000000bb'), 1, '1 second', jsonb_build_object('pad', repeat('x', 1000)));
 
 select is((select count(*)::int from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id
             where d.body_bytes <> octet_length(e.payload::text) or e.body_bytes <> d.body_bytes), 0,

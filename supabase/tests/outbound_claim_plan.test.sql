@@ -4,11 +4,8 @@ begin;
 select plan(9);
 
 select tests.create_organization('Plan', 'c0000000-0000-4000-8000-0000000000cc');
-insert into public.webhook_endpoints (organization_id, url, events)
-select 'c0000000-0000-4000-8000-0000000000cc', 'https://p' || g || '.example.org/', array['member.created']
-from generate_series(1, 20) g;
-insert into public.members (organization_id, first_name)
-select 'c0000000-0000-4000-8000-0000000000cc', 'm' || g from generate_series(1, 1000) g;
+select tests.create_endpoint('c0000000-0000-4000-8000-0000000000cc') from generate_series(1, 20);
+select tests.create_members('c0000000-0000-4000-8000-0000000000cc', 1000);
 -- 20,000 deliveries, all but 20 finished.
 update public.webhook_deliveries set status = 'delivered', next_attempt_at = null
 where organization_id = 'c0000000-0000-4000-8000-0000000000cc'
@@ -16,15 +13,8 @@ where organization_id = 'c0000000-0000-4000-8000-0000000000cc'
                  where organization_id = 'c0000000-0000-4000-8000-0000000000cc' limit 20);
 analyze public.webhook_deliveries;
 
-create function pg_temp.plan(q text) returns text language plpgsql as $$
-declare line text; out text := '';
-begin
-  for line in execute 'explain (costs off) ' || q loop out := out || line || E'\n'; end loop;
-  return out;
-end $$;
-
 select is((select count(*)::int from private.webhook_claim(500, 1048576, 16, 64, 40)), 20, 'and claims exactly the open ones');
-select matches(pg_temp.plan($q$
+select matches(tests.plan($q$
     select id from public.webhook_deliveries
     where status = any (private.webhook_open_states()) and next_attempt_at <= now()
       and coalesce(first_attempt_at, next_attempt_at) + private.webhook_retry_window() <= now()$q$),
@@ -32,11 +22,10 @@ select matches(pg_temp.plan($q$
 
 -- A backlog of 2,000 due rows behind an endpoint already at its cap: the claim passes it by and takes
 -- the other endpoint's rows.
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('c0000000-0000-4000-8000-0000000000e1', 'c0000000-0000-4000-8000-0000000000cc', 'https://full.example.org/',
-   array['donation.recorded']),
-  ('c0000000-0000-4000-8000-0000000000e2', 'c0000000-0000-4000-8000-0000000000cc', 'https://free.example.org/',
-   array['attendance.marked']);
+select tests.create_endpoint('c0000000-0000-4000-8000-0000000000cc', 'c0000000-0000-4000-8000-0000000000e1',
+                             array['donation.recorded']);
+select tests.create_endpoint('c0000000-0000-4000-8000-0000000000cc', 'c0000000-0000-4000-8000-0000000000e2',
+                             array['attendance.marked']);
 insert into public.donations (organization_id, amount_minor, currency)
 select 'c0000000-0000-4000-8000-0000000000cc', 100, 'USD' from generate_series(1, 2000);
 select public.webhook_send_test_event('c0000000-0000-4000-8000-0000000000e2') from generate_series(1, 3);
@@ -44,9 +33,7 @@ analyze public.webhook_deliveries;
 -- The per-endpoint probe of private.webhook_claim, as written there, on the endpoint with the backlog:
 -- its oldest due rows straight from the due index, not its whole backlog sorted (with the function's
 -- planner settings).
-set local enable_seqscan = off;
-set local enable_bitmapscan = off;
-select matches(pg_temp.plan($q$
+select matches(tests.plan($q$
     select d.id, d.next_attempt_at
     from public.webhook_deliveries d
     where d.endpoint_id = 'c0000000-0000-4000-8000-0000000000e1'
@@ -54,33 +41,24 @@ select matches(pg_temp.plan($q$
       and d.next_attempt_at <= now()
     order by d.next_attempt_at
     limit 16
-    for no key update skip locked$q$),
+    for no key update skip locked$q$, 'private.webhook_claim(integer, bigint, integer, integer, integer)'),
   'Index Scan using webhook_deliveries_due_idx', 'the claim scans the due index');
-reset enable_seqscan;
-reset enable_bitmapscan;
 -- Another dispatcher holds 16 live leases on e1: that is its cap, whoever holds them.
 insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
 select id, endpoint_id, organization_id, gen_random_uuid(), now() + interval '40 seconds'
 from public.webhook_deliveries
 where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' order by created_at limit 16;
-set local enable_seqscan = off;
-set local enable_bitmapscan = off;
-select matches(pg_temp.plan($q$
+select matches(tests.plan($q$
     select count(*) from private.webhook_live_leases l
-    where l.endpoint_id = 'c0000000-0000-4000-8000-0000000000e1'$q$),
+    where l.endpoint_id = 'c0000000-0000-4000-8000-0000000000e1'$q$,
+    'private.webhook_claim(integer, bigint, integer, integer, integer)'),
   'webhook_leases_endpoint_idx', 'an endpoint''s live leases are counted on the lease table''s endpoint index');
-reset enable_seqscan;
-reset enable_bitmapscan;
-select matches(pg_temp.plan($q$
+select matches(tests.plan($q$
     select count(*) from private.webhook_live_leases l
     where l.organization_id = 'c0000000-0000-4000-8000-0000000000cc'$q$),
   'webhook_leases_organization_idx', 'an organization''s live leases are counted on the lease table''s organization index');
-reset enable_seqscan;
-reset enable_bitmapscan;
 select is((select count(*)::int from private.webhook_claim(500, 1048576, 16, 16, 40)), 0,
           'an organization whose cap is 16 gets nothing more, however many endpoints and rows it has');
-set local enable_seqscan = off;
-set local enable_bitmapscan = off;
 select is((select array_agg(distinct endpoint_id) from private.webhook_claim(500, 1048576, 16, 64, 40)),
           array['c0000000-0000-4000-8000-0000000000e2'::uuid],
           'an endpoint at its cap is passed by, however long its backlog');

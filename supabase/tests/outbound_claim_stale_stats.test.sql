@@ -8,12 +8,9 @@ begin;
 select plan(8);
 
 select tests.create_organization('Stale statistics', 'c0000000-0000-4000-8000-0000000000cd');
-insert into public.webhook_endpoints (organization_id, url, events)
-select 'c0000000-0000-4000-8000-0000000000cd', 'https://s' || g || '.example.org/', array['member.created']
-from generate_series(1, 4) g;
+select tests.create_endpoint('c0000000-0000-4000-8000-0000000000cd') from generate_series(1, 4);
 -- 20,000 due deliveries over 4 endpoints.
-insert into public.members (organization_id, first_name)
-select 'c0000000-0000-4000-8000-0000000000cd', 'm' || g from generate_series(1, 5000) g;
+select tests.create_members('c0000000-0000-4000-8000-0000000000cd', 5000);
 -- As never analyzed (rolled back with the test). Writing the catalogue takes a superuser: on a hosted
 -- project the plan checks are skipped (the claim itself still runs).
 select tests.is_superuser() as superuser \gset
@@ -23,17 +20,13 @@ delete from pg_statistic where starelid = 'public.webhook_deliveries'::regclass;
 \endif
 
 -- The plan of the claim's statement exactly as private.webhook_claim runs it: its text taken from the
--- function, its arguments as parameters, its planner settings.
+-- function, its arguments as parameters, its planner settings (tests.statement_plan).
 create function pg_temp.claim_plan() returns text language sql as $$
   select tests.statement_plan('private.webhook_claim(integer, bigint, integer, integer, integer)',
                               'return query(.*);\s*end;\s*$', '256, 33554432, 16, 64, 40')
 $$;
 
 \if :superuser
-set local enable_seqscan = off;
-set local enable_bitmapscan = off;
-set local enable_hashjoin = off;
-set local enable_mergejoin = off;
 select matches(pg_temp.claim_plan(), 'LockRows\n\s+->  Index Scan using webhook_deliveries_pkey',
                'each chosen row is locked through its primary key');
 select doesnt_match(pg_temp.claim_plan(), 'Join Filter',
@@ -48,10 +41,6 @@ select matches(pg_temp.claim_plan(),
 select matches(pg_temp.claim_plan(),
                'Index Only Scan using webhook_leases_endpoint_idx on webhook_leases',
                'an endpoint''s on the endpoint index');
-reset enable_seqscan;
-reset enable_bitmapscan;
-reset enable_hashjoin;
-reset enable_mergejoin;
 \else
 select skip('needs a superuser to make the statistics stale (pg_class, pg_statistic): runs on the local test cluster', 2);
 \endif

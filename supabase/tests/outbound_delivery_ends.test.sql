@@ -7,10 +7,8 @@
 begin;
 select plan(16);
 
-insert into public.organizations (id, name) values ('c3000000-0000-4000-8000-0000000000aa', 'Ends');
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('c3000000-0000-4000-8000-0000000000e1', 'c3000000-0000-4000-8000-0000000000aa', 'https://ends.example.org/',
-   array['member.created']);
+select tests.create_endpoint(tests.create_organization('Ends', 'c3000000-0000-4000-8000-0000000000aa'),
+                             'c3000000-0000-4000-8000-0000000000e1');
 create function pg_temp.delivery(n integer, due_since interval) returns uuid language sql as $$
   with e as (
     insert into public.webhook_events (id, organization_id, type, payload)
@@ -58,9 +56,7 @@ select pg_temp.delivery(4, interval '10 minutes');  -- the oldest: it kills ever
 select pg_temp.delivery(5, interval '1 minute');
 select is((select count(*)::int from pg_temp.claimed()), 2, 'first claim: both');
 -- The second one's result is recorded; the dispatcher dies while sending the first.
-select private.webhook_record_results(jsonb_build_array(jsonb_build_object(
-  'delivery_id', l.delivery_id, 'endpoint_id', l.endpoint_id, 'lease_token', l.token, 'outcome', 'failed',
-  'attempted_at', now(), 'duration_ms', 5, 'response_status', 500, 'error', 'HTTP 500')))
+select private.webhook_record_results(jsonb_build_array(tests.result(l.delivery_id, l.endpoint_id, l.token, 500)))
 from private.webhook_leases l where l.delivery_id = 'c3000000-0000-4000-8000-000000000205';
 select pg_temp.dispatchers_died();
 select is((select claims from private.webhook_leases where delivery_id = 'c3000000-0000-4000-8000-000000000204'), 1,
@@ -93,9 +89,7 @@ select is((select array_agg(c) from pg_temp.claimed() c), array['c3000000-0000-4
           'redelivered by an admin, it is claimed again');
 select pg_temp.dispatchers_died();
 select pg_temp.claimed();
-select private.webhook_record_results(jsonb_build_array(jsonb_build_object(
-  'delivery_id', l.delivery_id, 'endpoint_id', l.endpoint_id, 'lease_token', l.token, 'outcome', 'failed',
-  'attempted_at', now(), 'duration_ms', 5, 'response_status', 503, 'error', 'HTTP 503')))
+select private.webhook_record_results(jsonb_build_array(tests.result(l.delivery_id, l.endpoint_id, l.token, 503)))
 from private.webhook_leases l where l.delivery_id = 'c3000000-0000-4000-8000-000000000204';
 select is((select count(*)::int from private.webhook_leases where delivery_id = 'c3000000-0000-4000-8000-000000000204'),
           0, 'a recorded result ends the lease, and with it the count');

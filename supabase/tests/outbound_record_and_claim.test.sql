@@ -5,27 +5,8 @@ begin;
 select plan(9);
 
 select tests.create_organization('Church C', 'c0000000-0000-4000-8000-0000000000aa');
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('c0000000-0000-4000-8000-0000000000e1', 'c0000000-0000-4000-8000-0000000000aa', 'https://c.example.org/h',
-   array['member.created']);
-with e as (
-  insert into public.webhook_events (organization_id, type, payload)
-  select 'c0000000-0000-4000-8000-0000000000aa', 'member.created', jsonb_build_object('n', g)
-  from generate_series(1, 3) g
-  returning id
-)
-insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, next_attempt_at)
-select 'c0000000-0000-4000-8000-0000000000aa', e.id, 'c0000000-0000-4000-8000-0000000000e1',
-       now() - interval '1 minute'
-from e;
-
--- Outcomes of claimed rows, as the dispatcher sends them.
-create function pg_temp.delivered(claimed jsonb) returns jsonb language sql as $$
-  select coalesce(jsonb_agg(jsonb_build_object(
-    'delivery_id', c ->> 'delivery_id', 'endpoint_id', c ->> 'endpoint_id', 'lease_token', c ->> 'lease_token',
-    'outcome', 'delivered', 'attempted_at', now(), 'duration_ms', 2, 'response_status', 200)), '[]')
-  from jsonb_array_elements(claimed) c
-$$;
+select tests.create_due_deliveries('c0000000-0000-4000-8000-0000000000aa',
+  tests.create_endpoint('c0000000-0000-4000-8000-0000000000aa', 'c0000000-0000-4000-8000-0000000000e1'), 3);
 
 create temp table before_claim as select id, ctid as place from public.webhook_deliveries;
 create temp table first_claim as select * from private.webhook_claim(10, 1048576, 2, 64, 60);
@@ -37,7 +18,7 @@ select is((select count(*)::int from private.webhook_claim(10, 1048576, 2, 64, 6
 
 create temp table second_claim as
 select * from private.webhook_record_and_claim(
-  pg_temp.delivered((select jsonb_agg(f) from first_claim f)), 10, 1048576, 2, 64, 60);
+  (select jsonb_agg(tests.result(delivery_id, endpoint_id, lease_token)) from first_claim), 10, 1048576, 2, 64, 60);
 select is((select count(*)::int from public.webhook_deliveries
             where status = 'delivered' and id in (select delivery_id from first_claim)), 2,
   'the results are recorded');
@@ -47,7 +28,7 @@ select ok((select delivery_id not in (select delivery_id from first_claim) from 
   'and it is the one not yet sent');
 
 select is((select count(*)::int from private.webhook_record_and_claim(
-  pg_temp.delivered((select jsonb_agg(s) from second_claim s)), 0, 1048576, 2, 64, 60)), 0,
+  (select jsonb_agg(tests.result(delivery_id, endpoint_id, lease_token)) from second_claim), 0, 1048576, 2, 64, 60)), 0,
   'max_rows 0 claims nothing');
 select is((select count(*)::int from public.webhook_deliveries
             where endpoint_id = 'c0000000-0000-4000-8000-0000000000e1' and status = 'delivered'), 3,

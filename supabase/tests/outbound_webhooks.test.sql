@@ -5,16 +5,11 @@ begin;
 select plan(41);
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
-select tests.create_organization('Church A', 'a0000000-0000-4000-8000-0000000000aa');
-select tests.create_organization('Church B', 'b0000000-0000-4000-8000-0000000000bb');
-select tests.add_member(tests.create_user('admin-a@example.org', 'a0000000-0000-4000-8000-000000000001'), 'a0000000-0000-4000-8000-0000000000aa', 'admin');
-select tests.add_member(tests.create_user('staff-a@example.org', 'a0000000-0000-4000-8000-000000000002'), 'a0000000-0000-4000-8000-0000000000aa', 'staff');
-select tests.add_member(tests.create_user('admin-b@example.org', 'b0000000-0000-4000-8000-000000000001'), 'b0000000-0000-4000-8000-0000000000bb', 'admin');
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('a0000000-0000-4000-8000-0000000000e1', 'a0000000-0000-4000-8000-0000000000aa', 'https://a.example.org/h',
-   array['member.created', 'member.lost']),
-  ('b0000000-0000-4000-8000-0000000000e1', 'b0000000-0000-4000-8000-0000000000bb', 'https://b.example.org/h',
-   array['member.created']);
+select tests.create_tenants('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb',
+                           'a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-000000000002', 'b0000000-0000-4000-8000-000000000001');
+select tests.create_endpoint('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000e1',
+                             array['member.created', 'member.lost']);
+select tests.create_endpoint('b0000000-0000-4000-8000-0000000000bb', 'b0000000-0000-4000-8000-0000000000e1');
 
 -- Outbox triggers ----------------------------------------------------------------------------------
 insert into public.members (id, organization_id, first_name) values
@@ -43,10 +38,7 @@ select matches((select secret from public.webhook_endpoints where id = 'a0000000
 insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
 select d.id, d.endpoint_id, d.organization_id, 'a0000000-0000-4000-8000-0000000000f0', now() + interval '40 seconds'
 from public.webhook_deliveries d where d.status = 'pending';
-select private.webhook_record_results(jsonb_agg(jsonb_build_object(
-  'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', 'a0000000-0000-4000-8000-0000000000f0',
-  'outcome', 'failed',
-  'attempted_at', now(), 'duration_ms', 3, 'response_status', 500, 'error', 'HTTP 500')))
+select private.webhook_record_results(jsonb_agg(tests.result(d.id, d.endpoint_id, 'a0000000-0000-4000-8000-0000000000f0', 500)))
 from public.webhook_deliveries d where d.status = 'pending';
 select is((select count(*)::int from public.webhook_delivery_attempts), 3, 'attempts recorded');
 
@@ -136,9 +128,8 @@ select is((private.webhook_housekeeping() ->> 'expired_leases')::int, 1,
 
 -- A delivery in flight when its endpoint is disabled is not sent again by a recover before that
 -- attempt's lease is over.
-insert into public.webhook_endpoints (id, organization_id, url, events) values
-  ('a0000000-0000-4000-8000-0000000000e3', 'a0000000-0000-4000-8000-0000000000aa', 'https://a3.example.org/h',
-   array['attendance.marked']);
+select tests.create_endpoint('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000e3',
+                             array['attendance.marked']);
 insert into public.attendance (organization_id, member_id)
   values ('a0000000-0000-4000-8000-0000000000aa', 'a0000000-0000-4000-8000-0000000000c1');
 insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
@@ -151,9 +142,7 @@ select is(public.webhook_recover_failed('a0000000-0000-4000-8000-0000000000e3', 
 select is((select count(*)::int from private.webhook_claim(10, 1048576, 16, 64, 40)
             where endpoint_id = 'a0000000-0000-4000-8000-0000000000e3'), 0,
   'but not before the in-flight attempt''s lease ends');
-select private.webhook_record_results(jsonb_agg(jsonb_build_object(
-  'delivery_id', d.id, 'endpoint_id', d.endpoint_id, 'lease_token', 'a0000000-0000-4000-8000-0000000000f1',
-  'outcome', 'failed', 'attempted_at', now(), 'duration_ms', 3, 'response_status', 500, 'error', 'HTTP 500')))
+select private.webhook_record_results(jsonb_agg(tests.result(d.id, d.endpoint_id, 'a0000000-0000-4000-8000-0000000000f1', 500)))
 from public.webhook_deliveries d where d.endpoint_id = 'a0000000-0000-4000-8000-0000000000e3';
 select is((select status || ' / ' || (next_attempt_at = now()) || ' / ' || (select count(*) from private.webhook_leases l
                                                                             where l.delivery_id = d.id)
