@@ -99,7 +99,7 @@ export function asAdmin<T>(
       if (actor.kind === "user" && !actor.claims.organization_id) {
         throw forbidden("no_active_organization", "Your token names no organization; pick one and refresh");
       }
-      throw forbidden("admin_required", "Only administrators of the organization can manage webhooks");
+      throw forbidden("admin_required", "Only administrators of the organization can do this");
     }
     return fn(tx, { organizationId, actor });
   });

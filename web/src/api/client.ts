@@ -52,7 +52,7 @@ interface ErrorBody {
 }
 
 const WORDS: Record<string, string> = {
-  admin_required: "Only administrators of this organization can manage webhook settings.",
+  admin_required: "Only administrators of this organization can do this.",
   no_active_organization: "You are not signed in to an organization.",
   token_expired: "Your session has expired. Sign in again.",
   invalid_token: "Your session is no longer valid. Sign in again.",
