@@ -51,22 +51,24 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Math.max(0, Math.min(Math.ceil((at - now) / 1000), 7 * 86400));
 }
 
-/** An attempt's outcome, from its start; what `r` does not give is null. */
-function attemptResult(
-  started: number,
-  r: Pick<AttemptResult, "outcome" | "error"> & Partial<AttemptResult>,
-) {
-  const none = { response_status: null, response_excerpt: null, retry_after_seconds: null };
-  const times = { attempted_at: new Date(started).toISOString(), duration_ms: Date.now() - started };
-  return { ...none, request_headers: null, response_headers: null, ...times, ...r } satisfies AttemptResult;
-}
-
 /** A failed attempt that got no status: refused target, timeout, connection or TLS error. */
-export const failedAttempt = (
+export function failedAttempt(
   started: number,
   error: string,
-  request_headers: Record<string, string> | null = null,
-) => attemptResult(started, { outcome: "failed", error, request_headers });
+  requestHeaders: Record<string, string> | null = null,
+): AttemptResult {
+  return {
+    outcome: "failed",
+    attempted_at: new Date(started).toISOString(),
+    duration_ms: Date.now() - started,
+    response_status: null,
+    error,
+    response_excerpt: null,
+    retry_after_seconds: null,
+    request_headers: requestHeaders,
+    response_headers: null,
+  };
+}
 
 /** Signature headers keep this many characters of each value, enough to tell two signatures apart. */
 export const SIGNATURE_SHOWN = 8;
@@ -262,24 +264,26 @@ class Attempt implements Dispatcher.DispatchHandler {
   private finish(): void {
     if (this.settled) return;
     const status = this.status;
-    const got = {
+    const common = {
+      attempted_at: new Date(this.started).toISOString(),
+      duration_ms: Date.now() - this.started,
       response_status: status,
       response_excerpt: this.kept ? decodeExcerpt(this.kept.subarray(0, this.keptLen)) : null,
       request_headers: maskedRequestHeaders(this.req.headers),
       response_headers: boundedResponseHeaders(this.headers),
     };
     if (status >= 200 && status < 300) {
-      return this.settle(attemptResult(this.started, { ...got, outcome: "delivered", error: null }));
+      return this.settle({ ...common, outcome: "delivered", error: null, retry_after_seconds: null });
     }
     const location = header(this.headers, "location");
-    this.settle(attemptResult(this.started, {
-      ...got,
+    this.settle({
+      ...common,
       outcome: status === 410 ? "gone" : "failed",
       error: status >= 300 && status < 400
         ? `redirect ${status} not followed${location ? ` (location: ${location.slice(0, 200)})` : ""}`
         : `HTTP ${status}`,
       retry_after_seconds: parseRetryAfter(header(this.headers, "retry-after")),
-    }));
+    });
   }
 
   private settle(result: AttemptResult): void {
