@@ -176,7 +176,29 @@ begin
        using (organization_id = (select private.admin_organization_id()))', tbl || '_delete', tbl);
 end;
 $$;
-revoke all on function private.create_tenant_policies(text) from public, authenticated, service_role;
+
+-- Admin-only tables: a policy `<table>_admin_<command>` for each command, holding rows to the
+-- organization `admin_of` names: private.admin_organization_id() (admins of the active organization),
+-- or for the webhook settings private.webhook_admin_organization_id() (their API keys too).
+create function private.create_admin_policies(
+  tbl text, commands text[], admin_of regproc default 'private.admin_organization_id'
+) returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  cmd text;
+  pinned text := format('organization_id = (select %s())', admin_of);
+begin
+  foreach cmd in array commands loop
+    execute format('create policy %I on public.%I for %s to authenticated', tbl || '_admin_' || cmd, tbl, cmd)
+      || case when cmd <> 'insert' then format(' using (%s)', pinned) else '' end
+      || case when cmd in ('insert', 'update') then format(' with check (%s)', pinned) else '' end;
+  end loop;
+end;
+$$;
+revoke all on function private.create_tenant_policies(text), private.create_admin_policies(text, text[], regproc)
+  from public, authenticated, service_role;
 
 select private.create_tenant_policies(t)
 from unnest(array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']) t;

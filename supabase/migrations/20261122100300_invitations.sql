@@ -33,8 +33,7 @@ alter table public.organization_invitations enable row level security;
 revoke all on public.organization_invitations from anon, authenticated;
 grant select (id, organization_id, email, role, invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at)
   on public.organization_invitations to authenticated;
-create policy organization_invitations_admin_select on public.organization_invitations for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('organization_invitations', '{select}');
 
 -- Functions (RPC) ---------------------------------------------------------------------------------------
 

@@ -132,13 +132,9 @@ grant select (id, organization_id, name, key_prefix, created_by, created_at, las
   on public.organization_api_keys to authenticated;
 grant insert (organization_id, name, key_prefix, key_hash, created_by) on public.organization_api_keys to authenticated;
 grant update (revoked_at) on public.organization_api_keys to authenticated;
-create policy organization_api_keys_admin_select on public.organization_api_keys for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('organization_api_keys', '{select,update}');
 create policy organization_api_keys_admin_insert on public.organization_api_keys for insert to authenticated
   with check (organization_id = (select private.admin_organization_id()) and created_by = (select auth.uid()));
-create policy organization_api_keys_admin_update on public.organization_api_keys for update to authenticated
-  using (organization_id = (select private.admin_organization_id()))
-  with check (organization_id = (select private.admin_organization_id()));
 
 -- Resolving a presented key happens before any claims exist, so it is a server-side lookup (the
 -- function's own database role), throttling the last-used write to once a minute per key.

@@ -101,9 +101,7 @@ alter table public.inbound_webhook_log enable row level security;
 revoke all on public.inbound_webhook_log from anon;
 revoke insert, update, delete, truncate on public.inbound_webhook_log from authenticated;
 grant select on public.inbound_webhook_log to authenticated;
-create policy inbound_webhook_log_admin_select on public.inbound_webhook_log
-  for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('inbound_webhook_log', '{select}');
 
 -- donation_payment_webhook_log (the name the interface specification gives it): the log of
 -- the checkout and card-payment payloads. The rows live in the one log above;

@@ -268,16 +268,7 @@ revoke insert, update, delete on public.whatsapp_message_receipts from authentic
 create policy messaging_accounts_select on public.messaging_accounts
   for select to authenticated
   using (organization_id = (select private.active_organization_id()));
-create policy messaging_accounts_admin_insert on public.messaging_accounts
-  for insert to authenticated
-  with check (organization_id = (select private.admin_organization_id()));
-create policy messaging_accounts_admin_update on public.messaging_accounts
-  for update to authenticated
-  using (organization_id = (select private.admin_organization_id()))
-  with check (organization_id = (select private.admin_organization_id()));
-create policy messaging_accounts_admin_delete on public.messaging_accounts
-  for delete to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('messaging_accounts', '{insert,update,delete}');
 
 -- Threads and messages: members of the active organization read and write them (staff link a thread
 -- to a member, record outbound messages); deleting is for admins.

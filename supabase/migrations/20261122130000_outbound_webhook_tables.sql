@@ -376,27 +376,15 @@ grant insert (url, events, secret, enabled, description, disabled_reason, rate_l
   on public.webhook_endpoints to authenticated;
 grant update (url, events, secret, enabled, description, disabled_reason, rate_limit_per_second)
   on public.webhook_endpoints to authenticated;
-create policy webhook_endpoints_admin_select on public.webhook_endpoints for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_endpoints_admin_insert on public.webhook_endpoints for insert to authenticated
-  with check (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_endpoints_admin_update on public.webhook_endpoints for update to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()))
-  with check (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_endpoints_admin_delete on public.webhook_endpoints for delete to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
+select private.create_admin_policies('webhook_endpoints', '{select,insert,update,delete}',
+                                     'private.webhook_admin_organization_id');
 -- organization_id must be writable for inserts through PostgREST; the policy pins it to the admin's.
 grant insert (organization_id) on public.webhook_endpoints to authenticated;
 
 -- The history is read-only, for the same callers.
 grant select on public.webhook_events, public.webhook_deliveries, public.webhook_delivery_attempts to authenticated;
-create policy webhook_events_admin_select on public.webhook_events for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_deliveries_admin_select on public.webhook_deliveries for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_delivery_attempts_admin_select on public.webhook_delivery_attempts
-  for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
+select private.create_admin_policies(t, '{select}', 'private.webhook_admin_organization_id')
+  from unnest(array['webhook_events', 'webhook_deliveries', 'webhook_delivery_attempts']) t;
 
 revoke all on function private.webhook_new_secret(), private.webhook_event_types(),
   private.webhook_secret_acceptable(text), private.webhook_open_states() from public;

@@ -201,9 +201,5 @@ alter table public.webhook_endpoint_health enable row level security;
 alter table public.webhook_endpoint_health_buckets enable row level security;
 revoke all on public.webhook_endpoint_health, public.webhook_endpoint_health_buckets from anon, authenticated;
 grant select on public.webhook_endpoint_health, public.webhook_endpoint_health_buckets to authenticated;
-create policy webhook_endpoint_health_admin_select on public.webhook_endpoint_health
-  for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_endpoint_health_buckets_admin_select on public.webhook_endpoint_health_buckets
-  for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
+select private.create_admin_policies(t, '{select}', 'private.webhook_admin_organization_id')
+  from unnest(array['webhook_endpoint_health', 'webhook_endpoint_health_buckets']) t;

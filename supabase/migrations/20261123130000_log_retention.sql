@@ -19,14 +19,7 @@ revoke all on public.organization_log_retention from anon, authenticated;
 grant select on public.organization_log_retention to authenticated;
 grant insert (organization_id, webhook_log_days) on public.organization_log_retention to authenticated;
 grant update (webhook_log_days) on public.organization_log_retention to authenticated;
-create policy organization_log_retention_admin_select on public.organization_log_retention
-  for select to authenticated using (organization_id = (select private.admin_organization_id()));
-create policy organization_log_retention_admin_insert on public.organization_log_retention
-  for insert to authenticated with check (organization_id = (select private.admin_organization_id()));
-create policy organization_log_retention_admin_update on public.organization_log_retention
-  for update to authenticated
-  using (organization_id = (select private.admin_organization_id()))
-  with check (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('organization_log_retention', '{select,insert,update}');
 
 create function private.organization_log_retention_touch() returns trigger
 language plpgsql

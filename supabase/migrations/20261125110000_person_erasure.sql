@@ -40,8 +40,7 @@ create trigger member_erasures_fixed_org before update of organization_id on pub
 alter table public.member_erasures enable row level security;
 revoke all on public.member_erasures from anon, authenticated;
 grant select on public.member_erasures to authenticated;
-create policy member_erasures_admin_select on public.member_erasures for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('member_erasures', '{select}');
 
 -- The work state of a running erasure: its terms and where it is. Server only; deleted at the end.
 create table private.member_erasure_work (
