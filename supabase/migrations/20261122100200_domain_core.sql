@@ -152,28 +152,40 @@ begin
 end
 $$;
 
--- Row-level security: members of the active organization read and write its rows. Deleting people and
--- money records is for admins. Later migrations give their day-to-day tables the same four policies.
-create function private.create_tenant_policies(tbl text) returns void
+-- Row-level security --------------------------------------------------------------------------------
+-- One policy: rows of the organization `organization_of()` names (evaluated once per statement, as an
+-- initPlan), checked on what a user reads or deletes (using) and on what they write (with check).
+create function private.create_organization_policy(name text, tbl text, cmd text, organization_of regproc)
+returns void
 language plpgsql
 set search_path = ''
 as $$
+declare
+  pinned text := format('organization_id = (select %s())', organization_of);
+begin
+  execute format('create policy %I on public.%I for %s to authenticated', name, tbl, cmd)
+    || case when cmd <> 'insert' then format(' using (%s)', pinned) else '' end
+    || case when cmd in ('insert', 'update') then format(' with check (%s)', pinned) else '' end;
+end;
+$$;
+
+-- Members of the active organization read and write its rows (`<table>_<command>`); deleting people and
+-- money records is for admins. Later migrations give their day-to-day tables the same four policies, and
+-- their read-only ones the select policy alone.
+create function private.create_tenant_policies(tbl text, commands text[] default '{select,insert,update,delete}')
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  cmd text;
 begin
   execute format('alter table public.%I enable row level security', tbl);
   execute format('revoke all on public.%I from anon', tbl);
-  execute format(
-    'create policy %I on public.%I for select to authenticated
-       using (organization_id = (select private.active_organization_id()))', tbl || '_select', tbl);
-  execute format(
-    'create policy %I on public.%I for insert to authenticated
-       with check (organization_id = (select private.active_organization_id()))', tbl || '_insert', tbl);
-  execute format(
-    'create policy %I on public.%I for update to authenticated
-       using (organization_id = (select private.active_organization_id()))
-       with check (organization_id = (select private.active_organization_id()))', tbl || '_update', tbl);
-  execute format(
-    'create policy %I on public.%I for delete to authenticated
-       using (organization_id = (select private.admin_organization_id()))', tbl || '_delete', tbl);
+  foreach cmd in array commands loop
+    perform private.create_organization_policy(tbl || '_' || cmd, tbl, cmd,
+      (case cmd when 'delete' then 'private.admin_organization_id' else 'private.active_organization_id' end)::regproc);
+  end loop;
 end;
 $$;
 
@@ -186,18 +198,12 @@ create function private.create_admin_policies(
 language plpgsql
 set search_path = ''
 as $$
-declare
-  cmd text;
-  pinned text := format('organization_id = (select %s())', admin_of);
 begin
-  foreach cmd in array commands loop
-    execute format('create policy %I on public.%I for %s to authenticated', tbl || '_admin_' || cmd, tbl, cmd)
-      || case when cmd <> 'insert' then format(' using (%s)', pinned) else '' end
-      || case when cmd in ('insert', 'update') then format(' with check (%s)', pinned) else '' end;
-  end loop;
+  perform private.create_organization_policy(tbl || '_admin_' || cmd, tbl, cmd, admin_of) from unnest(commands) cmd;
 end;
 $$;
-revoke all on function private.create_tenant_policies(text), private.create_admin_policies(text, text[], regproc)
+revoke all on function private.create_organization_policy(text, text, text, regproc),
+  private.create_tenant_policies(text, text[]), private.create_admin_policies(text, text[], regproc)
   from public, authenticated, service_role;
 
 select private.create_tenant_policies(t)

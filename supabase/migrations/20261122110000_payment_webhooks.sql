@@ -70,13 +70,9 @@ create trigger donation_refunds_touch before update on public.donation_refunds
   for each row execute function private.touch_updated_at();
 
 -- Members of the organization read refunds; only the server writes them (no write policy).
-alter table public.donation_refunds enable row level security;
-revoke all on public.donation_refunds from anon;
+select private.create_tenant_policies('donation_refunds', '{select}');
 revoke insert, update, delete on public.donation_refunds from authenticated;
 grant select on public.donation_refunds to authenticated;
-create policy donation_refunds_select on public.donation_refunds
-  for select to authenticated
-  using (organization_id = (select private.active_organization_id()));
 
 -- The card-payment provider's secret ---------------------------------------------------------------------
 -- Same HMAC scheme as the checkout provider. Providers such as Razorpay give every webhook URL its own
