@@ -134,23 +134,25 @@ begin
 end;
 $$;
 
-do $$
-declare t text;
+-- A tenant table's triggers: `<table>_fixed_org`, and with `touch` `<table>_touch` (its updated_at).
+-- Later migrations give their tenant tables the same.
+create function private.create_tenant_triggers(tbl text, touch boolean default false) returns void
+language plpgsql
+set search_path = ''
+as $$
 begin
-  foreach t in array array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']
-  loop
-    execute format(
-      'create trigger %I before update of organization_id on public.%I
-         for each row execute function private.forbid_organization_change()', t || '_fixed_org', t);
-  end loop;
-  foreach t in array array['members', 'recurring_donations']
-  loop
-    execute format(
-      'create trigger %I before update on public.%I
-         for each row execute function private.touch_updated_at()', t || '_touch', t);
-  end loop;
-end
+  execute format('create trigger %I before update of organization_id on public.%I
+                    for each row execute function private.forbid_organization_change()', tbl || '_fixed_org', tbl);
+  if touch then
+    execute format('create trigger %I before update on public.%I
+                      for each row execute function private.touch_updated_at()', tbl || '_touch', tbl);
+  end if;
+end;
 $$;
+revoke all on function private.create_tenant_triggers(text, boolean) from public, authenticated, service_role;
+
+select private.create_tenant_triggers(t, t in ('members', 'recurring_donations'))
+from unnest(array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']) t;
 
 -- Row-level security --------------------------------------------------------------------------------
 -- One policy: rows of the organization `organization_of()` names (evaluated once per statement, as an

@@ -26,8 +26,7 @@ create table public.organization_invitations (
 create unique index organization_invitations_open_idx on public.organization_invitations (organization_id, email)
   where accepted_at is null and revoked_at is null;
 
-create trigger organization_invitations_fixed_org before update of organization_id on public.organization_invitations
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('organization_invitations');
 
 alter table public.organization_invitations enable row level security;
 revoke all on public.organization_invitations from anon, authenticated;

@@ -24,8 +24,7 @@ create index organization_api_keys_organization_idx on public.organization_api_k
 create index organization_api_keys_creator_idx on public.organization_api_keys (created_by, organization_id)
   where revoked_at is null;
 
-create trigger organization_api_keys_fixed_org before update of organization_id on public.organization_api_keys
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('organization_api_keys');
 
 -- Revocation is final: once revoked_at is set nobody can clear or move it, nor rewrite why (an admin
 -- restoring a key someone revoked because it leaked would silently re-open it), and the time is the

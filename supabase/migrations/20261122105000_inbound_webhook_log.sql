@@ -91,9 +91,7 @@ create index inbound_webhook_log_replayable_idx
 create index inbound_webhook_log_account_idx on public.inbound_webhook_log (account_id)
   where account_id is not null;
 
-create trigger inbound_webhook_log_fixed_org
-  before update of organization_id on public.inbound_webhook_log
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('inbound_webhook_log');
 
 -- Payloads carry donors' names, e-mails, card details and members' messages: organization admins only,
 -- read only.

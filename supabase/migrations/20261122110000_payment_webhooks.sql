@@ -64,10 +64,7 @@ create index donation_refunds_payment_idx on public.donation_refunds (organizati
 create index donation_refunds_donation_idx on public.donation_refunds (donation_id);
 create index donation_refunds_gateway_payment_idx on public.donation_refunds (gateway_payment_id);
 
-create trigger donation_refunds_fixed_org before update of organization_id on public.donation_refunds
-  for each row execute function private.forbid_organization_change();
-create trigger donation_refunds_touch before update on public.donation_refunds
-  for each row execute function private.touch_updated_at();
+select private.create_tenant_triggers('donation_refunds', touch => true);
 
 -- Members of the organization read refunds; only the server writes them (no write policy).
 select private.create_tenant_policies('donation_refunds', '{select}');

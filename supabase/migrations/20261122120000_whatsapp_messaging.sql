@@ -235,16 +235,8 @@ create trigger whatsapp_messages_early_receipts
   execute function private.apply_early_receipts();
 
 -- Housekeeping triggers shared with the domain tables --------------------------------------------------
-create trigger messaging_accounts_fixed_org before update of organization_id on public.messaging_accounts
-  for each row execute function private.forbid_organization_change();
-create trigger messaging_accounts_touch before update on public.messaging_accounts
-  for each row execute function private.touch_updated_at();
-create trigger whatsapp_conversations_fixed_org before update of organization_id on public.whatsapp_conversations
-  for each row execute function private.forbid_organization_change();
-create trigger whatsapp_conversations_touch before update on public.whatsapp_conversations
-  for each row execute function private.touch_updated_at();
-create trigger whatsapp_messages_fixed_org before update of organization_id on public.whatsapp_messages
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers(t, t <> 'whatsapp_messages')
+from unnest(array['messaging_accounts', 'whatsapp_conversations', 'whatsapp_messages']) t;
 
 revoke all on function private.whatsapp_status_rank(text), private.lock_whatsapp_message(uuid, text),
   private.apply_early_receipts(), private.hash_verify_token() from public;

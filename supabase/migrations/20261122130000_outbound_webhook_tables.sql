@@ -335,8 +335,7 @@ $$;
 
 create trigger webhook_endpoints_before_write before insert or update on public.webhook_endpoints
   for each row execute function private.webhook_endpoint_before_write();
-create trigger webhook_endpoints_fixed_org before update of organization_id on public.webhook_endpoints
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('webhook_endpoints');
 
 -- A disabled endpoint gets nothing more: its open deliveries end now, saying why, and can be brought
 -- back with webhook_recover_failed() once it is enabled again. Live leases are kept: a delivery still

@@ -32,9 +32,7 @@ end;
 $$;
 create trigger organization_log_retention_touch before update on public.organization_log_retention
   for each row execute function private.organization_log_retention_touch();
-create trigger organization_log_retention_fixed_org before update of organization_id
-  on public.organization_log_retention
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('organization_log_retention');
 
 -- One batch -----------------------------------------------------------------------------------------------
 -- Removes up to `batch_size` outbound events (with their deliveries and attempts) and up to `batch_size`

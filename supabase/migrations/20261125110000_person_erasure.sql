@@ -33,8 +33,7 @@ create unique index member_erasures_running_idx on public.member_erasures (organ
   where finished_at is null;
 create index member_erasures_member_idx on public.member_erasures (organization_id, member_id);
 
-create trigger member_erasures_fixed_org before update of organization_id on public.member_erasures
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('member_erasures');
 
 -- Admins of the organization read its records; only the functions below write them.
 alter table public.member_erasures enable row level security;
