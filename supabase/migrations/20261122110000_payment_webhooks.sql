@@ -136,6 +136,7 @@ as $$
 declare
   d public.donations%rowtype;
   total bigint;
+  state text;
 begin
   select * into d from public.donations
   where organization_id = p_organization_id and gateway_payment_id = p_payment_id
@@ -163,12 +164,9 @@ begin
     raise exception 'refunds (% %) exceed the donation (% %) for payment %', total, d.currency, d.amount_minor,
       d.currency, p_payment_id using errcode = '22023';
   end if;
-  update public.donations
-  set refunded_minor = total,
-      refund_status = case when total = 0 then 'none' when total < d.amount_minor then 'partial' else 'refunded' end
-  where id = d.id
-    and (refunded_minor, refund_status) is distinct from
-        (total, case when total = 0 then 'none' when total < d.amount_minor then 'partial' else 'refunded' end);
+  state := case when total = 0 then 'none' when total < d.amount_minor then 'partial' else 'refunded' end;
+  update public.donations set refunded_minor = total, refund_status = state
+  where id = d.id and (refunded_minor, refund_status) is distinct from (total, state);
 end;
 $$;
 
