@@ -268,9 +268,7 @@ $$;
 
 -- Server-side only. Postgres grants EXECUTE to PUBLIC by default, and `authenticated` has USAGE on
 -- schema private, so take it back explicitly.
-revoke all on function private.log_verified_webhook(uuid, text, uuid, text, text, bytea, jsonb, text, jsonb, bigint)
+revoke all on function private.log_verified_webhook(uuid, text, uuid, text, text, bytea, jsonb, text, jsonb, bigint),
+  private.log_refused_webhook(uuid, text, text, text, bigint), private.claim_inbound_webhook(uuid),
+  private.finish_inbound_webhook(uuid, jsonb, boolean), private.mark_inbound_webhook_failed(uuid, text)
   from public, anon, authenticated;
-revoke all on function private.log_refused_webhook(uuid, text, text, text, bigint) from public, anon, authenticated;
-revoke all on function private.claim_inbound_webhook(uuid) from public, anon, authenticated;
-revoke all on function private.finish_inbound_webhook(uuid, jsonb, boolean) from public, anon, authenticated;
-revoke all on function private.mark_inbound_webhook_failed(uuid, text) from public, anon, authenticated;

@@ -378,11 +378,8 @@ $$;
 
 -- Server-side only: these read secrets and write money rows. Postgres grants EXECUTE to PUBLIC by
 -- default, and `authenticated` has USAGE on schema private, so take it back explicitly.
-revoke all on function private.inbound_webhook_targets(text, uuid, text, text) from public, anon, authenticated;
-revoke all on function private.lock_gateway_payment(uuid, text) from public, anon, authenticated;
-revoke all on function private.settle_donation_refunds(uuid, text) from public, anon, authenticated;
-revoke all on function private.record_gateway_payment(uuid, uuid, uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.apply_subscription_event(uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.apply_refund_event(uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.apply_payment_event(uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.process_payment_webhook(uuid, jsonb) from public, anon, authenticated;
+revoke all on function private.inbound_webhook_targets(text, uuid, text, text),
+  private.lock_gateway_payment(uuid, text), private.settle_donation_refunds(uuid, text),
+  private.record_gateway_payment(uuid, uuid, uuid, jsonb), private.apply_subscription_event(uuid, jsonb),
+  private.apply_refund_event(uuid, jsonb), private.apply_payment_event(uuid, jsonb),
+  private.process_payment_webhook(uuid, jsonb) from public, anon, authenticated;

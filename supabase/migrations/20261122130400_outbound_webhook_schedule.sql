@@ -287,17 +287,11 @@ create trigger webhook_deliveries_wake_dispatcher
 after insert on public.webhook_deliveries
 for each statement execute function private.wake_on_insert('private.webhook_wake_dispatcher', 'webhook-dispatch');
 
-revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_due_per_run()
-  from public, anon, authenticated;
-revoke all on function private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb)
-  from public, anon, authenticated;
-revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
-revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
-revoke all on function private.take_wake(text, interval) from public, anon, authenticated;
+revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_due_per_run(),
+  private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb), private.webhook_invoke_dispatcher(),
+  private.take_wake(text, interval), private.webhook_wake_dispatcher(interval), private.webhook_dispatch_continue(),
+  private.webhook_dispatch_recover(), private.wake_on_insert() from public, anon, authenticated;
 revoke all on private.function_wakes from public, anon, authenticated;
-revoke all on function private.webhook_dispatch_continue(), private.webhook_dispatch_recover()
-  from public, anon, authenticated;
-revoke all on function private.wake_on_insert() from public, anon, authenticated;
 
 -- cron.schedule with an existing job name replaces that job, so re-running this is harmless.
 select cron.schedule('webhook-housekeeping', '* * * * *', 'select private.webhook_housekeeping()');
