@@ -191,8 +191,8 @@ begin
 end;
 $$;
 
--- Admin-only tables: a policy `<table>_admin_<command>` for each command, holding rows to the
--- organization `admin_of` names: private.admin_organization_id() (admins of the active organization),
+-- Admin-only tables: row-level security on, and a policy `<table>_admin_<command>` for each command,
+-- holding rows to the organization `admin_of` names: private.admin_organization_id() (admins of the active organization),
 -- or for the webhook settings private.webhook_admin_organization_id() (their API keys too).
 create function private.create_admin_policies(
   tbl text, commands text[], admin_of regproc default 'private.admin_organization_id'
@@ -201,6 +201,7 @@ language plpgsql
 set search_path = ''
 as $$
 begin
+  execute format('alter table public.%I enable row level security', tbl);
   perform private.create_organization_policy(tbl || '_admin_' || cmd, tbl, cmd, admin_of) from unnest(commands) cmd;
 end;
 $$;

@@ -28,7 +28,6 @@ create unique index organization_invitations_open_idx on public.organization_inv
 
 select private.create_tenant_triggers('organization_invitations');
 
-alter table public.organization_invitations enable row level security;
 revoke all on public.organization_invitations from anon, authenticated;
 grant select (id, organization_id, email, role, invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at)
   on public.organization_invitations to authenticated;

@@ -125,7 +125,6 @@ revoke all on function private.api_key_revocation_is_final(), private.api_keys_e
   private.api_key_creator_deleted() from public;
 
 -- Admins list and revoke their organization's keys; the hash is never readable by anyone but the server.
-alter table public.organization_api_keys enable row level security;
 revoke all on public.organization_api_keys from anon, authenticated;
 grant select (id, organization_id, name, key_prefix, created_by, created_at, last_used_at, revoked_at, revoked_reason)
   on public.organization_api_keys to authenticated;

@@ -95,7 +95,6 @@ select private.create_tenant_triggers('inbound_webhook_log');
 
 -- Payloads carry donors' names, e-mails, card details and members' messages: organization admins only,
 -- read only.
-alter table public.inbound_webhook_log enable row level security;
 revoke all on public.inbound_webhook_log from anon;
 revoke insert, update, delete, truncate on public.inbound_webhook_log from authenticated;
 grant select on public.inbound_webhook_log to authenticated;

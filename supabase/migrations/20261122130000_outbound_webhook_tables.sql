@@ -359,11 +359,6 @@ create trigger webhook_endpoints_after_disable after update of enabled on public
   execute function private.webhook_endpoint_after_disable();
 
 -- Row-level security -----------------------------------------------------------------------------------
-alter table public.webhook_endpoints enable row level security;
-alter table public.webhook_events enable row level security;
-alter table public.webhook_deliveries enable row level security;
-alter table public.webhook_delivery_attempts enable row level security;
-
 revoke all on public.webhook_endpoints, public.webhook_events, public.webhook_deliveries,
   public.webhook_delivery_attempts from anon, authenticated;
 

@@ -13,7 +13,6 @@ create table public.organization_log_retention (
   updated_at timestamptz not null default now()
 );
 
-alter table public.organization_log_retention enable row level security;
 revoke all on public.organization_log_retention from anon, authenticated;
 -- An organization's admins read and choose its retention (through PostgREST: upsert one row).
 grant select on public.organization_log_retention to authenticated;

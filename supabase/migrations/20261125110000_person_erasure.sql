@@ -36,7 +36,6 @@ create index member_erasures_member_idx on public.member_erasures (organization_
 select private.create_tenant_triggers('member_erasures');
 
 -- Admins of the organization read its records; only the functions below write them.
-alter table public.member_erasures enable row level security;
 revoke all on public.member_erasures from anon, authenticated;
 grant select on public.member_erasures to authenticated;
 select private.create_admin_policies('member_erasures', '{select}');
