@@ -134,49 +134,80 @@ begin
 end;
 $$;
 
-do $$
-declare t text;
+-- A tenant table's triggers: `<table>_fixed_org`, and with `touch` `<table>_touch` (its updated_at).
+-- Later migrations give their tenant tables the same.
+create function private.create_tenant_triggers(tbl text, touch boolean default false) returns void
+language plpgsql
+set search_path = ''
+as $$
 begin
-  foreach t in array array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']
-  loop
-    execute format(
-      'create trigger %I before update of organization_id on public.%I
-         for each row execute function private.forbid_organization_change()', t || '_fixed_org', t);
-  end loop;
-  foreach t in array array['members', 'recurring_donations']
-  loop
-    execute format(
-      'create trigger %I before update on public.%I
-         for each row execute function private.touch_updated_at()', t || '_touch', t);
-  end loop;
-end
+  execute format('create trigger %I before update of organization_id on public.%I
+                    for each row execute function private.forbid_organization_change()', tbl || '_fixed_org', tbl);
+  if touch then
+    execute format('create trigger %I before update on public.%I
+                      for each row execute function private.touch_updated_at()', tbl || '_touch', tbl);
+  end if;
+end;
+$$;
+revoke all on function private.create_tenant_triggers(text, boolean) from public, authenticated, service_role;
+
+select private.create_tenant_triggers(t, t in ('members', 'recurring_donations'))
+from unnest(array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']) t;
+
+-- Row-level security --------------------------------------------------------------------------------
+-- One policy: rows of the organization `organization_of()` names (evaluated once per statement, as an
+-- initPlan), checked on what a user reads or deletes (using) and on what they write (with check).
+create function private.create_organization_policy(name text, tbl text, cmd text, organization_of regproc)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  pinned text := format('organization_id = (select %s())', organization_of);
+begin
+  execute format('create policy %I on public.%I for %s to authenticated', name, tbl, cmd)
+    || case when cmd <> 'insert' then format(' using (%s)', pinned) else '' end
+    || case when cmd in ('insert', 'update') then format(' with check (%s)', pinned) else '' end;
+end;
 $$;
 
--- Row-level security: members of the active organization read and write its rows. Deleting people and
--- money records is for admins. Later migrations give their day-to-day tables the same four policies.
-create function private.create_tenant_policies(tbl text) returns void
+-- Members of the active organization read and write its rows (`<table>_<command>`); deleting people and
+-- money records is for admins. Later migrations give their day-to-day tables the same four policies, and
+-- their read-only ones the select policy alone.
+create function private.create_tenant_policies(tbl text, commands text[] default '{select,insert,update,delete}')
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  cmd text;
+begin
+  execute format('alter table public.%I enable row level security', tbl);
+  execute format('revoke all on public.%I from anon', tbl);
+  foreach cmd in array commands loop
+    perform private.create_organization_policy(tbl || '_' || cmd, tbl, cmd,
+      (case cmd when 'delete' then 'private.admin_organization_id' else 'private.active_organization_id' end)::regproc);
+  end loop;
+end;
+$$;
+
+-- Admin-only tables: row-level security on, and a policy `<table>_admin_<command>` for each command,
+-- holding rows to the organization `admin_of` names: private.admin_organization_id() (admins of the active organization),
+-- or for the webhook settings private.webhook_admin_organization_id() (their API keys too).
+create function private.create_admin_policies(
+  tbl text, commands text[], admin_of regproc default 'private.admin_organization_id'
+) returns void
 language plpgsql
 set search_path = ''
 as $$
 begin
   execute format('alter table public.%I enable row level security', tbl);
-  execute format('revoke all on public.%I from anon', tbl);
-  execute format(
-    'create policy %I on public.%I for select to authenticated
-       using (organization_id = (select private.active_organization_id()))', tbl || '_select', tbl);
-  execute format(
-    'create policy %I on public.%I for insert to authenticated
-       with check (organization_id = (select private.active_organization_id()))', tbl || '_insert', tbl);
-  execute format(
-    'create policy %I on public.%I for update to authenticated
-       using (organization_id = (select private.active_organization_id()))
-       with check (organization_id = (select private.active_organization_id()))', tbl || '_update', tbl);
-  execute format(
-    'create policy %I on public.%I for delete to authenticated
-       using (organization_id = (select private.admin_organization_id()))', tbl || '_delete', tbl);
+  perform private.create_organization_policy(tbl || '_admin_' || cmd, tbl, cmd, admin_of) from unnest(commands) cmd;
 end;
 $$;
-revoke all on function private.create_tenant_policies(text) from public, authenticated, service_role;
+revoke all on function private.create_organization_policy(text, text, text, regproc),
+  private.create_tenant_policies(text, text[]), private.create_admin_policies(text, text[], regproc)
+  from public, authenticated, service_role;
 
 select private.create_tenant_policies(t)
 from unnest(array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']) t;

@@ -26,15 +26,12 @@ create table public.organization_invitations (
 create unique index organization_invitations_open_idx on public.organization_invitations (organization_id, email)
   where accepted_at is null and revoked_at is null;
 
-create trigger organization_invitations_fixed_org before update of organization_id on public.organization_invitations
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('organization_invitations');
 
-alter table public.organization_invitations enable row level security;
 revoke all on public.organization_invitations from anon, authenticated;
 grant select (id, organization_id, email, role, invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at)
   on public.organization_invitations to authenticated;
-create policy organization_invitations_admin_select on public.organization_invitations for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('organization_invitations', '{select}');
 
 -- Functions (RPC) ---------------------------------------------------------------------------------------
 

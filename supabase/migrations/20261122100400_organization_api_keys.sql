@@ -24,8 +24,7 @@ create index organization_api_keys_organization_idx on public.organization_api_k
 create index organization_api_keys_creator_idx on public.organization_api_keys (created_by, organization_id)
   where revoked_at is null;
 
-create trigger organization_api_keys_fixed_org before update of organization_id on public.organization_api_keys
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('organization_api_keys');
 
 -- Revocation is final: once revoked_at is set nobody can clear or move it, nor rewrite why (an admin
 -- restoring a key someone revoked because it leaked would silently re-open it), and the time is the
@@ -126,19 +125,14 @@ revoke all on function private.api_key_revocation_is_final(), private.api_keys_e
   private.api_key_creator_deleted() from public;
 
 -- Admins list and revoke their organization's keys; the hash is never readable by anyone but the server.
-alter table public.organization_api_keys enable row level security;
 revoke all on public.organization_api_keys from anon, authenticated;
 grant select (id, organization_id, name, key_prefix, created_by, created_at, last_used_at, revoked_at, revoked_reason)
   on public.organization_api_keys to authenticated;
 grant insert (organization_id, name, key_prefix, key_hash, created_by) on public.organization_api_keys to authenticated;
 grant update (revoked_at) on public.organization_api_keys to authenticated;
-create policy organization_api_keys_admin_select on public.organization_api_keys for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('organization_api_keys', '{select,update}');
 create policy organization_api_keys_admin_insert on public.organization_api_keys for insert to authenticated
   with check (organization_id = (select private.admin_organization_id()) and created_by = (select auth.uid()));
-create policy organization_api_keys_admin_update on public.organization_api_keys for update to authenticated
-  using (organization_id = (select private.admin_organization_id()))
-  with check (organization_id = (select private.admin_organization_id()));
 
 -- Resolving a presented key happens before any claims exist, so it is a server-side lookup (the
 -- function's own database role), throttling the last-used write to once a minute per key.

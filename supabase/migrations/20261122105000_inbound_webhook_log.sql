@@ -91,19 +91,14 @@ create index inbound_webhook_log_replayable_idx
 create index inbound_webhook_log_account_idx on public.inbound_webhook_log (account_id)
   where account_id is not null;
 
-create trigger inbound_webhook_log_fixed_org
-  before update of organization_id on public.inbound_webhook_log
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('inbound_webhook_log');
 
 -- Payloads carry donors' names, e-mails, card details and members' messages: organization admins only,
 -- read only.
-alter table public.inbound_webhook_log enable row level security;
 revoke all on public.inbound_webhook_log from anon;
 revoke insert, update, delete, truncate on public.inbound_webhook_log from authenticated;
 grant select on public.inbound_webhook_log to authenticated;
-create policy inbound_webhook_log_admin_select on public.inbound_webhook_log
-  for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('inbound_webhook_log', '{select}');
 
 -- donation_payment_webhook_log (the name the interface specification gives it): the log of
 -- the checkout and card-payment payloads. The rows live in the one log above;
@@ -272,9 +267,7 @@ $$;
 
 -- Server-side only. Postgres grants EXECUTE to PUBLIC by default, and `authenticated` has USAGE on
 -- schema private, so take it back explicitly.
-revoke all on function private.log_verified_webhook(uuid, text, uuid, text, text, bytea, jsonb, text, jsonb, bigint)
+revoke all on function private.log_verified_webhook(uuid, text, uuid, text, text, bytea, jsonb, text, jsonb, bigint),
+  private.log_refused_webhook(uuid, text, text, text, bigint), private.claim_inbound_webhook(uuid),
+  private.finish_inbound_webhook(uuid, jsonb, boolean), private.mark_inbound_webhook_failed(uuid, text)
   from public, anon, authenticated;
-revoke all on function private.log_refused_webhook(uuid, text, text, text, bigint) from public, anon, authenticated;
-revoke all on function private.claim_inbound_webhook(uuid) from public, anon, authenticated;
-revoke all on function private.finish_inbound_webhook(uuid, jsonb, boolean) from public, anon, authenticated;
-revoke all on function private.mark_inbound_webhook_failed(uuid, text) from public, anon, authenticated;

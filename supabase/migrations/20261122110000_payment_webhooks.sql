@@ -64,19 +64,12 @@ create index donation_refunds_payment_idx on public.donation_refunds (organizati
 create index donation_refunds_donation_idx on public.donation_refunds (donation_id);
 create index donation_refunds_gateway_payment_idx on public.donation_refunds (gateway_payment_id);
 
-create trigger donation_refunds_fixed_org before update of organization_id on public.donation_refunds
-  for each row execute function private.forbid_organization_change();
-create trigger donation_refunds_touch before update on public.donation_refunds
-  for each row execute function private.touch_updated_at();
+select private.create_tenant_triggers('donation_refunds', touch => true);
 
 -- Members of the organization read refunds; only the server writes them (no write policy).
-alter table public.donation_refunds enable row level security;
-revoke all on public.donation_refunds from anon;
+select private.create_tenant_policies('donation_refunds', '{select}');
 revoke insert, update, delete on public.donation_refunds from authenticated;
 grant select on public.donation_refunds to authenticated;
-create policy donation_refunds_select on public.donation_refunds
-  for select to authenticated
-  using (organization_id = (select private.active_organization_id()));
 
 -- The card-payment provider's secret ---------------------------------------------------------------------
 -- Same HMAC scheme as the checkout provider. Providers such as Razorpay give every webhook URL its own
@@ -143,6 +136,7 @@ as $$
 declare
   d public.donations%rowtype;
   total bigint;
+  state text;
 begin
   select * into d from public.donations
   where organization_id = p_organization_id and gateway_payment_id = p_payment_id
@@ -170,12 +164,9 @@ begin
     raise exception 'refunds (% %) exceed the donation (% %) for payment %', total, d.currency, d.amount_minor,
       d.currency, p_payment_id using errcode = '22023';
   end if;
-  update public.donations
-  set refunded_minor = total,
-      refund_status = case when total = 0 then 'none' when total < d.amount_minor then 'partial' else 'refunded' end
-  where id = d.id
-    and (refunded_minor, refund_status) is distinct from
-        (total, case when total = 0 then 'none' when total < d.amount_minor then 'partial' else 'refunded' end);
+  state := case when total = 0 then 'none' when total < d.amount_minor then 'partial' else 'refunded' end;
+  update public.donations set refunded_minor = total, refund_status = state
+  where id = d.id and (refunded_minor, refund_status) is distinct from (total, state);
 end;
 $$;
 
@@ -387,11 +378,8 @@ $$;
 
 -- Server-side only: these read secrets and write money rows. Postgres grants EXECUTE to PUBLIC by
 -- default, and `authenticated` has USAGE on schema private, so take it back explicitly.
-revoke all on function private.inbound_webhook_targets(text, uuid, text, text) from public, anon, authenticated;
-revoke all on function private.lock_gateway_payment(uuid, text) from public, anon, authenticated;
-revoke all on function private.settle_donation_refunds(uuid, text) from public, anon, authenticated;
-revoke all on function private.record_gateway_payment(uuid, uuid, uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.apply_subscription_event(uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.apply_refund_event(uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.apply_payment_event(uuid, jsonb) from public, anon, authenticated;
-revoke all on function private.process_payment_webhook(uuid, jsonb) from public, anon, authenticated;
+revoke all on function private.inbound_webhook_targets(text, uuid, text, text),
+  private.lock_gateway_payment(uuid, text), private.settle_donation_refunds(uuid, text),
+  private.record_gateway_payment(uuid, uuid, uuid, jsonb), private.apply_subscription_event(uuid, jsonb),
+  private.apply_refund_event(uuid, jsonb), private.apply_payment_event(uuid, jsonb),
+  private.process_payment_webhook(uuid, jsonb) from public, anon, authenticated;

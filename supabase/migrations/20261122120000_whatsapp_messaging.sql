@@ -235,54 +235,25 @@ create trigger whatsapp_messages_early_receipts
   execute function private.apply_early_receipts();
 
 -- Housekeeping triggers shared with the domain tables --------------------------------------------------
-create trigger messaging_accounts_fixed_org before update of organization_id on public.messaging_accounts
-  for each row execute function private.forbid_organization_change();
-create trigger messaging_accounts_touch before update on public.messaging_accounts
-  for each row execute function private.touch_updated_at();
-create trigger whatsapp_conversations_fixed_org before update of organization_id on public.whatsapp_conversations
-  for each row execute function private.forbid_organization_change();
-create trigger whatsapp_conversations_touch before update on public.whatsapp_conversations
-  for each row execute function private.touch_updated_at();
-create trigger whatsapp_messages_fixed_org before update of organization_id on public.whatsapp_messages
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers(t, t <> 'whatsapp_messages')
+from unnest(array['messaging_accounts', 'whatsapp_conversations', 'whatsapp_messages']) t;
 
 revoke all on function private.whatsapp_status_rank(text), private.lock_whatsapp_message(uuid, text),
   private.apply_early_receipts(), private.hash_verify_token() from public;
 grant execute on function private.whatsapp_status_rank(text) to authenticated, service_role;
 
 -- Row-level security ----------------------------------------------------------------------------------
-alter table public.messaging_accounts enable row level security;
-alter table public.messaging_account_secrets enable row level security;
-alter table public.whatsapp_conversations enable row level security;
-alter table public.whatsapp_messages enable row level security;
-alter table public.whatsapp_message_receipts enable row level security;
-
-revoke all on public.messaging_accounts, public.messaging_account_secrets, public.whatsapp_conversations,
-  public.whatsapp_messages, public.whatsapp_message_receipts from anon;
 -- Secrets: no policy for any user role, and no privilege either.
-revoke all on public.messaging_account_secrets from authenticated;
--- Receipts are written by the server only; users read the history.
-revoke insert, update, delete on public.whatsapp_message_receipts from authenticated;
+alter table public.messaging_account_secrets enable row level security;
+revoke all on public.messaging_account_secrets from anon, authenticated;
 
 -- messaging_accounts: everyone in the organization sees its numbers; admins manage them.
-create policy messaging_accounts_select on public.messaging_accounts
-  for select to authenticated
-  using (organization_id = (select private.active_organization_id()));
-create policy messaging_accounts_admin_insert on public.messaging_accounts
-  for insert to authenticated
-  with check (organization_id = (select private.admin_organization_id()));
-create policy messaging_accounts_admin_update on public.messaging_accounts
-  for update to authenticated
-  using (organization_id = (select private.admin_organization_id()))
-  with check (organization_id = (select private.admin_organization_id()));
-create policy messaging_accounts_admin_delete on public.messaging_accounts
-  for delete to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_tenant_policies('messaging_accounts', '{select}');
+select private.create_admin_policies('messaging_accounts', '{insert,update,delete}');
 
 -- Threads and messages: members of the active organization read and write them (staff link a thread
 -- to a member, record outbound messages); deleting is for admins.
 select private.create_tenant_policies(t) from unnest(array['whatsapp_conversations', 'whatsapp_messages']) t;
-
-create policy whatsapp_message_receipts_select on public.whatsapp_message_receipts
-  for select to authenticated
-  using (organization_id = (select private.active_organization_id()));
+-- Receipts are written by the server only; users read the history.
+select private.create_tenant_policies('whatsapp_message_receipts', '{select}');
+revoke insert, update, delete on public.whatsapp_message_receipts from authenticated;

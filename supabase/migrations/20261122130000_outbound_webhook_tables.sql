@@ -335,8 +335,7 @@ $$;
 
 create trigger webhook_endpoints_before_write before insert or update on public.webhook_endpoints
   for each row execute function private.webhook_endpoint_before_write();
-create trigger webhook_endpoints_fixed_org before update of organization_id on public.webhook_endpoints
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('webhook_endpoints');
 
 -- A disabled endpoint gets nothing more: its open deliveries end now, saying why, and can be brought
 -- back with webhook_recover_failed() once it is enabled again. Live leases are kept: a delivery still
@@ -360,11 +359,6 @@ create trigger webhook_endpoints_after_disable after update of enabled on public
   execute function private.webhook_endpoint_after_disable();
 
 -- Row-level security -----------------------------------------------------------------------------------
-alter table public.webhook_endpoints enable row level security;
-alter table public.webhook_events enable row level security;
-alter table public.webhook_deliveries enable row level security;
-alter table public.webhook_delivery_attempts enable row level security;
-
 revoke all on public.webhook_endpoints, public.webhook_events, public.webhook_deliveries,
   public.webhook_delivery_attempts from anon, authenticated;
 
@@ -376,27 +370,15 @@ grant insert (url, events, secret, enabled, description, disabled_reason, rate_l
   on public.webhook_endpoints to authenticated;
 grant update (url, events, secret, enabled, description, disabled_reason, rate_limit_per_second)
   on public.webhook_endpoints to authenticated;
-create policy webhook_endpoints_admin_select on public.webhook_endpoints for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_endpoints_admin_insert on public.webhook_endpoints for insert to authenticated
-  with check (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_endpoints_admin_update on public.webhook_endpoints for update to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()))
-  with check (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_endpoints_admin_delete on public.webhook_endpoints for delete to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
+select private.create_admin_policies('webhook_endpoints', '{select,insert,update,delete}',
+                                     'private.webhook_admin_organization_id');
 -- organization_id must be writable for inserts through PostgREST; the policy pins it to the admin's.
 grant insert (organization_id) on public.webhook_endpoints to authenticated;
 
 -- The history is read-only, for the same callers.
 grant select on public.webhook_events, public.webhook_deliveries, public.webhook_delivery_attempts to authenticated;
-create policy webhook_events_admin_select on public.webhook_events for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_deliveries_admin_select on public.webhook_deliveries for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_delivery_attempts_admin_select on public.webhook_delivery_attempts
-  for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
+select private.create_admin_policies(t, '{select}', 'private.webhook_admin_organization_id')
+  from unnest(array['webhook_events', 'webhook_deliveries', 'webhook_delivery_attempts']) t;
 
 revoke all on function private.webhook_new_secret(), private.webhook_event_types(),
   private.webhook_secret_acceptable(text), private.webhook_open_states() from public;

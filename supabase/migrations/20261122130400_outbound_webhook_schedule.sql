@@ -262,10 +262,11 @@ begin
 end;
 $$;
 
--- Once per INSERT statement on webhook_deliveries (the outbox trigger, a replay). Where pg_net is missing
--- this is one catalog lookup. A failing wake-up must never fail the insert that caused it: the cron job
--- is the safety net.
-create function private.webhook_wake_on_deliveries() returns trigger
+-- Once per INSERT statement on a queue (webhook_deliveries: the outbox trigger, a replay; the mail
+-- outbox): the wake-up function the trigger names, then its label for the warning. Where pg_net is
+-- missing this is one catalog lookup. A failing wake-up must never fail the insert that caused it: the
+-- cron job is the safety net.
+create function private.wake_on_insert() returns trigger
 language plpgsql volatile security definer
 set search_path = ''
 as $$
@@ -274,9 +275,9 @@ begin
     return null;
   end if;
   begin
-    perform private.webhook_wake_dispatcher();
+    execute format('select %s()', tg_argv[0]::regproc);
   exception when others then
-    raise warning 'webhook-dispatch: wake-up failed: %', sqlerrm;
+    raise warning '%: wake-up failed: %', tg_argv[1], sqlerrm;
   end;
   return null;
 end;
@@ -284,19 +285,13 @@ $$;
 
 create trigger webhook_deliveries_wake_dispatcher
 after insert on public.webhook_deliveries
-for each statement execute function private.webhook_wake_on_deliveries();
+for each statement execute function private.wake_on_insert('private.webhook_wake_dispatcher', 'webhook-dispatch');
 
-revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_due_per_run()
-  from public, anon, authenticated;
-revoke all on function private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb)
-  from public, anon, authenticated;
-revoke all on function private.webhook_invoke_dispatcher() from public, anon, authenticated;
-revoke all on function private.webhook_wake_dispatcher(interval) from public, anon, authenticated;
-revoke all on function private.take_wake(text, interval) from public, anon, authenticated;
+revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_due_per_run(),
+  private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb), private.webhook_invoke_dispatcher(),
+  private.take_wake(text, interval), private.webhook_wake_dispatcher(interval), private.webhook_dispatch_continue(),
+  private.webhook_dispatch_recover(), private.wake_on_insert() from public, anon, authenticated;
 revoke all on private.function_wakes from public, anon, authenticated;
-revoke all on function private.webhook_dispatch_continue(), private.webhook_dispatch_recover()
-  from public, anon, authenticated;
-revoke all on function private.webhook_wake_on_deliveries() from public, anon, authenticated;
 
 -- cron.schedule with an existing job name replaces that job, so re-running this is harmless.
 select cron.schedule('webhook-housekeeping', '* * * * *', 'select private.webhook_housekeeping()');

@@ -197,13 +197,7 @@ revoke all on function private.webhook_disable_failing_endpoints(), private.webh
 
 -- Access: read-only, for whoever may configure the organization's webhooks (its admins and API keys),
 -- like the delivery history it summarizes. Only the trigger writes.
-alter table public.webhook_endpoint_health enable row level security;
-alter table public.webhook_endpoint_health_buckets enable row level security;
 revoke all on public.webhook_endpoint_health, public.webhook_endpoint_health_buckets from anon, authenticated;
 grant select on public.webhook_endpoint_health, public.webhook_endpoint_health_buckets to authenticated;
-create policy webhook_endpoint_health_admin_select on public.webhook_endpoint_health
-  for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
-create policy webhook_endpoint_health_buckets_admin_select on public.webhook_endpoint_health_buckets
-  for select to authenticated
-  using (organization_id = (select private.webhook_admin_organization_id()));
+select private.create_admin_policies(t, '{select}', 'private.webhook_admin_organization_id')
+  from unnest(array['webhook_endpoint_health', 'webhook_endpoint_health_buckets']) t;

@@ -13,20 +13,12 @@ create table public.organization_log_retention (
   updated_at timestamptz not null default now()
 );
 
-alter table public.organization_log_retention enable row level security;
 revoke all on public.organization_log_retention from anon, authenticated;
 -- An organization's admins read and choose its retention (through PostgREST: upsert one row).
 grant select on public.organization_log_retention to authenticated;
 grant insert (organization_id, webhook_log_days) on public.organization_log_retention to authenticated;
 grant update (webhook_log_days) on public.organization_log_retention to authenticated;
-create policy organization_log_retention_admin_select on public.organization_log_retention
-  for select to authenticated using (organization_id = (select private.admin_organization_id()));
-create policy organization_log_retention_admin_insert on public.organization_log_retention
-  for insert to authenticated with check (organization_id = (select private.admin_organization_id()));
-create policy organization_log_retention_admin_update on public.organization_log_retention
-  for update to authenticated
-  using (organization_id = (select private.admin_organization_id()))
-  with check (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('organization_log_retention', '{select,insert,update}');
 
 create function private.organization_log_retention_touch() returns trigger
 language plpgsql
@@ -39,9 +31,7 @@ end;
 $$;
 create trigger organization_log_retention_touch before update on public.organization_log_retention
   for each row execute function private.organization_log_retention_touch();
-create trigger organization_log_retention_fixed_org before update of organization_id
-  on public.organization_log_retention
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('organization_log_retention');
 
 -- One batch -----------------------------------------------------------------------------------------------
 -- Removes up to `batch_size` outbound events (with their deliveries and attempts) and up to `batch_size`

@@ -361,29 +361,23 @@ end;
 $$;
 
 -- New mails start the sender at once (at most every 2 s across sessions), so an invitation arrives in
--- seconds, not at the next minute. A failing wake-up never fails the change that queued the mail.
+-- seconds, not at the next minute. A failing wake-up never fails the change that queued the mail
+-- (private.wake_on_insert). True: requested; false: debounced, nothing due, or no pg_net or secrets.
 insert into private.function_wakes (function_name) values ('mail-sender');
 
-create function private.mail_wake_sender() returns trigger
+create function private.mail_wake_sender() returns boolean
 language plpgsql volatile security definer
 set search_path = ''
 as $$
 begin
-  if not private.pg_net_present() then
-    return null;
+  if not private.take_wake('mail-sender', interval '2 seconds') then
+    return false;
   end if;
-  begin
-    if private.take_wake('mail-sender', interval '2 seconds') then
-      perform private.mail_invoke_sender();
-    end if;
-  exception when others then
-    raise warning 'mail-sender: wake-up failed: %', sqlerrm;
-  end;
-  return null;
+  return private.mail_invoke_sender() is not null;
 end;
 $$;
 create trigger mail_outbox_wake_sender after insert on private.mail_outbox
-  for each statement execute function private.mail_wake_sender();
+  for each statement execute function private.wake_on_insert('private.mail_wake_sender', 'mail-sender');
 
 -- The operator's view -----------------------------------------------------------------------------------
 -- Is mail going out? For the SQL editor and monitoring (postgres, service_role), like

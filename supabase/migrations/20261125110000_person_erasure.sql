@@ -33,15 +33,12 @@ create unique index member_erasures_running_idx on public.member_erasures (organ
   where finished_at is null;
 create index member_erasures_member_idx on public.member_erasures (organization_id, member_id);
 
-create trigger member_erasures_fixed_org before update of organization_id on public.member_erasures
-  for each row execute function private.forbid_organization_change();
+select private.create_tenant_triggers('member_erasures');
 
 -- Admins of the organization read its records; only the functions below write them.
-alter table public.member_erasures enable row level security;
 revoke all on public.member_erasures from anon, authenticated;
 grant select on public.member_erasures to authenticated;
-create policy member_erasures_admin_select on public.member_erasures for select to authenticated
-  using (organization_id = (select private.admin_organization_id()));
+select private.create_admin_policies('member_erasures', '{select}');
 
 -- The work state of a running erasure: its terms and where it is. Server only; deleted at the end.
 create table private.member_erasure_work (
