@@ -25,7 +25,7 @@ command -v pg_prove >/dev/null || need+=(libtap-parser-sourcehandler-pgtap-perl)
 command -v pg_virtualenv >/dev/null || need+=(postgresql-common)
 command -v openssl >/dev/null || need+=(openssl) # the outbound TLS test makes its own CA
 # The API-role guard (scripts/require-where) is built with PGXS; the pooler tests run PgBouncer.
-[ -e "/usr/lib/postgresql/$major/lib/pgxs/src/makefiles/pgxs.mk" ] || need+=("postgresql-server-dev-$major")
+[ -e "/usr/include/postgresql/$major/server/postgres.h" ] || need+=("postgresql-server-dev-$major") # pgxs.mk alone comes with the client
 command -v make >/dev/null && command -v gcc >/dev/null || need+=(make gcc)
 [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)
 # The browser tests drive Debian's Chromium (Playwright cannot download its own browser here).
