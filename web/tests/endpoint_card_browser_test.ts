@@ -8,7 +8,14 @@ import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import { type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import type { Browser, Page } from "playwright-core";
-import { buildWeb, captureAndCheck, launchBrowser, serveStatic, signInAs } from "./helpers/browser.ts";
+import {
+  buildWeb,
+  captureAndCheck,
+  launchBrowser,
+  openPage,
+  serveStatic,
+  signInAs,
+} from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const run = crypto.randomUUID().slice(0, 8);
@@ -95,13 +102,7 @@ Deno.test(
     site = serveStatic(webDir);
     receiver = await startReceiver();
     browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    page.setDefaultTimeout(15_000);
-    page.on(
-      "console",
-      (m: { type(): string; text(): string }) => consoleLines.push(`${m.type()}: ${m.text()}`),
-    );
-    page.on("pageerror", (e: Error) => consoleLines.push(`pageerror: ${e.message}`));
+    page = await openPage(browser, consoleLines);
     page.on("request", (r) => traffic.push({ kind: "request", method: r.method(), url: r.url() }));
     page.on(
       "response",

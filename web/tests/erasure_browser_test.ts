@@ -7,7 +7,14 @@ import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { rowsMentioning } from "../../tests/helpers/catalogue_search.ts";
 import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import type { Browser, Page } from "playwright-core";
-import { buildWeb, captureAndCheck, launchBrowser, serveStatic, signInAs } from "./helpers/browser.ts";
+import {
+  buildWeb,
+  captureAndCheck,
+  launchBrowser,
+  openPage,
+  serveStatic,
+  signInAs,
+} from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const run = crypto.randomUUID().slice(0, 8);
@@ -59,10 +66,7 @@ Deno.test(
     stack = await startDevStack({ env: { WEBHOOKS_DEV_DISPATCH: "false" } });
     site = serveStatic(await buildWeb(stack.url, stack.anonKey));
     browser = await launchBrowser();
-    page = await (await browser.newContext({
-      viewport: { width: 1280, height: 800 },
-    })).newPage();
-    page.setDefaultTimeout(15_000);
+    page = await openPage(browser);
   },
 );
 

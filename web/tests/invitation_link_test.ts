@@ -6,7 +6,14 @@
 import { assert, assertEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
-import { buildWeb, captureAndCheck, docsImage, launchBrowser, serveStatic } from "./helpers/browser.ts";
+import {
+  buildWeb,
+  captureAndCheck,
+  docsImage,
+  launchBrowser,
+  openPage,
+  serveStatic,
+} from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const PASSWORD = "demo-password";
@@ -41,11 +48,8 @@ Deno.test(
       })).json();
       const link = `${site.url}/invitations/accept#token=${invitation.token}`;
 
-      const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-      page.setDefaultTimeout(15_000);
       const consoleLines: string[] = [];
-      page.on("console", (m: { text(): string }) => consoleLines.push(m.text()));
-      page.on("pageerror", (e: Error) => consoleLines.push(`pageerror: ${e.message}`));
+      const page = await openPage(browser, consoleLines);
 
       await page.goto(link);
       await page.getByText("Sign in to see and accept your invitation.").waitFor();

@@ -13,9 +13,11 @@ import type { Browser, Locator, Page } from "playwright-core";
 import {
   buildWeb,
   captureAndCheck,
+  consoleProblems,
   docsImage,
   focused,
   launchBrowser,
+  openPage,
   serveStatic,
   signInAs,
 } from "./helpers/browser.ts";
@@ -86,18 +88,7 @@ Deno.test(
     site = serveStatic(webDir);
     receiver = await startReceiver();
     browser = await launchBrowser();
-    page = await (await browser.newContext({
-      viewport: { width: 1280, height: 800 },
-    })).newPage();
-    page.setDefaultTimeout(15_000);
-    page.on(
-      "console",
-      (m: { type(): string; text(): string }) => consoleLines.push(`${m.type()}: ${m.text()}`),
-    );
-    page.on(
-      "pageerror",
-      (e: Error) => consoleLines.push(`pageerror: ${e.message}`),
-    );
+    page = await openPage(browser, consoleLines);
 
     await signInAs(page, site.url, ADMIN);
   },
@@ -230,14 +221,7 @@ Deno.test(
   opts,
   () => {
     assertEquals(problems, []);
-    assertEquals(
-      consoleLines.filter((l) =>
-        /Content Security Policy/i.test(l) ||
-        (/^(pageerror|error|warning|assert)/.test(l) &&
-          !/^error: Failed to load resource: /.test(l))
-      ),
-      [],
-    );
+    assertEquals(consoleProblems(consoleLines), []);
   },
 );
 

@@ -21,8 +21,10 @@ import {
   BUNDLE_BUDGET_GZIP,
   bundleSize,
   captureAndCheck,
+  consoleProblems,
   focused,
   launchBrowser,
+  openPage,
   serveStatic,
   signInAs,
 } from "./helpers/browser.ts";
@@ -175,16 +177,7 @@ Deno.test(
     await context.grantPermissions(["clipboard-read", "clipboard-write"], {
       origin: site.url,
     });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on(
-      "console",
-      (m: { type(): string; text(): string }) => consoleLines.push(`${m.type()}: ${m.text()}`),
-    );
-    page.on(
-      "pageerror",
-      (e: Error) => consoleLines.push(`pageerror: ${e.message}`),
-    );
+    page = await openPage(context, consoleLines);
   },
 );
 
@@ -1103,12 +1096,7 @@ Deno.test(
     // Nothing went wrong in the page: no uncaught error, no violation of the build's _headers policy, no
     // warning or error of the app or of Preact. The browser's own line for each HTTP error answer is
     // expected (the story provokes 4xx answers).
-    const problems = consoleLines.filter((l) =>
-      /Content Security Policy/i.test(l) ||
-      (/^(pageerror|error|warning|assert)/.test(l) &&
-        !/^error: Failed to load resource: /.test(l))
-    );
-    assertEquals(problems, []);
+    assertEquals(consoleProblems(consoleLines), []);
   },
 );
 

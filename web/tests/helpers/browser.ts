@@ -2,7 +2,7 @@
 // a static host for it (with the fallback every static host offers), Debian's Chromium through
 // playwright-core, screenshots and an axe-core accessibility check.
 import { gzipSync } from "node:zlib";
-import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import axe from "axe-core";
 
 const webDir = new URL("../../", import.meta.url).pathname;
@@ -181,6 +181,32 @@ export async function launchBrowser(): Promise<Browser> {
     ],
   });
 }
+
+/**
+ * A page as the browser tests use it: 1280x800 (a new context of `browser`, or in `context`), at most 15 s
+ * for anything. With `lines`, what it logs goes there as `<type>: <text>`, uncaught errors as
+ * `pageerror: <message>`.
+ */
+export async function openPage(from: Browser | BrowserContext, lines?: string[]): Promise<Page> {
+  const context = "newContext" in from
+    ? await from.newContext({ viewport: { width: 1280, height: 800 } })
+    : from;
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on("console", (m) => lines?.push(`${m.type()}: ${m.text()}`));
+  page.on("pageerror", (e) => lines?.push(`pageerror: ${e.message}`));
+  return page;
+}
+
+/**
+ * Logged lines that say something went wrong: a Content Security Policy refusal, any error or warning,
+ * except the browser's own line for an HTTP error answer (tests that provoke 4xx expect those).
+ */
+export const consoleProblems = (lines: string[]): string[] =>
+  lines.filter((l) =>
+    /Content Security Policy/i.test(l) ||
+    (/^(pageerror|error|warning|assert)/.test(l) && !/^error: Failed to load resource: /.test(l))
+  );
 
 export const VIEWPORTS = [
   { width: 1280, height: 800 },

@@ -12,6 +12,7 @@ import {
 import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Loading } from "../../ui/Loading.tsx";
+import { TextField } from "../../ui/TextField.tsx";
 import { secretChecks, SecretChoice, type SecretMode } from "./SecretChoice.tsx";
 import "./EndpointForm.css";
 
@@ -146,23 +147,19 @@ export function EndpointForm(
       <h2 id={`${id}-title`}>
         {editing ? "Edit endpoint" : "Add an endpoint"}
       </h2>
-      <label htmlFor={`${id}-url`}>Endpoint URL</label>
-      <input
+      <TextField
         id={`${id}-url`}
-        ref={refs.url}
+        label="Endpoint URL"
+        help={URL_HELP[targetPolicy ?? "public_https"]}
+        error={fieldErrors.url}
+        inputRef={refs.url}
         className="wide-input"
         type="url"
         inputMode="url"
         placeholder="https://example.org/webhooks/church"
         value={url}
-        aria-invalid={fieldErrors.url ? true : undefined}
-        aria-describedby={`${id}-url-help${fieldErrors.url ? ` ${id}-url-err` : ""}`}
         onChange={(e) => setUrl(e.currentTarget.value)}
       />
-      <p id={`${id}-url-help`} className="help">
-        {URL_HELP[targetPolicy ?? "public_https"]}
-      </p>
-      {fieldErrors.url && <p id={`${id}-url-err`} className="field-error">{fieldErrors.url}</p>}
 
       <label htmlFor={`${id}-desc`}>Description (optional)</label>
       <input
@@ -219,25 +216,19 @@ export function EndpointForm(
           </p>
         )}
       </fieldset>
-      <label htmlFor={`${id}-rate`}>Maximum deliveries per second (optional)</label>
-      <input
+      <TextField
         id={`${id}-rate`}
-        ref={refs.rate_limit_per_second}
+        label="Maximum deliveries per second (optional)"
+        help={"For receivers that accept only so many requests a second, such as a small server or a Zapier, " +
+          "Make or n8n plan: deliveries then wait their turn instead of being refused. 1 to 1000; empty means no limit."}
+        error={fieldErrors.rate_limit_per_second}
+        inputRef={refs.rate_limit_per_second}
         className="rate"
         inputMode="numeric"
         autoComplete="off"
         value={rate}
-        aria-invalid={fieldErrors.rate_limit_per_second ? true : undefined}
-        aria-describedby={`${id}-rate-help${fieldErrors.rate_limit_per_second ? ` ${id}-rate-err` : ""}`}
         onChange={(e) => setRate(e.currentTarget.value)}
       />
-      <p id={`${id}-rate-help`} className="help">
-        For receivers that accept only so many requests a second, such as a small server or a Zapier, Make or
-        n8n plan: deliveries then wait their turn instead of being refused. 1 to 1000; empty means no limit.
-      </p>
-      {fieldErrors.rate_limit_per_second && (
-        <p id={`${id}-rate-err`} className="field-error">{fieldErrors.rate_limit_per_second}</p>
-      )}
 
       {!editing && (
         <SecretChoice
