@@ -191,6 +191,33 @@ Deno.test("the runtime's shutdown (beforeunload) stops a background run, which r
   }
 });
 
+Deno.test("a run's body that is not what it expects is a 400 naming the fields; nothing starts", async () => {
+  const d = await dispatcher({});
+  const send = (body: string) =>
+    fetch(d.fn.base, { method: "POST", headers: { authorization: `Bearer ${secret}` }, body });
+  try {
+    for (
+      const body of ['{"budget_ms": "soon"}', '{"max_deliveries": 0}', '{"stop_when_idle": true, "rows": 5}']
+    ) {
+      const res = await send(body);
+      assertEquals([res.status, await res.json()], [400, {
+        error: {
+          code: "invalid_body",
+          message: "Expected {budget_ms?, stop_when_idle?, idle_grace_ms?, max_deliveries?, wait?}",
+        },
+      }], body);
+    }
+    const notJson = await send("run please");
+    assertEquals([notJson.status, (await notJson.json()).error.code], [400, "invalid_json"]);
+    const huge = await send(JSON.stringify({ wait: true, pad: "x".repeat(5000) }));
+    assertEquals(huge.status, 413);
+    await huge.body?.cancel();
+    assertEquals(d.background.length, 0, "no run was handed to the background");
+  } finally {
+    await d.fn.close();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });

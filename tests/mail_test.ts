@@ -23,6 +23,7 @@ async function startSender(env: Record<string, string>) {
   const pool = createSql(config.dbUrl, { max: 2 });
   const server = await serveFunction("mail-sender", createApp({ config, sql: pool }, { log: () => {} }));
   return {
+    base: server.base,
     /** One run, as pg_net would start it; answers what it did (plain Deno awaits the run). */
     async run(): Promise<{ claimed: number; sent: number; failed: number }> {
       const res = await fetch(server.base, { method: "POST", headers: bearer(SECRET), body: "{}" });
@@ -396,6 +397,20 @@ Deno.test("the sender refuses callers without the secret, and says when mail is 
   } finally {
     await server.close();
     await pool.end();
+  }
+});
+
+Deno.test("a run's body must be {max_mails?, wait?}: anything else is a 400 and sends nothing", async () => {
+  const sender = await startSender({ SMTP_URL: "smtp://127.0.0.1:9" });
+  try {
+    for (const body of ['{"max_mails": 0}', '{"max_mails": "all"}', '{"to": "someone@example.org"}']) {
+      const res = await fetch(sender.base, { method: "POST", headers: bearer(SECRET), body });
+      assertEquals([res.status, await res.json()], [400, {
+        error: { code: "invalid_body", message: "Expected {max_mails?, wait?}" },
+      }], body);
+    }
+  } finally {
+    await sender.close();
   }
 });
 
