@@ -23,7 +23,19 @@ begin
   end if;
 end
 $$;
-grant anon, authenticated to edge_user;
+-- The configuration API's role (the `webhooks` function). It has everything `authenticated` has, and
+-- besides the tables and functions only the configuration API may reach (API keys, endpoint secrets,
+-- invitations: see docs/authentication.md#two-doors-one-rule). PostgREST's `authenticator` is not a
+-- member of it, so no access token, whatever role it claims, reaches them through the Data API.
+do $$
+begin
+  if not exists (select from pg_roles where rolname = 'config_api') then
+    create role config_api nologin;
+  end if;
+end
+$$;
+grant authenticated to config_api;
+grant anon, authenticated, config_api to edge_user;
 
 create schema if not exists private;
 revoke all on schema private from public;
@@ -238,7 +250,7 @@ language plpgsql security definer
 set search_path = ''
 as $$
 begin
-  if current_setting('role', true) not in ('authenticated', 'anon') or old.role <> 'admin'
+  if current_setting('role', true) not in ('authenticated', 'anon', 'config_api') or old.role <> 'admin'
      or (tg_op = 'UPDATE' and new.role = 'admin') then
     return coalesce(new, old);
   end if;

@@ -14,9 +14,9 @@ as $$
 declare
   org uuid;
 begin
-  -- Users and API keys arrive as `authenticated`/`anon` (SET ROLE by PostgREST or withClaims); the
-  -- server does not.
-  if coalesce(current_setting('role', true), 'none') not in ('authenticated', 'anon') then
+  -- Users and API keys arrive as `authenticated`/`anon` (SET ROLE by PostgREST) or `config_api`
+  -- (withClaims in the configuration API); the server does not.
+  if coalesce(current_setting('role', true), 'none') not in ('authenticated', 'anon', 'config_api') then
     return null;
   end if;
   org := private.webhook_admin_organization_id();

@@ -276,7 +276,7 @@ language plpgsql security definer
 set search_path = ''
 as $$
 begin
-  if coalesce(current_setting('role', true), 'none') in ('authenticated', 'anon') then
+  if coalesce(current_setting('role', true), 'none') in ('authenticated', 'anon', 'config_api') then
     return null;
   end if;
   perform private.mail_endpoint_admins('endpoint_disabled', new.id, new.disabled_at,

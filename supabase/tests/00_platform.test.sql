@@ -2,12 +2,19 @@
 -- auth.role() read `request.jwt.claims` as PostgREST sets it, `authenticated` is subject to row-level
 -- security and `service_role` bypasses it.
 begin;
-select plan(10);
+select plan(14);
 
 select has_role('anon');
 select has_role('authenticated');
 select has_role('service_role');
 select ok((select rolbypassrls from pg_roles where rolname = 'service_role'), 'service_role bypasses RLS');
+
+-- Two doors: the configuration API's role has all of authenticated's privileges, and PostgREST's login
+-- cannot become it (docs/authentication.md#two-doors-one-rule).
+select ok(pg_has_role('config_api', 'authenticated', 'usage'), 'config_api has everything authenticated has');
+select ok(not pg_has_role('authenticator', 'config_api', 'member'), 'authenticator (the Data API) cannot become config_api');
+select ok(not (select rolcanlogin from pg_roles where rolname = 'config_api'), 'config_api cannot log in');
+select ok(pg_has_role('edge_user', 'config_api', 'member'), 'edge_user (the user-request pool) may become config_api');
 
 -- (the raw setting, as PostgREST writes it: what these functions read is the subject here)
 select set_config('request.jwt.claims',

@@ -137,9 +137,19 @@ export function createSql(url: string, options: PoolOptions = {}): Sql {
 
 export type JwtClaims = Record<string, unknown> & { sub?: string; role?: string };
 
-/** Runs `fn` in one transaction as `authenticated` (or `anon` for an anon token) with the given claims. */
-export function withClaims<T>(sql: Sql, claims: JwtClaims, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const role = claims.role === "anon" ? "anon" : "authenticated";
+/** The roles a request's transaction may take: PostgREST's two, and the configuration API's own. */
+export type RequestRole = "anon" | "authenticated" | "config_api";
+
+/**
+ * Runs `fn` in one transaction as `role` with the given claims, as PostgREST does per request. Unset:
+ * `authenticated` (or `anon` for an anon token), what the Data API would use for the same token.
+ */
+export function withClaims<T>(
+  sql: Sql,
+  claims: JwtClaims,
+  fn: (tx: Tx) => Promise<T>,
+  role: RequestRole = claims.role === "anon" ? "anon" : "authenticated",
+): Promise<T> {
   return sql.begin(async (tx) => {
     await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
                     set_config('role', ${role}, true)`;

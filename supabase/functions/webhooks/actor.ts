@@ -1,6 +1,7 @@
 // Who is calling the configuration API: a person (Supabase JWT, RLS applies with their claims) or an
 // organization API key (automation platforms). Either way the request ends up with claims that
-// `withClaims` turns into an `authenticated` transaction, so row-level security decides what it sees.
+// `withClaims` turns into a `config_api` transaction (everything `authenticated` may do, and what only
+// this API may: docs/authentication.md#two-doors-one-rule), so row-level security decides what it sees.
 // @see docs/authentication.md#who-can-call-the-configuration-api
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../_shared/app.ts";
@@ -81,7 +82,7 @@ export async function asCaller<T>(
       );
     }
     return await fn(tx, { organizationId: row?.org ?? null, actor });
-  });
+  }, "config_api");
 }
 
 /**
