@@ -7,7 +7,7 @@
 -- row, not the token's claim), so a change takes effect at the caller's next request. The last admin
 -- stays (private.keep_an_admin, 20261122100000_tenancy.sql); losing admin ends that person's API keys
 -- (20261122100400_organization_api_keys.sql). Last sign-in comes from auth.users here; nothing of
--- auth.* is exposed. See docs/authentication.md#joining-and-leaving-invitations
+-- auth.* is exposed. See docs/authentication.md#settings--people
 
 -- The caller's organization, when they may manage its people -------------------------------------------
 -- An admin of the active organization with a live session, else 42501.

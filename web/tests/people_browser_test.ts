@@ -136,6 +136,7 @@ Deno.test(
     assertEquals(await emailField().getAttribute("aria-invalid"), null, "the field is fine again");
     assertEquals((await openInvitations(NEWCOMER)).map((i) => i.role), ["admin"]);
     await invitationRow(NEWCOMER).getByText(/Another mail can go in/).waitFor();
+    await docsImage(page.locator("main"), "people");
     await page.getByText("Or send the link yourself").click();
     const link = await page.getByRole("textbox", { name: "Invitation link" }).inputValue();
     assert(link.startsWith(`${site.url}/invitations/accept#token=inv_`), link);
@@ -255,7 +256,6 @@ Deno.test(
     await leave.getByRole("alert").getByText(/make another member admin first/).waitFor();
     await leave.getByRole("button", { name: "Cancel" }).click();
     assertEquals(await roleOf(ADMIN), "admin");
-    await docsImage(page.locator("main"), "people");
   },
 );
 

@@ -2,7 +2,7 @@
 // last signed in; an admin changes a member's role or removes them. Through the SQL functions of
 // 20261128130000_people.sql, which check again that the caller is an admin now with a live session;
 // the last admin stays. Inviting, resending and withdrawing are invitations (routes/invitations.ts).
-// @see docs/authentication.md#joining-and-leaving-invitations
+// @see docs/authentication.md#settings--people
 import { z } from "@hono/zod-openapi";
 import { AppError, notFound } from "../../_shared/errors.ts";
 import type { Tx } from "../../_shared/db.ts";
