@@ -85,7 +85,7 @@ function MemberRow(
     <tr>
       <th scope="row">
         <span className="person-email">{name}</span>
-        {p.you && <span className="you">{" "}(you)</span>}
+        {p.you && <span className="you">(you)</span>}
         {p.display_name && p.email && <div className="muted small">{p.display_name}</div>}
         <div className="narrow-only muted small">
           Joined {relativeTime(p.joined_at)};{" "}
