@@ -27,6 +27,7 @@ const STAFF = `people-staff-${run}@firstchurch.example`;
 const HELPER = `people-helper-${run}@firstchurch.example`;
 const NEWCOMER = `newcomer-${run}@example.org`;
 const LATECOMER = `latecomer-${run}@example.org`;
+const JOINER = `joiner-${run}@example.org`;
 const PAGE = "/settings/people";
 
 let stack: DevStack;
@@ -184,7 +185,7 @@ Deno.test(
 );
 
 Deno.test(
-  "withdrawing: asks first, then the link stops working; one withdrawn meanwhile is said so",
+  "withdrawing: asks first, then the link stops working; one withdrawn or accepted meanwhile is said so",
   opts,
   async () => {
     await invitationRow(NEWCOMER).getByRole("button", { name: `Withdraw the invitation to ${NEWCOMER}` })
@@ -209,6 +210,19 @@ Deno.test(
     await check("withdraw-gone");
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await page.getByRole("heading", { name: "No open invitations" }).waitFor();
+
+    // Accepted while this page still shows it: resending says so above the list.
+    await emailField().fill(JOINER);
+    await page.getByRole("button", { name: "Send invitation" }).click();
+    await invitationRow(JOINER).waitFor();
+    await sql()`update public.organization_invitations set accepted_at = now() where email = ${JOINER}`;
+    await invitationRow(JOINER).getByRole("button", { name: `Resend the invitation to ${JOINER}` }).click();
+    await page.getByText(
+      `The invitation to ${JOINER} is no longer open: it was accepted, withdrawn or replaced.`,
+    )
+      .waitFor();
+    await page.getByRole("heading", { name: "No open invitations" }).waitFor();
+    assertEquals((await openInvitations(JOINER)).length, 0, "nothing was sent again");
   },
 );
 
