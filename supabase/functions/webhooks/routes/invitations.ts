@@ -89,7 +89,7 @@ const INVITATION_COLUMNS = `id, email, role,
   end as resend_available_at`;
 
 /** "in 45 seconds", "in 3 minutes", "in 5 hours": how long until `at`. */
-export function waitInWords(at: Date, now = new Date()): string {
+function waitInWords(at: Date, now = new Date()): string {
   const seconds = Math.max(1, Math.ceil((at.getTime() - now.getTime()) / 1000));
   if (seconds < 120) return `in ${seconds} seconds`;
   if (seconds < 120 * 60) return `in ${Math.ceil(seconds / 60)} minutes`;
