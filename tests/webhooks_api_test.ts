@@ -344,9 +344,11 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     const [log] =
       await sql()`insert into public.inbound_webhook_log (organization_id, provider, event, payload, signature_valid, status)
       values (${a.organizationId}, 'checkout', 'charged', '{"event":"charged"}', true, 'unmatched') returning id`;
-    const invitation =
-      (await call(api.base, "POST", "/invitations", adminA, { email: "invitee@example.org" }))
-        .data;
+    const invitation = (await call(api.base, "POST", "/invitations", adminA, {
+      email: `invitee-${crypto.randomUUID()}@example.org`,
+    }))
+      .data;
+    const [staffMembership] = await sql()`select id from public.profiles where user_id = ${a.staff.id}`;
     // A member of A to aim erasures at, and one A erased already.
     const memberOfA = await addMemberRow(a.organizationId, "Erasable");
     const erasure = (await call(api.base, "POST", "/erasures", adminA, {
@@ -359,6 +361,7 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "/inbound-log/:id": log!.id,
       "/subscriptions/:id": endpoint.id,
       "/invitations/:id": invitation.id,
+      "/people/:id": staffMembership!.id,
       "/erasures/:id": erasure.id,
       "member": memberOfA,
     };
@@ -369,7 +372,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /endpoints/:id/recover": { since: new Date(0).toISOString() },
       "POST /subscriptions": { target_url: "http://127.0.0.1:9/z", event: "member.created" },
       "POST /api-keys": { name: "x" },
-      "POST /invitations": { email: "someone-else@example.org" },
+      "POST /invitations": { email: `someone-else-${crypto.randomUUID()}@example.org` },
+      "PATCH /people/:id": { role: "admin" },
       // Aimed at A without its token (whoever holds that joins: it is the invitation).
       "POST /invitations/accept": { token: "inv_" + "0".repeat(64) },
       "POST /invitations/preview": { token: "inv_" + "0".repeat(64) },
@@ -455,6 +459,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     assertEquals(ep!.secret, endpoint.secret);
     const [k] = await sql()`select revoked_at from public.organization_api_keys where id = ${apiKey.id}`;
     assertEquals(k!.revoked_at, null);
+    const [staff] = await sql()`select role from public.profiles where id = ${staffMembership!.id}`;
+    assertEquals(staff!.role, "staff");
   } finally {
     await api.close();
   }

@@ -36,7 +36,62 @@ create table private.mail_outbox (
 create index mail_outbox_due_idx on private.mail_outbox (next_attempt_at) where status = 'pending';
 create index mail_outbox_organization_idx on private.mail_outbox (organization_id, created_at);
 create index mail_outbox_finished_idx on private.mail_outbox (created_at) where status <> 'pending';
+-- What one address was sent lately (private.mail_recipient_next_at).
+create index mail_outbox_recipient_idx on private.mail_outbox (recipient, created_at);
 revoke all on private.mail_outbox from public, anon, authenticated;
+
+-- Mails to one address --------------------------------------------------------------------------------
+-- Nobody can make this service mail one person over and over: not an admin re-inviting an address six
+-- times in 20 seconds, nor several organizations inviting the same stranger, nor a flood of endpoint
+-- notices to one admin. Counted over the last 24 hours, per address, from what was queued to be sent
+-- (a mail cancelled before sending, or recorded as not sent, does not count):
+--   * invitations from one organization: one a minute, and five a day;
+--   * invitations from all organizations together: ten a day (the invitee consented to none of them);
+--   * every other mail (notices to an organization's admins): twenty a day, so invitations from strangers
+--     never use up an admin's notices.
+-- Returns when the next such mail may be queued, or null when it may be now.
+-- See docs/operations.md#e-mail
+create function private.mail_recipient_next_at(organization_id uuid, kind text, recipient text)
+returns timestamptz
+language plpgsql stable security definer
+set search_path = ''
+as $$
+declare
+  address text := lower(trim(mail_recipient_next_at.recipient));
+  invitation boolean := mail_recipient_next_at.kind = 'invitation';
+  next_at timestamptz;
+  nth timestamptz;
+begin
+  -- Each query walks this address's rows of the last day only (mail_outbox_recipient_idx).
+  if invitation then
+    select max(m.created_at) + interval '1 minute' into next_at
+      from private.mail_outbox m
+     where m.recipient = address and m.created_at > now() - interval '24 hours' and m.kind = 'invitation'
+       and m.organization_id = mail_recipient_next_at.organization_id
+       and m.status <> 'cancelled' and not (m.status = 'failed' and m.attempts = 0);
+    select m.created_at + interval '24 hours' into nth
+      from private.mail_outbox m
+     where m.recipient = address and m.created_at > now() - interval '24 hours' and m.kind = 'invitation'
+       and m.organization_id = mail_recipient_next_at.organization_id
+       and m.status <> 'cancelled' and not (m.status = 'failed' and m.attempts = 0)
+     order by m.created_at desc offset 4 limit 1;
+    next_at := greatest(next_at, nth);
+    select m.created_at + interval '24 hours' into nth
+      from private.mail_outbox m
+     where m.recipient = address and m.created_at > now() - interval '24 hours' and m.kind = 'invitation'
+       and m.status <> 'cancelled' and not (m.status = 'failed' and m.attempts = 0)
+     order by m.created_at desc offset 9 limit 1;
+  else
+    select m.created_at + interval '24 hours' into nth
+      from private.mail_outbox m
+     where m.recipient = address and m.created_at > now() - interval '24 hours' and m.kind <> 'invitation'
+       and m.status <> 'cancelled' and not (m.status = 'failed' and m.attempts = 0)
+     order by m.created_at desc offset 19 limit 1;
+  end if;
+  next_at := greatest(next_at, nth);
+  return case when next_at > now() then next_at end;
+end;
+$$;
 
 -- Queues a mail (nothing when a mail with the same dedupe key exists) and wakes local senders at
 -- commit. Returns the new row's id, or null. An organization's mails go out at most 100 an hour: each
@@ -55,10 +110,29 @@ as $$
 declare
   created uuid;
   recent integer;
+  next_at timestamptz;
 begin
   -- The every-minute alerts ask again for every failing endpoint: a key already used costs one probe.
   if mail_enqueue.dedupe_key is not null
      and exists (select 1 from private.mail_outbox m where m.dedupe_key = mail_enqueue.dedupe_key) then
+    return null;
+  end if;
+  -- One address is not mailed over and over (private.mail_recipient_next_at): an invitation is refused
+  -- (54000 with hint recipient_limit and the time it may go as detail: the API's 429 with Retry-After),
+  -- a notice is recorded as not sent, with the reason.
+  next_at := private.mail_recipient_next_at(mail_enqueue.organization_id, mail_enqueue.kind, mail_enqueue.recipient);
+  if next_at is not null then
+    if mail_enqueue.kind = 'invitation' then
+      raise exception 'this address was sent invitation mails recently; the next one can go at %', next_at
+        using errcode = '54000', hint = 'recipient_limit',
+              detail = to_char(next_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+    end if;
+    insert into private.mail_outbox (organization_id, kind, recipient, data, dedupe_key, status, next_attempt_at,
+                                     last_error)
+    values (mail_enqueue.organization_id, mail_enqueue.kind, lower(trim(mail_enqueue.recipient)),
+            mail_enqueue.data, mail_enqueue.dedupe_key, 'failed', null,
+            'not sent: this address was sent 20 notices in the last 24 hours')
+    on conflict do nothing;
     return null;
   end if;
   -- Bounded: at most 2,400 index entries of mail_outbox_organization_idx, whatever was queued.
@@ -430,6 +504,7 @@ end;
 $$;
 
 revoke all on function private.mail_enqueue(uuid, text, text, jsonb, text, timestamptz),
+  private.mail_recipient_next_at(uuid, text, text),
   private.organization_admin_emails(uuid), private.mail_cancel_stale(), private.mail_claim(integer, integer),
   private.mail_retry_delay(integer), private.mail_record(jsonb),
   private.mail_endpoint_admins(text, uuid, timestamptz, jsonb), private.mail_endpoint_alerts(),

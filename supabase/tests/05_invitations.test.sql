@@ -52,6 +52,10 @@ select throws_ok($$ select public.create_invitation('victim@example.org', 'owner
 select throws_ok($$ select public.create_invitation('Staff-A@example.org', 'staff') $$, '23505', null,
   'an address that is already a member is refused');
 insert into pg_temp.kept select 'first', public.create_invitation('Victim@Example.org', 'admin') ->> 'token';
+-- (a minute later: an address gets one invitation mail a minute, and this transaction's clock stands still)
+select tests.clear_act_as();
+update private.mail_outbox set created_at = created_at - interval '1 minute' where recipient = 'victim@example.org';
+select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 insert into pg_temp.kept select 'victim', public.create_invitation('victim@example.org', 'staff') ->> 'token';
 select matches((select value from pg_temp.kept where name = 'victim'), '^inv_[0-9a-f]{64}$', 'the admin gets a token');
 select is((select count(*)::int from public.organization_invitations where revoked_at is null and accepted_at is null), 1,

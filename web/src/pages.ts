@@ -7,6 +7,7 @@ import { PaymentWebhooksPage } from "./pages/payments/PaymentWebhooksPage.tsx";
 import { WebhookLogsPage } from "./pages/logs/WebhookLogsPage.tsx";
 import { WebhooksPage } from "./pages/webhooks/WebhooksPage.tsx";
 import { ErasePersonPage } from "./pages/erase/ErasePersonPage.tsx";
+import { PeoplePage } from "./pages/people/PeoplePage.tsx";
 
 export interface PageEntry {
   path: string;
@@ -14,6 +15,8 @@ export interface PageEntry {
   Page: ComponentType;
   /** Query parameters that name one organization's rows: dropped when the organization changes. */
   orgParams?: readonly string[];
+  /** What staff are told instead of the page (default: that webhook settings are for administrators). */
+  forAdmins?: { heading: string; text: string };
 }
 
 export const PAGES: readonly PageEntry[] = [
@@ -37,6 +40,17 @@ export const PAGES: readonly PageEntry[] = [
     path: "/settings/integrations/payment-webhooks",
     title: "Payment webhooks",
     Page: PaymentWebhooksPage,
+  },
+  {
+    path: "/settings/people",
+    title: "People",
+    Page: PeoplePage,
+    forAdmins: {
+      heading: "People are managed by administrators",
+      text:
+        "Inviting people, changing their roles and removing them is for the organization's administrators; " +
+        "ask one of them.",
+    },
   },
   {
     path: "/settings/privacy/erase-person",

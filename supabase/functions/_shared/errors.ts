@@ -10,6 +10,8 @@ export class AppError extends Error {
     readonly code: string,
     message: string,
     readonly details?: Record<string, unknown>,
+    /** Response headers the error implies (Retry-After of a 429, say). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = "AppError";
@@ -81,5 +83,5 @@ export function errorResponse(c: Context, err: unknown): Response {
   }
   const body: ErrorBody = { error: { code: appErr.code, message: appErr.message } };
   if (appErr.details) body.error.details = appErr.details;
-  return c.json(body, appErr.status);
+  return c.json(body, appErr.status, appErr.headers);
 }

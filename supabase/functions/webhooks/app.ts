@@ -19,6 +19,7 @@ import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
 import { meRoutes } from "./routes/me.ts";
 import { invitationRoutes } from "./routes/invitations.ts";
+import { peopleRoutes } from "./routes/people.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
 
 export const API_VERSION = "1.0.0";
@@ -34,6 +35,7 @@ export function routes(deps: AppDeps): Route[] {
     ...inboundLogRoutes(deps),
     ...meRoutes(deps),
     ...invitationRoutes(deps),
+    ...peopleRoutes(deps),
     ...erasureRoutes(deps),
   ];
 }

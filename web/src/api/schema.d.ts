@@ -2042,6 +2042,8 @@ export interface paths {
                                 /** Format: uuid */
                                 accepted_by: string | null;
                                 revoked_at: string | null;
+                                /** @description When another invitation mail to this address can go (resend, or invite again); null: now, or the invitation is no longer open */
+                                resend_available_at: string | null;
                             }[];
                         };
                     };
@@ -2126,7 +2128,87 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description The organization queued 2,400 mails in the last 24 hours; invite more later */
+                /** @description One address gets at most one invitation mail a minute, five a day from this organization and ten a day from all organizations: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email`; or the organization queued 2,400 mails in the last 24 hours (`too_many_invitations`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send an open or expired invitation again (admins): a new one with a new link replaces it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The new invitation with its token (the old link stops working) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description Send it to the invitee; shown only in this response, stored hashed */
+                            token: string;
+                            created_at: string;
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No open or expired invitation with this id in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The address has become a member meanwhile */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description One address gets at most one invitation mail a minute, five a day from this organization and ten a day from all organizations: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2185,6 +2267,8 @@ export interface paths {
                             /** Format: uuid */
                             accepted_by: string | null;
                             revoked_at: string | null;
+                            /** @description When another invitation mail to this address can go (resend, or invite again); null: now, or the invitation is no longer open */
+                            resend_available_at: string | null;
                         };
                     };
                 };
@@ -2433,6 +2517,234 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/webhooks/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's members with role, joined date and last sign-in, admins first (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Members */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /**
+                                 * Format: uuid
+                                 * @description The membership's id (one person has one per organization)
+                                 */
+                                id: string;
+                                /** Format: uuid */
+                                user_id: string;
+                                email: string | null;
+                                display_name: string | null;
+                                /** @enum {string} */
+                                role: "admin" | "staff";
+                                /** @description When they joined this organization */
+                                joined_at: string;
+                                /** @description Their last sign-in to the service (any organization); null: never */
+                                last_sign_in_at: string | null;
+                                /** @description This is the caller */
+                                you: boolean;
+                            }[];
+                            /** @description More than 1000 people: only the first 1000 are listed */
+                            has_more: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/people/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a member from the organization (admins); they lose access at their next request, and the API keys they made end. The last admin cannot be removed */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The member as they were before removal */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description The membership's id (one person has one per organization)
+                             */
+                            id: string;
+                            /** Format: uuid */
+                            user_id: string;
+                            email: string | null;
+                            display_name: string | null;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description When they joined this organization */
+                            joined_at: string;
+                            /** @description Their last sign-in to the service (any organization); null: never */
+                            last_sign_in_at: string | null;
+                            /** @description This is the caller */
+                            you: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `last_admin`: they are the organization's only admin (`details.fields` names `id`) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a member's role (admins); it applies from their next request. The last admin stays admin */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The member's new role
+                         * @enum {string}
+                         */
+                        role: "admin" | "staff";
+                    };
+                };
+            };
+            responses: {
+                /** @description The member with their new role */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description The membership's id (one person has one per organization)
+                             */
+                            id: string;
+                            /** Format: uuid */
+                            user_id: string;
+                            email: string | null;
+                            display_name: string | null;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description When they joined this organization */
+                            joined_at: string;
+                            /** @description Their last sign-in to the service (any organization); null: never */
+                            last_sign_in_at: string | null;
+                            /** @description This is the caller */
+                            you: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `last_admin`: they are the organization's only admin (`details.fields` names `role`) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
         trace?: never;
     };
     "/webhooks/members/search": {

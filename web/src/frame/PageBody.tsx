@@ -50,6 +50,19 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
       </>
     );
   }
+  if (!session.isAdmin && page.forAdmins) {
+    return (
+      <>
+        <h1>{title}</h1>
+        <div className="empty" role="note">
+          <h2>{page.forAdmins.heading}</h2>
+          <p>
+            You are signed in to {session.organization.organization_name} as staff. {page.forAdmins.text}
+          </p>
+        </div>
+      </>
+    );
+  }
   if (!session.isAdmin) {
     return (
       <>

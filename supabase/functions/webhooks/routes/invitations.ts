@@ -1,7 +1,9 @@
 // People joining and leaving organizations, through the SQL functions of 20261122100300_invitations.sql
 // run as the caller (they check who may do what); the token is the invitation, never an account's
-// e-mail address; API keys cannot manage people. @see docs/authentication.md#joining-and-leaving-invitations
-import { z } from "zod";
+// e-mail address; API keys cannot manage people. One address gets at most one invitation mail a minute
+// (and a few a day): the 429 says when the next can go, and the list says it for each open invitation.
+// @see docs/authentication.md#joining-and-leaving-invitations
+import { z } from "@hono/zod-openapi";
 import { AppError, notFound } from "../../_shared/errors.ts";
 import { type ActorEnv, asAdmin, asCaller } from "../actor.ts";
 import type { AppDeps } from "../../_shared/app.ts";
@@ -23,6 +25,24 @@ const Invitation = z.object({
   accepted_at: z.string().nullable(),
   accepted_by: z.uuid().nullable(),
   revoked_at: z.string().nullable(),
+  resend_available_at: z.string().nullable().describe(
+    "When another invitation mail to this address can go (resend, or invite again); null: now, or the " +
+      "invitation is no longer open",
+  ),
+}).openapi({
+  example: {
+    id: "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+    email: "grace@firstchurch.example",
+    role: "staff",
+    status: "pending",
+    invited_by: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+    created_at: "2026-11-28T09:00:00.000Z",
+    expires_at: "2026-12-05T09:00:00.000Z",
+    accepted_at: null,
+    accepted_by: null,
+    revoked_at: null,
+    resend_available_at: "2026-11-28T09:01:00.000Z",
+  },
 });
 const CreatedInvitation = z.object({
   id: z.uuid(),
@@ -32,6 +52,16 @@ const CreatedInvitation = z.object({
   token: z.string().describe("Send it to the invitee; shown only in this response, stored hashed"),
   created_at: z.string(),
   expires_at: z.string(),
+}).openapi({
+  example: {
+    id: "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+    organization_id: "0c0ffee0-1234-4abc-8def-0123456789ab",
+    email: "grace@firstchurch.example",
+    role: "staff",
+    token: "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e",
+    created_at: "2026-11-28T09:00:00.000Z",
+    expires_at: "2026-12-05T09:00:00.000Z",
+  },
 });
 const InvitationToken = z.object({
   token: z.string().min(1).max(200).describe("The token from the invitation link (inv_...)"),
@@ -48,19 +78,47 @@ const ReceivedInvitation = z.object({
 const CreateInvitation = z.object({
   email: z.email().max(320),
   role: Role.default("staff"),
-}).strict();
+}).strict().openapi({ example: { email: "grace@firstchurch.example", role: "staff" } });
 const Membership = z.object({ organization_id: z.uuid(), role: Role });
 
 const INVITATION_COLUMNS = `id, email, role,
   case when accepted_at is not null then 'accepted' when revoked_at is not null then 'revoked'
        when expires_at <= now() then 'expired' else 'pending' end as status,
-  invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at`;
+  invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at,
+  case when accepted_at is null and revoked_at is null then private.invitation_mail_available_at(email)
+  end as resend_available_at`;
+
+/** "in 45 seconds", "in 3 minutes", "in 5 hours": how long until `at`. */
+function waitInWords(at: Date, now = new Date()): string {
+  const seconds = Math.max(1, Math.ceil((at.getTime() - now.getTime()) / 1000));
+  if (seconds < 120) return `in ${seconds} seconds`;
+  if (seconds < 120 * 60) return `in ${Math.ceil(seconds / 60)} minutes`;
+  return `in ${Math.ceil(seconds / 3600)} hours`;
+}
+
+/**
+ * The per-address mail limit (private.mail_recipient_next_at) as a 429 at the `email` field, saying when
+ * the next mail can go: in words, as `details.retry_at` and as Retry-After.
+ */
+function recipientLimited(detail: string | undefined): AppError {
+  const at = new Date(detail ?? "");
+  const retryAt = Number.isNaN(at.getTime()) ? new Date(Date.now() + 60_000) : at;
+  const message = `This address was sent an invitation recently; another can go ${waitInWords(retryAt)}`;
+  return new AppError(
+    429,
+    "recipient_limited",
+    message,
+    { retry_at: retryAt.toISOString(), fields: [{ field: "email", message }] },
+    { "retry-after": String(Math.max(1, Math.ceil((retryAt.getTime() - Date.now()) / 1000))) },
+  );
+}
 
 /** What the invitation functions raise, as API errors. */
 function invitationError(err: unknown): unknown {
-  const code = (err as { code?: string } | null)?.code;
+  const { code, hint, detail } = (err ?? {}) as { code?: string; hint?: string; detail?: string };
   if (code === "P0002") return notFound("not_found", "No such open invitation or membership for you");
   if (code === "23505") return new AppError(409, "already_member", "Already a member of this organization");
+  if (code === "54000" && hint === "recipient_limit") return recipientLimited(detail);
   if (code === "54000") {
     return new AppError(
       429,
@@ -88,6 +146,22 @@ async function asUser<T>(deps: AppDeps, c: Context<ActorEnv>, fn: (tx: Tx) => Pr
 }
 
 const id = { id: z.uuid() };
+
+/** Invites (or invites again) as the admin of `tx`; the mail goes in the same transaction. */
+async function createInvitation(tx: Tx, email: string, role: string) {
+  try {
+    const [r] = await tx<{ invitation: z.infer<typeof CreatedInvitation> }[]>`
+      select public.create_invitation(${email}, ${role}) as invitation`;
+    return r!.invitation;
+  } catch (err) {
+    throw invitationError(err);
+  }
+}
+
+const MAIL_LIMIT =
+  "One address gets at most one invitation mail a minute, five a day from this organization " +
+  "and ten a day from all organizations: `recipient_limited`, with `details.retry_at`, Retry-After and " +
+  "`details.fields` naming `email`";
 
 export const invitationRoutes: RouteFactory = (deps) => [
   route(
@@ -120,19 +194,45 @@ export const invitationRoutes: RouteFactory = (deps) => [
       responses: {
         201: { description: "The invitation with its token", schema: CreatedInvitation },
         409: { description: "The address already belongs to a member" },
-        429: { description: "The organization queued 2,400 mails in the last 24 hours; invite more later" },
+        429: {
+          description: `${MAIL_LIMIT}; or the organization queued 2,400 mails in the last 24 hours ` +
+            "(`too_many_invitations`)",
+        },
       },
     },
     async (c) => {
       const input = c.req.valid("json");
+      const created = await asAdmin(deps, c, (tx) => createInvitation(tx, input.email, input.role));
+      return c.json(created, 201);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/invitations/:id/resend",
+      summary: "Send an open or expired invitation again (admins): a new one with a new link replaces it",
+      tag: "People",
+      access: "user",
+      refusal: "API keys cannot manage people",
+      params: id,
+      responses: {
+        201: {
+          description: "The new invitation with its token (the old link stops working)",
+          schema: CreatedInvitation,
+        },
+        404: { description: "No open or expired invitation with this id in the organization" },
+        409: { description: "The address has become a member meanwhile" },
+        429: { description: MAIL_LIMIT },
+      },
+    },
+    async (c) => {
+      const invitationId = c.req.valid("param").id;
       const created = await asAdmin(deps, c, async (tx) => {
-        try {
-          const [r] = await tx<{ invitation: z.infer<typeof CreatedInvitation> }[]>`
-            select public.create_invitation(${input.email}, ${input.role}) as invitation`;
-          return r!.invitation;
-        } catch (err) {
-          throw invitationError(err);
-        }
+        const [old] = await tx<{ email: string; role: string }[]>`
+          select email, role from public.organization_invitations
+          where id = ${invitationId} and accepted_at is null and revoked_at is null`;
+        if (!old) throw notFound("not_found", "No open or expired invitation with this id");
+        return await createInvitation(tx, old.email, old.role);
       });
       return c.json(created, 201);
     },

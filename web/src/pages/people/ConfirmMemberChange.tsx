@@ -1,0 +1,89 @@
+// Asking before what cannot simply be clicked back: removing someone (they lose access at once, and the
+// API keys they made stop working), leaving, and stepping down from admin. A refusal (the last admin)
+// is said here, beside the button that caused it.
+import { api, unwrap } from "../../api/client.ts";
+import { useAction } from "../../api/queries.ts";
+import { useSession } from "../../session.tsx";
+import { ActionResult } from "../../ui/ActionResult.tsx";
+import type { Confirm } from "./MemberTable.tsx";
+import { personName } from "./types.ts";
+
+export const confirmTitle = (c: Confirm): string =>
+  c.kind === "step_down"
+    ? "Step down to staff?"
+    : c.person.you
+    ? "Leave this organization?"
+    : "Remove this person?";
+
+export function ConfirmMemberChange(
+  { confirm, close, onDone }: {
+    confirm: Confirm;
+    close(): void;
+    onDone(text: string): void;
+  },
+) {
+  const session = useSession();
+  const { kind, person } = confirm;
+  const name = personName(person);
+  const org = session.organization?.organization_name ?? "this organization";
+  const act = useAction(async () => {
+    const path = { params: { path: { id: person.id } } };
+    if (kind === "step_down") {
+      await unwrap(
+        api.PATCH("/webhooks/people/{id}", {
+          ...path,
+          body: { role: "staff" },
+        }),
+      );
+    } else {
+      await unwrap(api.DELETE("/webhooks/people/{id}", path));
+    }
+  });
+  const what = kind === "step_down" ? "Step down" : person.you ? "Leave" : `Remove ${name}`;
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        act.mutate(undefined, {
+          onSuccess: async () => {
+            close();
+            if (person.you) {
+              // No longer an admin here (or no longer here): the page follows who you are now.
+              await session.reloadMe();
+              return;
+            }
+            onDone(`${name} was removed from ${org}.`);
+          },
+        });
+      }}
+    >
+      {kind === "step_down" && (
+        <p>
+          You will be staff of{" "}
+          {org}: you will no longer manage its settings, webhooks, API keys or people, and the API keys you
+          made stop working. Another admin can make you admin again.
+        </p>
+      )}
+      {kind === "remove" && person.you && (
+        <p>
+          You will no longer be a member of{" "}
+          {org}, and the API keys you made stop working. An admin would have to invite you again.
+        </p>
+      )}
+      {kind === "remove" && !person.you && (
+        <p>
+          <strong>{name}</strong> loses access to {org}{" "}
+          at once{person.role === "admin" ? ", and the API keys they made stop working" : ""}. You can invite
+          them again later.
+        </p>
+      )}
+      <ActionResult action={act} />
+      <div className="actions">
+        <button type="submit" className="danger" disabled={act.isPending}>
+          {act.isPending ? "Working…" : what}
+        </button>
+        <button type="button" onClick={close} data-autofocus>Cancel</button>
+      </div>
+    </form>
+  );
+}
