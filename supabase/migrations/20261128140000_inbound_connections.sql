@@ -56,7 +56,7 @@ $$;
 create function private.inbound_secret_acceptable(secret text) returns boolean
 language sql immutable
 set search_path = ''
-as $$ select secret ~ '^[!-~]{16,256}$' $$;
+as $$ select secret ~ '^[!-~]+$' and length(secret) between 16 and 256 $$;
 
 -- Payment provider secrets -------------------------------------------------------------------------------
 -- Whether each secret is set, its last four characters and when it was set; never the secret.
