@@ -7,6 +7,7 @@ import { PaymentWebhooksPage } from "./pages/payments/PaymentWebhooksPage.tsx";
 import { WebhookLogsPage } from "./pages/logs/WebhookLogsPage.tsx";
 import { WebhooksPage } from "./pages/webhooks/WebhooksPage.tsx";
 import { ErasePersonPage } from "./pages/erase/ErasePersonPage.tsx";
+import { ConnectionsPage } from "./pages/connections/ConnectionsPage.tsx";
 
 export interface PageEntry {
   path: string;
@@ -32,6 +33,11 @@ export const PAGES: readonly PageEntry[] = [
     path: "/settings/integrations/api-keys",
     title: "API keys",
     Page: ApiKeysPage,
+  },
+  {
+    path: "/settings/integrations/connections",
+    title: "Connections",
+    Page: ConnectionsPage,
   },
   {
     path: "/settings/integrations/payment-webhooks",

@@ -62,7 +62,9 @@ export function Header() {
           </span>
         )}
         <span className="email">
-          {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
+          {session.state.kind === "signed_in"
+            ? session.state.session.user.email
+            : ""}
         </span>
         <button
           type="button"
