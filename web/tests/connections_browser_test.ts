@@ -7,17 +7,9 @@
 // localStorage; axe finds nothing serious at 1280 and 390 px on any state shown.
 //
 // WEB_DOCS_IMAGES=1 also writes the guides' screenshots of these screens to docs/images/.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import {
   change,
   newPhoneNumberId,
@@ -150,8 +142,7 @@ Deno.test(
     // A refusal of the API, in its words, lands at the field too (the request is altered on its way).
     await page.route(
       "**/functions/v1/webhooks/connections/checkout/secret",
-      (route) =>
-        route.continue({ postData: JSON.stringify({ secret: "x y" }) }),
+      (route) => route.continue({ postData: JSON.stringify({ secret: "x y" }) }),
     );
     await field.fill(CHECKOUT_SECRET);
     await dialog.getByRole("button", { name: "Save secret" }).click();
@@ -318,6 +309,7 @@ Deno.test(
     await number.getByText(/text from …1234/).waitFor();
     await check("whatsapp-live");
     await docsImage(number, "connections-whatsapp-number");
+    await page.evaluate("scrollTo(0, 0)");
     await docsImage(page, "connections-page");
   },
 );

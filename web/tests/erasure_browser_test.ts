@@ -5,11 +5,7 @@
 import { assert, assertEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { rowsMentioning } from "../../tests/helpers/catalogue_search.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import type { Browser, Page } from "playwright-core";
 import {
   buildWeb,
@@ -41,9 +37,7 @@ const problems: string[] = [];
 
 /** Screenshots, and axe at both sizes with every violation, whatever its impact (none at all on this page). */
 async function axeViolations(name: string): Promise<void> {
-  problems.push(
-    ...await captureAndCheck(page, `erase-${name}`, { everyImpact: true }),
-  );
+  problems.push(...await captureAndCheck(page, `erase-${name}`, { everyImpact: true }));
 }
 
 const signIn = (email: string) => signInAs(page, site.url, email);

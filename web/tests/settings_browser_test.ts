@@ -9,23 +9,10 @@
 //
 // WEB_TEST_DEBUG=1 runs the story against a development build instead, where preact/debug checks every
 // render and says in the console what is wrong (which the console check then fails on).
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-  assertNotEquals,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch, assertNotEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
-import {
-  type ReceivedRequest,
-  type Receiver,
-  startReceiver,
-} from "../../tests/helpers/receiver.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
+import { type ReceivedRequest, type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
 import { Webhook } from "standardwebhooks";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
@@ -141,9 +128,7 @@ async function until(
  * and a browser's cloud spell check sends what is typed to a server.
  */
 async function spellChecked(field: Locator): Promise<boolean> {
-  return await field.evaluate((e) =>
-    (e as unknown as { spellcheck: boolean }).spellcheck
-  );
+  return await field.evaluate((e) => (e as unknown as { spellcheck: boolean }).spellcheck);
 }
 
 /** The row of the Logs table for a delivery of this event, newest first. */
@@ -197,8 +182,7 @@ Deno.test(
 );
 
 Deno.test({
-  name:
-    "the built app is under its budget: JavaScript and CSS together, gzipped",
+  name: "the built app is under its budget: JavaScript and CSS together, gzipped",
   ignore: debugBuild,
   ...opts,
   fn: async () => {
@@ -206,12 +190,8 @@ Deno.test({
     const kb = (n: number) => `${(n / 1024).toFixed(1)} kB`;
     assert(
       size.gzip <= BUNDLE_BUDGET_GZIP,
-      `${kb(size.gzip)} gzipped (JavaScript ${kb(size.jsGzip)}, CSS ${
-        kb(size.cssGzip)
-      }) is over the ` +
-        `budget of ${
-          kb(BUNDLE_BUDGET_GZIP)
-        }: see what grew with deno run -A scripts/bench/web_breakdown.ts`,
+      `${kb(size.gzip)} gzipped (JavaScript ${kb(size.jsGzip)}, CSS ${kb(size.cssGzip)}) is over the ` +
+        `budget of ${kb(BUNDLE_BUDGET_GZIP)}: see what grew with deno run -A scripts/bench/web_breakdown.ts`,
     );
   },
 });
@@ -364,8 +344,7 @@ Deno.test(
       await confirm.waitFor({ state: "hidden" });
     }
     await card.waitFor();
-    const left =
-      await sql()`select 1 from public.webhook_endpoints where organization_id = ${firstId}`;
+    const left = await sql()`select 1 from public.webhook_endpoints where organization_id = ${firstId}`;
     assertEquals(left.length, 1, "the endpoint is still there");
   },
 );
@@ -458,9 +437,7 @@ Deno.test(
   "the receiver answers 500: the page shows the delivery retrying with each attempt's status",
   opts,
   async () => {
-    receiver.respond(() =>
-      new Response("down for maintenance", { status: 500 })
-    );
+    receiver.respond(() => new Response("down for maintenance", { status: 500 }));
     const before = receiver.requests.length;
     await addMember("Grace");
     await receiver.waitFor(before + 1, 15_000);
@@ -567,9 +544,7 @@ Deno.test(
     await sql()`insert into public.donations (organization_id, member_id, amount_minor, currency)
               values (${firstId}, ${memberId}, 2500, 'USD')`;
     const all = await receiver.waitFor(before + 2, 15_000);
-    const donation = all.slice(before).find((r) =>
-      r.headers.get("x-webhook-event") === "donation.recorded"
-    )!;
+    const donation = all.slice(before).find((r) => r.headers.get("x-webhook-event") === "donation.recorded")!;
     assert(donation, "donation.recorded delivered");
     assert(await verifies(donation, secret), "verifies with the new secret");
     assert(
@@ -692,9 +667,7 @@ Deno.test(
       await page.getByRole("button", { name: "Show older deliveries" }).count(),
       0,
     );
-    const ids = await rows.evaluateAll((trs) =>
-      trs.map((tr) => tr.getAttribute("data-delivery-id"))
-    );
+    const ids = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-delivery-id")));
     assertEquals(new Set(ids).size, total, "no delivery listed twice");
   },
 );
@@ -984,9 +957,7 @@ Deno.test(
     const [d] = await sql()<{ id: string; endpoint_id: string }[]>`
       select id, endpoint_id from public.webhook_deliveries where organization_id = ${firstId} limit 1`;
     await page.goto(
-      `${site.url}${LOGS}?endpoint=${d!.endpoint_id}&delivery=${
-        d!.id
-      }&status=delivered`,
+      `${site.url}${LOGS}?endpoint=${d!.endpoint_id}&delivery=${d!.id}&status=delivered`,
     );
     await page.getByRole("heading", { name: "Delivery details" }).waitFor();
     await page.getByLabel("Organization").selectOption(graceId);
@@ -1050,8 +1021,7 @@ Deno.test(
       `Deleted ${receiver.url}/grace and its delivery history.`,
     );
     await page.getByRole("heading", { name: "No endpoints yet" }).waitFor();
-    const left =
-      await sql()`select 1 from public.webhook_endpoints where organization_id = ${graceId}`;
+    const left = await sql()`select 1 from public.webhook_endpoints where organization_id = ${graceId}`;
     assertEquals(left.length, 0);
 
     await goTo("Webhook Logs", /webhook-logs/);
@@ -1108,9 +1078,7 @@ Deno.test(
   "no secret or API key was ever written to localStorage or the console; no error or warning there",
   opts,
   async () => {
-    const storage = await page.evaluate(() =>
-      JSON.stringify({ ...localStorage, ...sessionStorage })
-    );
+    const storage = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
     for (
       const [what, value] of Object.entries({
         secret,

@@ -58,9 +58,8 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
           <h2>Webhook settings are for administrators</h2>
           <p>
             You are signed in to {session.organization.organization_name}{" "}
-            as staff. Webhooks, their logs, API keys and payment webhooks are
-            managed by the organization's administrators; ask one of them if
-            something needs changing.
+            as staff. Webhooks, their logs, API keys and payment webhooks are managed by the organization's
+            administrators; ask one of them if something needs changing.
           </p>
         </div>
       </>

@@ -2,19 +2,12 @@
 // a static host for it (with the fallback every static host offers), Debian's Chromium through
 // playwright-core, screenshots and an axe-core accessibility check.
 import { gzipSync } from "node:zlib";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Locator,
-  type Page,
-} from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import axe from "axe-core";
 
 const webDir = new URL("../../", import.meta.url).pathname;
 export const artifactsDir = `${webDir}tests/artifacts`;
-const docsImagesDir =
-  new URL("../../../docs/images/", import.meta.url).pathname;
+const docsImagesDir = new URL("../../../docs/images/", import.meta.url).pathname;
 
 /**
  * With WEB_DOCS_IMAGES=1, a screenshot of the page or of one element of it for the guides, as
@@ -65,9 +58,7 @@ export async function buildWeb(
   }).output();
   if (!out.success) {
     throw new Error(
-      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${
-        new TextDecoder().decode(out.stderr)
-      }`,
+      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${new TextDecoder().decode(out.stderr)}`,
     );
   }
   return outDir;
@@ -80,11 +71,7 @@ export const BUNDLE_BUDGET_GZIP = 100 * 1024;
 export async function bundleSize(dir: string) {
   const size = { js: 0, jsGzip: 0, css: 0, cssGzip: 0 };
   for await (const f of Deno.readDir(`${dir}/assets`)) {
-    const kind = f.name.endsWith(".js")
-      ? "js"
-      : f.name.endsWith(".css")
-      ? "css"
-      : null;
+    const kind = f.name.endsWith(".js") ? "js" : f.name.endsWith(".css") ? "css" : null;
     if (!kind) continue;
     const bytes = await Deno.readFile(`${dir}/assets/${f.name}`);
     size[kind] += bytes.length;
@@ -135,10 +122,7 @@ export function serveStatic(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
-      const file =
-        path.includes("..") || path.endsWith("/") || path === "/_headers"
-          ? "/index.html"
-          : path;
+      const file = path.includes("..") || path.endsWith("/") || path === "/_headers" ? "/index.html" : path;
       for (const candidate of [file, "/index.html"]) {
         try {
           const body = await Deno.readFile(`${dir}${candidate}`);
@@ -203,10 +187,7 @@ export async function launchBrowser(): Promise<Browser> {
  * for anything. With `lines`, what it logs goes there as `<type>: <text>`, uncaught errors as
  * `pageerror: <message>`.
  */
-export async function openPage(
-  from: Browser | BrowserContext,
-  lines?: string[],
-): Promise<Page> {
+export async function openPage(from: Browser | BrowserContext, lines?: string[]): Promise<Page> {
   const context = "newContext" in from
     ? await from.newContext({ viewport: { width: 1280, height: 800 } })
     : from;
@@ -224,8 +205,7 @@ export async function openPage(
 export const consoleProblems = (lines: string[]): string[] =>
   lines.filter((l) =>
     /Content Security Policy/i.test(l) ||
-    (/^(pageerror|error|warning|assert)/.test(l) &&
-      !/^error: Failed to load resource: /.test(l))
+    (/^(pageerror|error|warning|assert)/.test(l) && !/^error: Failed to load resource: /.test(l))
   );
 
 export const VIEWPORTS = [
@@ -261,9 +241,7 @@ export async function seriousA11yViolations(
     }[];
   };
   return result.violations
-    .filter((v) =>
-      everyImpact || v.impact === "serious" || v.impact === "critical"
-    )
+    .filter((v) => everyImpact || v.impact === "serious" || v.impact === "critical")
     .map((v) => ({
       id: v.id,
       impact: v.impact,
@@ -314,9 +292,7 @@ export async function captureAndCheck(
     }
     for (const v of await seriousA11yViolations(page, everyImpact)) {
       problems.push(
-        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${
-          v.targets.join(", ")
-        }`,
+        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
       );
     }
   }
@@ -343,12 +319,7 @@ export async function focused(
 }
 
 /** Signs in on the settings site's sign-in page and waits for the landing page (Webhooks). */
-export async function signInAs(
-  page: Page,
-  siteUrl: string,
-  email: string,
-  password = "demo-password",
-) {
+export async function signInAs(page: Page, siteUrl: string, email: string, password = "demo-password") {
   await page.goto(`${siteUrl}/auth`);
   await page.getByLabel("E-mail").fill(email);
   await page.getByLabel("Password").fill(password);

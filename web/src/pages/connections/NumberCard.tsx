@@ -102,8 +102,7 @@ export function NumberCard(
               ? (
                 <>
                   {n.last_message.type}
-                  {n.last_message.from ? ` from ${n.last_message.from}` : ""},
-                  {" "}
+                  {n.last_message.from ? ` from ${n.last_message.from}` : ""},{" "}
                   <Time iso={n.last_message.received_at} />
                 </>
               )
@@ -113,9 +112,8 @@ export function NumberCard(
       </dl>
       {n.status === "pending" && (
         <p className="help">
-          Messages arrive here once Meta sends them signed with this app secret.
-          If Meta says it delivers and nothing arrives, check the app secret
-          (App settings › Basic in your Meta app).
+          Messages arrive here once Meta sends them signed with this app secret. If Meta says it delivers and
+          nothing arrives, check the app secret (App settings › Basic in your Meta app).
         </p>
       )}
       <div className="actions">
@@ -194,8 +192,7 @@ export function NumberCard(
         onClose={() => setDialog(null)}
       >
         <p>
-          The current token stops working at once: enter the new one in Meta's
-          webhook settings.
+          The current token stops working at once: enter the new one in Meta's webhook settings.
         </p>
         <ActionResult action={newToken} />
         <div className="actions">
@@ -218,8 +215,8 @@ export function NumberCard(
         onClose={() => setDialog(null)}
       >
         <p>
-          Its conversations stay. Messages Meta sends for it from now on are
-          refused, so remove the webhook in Meta too.
+          Its conversations stay. Messages Meta sends for it from now on are refused, so remove the webhook in
+          Meta too.
         </p>
         <ActionResult action={remove} />
         <div className="actions">
