@@ -48,12 +48,21 @@ export async function loadCandidates(sql: Sql, phoneNumberIds: string[]): Promis
   }));
 }
 
+const MARK_EVERY_MS = 60_000;
+/** When this process last marked each registration: a busy number costs no write per body. */
+const marked = new Map<string, number>();
+
 /**
  * Marks the registrations a verified body was applied for: verified from the first one on, and when
  * the last body arrived (written at most once a minute per registration).
  */
 export async function markReceived(sql: Sql, accountIds: string[]): Promise<void> {
-  if (accountIds.length === 0) return;
+  const now = performance.now();
+  const due = [...new Set(accountIds)].filter((id) => !(now - (marked.get(id) ?? -Infinity) < MARK_EVERY_MS));
+  if (due.length === 0) return;
+  if (marked.size > 10_000) marked.clear();
+  for (const id of due) marked.set(id, now);
+  accountIds = due;
   await sql`
     update public.messaging_accounts
     set verified_at = coalesce(verified_at, now()), last_received_at = now()
