@@ -120,10 +120,13 @@ Deno.test("two organizations holding the same app secret: the one verified first
   assertEquals(await texts(first.organizationId), ["one", "two", "three"]);
 });
 
-Deno.test("crowding: seventy registrations of a number made before and after its owner's cannot keep the owner's bodies out", async () => {
+Deno.test("crowding: seventy registrations of a number, each verified by a body it signed itself, made before and after its owner's, cannot keep the owner's bodies out", async () => {
   const id = newPhoneNumberId();
   const crowd = async (n: number) => {
-    for (let i = 0; i < n; i++) await register(id);
+    for (let i = 0; i < n; i++) {
+      const squatter = await register(id);
+      assertEquals((await post(squatter, "planted", squatter.appSecret)).status, 200);
+    }
   };
   await crowd(70);
   const owner = await register(id);

@@ -14,9 +14,11 @@ export interface Account {
 
 /**
  * Registrations of one id loaded per body. Several organizations may register the same id (anyone can
- * type one); this bounds what a crowd of them adds to a body's routing.
+ * type one); this bounds what a crowd of them adds to a body's routing. A crowd larger than this, each
+ * registration in an organization of its own and each verified by a body it signed itself, could keep
+ * an owner who has not received a body yet from being tried: 256 organizations for one number.
  */
-export const CANDIDATES_PER_ID = 64;
+export const CANDIDATES_PER_ID = 256;
 
 /**
  * Every registration of the ids a body names, in order of preference per id: verified ones first, the
