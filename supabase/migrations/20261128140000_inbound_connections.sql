@@ -58,6 +58,30 @@ language sql immutable
 set search_path = ''
 as $$ select secret ~ '^[!-~]+$' and length(secret) between 16 and 256 $$;
 
+-- Refuses a value a connection's field cannot take, naming the field in the hint: the configuration API
+-- shows the message at that field. A null passes unless `required`. Fields: phone_number_id,
+-- display_phone_number, and the secrets (secret, app_secret, verify_token).
+create function private.check_connection_field(field text, value text, required boolean default false)
+returns void
+language plpgsql immutable
+set search_path = ''
+as $$
+declare
+  problem text := case
+    when value is null then case when required then 'is required' end
+    when field = 'phone_number_id' then case when value !~ '^[0-9A-Za-z_.-]{1,64}$' then
+      'must be the Phone number ID from Meta''s WhatsApp settings (digits, at most 64 characters)' end
+    when field = 'display_phone_number' then case when value !~ '^[0-9 +().-]{1,40}$' then
+      'must be a phone number of digits, spaces, +, ( ) . - (at most 40 characters)' end
+    when not private.inbound_secret_acceptable(value) then 'must be 16 to 256 printable characters without spaces'
+  end;
+begin
+  if problem is not null then
+    raise exception '%', problem using errcode = '22023', hint = field;
+  end if;
+end;
+$$;
+
 -- Payment provider secrets -------------------------------------------------------------------------------
 -- Whether each secret is set, its last four characters and when it was set; never the secret.
 create function private.inbound_secrets()
@@ -89,9 +113,7 @@ begin
   if p_provider is null or p_provider not in ('checkout', 'payments') then
     raise exception 'unknown provider %', left(p_provider, 40) using errcode = '22023', hint = 'provider';
   end if;
-  if p_secret is not null and not private.inbound_secret_acceptable(p_secret) then
-    raise exception 'must be 16 to 256 printable characters without spaces' using errcode = '22023', hint = 'secret';
-  end if;
+  perform private.check_connection_field('secret', p_secret);
   insert into public.organization_settings as s (organization_id, webhook_secret, payments_webhook_secret)
   values (org, case when p_provider = 'checkout' then p_secret end,
           case when p_provider = 'payments' then p_secret end)
@@ -156,20 +178,10 @@ declare
   org uuid := private.connections_admin_organization();
   account uuid;
 begin
-  if p_phone_number_id is null or p_phone_number_id !~ '^[0-9A-Za-z_.-]{1,64}$' then
-    raise exception 'must be the Phone number ID from Meta''s WhatsApp settings (digits, at most 64 characters)'
-      using errcode = '22023', hint = 'phone_number_id';
-  end if;
-  if p_display_phone_number is not null and p_display_phone_number !~ '^[0-9 +().-]{1,40}$' then
-    raise exception 'must be a phone number of digits, spaces, +, ( ) . - (at most 40 characters)'
-      using errcode = '22023', hint = 'display_phone_number';
-  end if;
-  if p_app_secret is null or not private.inbound_secret_acceptable(p_app_secret) then
-    raise exception 'must be 16 to 256 printable characters without spaces' using errcode = '22023', hint = 'app_secret';
-  end if;
-  if p_verify_token is null or not private.inbound_secret_acceptable(p_verify_token) then
-    raise exception 'must be 16 to 256 printable characters without spaces' using errcode = '22023', hint = 'verify_token';
-  end if;
+  perform private.check_connection_field('phone_number_id', p_phone_number_id, required => true);
+  perform private.check_connection_field('display_phone_number', p_display_phone_number);
+  perform private.check_connection_field('app_secret', p_app_secret, required => true);
+  perform private.check_connection_field('verify_token', p_verify_token, required => true);
   -- Serializes this organization's registrations, so two at once cannot pass the limit together.
   perform 1 from public.organizations o where o.id = org for update;
   if exists (select 1 from public.messaging_accounts a
@@ -202,14 +214,8 @@ as $$
 declare
   org uuid := private.connections_admin_organization();
 begin
-  if p_change_display and p_display_phone_number is not null
-     and p_display_phone_number !~ '^[0-9 +().-]{1,40}$' then
-    raise exception 'must be a phone number of digits, spaces, +, ( ) . - (at most 40 characters)'
-      using errcode = '22023', hint = 'display_phone_number';
-  end if;
-  if p_app_secret is not null and not private.inbound_secret_acceptable(p_app_secret) then
-    raise exception 'must be 16 to 256 printable characters without spaces' using errcode = '22023', hint = 'app_secret';
-  end if;
+  perform private.check_connection_field('display_phone_number', p_display_phone_number);
+  perform private.check_connection_field('app_secret', p_app_secret);
   update public.messaging_accounts a
   set display_phone_number = case when p_change_display then nullif(p_display_phone_number, '')
                                   else a.display_phone_number end
@@ -232,9 +238,7 @@ as $$
 declare
   org uuid := private.connections_admin_organization();
 begin
-  if p_verify_token is null or not private.inbound_secret_acceptable(p_verify_token) then
-    raise exception 'must be 16 to 256 printable characters without spaces' using errcode = '22023', hint = 'verify_token';
-  end if;
+  perform private.check_connection_field('verify_token', p_verify_token, required => true);
   update public.messaging_accounts a set handshake_at = null
   where a.id = p_id and a.organization_id = org;
   if not found then
@@ -275,7 +279,7 @@ as $$
 $$;
 
 revoke all on function private.stamp_inbound_secrets(), private.connections_admin_organization(),
-  private.inbound_secret_acceptable(text), private.inbound_secrets(), private.set_inbound_secret(text, text),
+  private.inbound_secret_acceptable(text), private.check_connection_field(text, text, boolean), private.inbound_secrets(), private.set_inbound_secret(text, text),
   private.whatsapp_numbers_limit(), private.whatsapp_numbers(),
   private.register_whatsapp_number(text, text, text, text), private.update_whatsapp_number(uuid, text, boolean, text),
   private.set_whatsapp_verify_token(uuid, text), private.delete_whatsapp_number(uuid),

@@ -8,6 +8,7 @@ import { Badge } from "../../ui/Badge.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { TextField } from "../../ui/TextField.tsx";
 import { Time } from "../../ui/Time.tsx";
+import { ConfirmDialog } from "./ConfirmDialog.tsx";
 import { secretOk } from "./SecretForm.tsx";
 import type { WhatsAppNumber } from "./types.ts";
 
@@ -186,53 +187,28 @@ export function NumberCard(
           </div>
         </form>
       </Dialog>
-      <Dialog
+      <ConfirmDialog
         title="Make a new verify token?"
         open={dialog === "token"}
-        onClose={() => setDialog(null)}
+        close={() => setDialog(null)}
+        action={newToken}
+        confirm="Make a new token"
       >
-        <p>
-          The current token stops working at once: enter the new one in Meta's webhook settings.
-        </p>
-        <ActionResult action={newToken} />
-        <div className="actions">
-          <button
-            type="button"
-            className="primary"
-            disabled={newToken.isPending}
-            onClick={() => newToken.mutate()}
-          >
-            Make a new token
-          </button>
-          <button type="button" data-autofocus onClick={() => setDialog(null)}>
-            Cancel
-          </button>
-        </div>
-      </Dialog>
-      <Dialog
+        <p>The current token stops working at once: enter the new one in Meta's webhook settings.</p>
+      </ConfirmDialog>
+      <ConfirmDialog
         title={`Remove ${label}?`}
         open={dialog === "remove"}
-        onClose={() => setDialog(null)}
+        close={() => setDialog(null)}
+        action={remove}
+        confirm="Remove number"
+        danger
       >
         <p>
           Its conversations stay. Messages Meta sends for it from now on are refused, so remove the webhook in
           Meta too.
         </p>
-        <ActionResult action={remove} />
-        <div className="actions">
-          <button
-            type="button"
-            className="danger"
-            disabled={remove.isPending}
-            onClick={() => remove.mutate()}
-          >
-            Remove number
-          </button>
-          <button type="button" data-autofocus onClick={() => setDialog(null)}>
-            Cancel
-          </button>
-        </div>
-      </Dialog>
+      </ConfirmDialog>
     </li>
   );
 }

@@ -11,6 +11,7 @@ import { Dialog } from "../../ui/Dialog.tsx";
 import { OnceSecret } from "../../ui/OnceSecret.tsx";
 import { Time } from "../../ui/Time.tsx";
 import { Failures } from "./Failures.tsx";
+import { ConfirmDialog } from "./ConfirmDialog.tsx";
 import { SecretForm } from "./SecretForm.tsx";
 import { type PaymentConnection, PROVIDER_NAMES } from "./types.ts";
 
@@ -177,30 +178,19 @@ export function PaymentProviderCard(
           }}
         />
       </Dialog>
-      <Dialog
+      <ConfirmDialog
         title="Remove this secret?"
         open={dialog === "remove"}
-        onClose={() => setDialog(null)}
+        close={() => setDialog(null)}
+        action={remove}
+        confirm="Remove secret"
+        danger
       >
         <p>
           The provider's notifications are refused (401) until a new secret is set; it retries them for about
           a day.
         </p>
-        <ActionResult action={remove} />
-        <div className="actions">
-          <button
-            type="button"
-            className="danger"
-            disabled={remove.isPending}
-            onClick={() => remove.mutate()}
-          >
-            Remove secret
-          </button>
-          <button type="button" data-autofocus onClick={() => setDialog(null)}>
-            Cancel
-          </button>
-        </div>
-      </Dialog>
+      </ConfirmDialog>
     </section>
   );
 }
