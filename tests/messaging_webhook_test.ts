@@ -560,18 +560,24 @@ Deno.test("one body may carry several accounts: each change goes to its own orga
     assertEquals((await messagesOf(a.organizationId)).map((m) => m.text), ["to A"]);
     assertEquals((await messagesOf(b.organizationId)).map((m) => m.text).sort(), ["to B", "to B again"]);
 
-    // Signed with A's secret but also routing to C (another secret): refused whole, nothing stored.
+    // Signed with A's secret but also naming C's number (another secret): A's change is applied, C's is
+    // skipped as if nobody held C's number; nothing reaches C.
     const mixed = webhookBody([
       change(a, { messages: [textMessage(phone, "x")] }),
       change(c, {
         messages: [textMessage(phone, "y")],
       }),
     ]);
-    const refused = await signedPost(base, mixed, secret);
+    const partly = await signedPost(base, mixed, secret);
+    const json = await partly.json();
+    assertEquals([partly.status, json.messages.stored, json.skipped_phone_number_ids], [200, 1, 1]);
+    assertEquals((await messagesOf(a.organizationId)).map((m) => m.text).sort(), ["to A", "x"]);
+    assertEquals((await countAll(c.organizationId)).messages, 0);
+    // Signed with nobody's secret: refused whole.
+    const refused = await signedPost(base, mixed, "nobody's secret");
     assertEquals(refused.status, 401);
     await refused.body?.cancel();
-    assertEquals((await countAll(a.organizationId)).messages, 1);
-    assertEquals((await countAll(c.organizationId)).messages, 0);
+    assertEquals((await countAll(a.organizationId)).messages, 2);
   });
 });
 
@@ -602,7 +608,7 @@ Deno.test("bad or missing signatures are 401 and store nothing", async () => {
   });
 });
 
-Deno.test("an unknown phone_number_id is answered 200, logged, and nothing is stored", async () => {
+Deno.test("a number nobody registered is answered as a forged body is (401), told to the operator, and nothing is stored", async () => {
   const account = await newAccount();
   const ghost: TestAccount = { ...account, phoneNumberId: `999${Date.now()}` };
   const phone = newPhone();
@@ -616,8 +622,8 @@ Deno.test("an unknown phone_number_id is answered 200, logged, and nothing is st
         webhookBody([change(ghost, { messages: [textMessage(phone, "lost?")] })]),
         "any",
       );
-      assertEquals(res.status, 200);
-      assertEquals(await res.json(), { status: "ignored" });
+      assertEquals(res.status, 401);
+      assertEquals((await res.json()).error.code, "invalid_signature");
     } finally {
       console.warn = original;
     }

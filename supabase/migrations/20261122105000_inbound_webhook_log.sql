@@ -85,6 +85,10 @@ create index inbound_webhook_log_refused_idx
 -- 20261125110000_person_erasure.sql) a range of this index even when many rows share a received_at.
 create index inbound_webhook_log_org_idx
   on public.inbound_webhook_log (organization_id, received_at desc, id desc);
+-- One provider's newest rows: Payment webhooks filtered by provider, and the Connections page's last
+-- payload of each provider (an organization's WhatsApp traffic never has to be read past to find them).
+create index inbound_webhook_log_provider_idx
+  on public.inbound_webhook_log (organization_id, provider, received_at desc, id desc);
 create index inbound_webhook_log_replayable_idx
   on public.inbound_webhook_log (organization_id, received_at)
   where status in ('failed', 'unmatched', 'received');

@@ -6,18 +6,32 @@
 -- organization_id in a composite foreign key, so a row can never point into another organization.
 
 -- Gateway accounts ----------------------------------------------------------------------------------
--- One row per WhatsApp business phone number. phone_number_id is the gateway's id for the number, the
--- routing key of every inbound webhook, so it belongs to exactly one organization.
+-- One row per WhatsApp business phone number an organization registered. phone_number_id is the
+-- gateway's id for the number, the routing key of every inbound webhook. It is unique per organization
+-- only: anyone may type any id, so a global unique key would tell one organization that another holds a
+-- number, and let whoever registers first keep the owner out. A body for the id belongs to the
+-- registrations whose app secret signed it (messaging-webhook/accounts.ts), so a registration with the
+-- wrong secret receives nothing. See docs/inbound-webhooks.md#who-a-number-belongs-to
 create table public.messaging_accounts (
   id uuid primary key default gen_random_uuid(),
   organization_id uuid not null references public.organizations (id) on delete cascade,
-  phone_number_id text not null unique check (phone_number_id ~ '^[0-9A-Za-z_.-]{1,64}$'),
-  display_phone_number text,
+  phone_number_id text not null check (phone_number_id ~ '^[0-9A-Za-z_.-]{1,64}$'),
+  display_phone_number text check (length(display_phone_number) <= 40),
+  -- The first time a body for this number verified under this registration's app secret: the
+  -- connection works. Of several organizations' registrations that verify one body (they hold the same
+  -- app secret), the one verified first receives it.
+  verified_at timestamptz,
+  -- The last time the gateway's subscription handshake presented this registration's verify token.
+  handshake_at timestamptz,
+  -- The last verified body for this number (messages or receipts); refreshed at most once a minute.
+  last_received_at timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
+  unique (organization_id, phone_number_id),
   unique (organization_id, id)
 );
-create index messaging_accounts_organization_idx on public.messaging_accounts (organization_id);
+-- Routing: every registration of the ids a body names.
+create index messaging_accounts_phone_number_idx on public.messaging_accounts (phone_number_id);
 -- The country an organization's members' numbers are written in when they lack a country code: inbound
 -- senders are matched to such numbers through it (private.whatsapp_upsert_thread). ISO 3166-1 alpha-2.
 alter table public.organization_settings add column default_country text
@@ -153,7 +167,8 @@ create table public.whatsapp_messages (
     references public.messaging_accounts (organization_id, id) on delete set null (account_id)
 );
 create index whatsapp_messages_conversation_idx on public.whatsapp_messages (conversation_id, sent_at);
-create index whatsapp_messages_account_idx on public.whatsapp_messages (account_id);
+-- (account_id, created_at): a number's newest message for the Connections page, and the foreign key.
+create index whatsapp_messages_account_idx on public.whatsapp_messages (account_id, created_at desc);
 
 -- Delivery receipts -----------------------------------------------------------------------------------
 -- Every distinct receipt the gateway reports, kept as the message's delivery history. A receipt can

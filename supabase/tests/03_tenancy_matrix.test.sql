@@ -82,9 +82,9 @@ begin
     from public.donations d where d.organization_id = org limit 1;
   insert into public.inbound_webhook_log (organization_id, provider, event, idempotency_key, payload, signature_valid, status)
     values (org, 'checkout', 'charged', 'idem-' || org, '{"event":"charged"}', true, 'processed');
-  -- WhatsApp
+  -- WhatsApp (both organizations registered the same phone-number id: anyone may type any id)
   insert into public.messaging_accounts (organization_id, phone_number_id, display_phone_number)
-    values (org, 'pn_' || left(org::text, 8), '+44 20 7946 0000') returning id into account;
+    values (org, 'pn_shared_by_a_and_b', '+44 20 7946 0000') returning id into account;
   insert into public.messaging_account_secrets (account_id, organization_id, app_secret, verify_token)
     values (account, org, 'app-secret-' || org, 'verify-token-' || org);
   insert into public.whatsapp_conversations (organization_id, contact_phone, member_id, member_match)

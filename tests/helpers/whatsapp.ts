@@ -21,16 +21,20 @@ export function newPhone(): string {
   return `1${unique().slice(-10).padStart(10, "5")}`;
 }
 
+/** A fresh phone-number id (the gateway's id of a business number) no other test uses. */
+export const newPhoneNumberId = (): string => unique();
+
 export function newMessageId(): string {
   return `wamid.${btoa(crypto.randomUUID()).replace(/=+$/, "")}`;
 }
 
-/** Registers a gateway number for an organization, as an operator would (server side). */
+/** Registers a gateway number for an organization, as an operator would (server side); any id, also one
+ * another organization registered. */
 export async function createAccount(
   organizationId: string,
-  opts: { appSecret?: string; verifyToken?: string } = {},
+  opts: { appSecret?: string; verifyToken?: string; phoneNumberId?: string } = {},
 ): Promise<TestAccount> {
-  const phoneNumberId = unique();
+  const phoneNumberId = opts.phoneNumberId ?? unique();
   const displayPhoneNumber = `1555${phoneNumberId.slice(-7)}`;
   const appSecret = opts.appSecret ?? `secret-${crypto.randomUUID()}`;
   const verifyToken = opts.verifyToken ?? `verify-${crypto.randomUUID()}`;

@@ -8,6 +8,7 @@ import { WebhookLogsPage } from "./pages/logs/WebhookLogsPage.tsx";
 import { WebhooksPage } from "./pages/webhooks/WebhooksPage.tsx";
 import { ErasePersonPage } from "./pages/erase/ErasePersonPage.tsx";
 import { PeoplePage } from "./pages/people/PeoplePage.tsx";
+import { ConnectionsPage } from "./pages/connections/ConnectionsPage.tsx";
 
 export interface PageEntry {
   path: string;
@@ -35,6 +36,11 @@ export const PAGES: readonly PageEntry[] = [
     path: "/settings/integrations/api-keys",
     title: "API keys",
     Page: ApiKeysPage,
+  },
+  {
+    path: "/settings/integrations/connections",
+    title: "Connections",
+    Page: ConnectionsPage,
   },
   {
     path: "/settings/integrations/payment-webhooks",

@@ -10,6 +10,7 @@ import type {
   SubscriptionStatus,
 } from "../_shared/inbound/types.ts";
 import {
+  connectionTest,
   entityOf,
   envelope,
   isoTime,
@@ -113,6 +114,8 @@ function normalize(body: unknown, receivedAt: Date): NormalizedEvent {
       },
     };
   }
+  const test = connectionTest(body);
+  if (test) return test;
   const event = (body as { event?: unknown } | null)?.event;
   const mapping = typeof event === "string" && Object.hasOwn(NEUTRAL_EVENTS, event)
     ? NEUTRAL_EVENTS[event]!

@@ -1,19 +1,21 @@
 // Inbound WhatsApp gateway webhook (Cloud API shape).
 //
 //   GET  /messaging-webhook          subscription handshake: echoes hub.challenge when hub.verify_token
-//                                    is the verify token of one of our accounts, 403 otherwise
+//                                    is the verify token of a registration (which records that it
+//                                    passed), 403 otherwise
 //   POST /messaging-webhook          messages and delivery receipts, signed x-hub-signature-256
 //   POST /messaging-webhook/replay   the configuration API's replay of logged payloads (replay secret)
 //
-// POST runs the shared inbound pipeline with the WhatsApp receiver (receiver.ts). Changes for
-// phone-number ids we do not know are skipped with a (bounded) log line and still answered 200, so the
-// gateway does not retry them for days. @see docs/inbound-webhooks.md#whatsapp-messaging-webhook
+// POST runs the shared inbound pipeline with the WhatsApp receiver (receiver.ts). Each phone-number id
+// a body names goes to the registration whose app secret signed it; ids none verifies for are skipped.
+// A body that verifies for no id is 401, whether or not anyone registered its ids, so the answer never
+// tells who holds a number. @see docs/inbound-webhooks.md#who-a-number-belongs-to
 import type { Hono } from "hono";
 import { type AppDeps, newApp } from "../_shared/app.ts";
 import { badRequest, forbidden } from "../_shared/errors.ts";
 import { runInbound } from "../_shared/inbound/pipeline.ts";
 import { mountReplay } from "../_shared/inbound/replay_route.ts";
-import { verifyTokenMatches } from "./accounts.ts";
+import { markReceived, passHandshake } from "./accounts.ts";
 import { whatsappReceiver } from "./receiver.ts";
 
 export { SIGNATURE_HEADER } from "./receiver.ts";
@@ -32,7 +34,7 @@ export function createApp(deps: AppDeps): Hono {
     const mode = c.req.query("hub.mode");
     const token = c.req.query("hub.verify_token");
     const challenge = c.req.query("hub.challenge");
-    if (mode !== "subscribe" || !token || !(await verifyTokenMatches(deps.sql, token))) {
+    if (mode !== "subscribe" || !token || (await passHandshake(deps.sql, token)).length === 0) {
       throw forbidden("verification_failed", "Verify token does not match");
     }
     if (!challenge || challenge.length > MAX_CHALLENGE_LENGTH) {
@@ -45,8 +47,8 @@ export function createApp(deps: AppDeps): Hono {
 
   app.post("/", async (c) => {
     const outcome = await runInbound(deps.sql, whatsappReceiver, c.req.raw);
-    // Not an error of ours and nothing the gateway can fix by retrying: tell the operator, boundedly.
-    if (outcome.unknown.length > 0) warnUnknownIds(outcome.unknown);
+    // Verified and logged: these registrations work (their page says so).
+    await markReceived(deps.sql, outcome.parts.map((p) => p.target.accountId!)).catch(() => {});
     if (outcome.parts.every((p) => p.change.messages.length === 0 && p.change.receipts.length === 0)) {
       return c.json({ status: "ignored" }, 200);
     }
@@ -77,32 +79,4 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   return app;
-}
-
-const WARN_INTERVAL_MS = 60_000;
-const WARN_SAMPLE = 3;
-let lastWarnAt = -Infinity;
-let suppressed = 0;
-
-/**
- * Anyone can name phone-number ids (a body naming none of ours is checked against no secret), so this
- * line must not grow with the body or with the request rate: a count and a few ids cut short, at most
- * once a minute per process, with how many requests were left out since.
- */
-function warnUnknownIds(ids: string[]): void {
-  const now = performance.now();
-  if (now - lastWarnAt < WARN_INTERVAL_MS) {
-    suppressed++;
-    return;
-  }
-  lastWarnAt = now;
-  console.warn(JSON.stringify({
-    level: "warn",
-    function: "messaging-webhook",
-    msg: "unknown phone_number_id, changes skipped",
-    count: ids.length,
-    sample: ids.slice(0, WARN_SAMPLE).map((id) => id.slice(0, 32)),
-    suppressed_requests: suppressed,
-  }));
-  suppressed = 0;
 }

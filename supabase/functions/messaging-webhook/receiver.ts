@@ -1,9 +1,10 @@
-// The WhatsApp Cloud API receiver as the inbound pipeline sees it: a body routes to the gateway
-// accounts of the phone-number ids it names, each of whose app secrets must have signed it; it is
-// logged as one part per account (only that account's changes), and applied through
-// private.process_whatsapp_webhook. @see docs/inbound-webhooks.md#messages-and-receipts-post
+// The WhatsApp Cloud API receiver as the inbound pipeline sees it: a body routes, for each phone-number
+// id it names, to the registration of that id whose app secret signed it; it is logged as one part per
+// account (only that account's changes), and applied through private.process_whatsapp_webhook.
+// @see docs/inbound-webhooks.md#messages-and-receipts-post
 import type { ApplyResult, Part, Receiver, Target } from "../_shared/inbound/types.ts";
-import { loadAccounts } from "./accounts.ts";
+import { loadCandidates } from "./accounts.ts";
+import { warnUnknownIds } from "./unknown_ids.ts";
 import { type InboundMessage, parseWebhook, type Receipt, storableStrings } from "./payload.ts";
 
 export const SIGNATURE_HEADER = "x-hub-signature-256";
@@ -23,17 +24,24 @@ export const whatsappReceiver: Receiver<WhatsAppChange> = {
   signatureHeaders: [SIGNATURE_HEADER],
   // The gateway sends no delivery id: a part's bytes are its key.
   keyFromHeaders: false,
+  // Each id named goes to the first of its registrations whose app secret signed the body (see
+  // loadCandidates for the order); ids none verifies for are skipped like ids nobody registered.
   async route(sql, body) {
-    if (body === undefined) return { targets: [], mode: "all" };
+    if (body === undefined) return { targets: [], mode: "each" };
     const webhook = parseWebhook(body);
-    const accounts = await loadAccounts(sql, webhook.phoneNumberIds);
-    const targets: AccountTarget[] = [...accounts.values()].map((a) => ({
+    const candidates = await loadCandidates(sql, webhook.phoneNumberIds);
+    const targets: AccountTarget[] = candidates.map((a) => ({
       organizationId: a.organizationId,
       accountId: a.id,
       phoneNumberId: a.phoneNumberId,
+      key: a.phoneNumberId,
       secret: a.appSecret,
     }));
-    return { targets, mode: "all", unknown: webhook.phoneNumberIds.filter((id) => !accounts.has(id)) };
+    const held = new Set(candidates.map((a) => a.phoneNumberId));
+    const unknown = webhook.phoneNumberIds.filter((id) => !held.has(id));
+    // Not an error of ours and nothing the gateway can fix by retrying: tell the operator, boundedly.
+    if (unknown.length > 0) warnUnknownIds(unknown);
+    return { targets, mode: "each", unknown };
   },
   split(body, verified): Part[] {
     const clean = storableStrings(body) as { object: string; entry: { id?: string; changes: Json[] }[] };

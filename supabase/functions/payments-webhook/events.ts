@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { NormalizedEvent, ProviderSpec, RoutingHints } from "../_shared/inbound/types.ts";
 import {
   amountMinor,
+  connectionTest,
   currency,
   entityOf,
   envelope,
@@ -64,6 +65,8 @@ function normalize(body: unknown, receivedAt: Date): NormalizedEvent {
   if (typeof event !== "string") return unknownEvent(event);
   const razorpay = isRazorpayEnvelope(body);
   if (razorpay) requirePayload(body);
+  const test = razorpay ? undefined : connectionTest(body);
+  if (test) return test;
   // Verified, and nothing for us to do: any other Razorpay event is acknowledged and logged as ignored.
   // An authorization is not money taken (capture follows); a failed attempt is retried by the donor or,
   // for a subscription, reported by subscription.pending; payment.downtime.* and events added to the

@@ -21,6 +21,7 @@ import { meRoutes } from "./routes/me.ts";
 import { invitationRoutes } from "./routes/invitations.ts";
 import { peopleRoutes } from "./routes/people.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
+import { connectionRoutes } from "./routes/connections.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -37,6 +38,7 @@ export function routes(deps: AppDeps): Route[] {
     ...invitationRoutes(deps),
     ...peopleRoutes(deps),
     ...erasureRoutes(deps),
+    ...connectionRoutes(deps),
   ];
 }
 

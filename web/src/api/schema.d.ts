@@ -2983,6 +2983,672 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's provider connections: URLs, secrets (set or not), numbers, last payloads */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every connection */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            checkout: {
+                                /** @enum {string} */
+                                provider: "checkout" | "payments";
+                                /** @description The address to give the provider (null when the functions' URL is not configured) */
+                                url: string | null;
+                                /** @description The header our receiver reads the signature from */
+                                signature_header: string;
+                                secret: {
+                                    set: boolean;
+                                    /** @description The secret's last four characters, to tell it apart */
+                                    last4: string | null;
+                                    set_at: string | null;
+                                    /** @description Card payments: no secret of its own, so the checkout secret verifies its signatures */
+                                    uses_checkout_secret: boolean;
+                                };
+                                /** @description The newest verified payload (a signed test counts) */
+                                last_received: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    event: string | null;
+                                    status: string;
+                                    received_at: string;
+                                } | null;
+                                failures: {
+                                    /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
+                                    to_replay: number;
+                                    /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
+                                    refused_7d: number;
+                                    /** @description The newest failure of the last 7 days */
+                                    last: {
+                                        status: string;
+                                        error: string | null;
+                                        /** @description When it (or, for a count of refused bodies, the last of them) arrived */
+                                        received_at: string;
+                                    } | null;
+                                };
+                            };
+                            payments: {
+                                /** @enum {string} */
+                                provider: "checkout" | "payments";
+                                /** @description The address to give the provider (null when the functions' URL is not configured) */
+                                url: string | null;
+                                /** @description The header our receiver reads the signature from */
+                                signature_header: string;
+                                secret: {
+                                    set: boolean;
+                                    /** @description The secret's last four characters, to tell it apart */
+                                    last4: string | null;
+                                    set_at: string | null;
+                                    /** @description Card payments: no secret of its own, so the checkout secret verifies its signatures */
+                                    uses_checkout_secret: boolean;
+                                };
+                                /** @description The newest verified payload (a signed test counts) */
+                                last_received: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    event: string | null;
+                                    status: string;
+                                    received_at: string;
+                                } | null;
+                                failures: {
+                                    /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
+                                    to_replay: number;
+                                    /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
+                                    refused_7d: number;
+                                    /** @description The newest failure of the last 7 days */
+                                    last: {
+                                        status: string;
+                                        error: string | null;
+                                        /** @description When it (or, for a count of refused bodies, the last of them) arrived */
+                                        received_at: string;
+                                    } | null;
+                                };
+                            };
+                            whatsapp: {
+                                /** @description The Callback URL to enter in Meta's webhook settings */
+                                callback_url: string | null;
+                                numbers: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    phone_number_id: string;
+                                    display_phone_number: string | null;
+                                    app_secret_last4: string | null;
+                                    /**
+                                     * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "verified";
+                                    verified_at: string | null;
+                                    /** @description When Meta's subscription handshake last presented this number's verify token */
+                                    handshake_at: string | null;
+                                    last_received_at: string | null;
+                                    last_message: {
+                                        received_at: string;
+                                        type: string;
+                                        /** @description The sender's last four digits */
+                                        from: string | null;
+                                    } | null;
+                                    created_at: string;
+                                }[];
+                                failures: {
+                                    /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
+                                    to_replay: number;
+                                    /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
+                                    refused_7d: number;
+                                    /** @description The newest failure of the last 7 days */
+                                    last: {
+                                        status: string;
+                                        error: string | null;
+                                        /** @description When it (or, for a count of refused bodies, the last of them) arrived */
+                                        received_at: string;
+                                    } | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/{provider}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set or replace a payment provider's secret (write-only; generated when omitted) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: "checkout" | "payments";
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The secret the provider gave you, or the one you typed into its dashboard; omitted: we generate one (returned once) for you to enter there */
+                        secret?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The secret's new state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            set: boolean;
+                            /** @description The secret's last four characters, to tell it apart */
+                            last4: string | null;
+                            set_at: string | null;
+                            /** @enum {string} */
+                            provider: "checkout" | "payments";
+                            /** @description Only when we generated it: the secret, shown only here */
+                            generated_secret?: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /** Remove a payment provider's secret: its deliveries are refused until a new one is set */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: "checkout" | "payments";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The secret's new state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            set: boolean;
+                            /** @description The secret's last four characters, to tell it apart */
+                            last4: string | null;
+                            set_at: string | null;
+                            /** @enum {string} */
+                            provider: "checkout" | "payments";
+                            /** @description Only when we generated it: the secret, shown only here */
+                            generated_secret?: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/{provider}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signed test event through the provider's real receiver and report what it answered */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: "checkout" | "payments";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the receiver answered (delivered or not) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The receiver verified, logged and accepted the signed test */
+                            delivered: boolean;
+                            /** @description The HTTP status the receiver answered */
+                            status: number;
+                            /** @description The receiver's status (processed, ...) */
+                            outcome: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The test's entry in the inbound log (Payment webhooks)
+                             */
+                            log_id: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No secret is set for this provider, so nothing can be signed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The functions' URL is not configured, or the receiver did not answer */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Register a WhatsApp business number: its phone-number id, the Meta app's secret, a verify token */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        phone_number_id: string;
+                        display_phone_number?: string;
+                        /** @description The Meta app's App secret (App settings > Basic) */
+                        app_secret: string;
+                        /** @description Your own verify token (e.g. the one your Meta app already uses for another number); omitted: generated */
+                        verify_token?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The number, with its verify token (shown only here) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            phone_number_id: string;
+                            display_phone_number: string | null;
+                            app_secret_last4: string | null;
+                            /**
+                             * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified";
+                            verified_at: string | null;
+                            /** @description When Meta's subscription handshake last presented this number's verify token */
+                            handshake_at: string | null;
+                            last_received_at: string | null;
+                            last_message: {
+                                received_at: string;
+                                type: string;
+                                /** @description The sender's last four digits */
+                                from: string | null;
+                            } | null;
+                            created_at: string;
+                            /** @description The verify token to enter in Meta's webhook settings. Shown only here. */
+                            verify_token: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This organization registered the number already, or has as many as it may */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a number; its conversations stay, and bodies for it are refused from now on */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a number's display number or replace its app secret */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        display_phone_number?: string | null;
+                        app_secret?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The number */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            phone_number_id: string;
+                            display_phone_number: string | null;
+                            app_secret_last4: string | null;
+                            /**
+                             * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified";
+                            verified_at: string | null;
+                            /** @description When Meta's subscription handshake last presented this number's verify token */
+                            handshake_at: string | null;
+                            last_received_at: string | null;
+                            last_message: {
+                                received_at: string;
+                                type: string;
+                                /** @description The sender's last four digits */
+                                from: string | null;
+                            } | null;
+                            created_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers/{id}/verify-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace a number's verify token (generated when omitted); the handshake must happen again */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        verify_token?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The number, with its new verify token (shown only here) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            phone_number_id: string;
+                            display_phone_number: string | null;
+                            app_secret_last4: string | null;
+                            /**
+                             * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified";
+                            verified_at: string | null;
+                            /** @description When Meta's subscription handshake last presented this number's verify token */
+                            handshake_at: string | null;
+                            last_received_at: string | null;
+                            last_message: {
+                                received_at: string;
+                                type: string;
+                                /** @description The sender's last four digits */
+                                from: string | null;
+                            } | null;
+                            created_at: string;
+                            /** @description The verify token to enter in Meta's webhook settings. Shown only here. */
+                            verify_token: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {

@@ -7,7 +7,7 @@ import { readRawBody } from "../body.ts";
 import { AppError, badRequest, isDatabaseUnavailable, notFound, unauthorized } from "../errors.ts";
 import { sha256 as digest, verifyHexSignature } from "../hmac.ts";
 import { jsonDepth, MAX_JSON_DEPTH, storableInPostgres } from "../storable.ts";
-import { type LogEntry, logRefused, logRejected, logVerified, markFailed } from "./store.ts";
+import { type LogEntry, logRefused, logRefusedFor, logRejected, logVerified, markFailed } from "./store.ts";
 import type { ApplyResult, Receiver, Target } from "./types.ts";
 
 export const INBOUND_BODY_LIMIT = 1024 * 1024;
@@ -73,11 +73,22 @@ export async function runInbound<C>(
       await logRefused(sql, null, receiver.provider, "rejected", parseError.message, raw.byteLength);
       throw parseError;
     }
+    // Keys nobody holds are answered as a forged body for held ones is: the answer never says which
+    // keys some organization holds.
+    if (routing.mode === "each" && unknown.length > 0) {
+      await refuseUnverified(sql, receiver, req.headers, raw, []);
+    }
     return { parts: [], unknown };
   }
 
   // 3. Verify.
-  const verified = await verify(sql, receiver, req.headers, raw, routing.targets, routing.mode);
+  const verified = routing.mode === "each"
+    ? await verifyEach(sql, receiver, req.headers, raw, routing.targets)
+    : await verify(sql, receiver, req.headers, raw, routing.targets);
+  if (routing.mode === "each") {
+    const held = new Set(verified.map((t) => t.key));
+    for (const key of new Set(routing.targets.map((t) => t.key!))) if (!held.has(key)) unknown.push(key);
+  }
 
   // 4. Log each part.
   const sha256 = digest(raw);
@@ -155,11 +166,10 @@ export async function runInbound<C>(
 }
 
 /**
- * The targets whose secrets signed these bytes. "any": the first (in the receiver's order) whose secret
+ * The target whose secret signed these bytes: the first (in the receiver's order) whose secret
  * verifies; every candidate is tried, each distinct secret once, so no number of other organizations
- * claiming the same ids keeps the genuine one from being found. "all": every target's secret must
- * verify. Otherwise 401, counted as unverified (attributed to an organization only when there is one
- * candidate).
+ * claiming the same ids keeps the genuine one from being found. Otherwise 401, counted as unverified
+ * (attributed to an organization only when there is one candidate).
  */
 async function verify<C>(
   sql: Sql,
@@ -167,28 +177,92 @@ async function verify<C>(
   headers: Headers,
   raw: Uint8Array,
   targets: Target[],
-  mode: "any" | "all",
 ): Promise<Target[]> {
-  const signature = receiver.signatureHeaders.map((h) => headers.get(h)).find((v) => v !== null);
+  const signature = signatureOf(receiver, headers);
   if (signature) {
-    const results = new Map<string, boolean>();
-    const ok = (t: Target) => {
-      let r = results.get(t.secret);
-      if (r === undefined) results.set(t.secret, r = verifyHexSignature(t.secret, raw, signature));
-      return r;
-    };
-    if (mode === "any") {
-      const found = targets.find(ok);
-      if (found) return [found];
-    } else if (targets.every(ok)) {
-      return targets;
-    }
+    const ok = verifier(raw, signature, Infinity);
+    const found = targets.find(ok);
+    if (found) return [found];
   }
   const organizations = new Set(targets.map((t) => t.organizationId));
   const organizationId = organizations.size === 1 ? targets[0]!.organizationId : null;
-  const reason = signature ? "signature mismatch" : "signature missing";
-  await logRefused(sql, organizationId, receiver.provider, "unverified", reason, raw.byteLength);
+  await logRefused(sql, organizationId, receiver.provider, "unverified", reasonOf(signature), raw.byteLength);
   throw unauthorized("invalid_signature", "Signature missing or invalid");
+}
+
+/**
+ * Bytes of HMAC one request may compute over its body, across all the candidates it names: 8 MiB is
+ * about 10 ms of CPU. A gateway's bodies are a few KiB, so thousands of candidates fit; a 1 MiB body
+ * gets 8. Secrets past the budget are not tried (their key is skipped, or the body refused).
+ */
+export const HMAC_BYTE_BUDGET = 8 * 1024 * 1024;
+
+/**
+ * Mode "each": for every key, its first candidate (in the receiver's order) whose secret verifies,
+ * each distinct secret tried once, within HMAC_BYTE_BUDGET. None for any key: 401.
+ */
+async function verifyEach<C>(
+  sql: Sql,
+  receiver: Receiver<C>,
+  headers: Headers,
+  raw: Uint8Array,
+  targets: Target[],
+): Promise<Target[]> {
+  const signature = signatureOf(receiver, headers);
+  const verified: Target[] = [];
+  if (signature) {
+    const ok = verifier(
+      raw,
+      signature,
+      Math.max(1, Math.floor(HMAC_BYTE_BUDGET / Math.max(1, raw.byteLength))),
+    );
+    const byKey = Map.groupBy(targets, (t) => t.key!);
+    for (const candidates of byKey.values()) {
+      const found = candidates.find(ok);
+      if (found) verified.push(found);
+    }
+  }
+  if (verified.length > 0) return verified;
+  return await refuseUnverified(sql, receiver, headers, raw, targets);
+}
+
+/**
+ * Counts a body no candidate verified in the log of every candidate's organization (none: the
+ * unattributed row), so what an organization sees never depends on who else holds the same key; 401.
+ */
+async function refuseUnverified<C>(
+  sql: Sql,
+  receiver: Receiver<C>,
+  headers: Headers,
+  raw: Uint8Array,
+  targets: Target[],
+): Promise<never> {
+  const reason = reasonOf(signatureOf(receiver, headers));
+  const organizations = [...new Set(targets.map((t) => t.organizationId))];
+  if (organizations.length === 0) {
+    await logRefused(sql, null, receiver.provider, "unverified", reason, raw.byteLength);
+  } else {
+    await logRefusedFor(sql, organizations, receiver.provider, reason, raw.byteLength);
+  }
+  throw unauthorized("invalid_signature", "Signature missing or invalid");
+}
+
+const signatureOf = <C>(receiver: Receiver<C>, headers: Headers) =>
+  receiver.signatureHeaders.map((h) => headers.get(h)).find((v) => v !== null) ?? null;
+
+const reasonOf = (signature: string | null) => signature ? "signature mismatch" : "signature missing";
+
+/** Whether a target's secret signed `raw`: each distinct secret computed once, at most `budget` of them. */
+function verifier(raw: Uint8Array, signature: string, budget: number): (t: Target) => boolean {
+  const results = new Map<string, boolean>();
+  return (t) => {
+    let r = results.get(t.secret);
+    if (r === undefined) {
+      if (results.size >= budget) return false;
+      results.set(t.secret, r = verifyHexSignature(t.secret, raw, signature));
+    }
+    return r;
+  };
 }
 
 const CONNECTION_ATTEMPTS = 5;

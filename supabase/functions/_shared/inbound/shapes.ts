@@ -2,6 +2,7 @@
 // payment shape, and the one way a schema failure becomes a 400.
 import { z } from "zod";
 import { badRequest } from "../errors.ts";
+import type { NormalizedEvent } from "./types.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -120,4 +121,26 @@ export function razorpayEntity(body: unknown, name: string): Record<string, unkn
 export function stringField(obj: Record<string, unknown> | undefined, key: string): string | undefined {
   const v = obj?.[key];
   return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+// The settings page's signed test ------------------------------------------------------------------------
+/**
+ * "Send a signed test" on the Connections page posts this through the real receiver, signed with the
+ * organization's secret: verified, logged and answered like any event, and it changes nothing.
+ */
+export const CONNECTION_TEST_EVENT = "connection.test";
+
+const ConnectionTest = z.object({
+  event: z.literal(CONNECTION_TEST_EVENT),
+  id: providerId,
+  occurred_at: isoTime,
+  organization_id: organizationId,
+  test: z.literal(true),
+});
+
+/** The test event as a change of nothing; undefined for any other body. */
+export function connectionTest(body: unknown): NormalizedEvent | undefined {
+  if ((body as { event?: unknown } | null)?.event !== CONNECTION_TEST_EVENT) return undefined;
+  parseOr400(ConnectionTest, body);
+  return { event: CONNECTION_TEST_EVENT, change: { kind: "none" } };
 }

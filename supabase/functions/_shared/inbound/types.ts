@@ -10,16 +10,20 @@ export interface Target {
   organizationId: string;
   accountId?: string;
   secret: string;
+  /** Mode "each": the routing key (WhatsApp: the phone-number id) this target is a candidate for. */
+  key?: string;
 }
 
 export interface Routing {
   targets: Target[];
   /**
    * "any": the body belongs to the one target whose secret verifies it (payments: ids are unique per
-   * organization only). "all": the body routes to every target, so each one's secret must verify it
-   * (WhatsApp: one signature for a body naming several accounts).
+   * organization only). "each": the body names several keys (WhatsApp: phone-number ids), each with
+   * its candidates in order of preference; each key goes to its first candidate whose secret verifies
+   * the body, keys none verifies are skipped, and a body no key verifies for is refused (401), also
+   * when it names only keys nothing is known for.
    */
-  mode: "any" | "all";
+  mode: "any" | "each";
   /** Routing keys the body names that nothing is known for (logged, boundedly). */
   unknown?: string[];
 }

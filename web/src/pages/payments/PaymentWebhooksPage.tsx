@@ -4,6 +4,7 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
 import { errorText, useAction } from "../../api/queries.ts";
+import { Link } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Badge, statusWord } from "../../ui/Badge.tsx";
@@ -27,11 +28,20 @@ const STATES = [
 ] as const;
 type State = (typeof STATES)[number];
 
+function fromQuery<T extends string>(
+  name: string,
+  allowed: readonly T[],
+): T | "" {
+  const value = new URL(location.href).searchParams.get(name);
+  return allowed.includes(value as T) ? value as T : "";
+}
+
 export function PaymentWebhooksPage() {
   useTick();
   const org = useOrgKey();
-  const [status, setStatus] = useState<State | "">("");
-  const [provider, setProvider] = useState<Provider | "">("");
+  // The filters start from the address (the Connections page links here with ?provider=…).
+  const [status, setStatus] = useState<State | "">(() => fromQuery("status", STATES));
+  const [provider, setProvider] = useState<Provider | "">(() => fromQuery("provider", PAYMENT_PROVIDERS));
   const [open, setOpen] = useState<string | null>(null);
   const [confirmAll, setConfirmAll] = useState(false);
   const replayAll = useAction(replayAllFailed);
@@ -112,9 +122,16 @@ export function PaymentWebhooksPage() {
           title={status || provider ? "No notifications match these filters" : "No payment notifications yet"}
         >
           <p>
-            {status || provider
-              ? "Choose another provider or status to see other notifications."
-              : "They appear here when your checkout or card-payment provider sends one. Point the provider at this service's payment webhook addresses (see the README)."}
+            {status || provider ? "Choose another provider or status to see other notifications." : (
+              <>
+                They appear here when your checkout or card-payment provider sends one. Connect a provider
+                (its address and secret, and a signed test) on the{" "}
+                <Link href="/settings/integrations/connections">
+                  Connections
+                </Link>{" "}
+                page.
+              </>
+            )}
           </p>
         </Empty>
       )}
