@@ -354,8 +354,14 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     const erasure = (await call(api.base, "POST", "/erasures", adminA, {
       member_id: await addMemberRow(a.organizationId, "Erased"),
     })).data;
+    // A's WhatsApp number, registered through the Connections routes.
+    const number = (await call(api.base, "POST", "/connections/whatsapp/numbers", adminA, {
+      phone_number_id: `${Date.now()}`.slice(-12),
+      app_secret: "a".repeat(32),
+    })).data;
     const ids: Record<string, string> = {
       "/endpoints/:id": endpoint.id,
+      "/connections/whatsapp/numbers/:id": number.id,
       "/deliveries/:id": delivery!.id,
       "/api-keys/:id": apiKey.id,
       "/inbound-log/:id": log!.id,
@@ -374,6 +380,13 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /api-keys": { name: "x" },
       "POST /invitations": { email: `someone-else-${crypto.randomUUID()}@example.org` },
       "PATCH /people/:id": { role: "admin" },
+      "POST /connections/:provider/secret": {},
+      "POST /connections/whatsapp/numbers": {
+        phone_number_id: `9${Date.now()}`.slice(-12),
+        app_secret: "b".repeat(32),
+      },
+      "PATCH /connections/whatsapp/numbers/:id": { display_phone_number: "+1 555 0100" },
+      "POST /connections/whatsapp/numbers/:id/verify-token": {},
       // Aimed at A without its token (whoever holds that joins: it is the invitation).
       "POST /invitations/accept": { token: "inv_" + "0".repeat(64) },
       "POST /invitations/preview": { token: "inv_" + "0".repeat(64) },
@@ -383,13 +396,14 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /erasures": { member_id: memberOfA },
     };
     const concrete = (path: string) =>
-      path.replace(/^(\/[a-z-]+)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`).replace(
-        ":event_type",
-        "member.created",
-      ).replace(":organization_id", a.organizationId).replace(
-        /^\/members\/search$/,
-        "/members/search?q=Erasable",
-      );
+      path.replace(/^(\/[a-z-]+(?:\/whatsapp\/numbers)?)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`)
+        .replace(":provider", "checkout").replace(
+          ":event_type",
+          "member.created",
+        ).replace(":organization_id", a.organizationId).replace(
+          /^\/members\/search$/,
+          "/members/search?q=Erasable",
+        );
 
     const staffA = json(await tokenFor(a.staff, a.organizationId));
     const adminB = json(await tokenFor(b.admin, b.organizationId));
@@ -438,6 +452,10 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
           assertEquals(res.data?.error?.code, "not_a_member", `${who} ${label}: ${res.text}`);
         } else if (hasId) {
           assertEquals(res.status, 404, `${who} ${label}: ${res.text}`);
+        } else if (label === "POST /connections/:provider/test") {
+          // B has no checkout secret (409), or this server no functions URL (503): said as such, not a
+          // refusal of the caller.
+          assert([409, 503].includes(res.status), `${who} ${label}: ${res.text}`);
         } else {
           assert(
             res.status < 300,
