@@ -20,6 +20,7 @@ import { eventTypeRoutes } from "./routes/event_types.ts";
 import { meRoutes } from "./routes/me.ts";
 import { invitationRoutes } from "./routes/invitations.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
+import { organizationRoutes } from "./routes/organizations.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -35,6 +36,7 @@ export function routes(deps: AppDeps): Route[] {
     ...meRoutes(deps),
     ...invitationRoutes(deps),
     ...erasureRoutes(deps),
+    ...organizationRoutes(deps),
   ];
 }
 
