@@ -7,6 +7,9 @@ import { PaymentWebhooksPage } from "./pages/payments/PaymentWebhooksPage.tsx";
 import { WebhookLogsPage } from "./pages/logs/WebhookLogsPage.tsx";
 import { WebhooksPage } from "./pages/webhooks/WebhooksPage.tsx";
 import { ErasePersonPage } from "./pages/erase/ErasePersonPage.tsx";
+import { OrganizationPage } from "./pages/organization/OrganizationPage.tsx";
+import { NewOrganizationPage } from "./pages/organization/NewOrganizationPage.tsx";
+import { NEW_ORGANIZATION_PATH, ORGANIZATION_PATH } from "./pages/organization/paths.ts";
 
 export interface PageEntry {
   path: string;
@@ -14,6 +17,13 @@ export interface PageEntry {
   Page: ComponentType;
   /** Query parameters that name one organization's rows: dropped when the organization changes. */
   orgParams?: readonly string[];
+  /**
+   * Who may open it: administrators of the active organization (the default), any member of it, or
+   * anyone signed in, with or without an organization.
+   */
+  access?: "admin" | "member" | "signed_in";
+  /** false: reached from elsewhere (a link or the header), not listed in the navigation. */
+  nav?: boolean;
 }
 
 export const PAGES: readonly PageEntry[] = [
@@ -42,6 +52,19 @@ export const PAGES: readonly PageEntry[] = [
     path: "/settings/privacy/erase-person",
     title: "Erase a person",
     Page: ErasePersonPage,
+  },
+  {
+    path: ORGANIZATION_PATH,
+    title: "Organization",
+    Page: OrganizationPage,
+    access: "member",
+  },
+  {
+    path: NEW_ORGANIZATION_PATH,
+    title: "New organization",
+    Page: NewOrganizationPage,
+    access: "signed_in",
+    nav: false,
   },
 ];
 

@@ -961,6 +961,8 @@ Deno.test(
     );
     await page.getByRole("heading", { name: "Delivery details" }).waitFor();
     await page.getByLabel("Organization").selectOption(graceId);
+    // Choosing is not switching: the Switch button is.
+    await page.getByRole("button", { name: "Switch", exact: true }).click();
     await page.getByRole("heading", {
       name: "No deliveries match these filters",
     }).waitFor();
