@@ -14,6 +14,7 @@ import {
   OrganizationFields,
   type OrganizationValues,
 } from "./OrganizationFields.tsx";
+import "./OrganizationForm.css";
 
 export function NewOrganizationPage() {
   const session = useSession();
@@ -59,7 +60,7 @@ export function NewOrganizationPage() {
           " Your other organizations stay as they are; the header switches between them."}
       </p>
       <form
-        className="panel"
+        className="panel organization-form"
         aria-labelledby={`${id}-t`}
         noValidate
         onSubmit={(e) => {
@@ -79,7 +80,11 @@ export function NewOrganizationPage() {
           id={id}
           values={values}
           errors={errors}
-          onChange={setValues}
+          onChange={(v) => {
+            // What was wrong is said until the person changes something.
+            setValues(v);
+            setErrors({});
+          }}
           nameRef={nameRef}
         />
         {general && <p className="error" role="alert">{general}</p>}

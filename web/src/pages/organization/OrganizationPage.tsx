@@ -14,6 +14,7 @@ import {
   OrganizationFields,
   type OrganizationValues,
 } from "./OrganizationFields.tsx";
+import "./OrganizationForm.css";
 
 export function OrganizationPage() {
   const org = useOrgKey();
@@ -114,7 +115,7 @@ export function OrganizationPage() {
         How your church is named and reached, and the time zone its times are shown in.
       </p>
       <form
-        className="panel"
+        className="panel organization-form"
         aria-labelledby={`${id}-t`}
         noValidate
         onSubmit={(e) => {
@@ -134,7 +135,11 @@ export function OrganizationPage() {
           id={id}
           values={values}
           errors={errors}
-          onChange={setValues}
+          onChange={(v) => {
+            // What was wrong is said until the person changes something.
+            setValues(v);
+            setErrors({});
+          }}
           nameRef={nameRef}
         />
         {general && <p className="error" role="alert">{general}</p>}
