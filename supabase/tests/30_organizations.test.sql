@@ -52,7 +52,8 @@ select is((private.create_organization('  Founders Church ', 'Europe/London', 'O
 select tests.clear_act_as();
 select results_eq($$ select p.role, o.created_by, s.organization_id is not null
   from public.organizations o join public.profiles p on p.organization_id = o.id
-  left join public.organization_settings s on s.organization_id = o.id where o.name = 'Founders Church' $$,
+  left join public.organization_settings s on s.organization_id = o.id
+  where o.name = 'Founders Church' and o.created_by = 'd2000000-0000-4000-8000-0000000000f1' $$,
   $$ values ('admin', 'd2000000-0000-4000-8000-0000000000f1'::uuid, true) $$,
   'the creator is its admin, recorded as its creator, and it has its settings row');
 select is((select count(*)::int from public.user_active_organization where user_id = 'd2000000-0000-4000-8000-0000000000f1'), 0,
@@ -106,7 +107,7 @@ select throws_ok($$ select private.update_organization('{"time_zone": "Nowhere/L
 select throws_ok(format('select private.update_organization(%L)', jsonb_build_object('name', 'A' || chr(x'202e'::int) || 'dlrow')),
   '23514', null, 'a right-to-left override in a new name is refused');
 select tests.clear_act_as();
-select tests.add_member('d2000000-0000-4000-8000-0000000000a1', (select id from public.organizations where name = 'Plant 1'), 'admin');
+select tests.add_member('d2000000-0000-4000-8000-0000000000a1', (select id from public.organizations where name = 'Plant 1' and created_by = 'd2000000-0000-4000-8000-0000000000f1'), 'admin');
 select pg_temp.api_as('d2000000-0000-4000-8000-0000000000a1', 'd3000000-0000-4000-8000-0000000000a1',
   'd1000000-0000-4000-8000-00000000000a');
 select throws_ok($$ select private.update_organization('{"name": "plant 1"}') $$, '23505', null,
