@@ -1,14 +1,15 @@
 // A password reset (resetPasswordForEmail): a mail with a link back to /auth/reset and a code that
 // can be typed here instead. Every address gets the same answer, as Supabase Auth gives it.
 import { useId, useRef, useState } from "react";
-import { auth, describeAuthError } from "../../api/auth.ts";
+import { auth } from "../../api/auth.ts";
 import { navigate } from "../../router.tsx";
+import { AuthError, AuthField } from "./AuthField.tsx";
 import { CodeForm } from "./CodeForm.tsx";
+import { useAuthCall } from "./useAuthCall.ts";
 
 export function ForgotForm({ redirectTo }: { redirectTo: string }) {
   const [email, setEmail] = useState("");
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { pending, error, run } = useAuthCall();
   const [sentTo, setSentTo] = useState<string | null>(null);
   const sent = useRef<HTMLParagraphElement>(null);
   const id = useId();
@@ -34,41 +35,23 @@ export function ForgotForm({ redirectTo }: { redirectTo: string }) {
       aria-describedby={error ? `${id}-err` : undefined}
       onSubmit={async (e) => {
         e.preventDefault();
-        if (pending) return;
-        setPending(true);
-        setError(null);
-        try {
-          const address = email.trim();
-          const { error } = await auth.resetPasswordForEmail(address, {
-            redirectTo,
-          });
-          if (error) setError(describeAuthError(error));
-          else {
-            setSentTo(address);
-            requestAnimationFrame(() => sent.current?.focus());
-          }
-        } catch (err) {
-          setError(
-            describeAuthError({ message: (err as Error).message, status: 0 }),
-          );
-        } finally {
-          setPending(false);
+        const address = email.trim();
+        if (await run(() => auth.resetPasswordForEmail(address, { redirectTo }))) {
+          setSentTo(address);
+          requestAnimationFrame(() => sent.current?.focus());
         }
       }}
     >
-      <label htmlFor={`${id}-email`}>E-mail</label>
-      <input
+      <AuthField
         id={`${id}-email`}
+        label="E-mail"
         type="email"
         autoComplete="email"
-        required
         value={email}
         onChange={(e) => setEmail(e.currentTarget.value)}
       />
-      <button type="submit" className="primary">
-        {pending ? "Sending…" : "Send me a link"}
-      </button>
-      {error && <p id={`${id}-err`} className="error" role="alert">{error}</p>}
+      <button type="submit" className="primary">{pending ? "Sending…" : "Send me a link"}</button>
+      <AuthError id={`${id}-err`} error={error} />
     </form>
   );
 }

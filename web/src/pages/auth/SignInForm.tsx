@@ -1,61 +1,43 @@
 // E-mail and password sign-in (signInWithPassword).
 import { useId, useState } from "react";
-import { auth, describeAuthError } from "../../api/auth.ts";
+import { auth } from "../../api/auth.ts";
 import { useSession } from "../../session.tsx";
+import { AuthError, AuthField } from "./AuthField.tsx";
+import { useAuthCall } from "./useAuthCall.ts";
 
 export function SignInForm() {
   const session = useSession();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { pending, error, run } = useAuthCall();
   const id = useId();
   return (
     <form
       aria-describedby={error ? `${id}-err` : undefined}
-      onSubmit={async (e) => {
+      onSubmit={(e) => {
         e.preventDefault();
-        if (pending) return;
-        setPending(true);
-        setError(null);
         session.setNotice(null);
-        try {
-          const { error } = await auth.signInWithPassword({
-            email: email.trim(),
-            password,
-          });
-          if (error) setError(describeAuthError(error));
-        } catch (err) {
-          setError(
-            describeAuthError({ message: (err as Error).message, status: 0 }),
-          );
-        } finally {
-          setPending(false);
-        }
+        void run(() => auth.signInWithPassword({ email: email.trim(), password }));
       }}
     >
-      <label htmlFor={`${id}-email`}>E-mail</label>
-      <input
+      <AuthField
         id={`${id}-email`}
+        label="E-mail"
         type="email"
         autoComplete="username"
-        required
         value={email}
         onChange={(e) => setEmail(e.currentTarget.value)}
       />
-      <label htmlFor={`${id}-password`}>Password</label>
-      <input
+      <AuthField
         id={`${id}-password`}
+        label="Password"
         type="password"
         autoComplete="current-password"
-        required
         value={password}
         onChange={(e) => setPassword(e.currentTarget.value)}
       />
-      <button type="submit" className="primary">
-        {pending ? "Signing in…" : "Sign in"}
-      </button>
-      {error && <p id={`${id}-err`} className="error" role="alert">{error}</p>}
+      <button type="submit" className="primary">{pending ? "Signing in…" : "Sign in"}</button>
+      <AuthError id={`${id}-err`} error={error} />
     </form>
   );
 }

@@ -1,16 +1,17 @@
 // A new account (signUp). Where Supabase Auth confirms addresses (hosted: enable_confirmations), no
 // session comes back: the person opens the link of the confirmation mail, or types its code here.
 import { useId, useRef, useState } from "react";
-import { auth, describeAuthError } from "../../api/auth.ts";
+import { auth } from "../../api/auth.ts";
 import { useSession } from "../../session.tsx";
+import { AuthError, AuthField } from "./AuthField.tsx";
 import { CodeForm } from "./CodeForm.tsx";
+import { useAuthCall } from "./useAuthCall.ts";
 
 export function SignUpForm({ redirectTo }: { redirectTo: string }) {
   const session = useSession();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { pending, error, run } = useAuthCall();
   const [sentTo, setSentTo] = useState<string | null>(null);
   const sent = useRef<HTMLParagraphElement>(null);
   const id = useId();
@@ -23,11 +24,7 @@ export function SignUpForm({ redirectTo }: { redirectTo: string }) {
           {sentTo}. Open its link, or type its code below. (If none arrives, the address may have an account
           already: sign in, or reset its password.)
         </p>
-        <CodeForm
-          email={sentTo}
-          type="signup"
-          onVerified={() => session.setNotice(null)}
-        />
+        <CodeForm email={sentTo} type="signup" onVerified={() => session.setNotice(null)} />
       </>
     );
   }
@@ -36,47 +33,38 @@ export function SignUpForm({ redirectTo }: { redirectTo: string }) {
       aria-describedby={error ? `${id}-err` : undefined}
       onSubmit={async (e) => {
         e.preventDefault();
-        if (pending) return;
-        setPending(true);
-        setError(null);
         session.setNotice(null);
-        try {
-          const address = email.trim();
-          const { data, error } = await auth.signUp({
+        const address = email.trim();
+        let signedIn = false;
+        const ok = await run(async () => {
+          const answer = await auth.signUp({
             email: address,
             password,
             options: { emailRedirectTo: redirectTo },
           });
-          if (error) setError(describeAuthError(error));
-          // With a session the person is signed in (the page moves on by itself); without, a mail went out.
-          else if (!data.session) {
-            setSentTo(address);
-            requestAnimationFrame(() => sent.current?.focus());
-          }
-        } catch (err) {
-          setError(
-            describeAuthError({ message: (err as Error).message, status: 0 }),
-          );
-        } finally {
-          setPending(false);
+          signedIn = !!answer.data.session;
+          return answer;
+        });
+        // With a session the person is signed in (the page moves on by itself); without, a mail went out.
+        if (ok && !signedIn) {
+          setSentTo(address);
+          requestAnimationFrame(() => sent.current?.focus());
         }
       }}
     >
-      <label htmlFor={`${id}-email`}>E-mail</label>
-      <input
+      <AuthField
         id={`${id}-email`}
+        label="E-mail"
         type="email"
         autoComplete="email"
-        required
         value={email}
         onChange={(e) => setEmail(e.currentTarget.value)}
       />
-      <label htmlFor={`${id}-password`}>Password</label>
-      <input
+      <AuthField
         id={`${id}-password`}
+        label="Password"
         type="password"
         autoComplete="new-password"
-        required
         aria-describedby={`${id}-password-help`}
         value={password}
         onChange={(e) => setPassword(e.currentTarget.value)}
@@ -87,7 +75,7 @@ export function SignUpForm({ redirectTo }: { redirectTo: string }) {
       <button type="submit" className="primary">
         {pending ? "Creating your account…" : "Create account"}
       </button>
-      {error && <p id={`${id}-err`} className="error" role="alert">{error}</p>}
+      <AuthError id={`${id}-err`} error={error} />
     </form>
   );
 }
