@@ -31,9 +31,7 @@ export function App() {
 
   useEffect(() => {
     // An invitation link keeps its address (the token is in it) while its invitee signs in or signs up.
-    if (
-      state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH
-    ) {
+    if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
       session.setNotice("Sign in to see and accept your invitation.");
     } else if (state.kind === "signed_out" && loc.pathname === RESET_PATH) {
       navigate("/auth/forgot", { replace: true });
@@ -43,8 +41,7 @@ export function App() {
     }
     if (
       state.kind === "signed_in" &&
-      ((isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH) ||
-        loc.pathname === "/")
+      ((isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH) || loc.pathname === "/")
     ) {
       const next = loc.searchParams.get("next");
       navigate(next && next.startsWith("/settings/") ? next : HOME, {
@@ -74,10 +71,7 @@ export function App() {
   if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
     return <AuthPage invitation />;
   }
-  if (
-    state.kind === "signed_out" ||
-    (isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH)
-  ) {
+  if (state.kind === "signed_out" || (isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH)) {
     return <AuthPage />;
   }
   if (loc.pathname === RESET_PATH) return <ResetPasswordPage />;
