@@ -14,6 +14,7 @@ import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/l
 import { type AuthService, createAuthService } from "./local-auth/service.ts";
 import { localAnonKey, localSigningKey } from "./local-auth/keys.ts";
 import { loadAuthSettings } from "./local-auth/config.ts";
+import { createAuthMailer } from "./local-auth/mailer.ts";
 import { withLocalCors } from "./local-cors.ts";
 import { startWebDev } from "./dev-web.ts";
 import { startMailCatcher } from "./dev-mail.ts";
@@ -90,11 +91,7 @@ async function demoSignIns(sql: Sql): Promise<string[]> {
 
 if (import.meta.main) {
   const port = Number(Deno.env.get("PORT") ?? 54321);
-  const [anonKey, signingKey, settings] = await Promise.all([
-    localAnonKey(),
-    localSigningKey(),
-    loadAuthSettings(),
-  ]);
+  const [anonKey, signingKey] = await Promise.all([localAnonKey(), localSigningKey()]);
   // Requests that arrive while the functions load wait for them.
   const handler = Promise.withResolvers<ReturnType<typeof gateway>>();
   const controller = new AbortController();
@@ -135,9 +132,23 @@ if (import.meta.main) {
   if (!Deno.env.get("SITE_URL")) {
     Deno.env.set("SITE_URL", `http://127.0.0.1:${Deno.env.get("WEB_PORT") ?? 54323}`);
   }
+  // Read after SITE_URL is known: the local Auth's e-mail links lead to the settings UI, and its
+  // confirmation and recovery mails go to the same catcher (or SMTP server) as every other mail.
+  const settings = await loadAuthSettings();
+  const authMailer = await createAuthMailer(settings, {
+    smtpUrl: Deno.env.get("SMTP_URL"),
+    from: Deno.env.get("MAIL_FROM"),
+  });
   const deps = runtimeDeps();
   const apps = await loadFunctions(deps);
-  const auth = createAuthService({ sql: deps.sql, issuer: `${url}/auth/v1`, anonKey, signingKey, settings });
+  const auth = createAuthService({
+    sql: deps.sql,
+    issuer: `${url}/auth/v1`,
+    anonKey,
+    signingKey,
+    settings,
+    mailer: authMailer,
+  });
   handler.resolve(gateway(apps, auth));
   for (const name of apps.keys()) console.log(`serving ${url}/functions/v1/${name}`);
   const dispatcher = Deno.env.get("WEBHOOKS_DEV_DISPATCH") === "false" ? undefined : startLocalDispatcher(
@@ -167,7 +178,9 @@ if (import.meta.main) {
   const web = await startWebDev(url, anonKey);
   if (web) console.log(`Settings UI: ${web.url}  (web/, Vite; sign in with a demo account)`);
   if (mailCatcher) {
-    console.log(`Mail:        ${mailCatcher.url}  (MailDev inbox: invitations and endpoint alerts)`);
+    console.log(
+      `Mail:        ${mailCatcher.url}  (MailDev inbox: invitations, endpoint alerts, sign-up and password mails)`,
+    );
   }
   console.log(`dev server ready on ${url} (Ctrl-C stops it)`);
 
@@ -180,6 +193,7 @@ if (import.meta.main) {
   await server.finished;
   await web?.stop();
   await mailSender?.stop();
+  authMailer.close();
   await mailCatcher?.stop();
   await dispatcher?.stop();
   await Promise.all([deps.sql.end({ timeout: 5 }), deps.userSql?.end({ timeout: 5 })]);

@@ -394,6 +394,9 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /me/active-organization": { organization_id: a.organizationId },
       // Aimed at A: erasing one of A's members.
       "POST /erasures": { member_id: memberOfA },
+      // Not aimed at A: the caller's own new organization, or their own active one.
+      "POST /organizations": { name: `B's plant ${crypto.randomUUID().slice(0, 6)}` },
+      "PATCH /organization": { contact_email: "office@b.example" },
     };
     const concrete = (path: string) =>
       path.replace(/^(\/[a-z-]+(?:\/whatsapp\/numbers)?)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`)
@@ -503,7 +506,7 @@ Deno.test("malformed bodies and queries are 400 naming the field", async () => {
         "POST",
         "/endpoints",
         { url: "http://127.0.0.1:9/x", events: ["member.created"], admin: true },
-        "body",
+        "admin",
       ],
       ["POST", "/subscriptions", { target_url: "http://127.0.0.1:9/x", event: "nope" }, "event"],
       ["GET", "/deliveries?status=lost", undefined, "status"],

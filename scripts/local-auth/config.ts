@@ -20,6 +20,39 @@ export interface AuthSettings {
   minimumPasswordLength: number;
   /** Sign-in and sign-up requests per client address per 5 minutes ([auth.rate_limit] sign_in_sign_ups). */
   signInsPerFiveMinutes: number;
+  /** E-mail links and codes checked per client address per 5 minutes ([auth.rate_limit] token_verifications). */
+  verificationsPerFiveMinutes: number;
+  /** Where e-mail links lead when the client names no allowed redirect (site_url; SITE_URL overrides). */
+  siteUrl: string;
+  /** Redirect targets allowed besides the site's own origin (additional_redirect_urls, globs allowed). */
+  additionalRedirectUrls: string[];
+  /** Seconds before another confirmation or recovery mail may go to one user ([auth.email] max_frequency). */
+  mailMaxFrequency: number;
+  /** Digits of the e-mail code ([auth.email] otp_length). */
+  otpLength: number;
+  /** Seconds an e-mail link or code works ([auth.email] otp_expiry). */
+  otpExpiry: number;
+  /** A password change needs a session younger than 24 hours ([auth.email] secure_password_change). */
+  securePasswordChange: boolean;
+  /** [auth.email.template.<type>]: subject and the HTML file (relative to the project directory). */
+  templates: Record<string, { subject?: string; contentPath?: string }>;
+}
+
+/** "1s", "60s", "5m", "1h" (Go durations as config.toml writes max_frequency) in seconds. */
+export function durationSeconds(value: unknown, fallback: number): number {
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  if (typeof value !== "string") return fallback;
+  let total = 0;
+  let rest = value.trim();
+  if (!rest) return fallback;
+  const units: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 0.001 };
+  while (rest) {
+    const m = rest.match(/^(\d+(?:\.\d+)?)(ms|h|m|s)/);
+    if (!m) return fallback;
+    total += Number(m[1]) * units[m[2]!]!;
+    rest = rest.slice(m[0].length);
+  }
+  return total;
 }
 
 const CONFIG = new URL("../../supabase/config.toml", import.meta.url);
@@ -43,8 +76,15 @@ export async function loadAuthSettings(
   const toml = parse(await Deno.readTextFile(CONFIG)) as {
     auth?: Record<string, unknown> & {
       hook?: { custom_access_token?: { enabled?: boolean; uri?: string } };
-      email?: { enable_confirmations?: boolean };
-      rate_limit?: { sign_in_sign_ups?: number };
+      email?: {
+        enable_confirmations?: boolean;
+        max_frequency?: string;
+        otp_length?: number;
+        otp_expiry?: number;
+        secure_password_change?: boolean;
+        template?: Record<string, { subject?: string; content_path?: string }>;
+      };
+      rate_limit?: { sign_in_sign_ups?: number; token_verifications?: number };
     };
   };
   const auth = toml.auth ?? {};
@@ -68,5 +108,25 @@ export async function loadAuthSettings(
     minimumPasswordLength: num(Number(env.GOTRUE_PASSWORD_MIN_LENGTH ?? auth.minimum_password_length), 6),
     // The Supabase CLI hands sign_in_sign_ups to Supabase Auth as GOTRUE_RATE_LIMIT_OTP.
     signInsPerFiveMinutes: num(Number(env.GOTRUE_RATE_LIMIT_OTP ?? auth.rate_limit?.sign_in_sign_ups), 30),
+    verificationsPerFiveMinutes: num(
+      Number(env.GOTRUE_RATE_LIMIT_VERIFY ?? auth.rate_limit?.token_verifications),
+      30,
+    ),
+    // The dev server sets SITE_URL to the settings UI it serves, which is where mail links must lead.
+    siteUrl: env.GOTRUE_SITE_URL ?? env.SITE_URL ?? String(auth.site_url ?? "http://127.0.0.1:3000"),
+    additionalRedirectUrls: Array.isArray(auth.additional_redirect_urls)
+      ? (auth.additional_redirect_urls as unknown[]).map(String)
+      : [],
+    mailMaxFrequency: durationSeconds(env.GOTRUE_SMTP_MAX_FREQUENCY ?? auth.email?.max_frequency, 60),
+    otpLength: num(Number(env.GOTRUE_MAILER_OTP_LENGTH ?? auth.email?.otp_length), 6),
+    otpExpiry: num(Number(env.GOTRUE_MAILER_OTP_EXP ?? auth.email?.otp_expiry), 3600),
+    securePasswordChange: (env.GOTRUE_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION ??
+      String(auth.email?.secure_password_change ?? false)) === "true",
+    templates: Object.fromEntries(
+      Object.entries(auth.email?.template ?? {}).map(([type, t]) => [
+        type,
+        { subject: t.subject, contentPath: t.content_path },
+      ]),
+    ),
   };
 }

@@ -1,8 +1,11 @@
 // A local stand-in for Supabase Auth (GoTrue), for development and tests only, never deployed: the
-// paths supabase-js uses for password sessions, with GoTrue's request and response shapes, error codes
-// and session rules (internal/api/token.go, token_refresh.go, tokens/service.go, logout.go, user.go):
-//   POST /token?grant_type=password | refresh_token, POST /signup, GET /user, POST /logout,
-//   GET /.well-known/jwks.json
+// paths supabase-js uses for password sessions and accounts, with GoTrue's request and response shapes,
+// error codes and session rules (internal/api/token.go, token_refresh.go, tokens/service.go, logout.go,
+// user.go, signup.go, recover.go, verify.go, mail.go):
+//   POST /token?grant_type=password | refresh_token, POST /signup, POST /recover, GET|POST /verify,
+//   GET|PUT /user, POST /logout, GET /.well-known/jwks.json
+// Confirmation and recovery mails are rendered from config.toml's templates and sent to the local mail
+// catcher (mailer.ts).
 // Users, sessions and refresh tokens live in auth.users, auth.sessions and auth.refresh_tokens; the
 // custom access-token hook is called as supabase_auth_admin exactly as GoTrue calls it; tokens are
 // signed ES256 with the key published in the JWKS. Sign-up follows supabase/config.toml (enable_signup,
@@ -18,6 +21,8 @@ import type { SigningKey } from "./keys.ts";
 import { AuthError, authErrorResponse, authJson, badRequest, forbidden, internal } from "./errors.ts";
 import { validateClaims } from "./claims.ts";
 import { AttemptLimiter } from "./limits.ts";
+import type { AuthMailer, MailType } from "./mailer.ts";
+import { newOtp, referrer, tokenHash } from "./links.ts";
 
 export interface AuthServiceOptions {
   sql: Sql;
@@ -26,6 +31,8 @@ export interface AuthServiceOptions {
   anonKey: string;
   signingKey: SigningKey;
   settings: AuthSettings;
+  /** Sends confirmation and recovery mails; without one they are not sent (Supabase Auth's no-op mailer). */
+  mailer?: AuthMailer;
 }
 
 const NIL_UUID = "00000000-0000-0000-0000-000000000000";
@@ -41,6 +48,18 @@ const DUMMY_HASH = "$2a$10$AgT2F8ypR8oC8Q/7sqRvXuK1uYB2aarC6He4tx3bI.8Gv/KmbEqQO
 export const ATTEMPTS_PER_ADDRESS = 10;
 const FIVE_MINUTES = 5 * 60_000;
 const MAX_BODY = 64 * 1024;
+/** bcrypt reads 72 bytes; Supabase Auth refuses longer passwords (password.go MaxPasswordLength). */
+const MAX_PASSWORD_BYTES = 72;
+/** A password change without reauthentication needs a session younger than this (secure_password_change). */
+const REAUTHENTICATE_AFTER = 24 * 3600_000;
+/** OAuth error names of GoTrue's error redirects (oauthErrorMap). */
+const OAUTH_ERRORS: Record<number, string> = {
+  400: "invalid_request",
+  401: "unauthorized_client",
+  403: "access_denied",
+  500: "server_error",
+  503: "temporarily_unavailable",
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface UserRow {
@@ -148,6 +167,36 @@ async function readJson(req: Request): Promise<Record<string, unknown>> {
 
 const str = (v: unknown) => (typeof v === "string" ? v : "");
 
+/** validateEmail (mail.go): present, at most 255 characters, an address; lower-cased. */
+function validEmail(raw: string): string {
+  if (!raw) throw badRequest("validation_failed", "An email address is required");
+  if (raw.length > 255) throw badRequest("validation_failed", "An email address is too long");
+  if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(raw)) {
+    throw badRequest("validation_failed", "Unable to validate email address: invalid format");
+  }
+  return raw.toLowerCase();
+}
+
+/** checkPasswordStrength (password.go): at most 72 bytes, at least minimum_password_length. */
+function checkPassword(password: string, minimum: number): void {
+  const bytes = new TextEncoder().encode(password).length;
+  if (bytes > MAX_PASSWORD_BYTES) {
+    throw badRequest("validation_failed", `Password cannot be longer than ${MAX_PASSWORD_BYTES} characters`);
+  }
+  if (bytes < minimum) {
+    throw new AuthError(422, "weak_password", `Password should be at least ${minimum} characters.`);
+  }
+}
+
+/** The verification types this stand-in serves, and which stored token each one checks. */
+const VERIFY_TYPES: Record<string, "confirmation" | "recovery" | "either"> = {
+  signup: "confirmation",
+  invite: "confirmation",
+  recovery: "recovery",
+  magiclink: "recovery",
+  email: "either",
+};
+
 /** The local Supabase Auth: answers `req` for `path` below /auth/v1, from the client at `clientAddress`. */
 export type AuthService = (req: Request, path: string, clientAddress?: string) => Promise<Response>;
 
@@ -159,6 +208,11 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
   const publicKey = jose.importJWK(signingKey.publicJwk, "ES256");
   const perClient = new AttemptLimiter(settings.signInsPerFiveMinutes, FIVE_MINUTES);
   const perAddress = new AttemptLimiter(ATTEMPTS_PER_ADDRESS, FIVE_MINUTES);
+  // Supabase Auth keeps one bucket per path: recovery and user updates spend sign_in_sign_ups as
+  // sign-in does, e-mail links and codes spend token_verifications (apilimiter.go).
+  const perClientRecover = new AttemptLimiter(settings.signInsPerFiveMinutes, FIVE_MINUTES);
+  const perClientUser = new AttemptLimiter(settings.signInsPerFiveMinutes, FIVE_MINUTES);
+  const perClientVerify = new AttemptLimiter(settings.verificationsPerFiveMinutes, FIVE_MINUTES);
 
   /** Builds the claims, runs the hook, validates and signs: tokens/service.go GenerateAccessToken. */
   async function accessToken(
@@ -166,7 +220,7 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
     req: Request,
     user: UserRow,
     sessionId: string,
-    method: "password" | "token_refresh",
+    method: "password" | "otp" | "token_refresh",
   ): Promise<{ token: string; expiresAt: number }> {
     const [session] = await tx<
       { aal: string | null }[]
@@ -298,14 +352,23 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
     }) as Promise<T>;
   }
 
-  /** A new session for `user` with its first refresh token and access token: GoTrue's issueRefreshToken. */
-  function startSession(req: Request, user: UserRow) {
-    return asAuthAdmin(async (tx) => {
+  /**
+   * A new session for `user` with its first refresh token and access token: GoTrue's issueRefreshToken,
+   * in `tx` when given (an e-mail link's verification), else in a transaction of its own. `method` is
+   * the session's authentication method (amr): a password, or an e-mail link or code ("otp").
+   */
+  function startSession(
+    req: Request,
+    user: UserRow,
+    method: "password" | "otp" = "password",
+    within?: Tx,
+  ): Promise<ReturnType<typeof tokenResponse>> {
+    const issue = async (tx: Tx) => {
       const sessionId = crypto.randomUUID();
       await tx`insert into auth.sessions (id, user_id, created_at, updated_at, aal, user_agent)
                values (${sessionId}, ${user.id}, now(), now(), 'aal1', ${req.headers.get("user-agent")})`;
       await tx`insert into auth.mfa_amr_claims (id, session_id, created_at, updated_at, authentication_method)
-               values (gen_random_uuid(), ${sessionId}, now(), now(), 'password')`;
+               values (gen_random_uuid(), ${sessionId}, now(), now(), ${method})`;
       const refreshToken = newRefreshToken();
       await tx`insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
                values (${NIL_UUID}, ${refreshToken}, ${user.id}, false, now(), now(), ${sessionId})`;
@@ -313,9 +376,10 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
         `update auth.users set last_sign_in_at = now(), updated_at = now() where id = $1 returning ${USER_COLUMNS}`,
         [user.id],
       );
-      const { token, expiresAt } = await accessToken(tx, req, signedIn!, sessionId, "password");
+      const { token, expiresAt } = await accessToken(tx, req, signedIn!, sessionId, method);
       return tokenResponse(signedIn!, token, expiresAt, refreshToken);
-    });
+    };
+    return within ? issue(within) : asAuthAdmin(issue);
   }
 
   /** Spends one of the client's sign-in/sign-up attempts (config.toml's sign_in_sign_ups), or 429. */
@@ -372,9 +436,61 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
   }
 
   /**
+   * sendConfirmation / sendPasswordRecovery (mail.go): at most one such mail per max_frequency for the
+   * user (429 over_email_send_rate_limit), a fresh code whose hash is stored and put into the link, and
+   * the mail rendered from the template. In `tx`, so a mail that cannot be sent changes nothing.
+   */
+  async function sendUserMail(tx: Tx, req: Request, user: UserRow, type: MailType): Promise<void> {
+    const sentAt = type === "confirmation" ? user.confirmation_sent_at : user.recovery_sent_at;
+    const until = sentAt ? sentAt.getTime() + settings.mailMaxFrequency * 1000 : 0;
+    if (until > Date.now()) {
+      const left = Math.floor((until - Date.now()) / 1000);
+      throw new AuthError(
+        429,
+        "over_email_send_rate_limit",
+        `For security purposes, you can only request this after ${left} seconds.`,
+      );
+    }
+    const email = user.email ?? "";
+    const otp = newOtp(settings.otpLength);
+    const hash = tokenHash(email, otp);
+    const redirectTo = referrer(req, settings.siteUrl, settings.additionalRedirectUrls);
+    const verifyType = type === "confirmation" ? "signup" : "recovery";
+    const confirmationUrl = `${issuer}/verify?token=${hash}&type=${verifyType}&redirect_to=${
+      /[&=#]/.test(redirectTo) ? encodeURIComponent(redirectTo) : redirectTo
+    }`;
+    if (type === "confirmation") {
+      await tx`update auth.users set confirmation_token = ${hash}, confirmation_sent_at = now() where id = ${user.id}`;
+    } else {
+      await tx`update auth.users set recovery_token = ${hash}, recovery_sent_at = now() where id = ${user.id}`;
+    }
+    try {
+      await opts.mailer?.send(type, email, {
+        SiteURL: settings.siteUrl,
+        ConfirmationURL: confirmationUrl,
+        Email: email,
+        Token: otp,
+        TokenHash: hash,
+        RedirectTo: redirectTo,
+      });
+    } catch (err) {
+      console.error(JSON.stringify({
+        level: "error",
+        component: "local-auth",
+        msg: "mail not sent",
+        type,
+        error: (err as Error).message,
+      }));
+      throw internal(`Error sending ${type} email`);
+    }
+  }
+
+  /**
    * signup.go for e-mail and password: refused when enable_signup is off; with enable_confirmations off
    * (autoconfirm) the address counts as confirmed at once and a session is returned, as Supabase Auth
-   * does; with it on, the user waits unconfirmed (no mail is sent locally: confirm with npm run dev:user).
+   * does; with it on, the user waits unconfirmed and a confirmation mail (link and code) goes out. An
+   * address that has an account already: confirmed, an obfuscated user and no mail (or 422
+   * user_already_exists under autoconfirm, as Supabase Auth answers); unconfirmed, the mail again.
    */
   async function signup(req: Request, clientAddress?: string): Promise<Response> {
     limitClient(clientAddress);
@@ -385,48 +501,288 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
     const password = str(params.password);
     if (str(params.phone)) throw badRequest("phone_provider_disabled", "Phone signups are disabled");
     if (!password) throw badRequest("validation_failed", "Signup requires a valid password");
-    if ([...password].length < settings.minimumPasswordLength) {
-      throw new AuthError(
-        422,
-        "weak_password",
-        `Password should be at least ${settings.minimumPasswordLength} characters.`,
-      );
-    }
-    const email = str(params.email).trim().toLowerCase();
-    if (!email) throw badRequest("validation_failed", "An email address is required");
-    if (email.length > 255) throw badRequest("validation_failed", "An email address is too long");
-    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) {
-      throw badRequest("validation_failed", "Unable to validate email address: invalid format");
-    }
+    checkPassword(password, settings.minimumPasswordLength);
+    const email = validEmail(str(params.email).trim());
     const data = typeof params.data === "object" && params.data !== null && !Array.isArray(params.data)
       ? params.data
       : {};
-    const created = await sql.begin(async (tx) => {
+    // As postgres, as this stand-in has always hashed: bcrypt is pgcrypto's here (Go's in Supabase Auth),
+    // and supabase_auth_admin has no business in schema extensions.
+    const outcome = await sql.begin(async (tx): Promise<{ user?: UserRow; exists?: boolean }> => {
       // Two sign-ups for one address at once must still make one user.
       await tx`select pg_advisory_xact_lock(hashtext(${"signup:" + email}))`;
-      const [existing] = await tx<{ id: string }[]>`
-        select id from auth.users where instance_id = ${NIL_UUID} and lower(email) = ${email} and aud = ${AUDIENCE}`;
-      if (existing) return undefined;
-      const [row] = await tx.unsafe<UserRow[]>(
+      const [existing] = await tx.unsafe<UserRow[]>(
+        `select ${USER_COLUMNS} from auth.users where instance_id = $1 and lower(email) = $2 and aud = $3`,
+        [NIL_UUID, email, AUDIENCE],
+      );
+      if (existing?.email_confirmed_at) return { exists: true };
+      // An unconfirmed account keeps its password and data: whoever signs up again is not yet known
+      // to own the address (signup.go: "we can't be sure of their claimed identity").
+      const user = existing ?? (await tx.unsafe<UserRow[]>(
         `insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
-           confirmation_sent_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at,
+           raw_app_meta_data, raw_user_meta_data, created_at, updated_at,
            confirmation_token, recovery_token, email_change_token_new, email_change)
          values ($1, gen_random_uuid(), $2, 'authenticated', $3,
-           extensions.crypt($4, extensions.gen_salt('bf', ${BCRYPT_COST})),
-           case when $5 then now() end, case when not $5 then now() end,
+           extensions.crypt($4, extensions.gen_salt('bf', ${BCRYPT_COST})), case when $5 then now() end,
            '{"provider":"email","providers":["email"]}', $6::jsonb, now(), now(), '', '', '', '')
          returning ${USER_COLUMNS}`,
         [NIL_UUID, AUDIENCE, email, password, settings.autoconfirm, data as unknown as string],
-      );
-      return row;
+      ))[0]!;
+      if (!user.email_confirmed_at) {
+        await sendUserMail(tx, req, user, "confirmation");
+        const [sent] = await tx.unsafe<UserRow[]>(`select ${USER_COLUMNS} from auth.users where id = $1`, [
+          user.id,
+        ]);
+        return { user: sent };
+      }
+      return { user };
     });
-    if (!created) {
-      // GoTrue tells an existing address apart only when sign-up confirms at once anyway.
+    if (outcome.exists) {
       if (settings.autoconfirm) throw new AuthError(422, "user_already_exists", "User already registered");
-      return authJson({ id: crypto.randomUUID(), aud: AUDIENCE, role: "", email, phone: "" });
+      // sanitizeUser: what a new sign-up answers, with an id that belongs to nobody.
+      const now = new Date().toISOString();
+      return authJson({
+        id: crypto.randomUUID(),
+        aud: AUDIENCE,
+        role: "",
+        email,
+        phone: "",
+        confirmation_sent_at: now,
+        app_metadata: { provider: "email", providers: ["email"] },
+        user_metadata: data,
+        identities: [],
+        created_at: now,
+        updated_at: now,
+        is_anonymous: false,
+      });
     }
-    if (created.email_confirmed_at) return authJson(await startSession(req, created));
-    return authJson(userJson(created));
+    const user = outcome.user!;
+    if (user.email_confirmed_at) return authJson(await startSession(req, user));
+    return authJson(userJson(user));
+  }
+
+  /**
+   * recover.go: a recovery mail (link and code) to an address that has an account. Every address gets
+   * the same empty answer, so the answer says nothing about whether an account exists.
+   */
+  async function recover(req: Request, clientAddress?: string): Promise<Response> {
+    if (!perClientRecover.take(clientAddress ?? "unknown")) throw overLimit();
+    const params = await readJson(req);
+    const raw = str(params.email).trim();
+    if (!raw) throw badRequest("validation_failed", "Password recovery requires an email");
+    const email = validEmail(raw);
+    await asAuthAdmin(async (tx) => {
+      const [user] = await tx.unsafe<UserRow[]>(
+        `select ${USER_COLUMNS} from auth.users
+         where instance_id = $1 and lower(email) = $2 and aud = $3 and is_sso_user = false
+         for update`,
+        [NIL_UUID, email, AUDIENCE],
+      );
+      if (user) await sendUserMail(tx, req, user, "recovery");
+    });
+    return authJson({});
+  }
+
+  /**
+   * verify.go: an e-mail link (GET, token_hash in `token`) or code (POST, `token` with `email`, or
+   * `token_hash`) proves the address. A sign-up link confirms it, a recovery link signs in (and
+   * confirms an unconfirmed address); either way the stored token is used up and a session begins.
+   * GET answers with a redirect carrying the session (or the error) in the fragment, POST with JSON.
+   */
+  async function verify(req: Request, clientAddress?: string): Promise<Response> {
+    if (!perClientVerify.take(clientAddress ?? "unknown")) throw overLimit();
+    const get = req.method === "GET";
+    let type: string;
+    let hash: string;
+    let byEmail: string | undefined;
+    let redirectTo = "";
+    if (get) {
+      const q = new URL(req.url).searchParams;
+      type = q.get("type") ?? "";
+      const token = q.get("token") ?? "";
+      if (!type) throw badRequest("validation_failed", "Verify requires a verification type");
+      if (!token) throw badRequest("validation_failed", "Verify requires a token or a token hash");
+      hash = token;
+      redirectTo = referrer(req, settings.siteUrl, settings.additionalRedirectUrls);
+    } else {
+      const params = await readJson(req);
+      type = str(params.type);
+      const token = str(params.token);
+      const given = str(params.token_hash);
+      if (!type) throw badRequest("validation_failed", "Verify requires a verification type");
+      if ((!token && !given) || (token && given)) {
+        throw badRequest("validation_failed", "Verify requires either a token or a token hash");
+      }
+      if (token) {
+        if (str(params.phone) || !str(params.email)) {
+          throw badRequest(
+            "validation_failed",
+            "Only an email address or phone number should be provided on verify",
+          );
+        }
+        try {
+          byEmail = validEmail(str(params.email).trim());
+        } catch {
+          throw new AuthError(422, "validation_failed", "Invalid email format");
+        }
+        hash = tokenHash(byEmail, token);
+      } else {
+        if (str(params.email) || str(params.phone) || str(params.redirect_to)) {
+          throw badRequest("validation_failed", "Only the token_hash and type should be provided");
+        }
+        hash = given;
+      }
+    }
+    const kind = VERIFY_TYPES[type];
+    if (!kind) throw badRequest("validation_failed", "Unsupported verification type");
+    const outcome = await asAuthAdmin(
+      async (tx): Promise<{ body?: ReturnType<typeof tokenResponse>; error?: AuthError }> => {
+        const expired = byEmail
+          ? new AuthError(403, "otp_expired", "Token has expired or is invalid")
+          : new AuthError(403, "otp_expired", "Email link is invalid or has expired");
+        const tokenColumns = ", confirmation_token, recovery_token";
+        const [user] = await tx.unsafe<
+          (UserRow & { confirmation_token: string | null; recovery_token: string | null })[]
+        >(
+          byEmail
+            ? `select ${USER_COLUMNS}${tokenColumns} from auth.users
+             where instance_id = $1 and lower(email) = $2 and aud = $3 for update`
+            : `select ${USER_COLUMNS}${tokenColumns} from auth.users
+             where instance_id = $1 and $2 <> '' and (
+               ($3 in ('confirmation', 'either') and confirmation_token = $2) or
+               ($3 in ('recovery', 'either') and recovery_token = $2))
+             for update`,
+          byEmail ? [NIL_UUID, byEmail, AUDIENCE] : [NIL_UUID, hash, kind],
+        );
+        if (!user) return { error: expired };
+        if (banned(user)) return { error: forbidden("user_banned", "User is banned") };
+        const matches = (stored: string | null, sentAt: Date | null) =>
+          !!stored && stored === hash && !!sentAt &&
+          sentAt.getTime() + settings.otpExpiry * 1000 > Date.now();
+        const isConfirmation = kind !== "recovery" &&
+          matches(user.confirmation_token, user.confirmation_sent_at);
+        const isRecovery = !isConfirmation && kind !== "confirmation" &&
+          matches(user.recovery_token, user.recovery_sent_at);
+        if (!isConfirmation && !isRecovery) return { error: expired };
+        // signupVerify / recoverVerify: the token is used up; the address is confirmed either way.
+        await tx`update auth.users set
+                 confirmation_token = case when ${isConfirmation} then '' else confirmation_token end,
+                 recovery_token = case when ${isRecovery} then '' else recovery_token end,
+                 email_confirmed_at = coalesce(email_confirmed_at, now()),
+                 raw_user_meta_data = coalesce(raw_user_meta_data, '{}'::jsonb) || '{"email_verified": true}',
+                 updated_at = now()
+               where id = ${user.id}`;
+        const [fresh] = await tx.unsafe<UserRow[]>(`select ${USER_COLUMNS} from auth.users where id = $1`, [
+          user.id,
+        ]);
+        return { body: await startSession(req, fresh!, "otp", tx) };
+      },
+    );
+    if (!get) {
+      if (outcome.error) throw outcome.error;
+      return authJson(outcome.body);
+    }
+    const target = new URL(redirectTo);
+    const fragment = new URLSearchParams();
+    if (outcome.error) {
+      const name = OAUTH_ERRORS[outcome.error.status];
+      if (name) fragment.set("error", name);
+      fragment.set("error_code", outcome.error.errorCode);
+      fragment.set("error_description", outcome.error.message);
+    } else {
+      const body = outcome.body!;
+      fragment.set("access_token", body.access_token);
+      fragment.set("expires_at", String(body.expires_at));
+      fragment.set("expires_in", String(body.expires_in));
+      fragment.set("refresh_token", body.refresh_token);
+      fragment.set("token_type", body.token_type);
+      fragment.set("type", type);
+    }
+    fragment.set("sb", "");
+    fragment.sort();
+    target.hash = fragment.toString();
+    return new Response(null, { status: 303, headers: { location: target.toString() } });
+  }
+
+  /**
+   * user.go UserUpdate for what an account page changes: the password (minimum length, not the same
+   * as the current one, and with secure_password_change a session younger than 24 hours; every other
+   * session of the user ends) and user metadata (merged; null removes a key). E-mail and phone changes
+   * are not served by this stand-in.
+   */
+  async function updateUser(req: Request, clientAddress?: string): Promise<Response> {
+    const { user, sessionId } = await authenticate(req);
+    if (!perClientUser.take(clientAddress ?? "unknown")) throw overLimit();
+    const params = await readJson(req);
+    if (params.app_metadata !== undefined) {
+      throw forbidden("not_admin", "Updating app_metadata requires admin privileges");
+    }
+    const newEmail = str(params.email).trim();
+    if (newEmail && validEmail(newEmail) !== (user.email ?? "")) {
+      throw new AuthError(
+        422,
+        "validation_failed",
+        "The local Supabase Auth stand-in does not change e-mail addresses",
+      );
+    }
+    if (str(params.phone)) throw badRequest("phone_provider_disabled", "Phone logins are disabled");
+    const password = params.password === undefined || params.password === null
+      ? undefined
+      : str(params.password);
+    if (password !== undefined) checkPassword(password, settings.minimumPasswordLength);
+    const data = params.data;
+    if (data !== undefined && data !== null && (typeof data !== "object" || Array.isArray(data))) {
+      throw badRequest("bad_json", "Could not parse request body as JSON: data must be an object");
+    }
+    const updated = await sql.begin(async (tx) => {
+      if (password !== undefined && password !== "") {
+        if (settings.securePasswordChange) {
+          const [session] = sessionId
+            ? await tx<{ created_at: Date }[]>`select created_at from auth.sessions where id = ${sessionId}`
+            : [];
+          if (!session || session.created_at.getTime() + REAUTHENTICATE_AFTER < Date.now()) {
+            throw badRequest("reauthentication_needed", "Password update requires reauthentication");
+          }
+        }
+        const [same] = await tx<{ same: boolean }[]>`
+          select coalesce(encrypted_password, '') <> ''
+                 and extensions.crypt(${password}, encrypted_password) = encrypted_password as same
+          from auth.users where id = ${user.id}`;
+        if (same?.same) {
+          throw new AuthError(
+            422,
+            "same_password",
+            "New password should be different from the old password.",
+          );
+        }
+        // UpdatePassword: every emailed token stops working, and every other session ends.
+        await tx`update auth.users set
+                   encrypted_password = extensions.crypt(${password}, extensions.gen_salt('bf', ${BCRYPT_COST})),
+                   confirmation_token = '', confirmation_sent_at = null, recovery_token = '',
+                   recovery_sent_at = null, updated_at = now()
+                 where id = ${user.id}`;
+        if (sessionId) {
+          await tx`delete from auth.sessions where user_id = ${user.id} and id <> ${sessionId}`;
+        } else {
+          await tx`delete from auth.sessions where user_id = ${user.id}`;
+        }
+      }
+      if (data && typeof data === "object") {
+        const entries = Object.entries(data as Record<string, unknown>);
+        const set = Object.fromEntries(entries.filter(([, v]) => v !== null));
+        const drop = entries.filter(([, v]) => v === null).map(([k]) => k);
+        await tx`update auth.users set
+                   raw_user_meta_data = (coalesce(raw_user_meta_data, '{}'::jsonb) - ${drop}::text[])
+                                        || ${set as unknown as string}::jsonb,
+                   updated_at = now()
+                 where id = ${user.id}`;
+      }
+      const [row] = await tx.unsafe<UserRow[]>(`select ${USER_COLUMNS} from auth.users where id = $1`, [
+        user.id,
+      ]);
+      return row!;
+    });
+    return authJson(userJson(updated));
   }
 
   async function refreshTokenGrant(req: Request): Promise<Response> {
@@ -605,7 +961,10 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
         headers: { "content-type": "application/json", "cache-control": "public, max-age=600" },
       });
     }
-    const refused = apiKeyError(req);
+    // An e-mail link is opened by a browser, which sends no API key: Supabase's gateway serves
+    // GET /auth/v1/verify without one, as it does the key set.
+    const emailLink = path === "/verify" && req.method === "GET";
+    const refused = emailLink ? undefined : apiKeyError(req);
     if (refused) return refused;
     if (path === "/token" && req.method === "POST") {
       const grant = new URL(req.url).searchParams.get("grant_type");
@@ -614,9 +973,15 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
       throw badRequest("invalid_credentials", "unsupported_grant_type");
     }
     if (path === "/signup" && req.method === "POST") return await signup(req, clientAddress);
+    if (path === "/recover" && req.method === "POST") return await recover(req, clientAddress);
+    if (path === "/verify" && (req.method === "GET" || req.method === "POST")) {
+      return await verify(req, clientAddress);
+    }
     if (path === "/user" && req.method === "GET") return await getUser(req);
+    if (path === "/user" && req.method === "PUT") return await updateUser(req, clientAddress);
     if (path === "/logout" && req.method === "POST") return await logout(req);
-    const known = ["/token", "/signup", "/user", "/logout", "/.well-known/jwks.json"].includes(path);
+    const known = ["/token", "/signup", "/recover", "/verify", "/user", "/logout", "/.well-known/jwks.json"]
+      .includes(path);
     if (known) throw new AuthError(405, "method_not_allowed", "Method not allowed");
     throw new AuthError(404, "not_found", "This path is not served by the local Supabase Auth stand-in");
   }

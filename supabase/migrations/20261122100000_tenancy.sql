@@ -44,11 +44,47 @@ grant usage on schema private to authenticated, service_role, supabase_auth_admi
 -- Organizations and memberships ---------------------------------------------------------------------
 create table public.organizations (
   id uuid primary key default gen_random_uuid(),
-  -- One line of at most 200 characters: the name is put into mails (invitations go to any address an
-  -- admin types), and a line break or a page of text there would let an admin write the mail's body.
-  name text not null check (length(trim(name)) > 0 and length(name) <= 200 and name !~ '[[:cntrl:]]'),
+  -- One line of at most 200 characters without control, bidi-control or invisible (zero-width)
+  -- characters: the name is put into mail subjects and bodies (invitations go to any address an admin
+  -- types) and into every page's header, where a line break would let an admin write the mail's body
+  -- and a right-to-left override or an invisible character would let one church's name pass for
+  -- another's. The configuration API checks the same characters (routes/organizations.ts,
+  -- FORBIDDEN_IN_NAME) so its callers are told at the field.
+  name text not null check (
+    length(btrim(name)) > 0 and length(name) <= 200
+    and name !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]'
+  ),
+  -- The church's own time zone and the address people may write to about it, set by its admins.
+  -- (a name of pg_timezone_names: organizations_time_zone below)
+  time_zone text not null default 'UTC' check (length(time_zone) between 1 and 64),
+  contact_email text check (
+    contact_email = lower(contact_email) and contact_email ~ '^[^@[:space:]]+@[^@[:space:][:cntrl:]]+\.[^@[:space:][:cntrl:]]+$'
+    and length(contact_email) <= 320
+  ),
+  -- Who created it (private.create_organization), for the limit of new organizations per person and day.
+  created_by uuid references auth.users (id) on delete set null,
   created_at timestamptz not null default now()
 );
+create index organizations_created_by_idx on public.organizations (created_by, created_at) where created_by is not null;
+
+-- A time zone is one of the database's own (an IANA name such as Europe/London), checked when it is set:
+-- reading pg_timezone_names takes some 25 ms, too slow for a check on every write of the row. A
+-- check_violation naming the column, like the table's checks.
+create function private.check_time_zone() returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if not exists (select 1 from pg_catalog.pg_timezone_names z where z.name = new.time_zone) then
+    raise exception 'time_zone "%" is not a time zone name', new.time_zone
+      using errcode = '23514', table = 'organizations', column = 'time_zone',
+            constraint = 'organizations_time_zone_check';
+  end if;
+  return new;
+end;
+$$;
+create trigger organizations_time_zone before insert or update of time_zone on public.organizations
+  for each row when (new.time_zone <> 'UTC') execute function private.check_time_zone();
 
 create table public.profiles (
   id uuid primary key default gen_random_uuid(),

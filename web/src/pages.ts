@@ -9,6 +9,9 @@ import { WebhooksPage } from "./pages/webhooks/WebhooksPage.tsx";
 import { ErasePersonPage } from "./pages/erase/ErasePersonPage.tsx";
 import { PeoplePage } from "./pages/people/PeoplePage.tsx";
 import { ConnectionsPage } from "./pages/connections/ConnectionsPage.tsx";
+import { OrganizationPage } from "./pages/organization/OrganizationPage.tsx";
+import { NewOrganizationPage } from "./pages/organization/NewOrganizationPage.tsx";
+import { NEW_ORGANIZATION_PATH, ORGANIZATION_PATH } from "./pages/organization/paths.ts";
 
 export interface PageEntry {
   path: string;
@@ -18,6 +21,13 @@ export interface PageEntry {
   orgParams?: readonly string[];
   /** What staff are told instead of the page (default: that webhook settings are for administrators). */
   forAdmins?: { heading: string; text: string };
+  /**
+   * Who may open it: administrators of the active organization (the default), any member of it, or
+   * anyone signed in, with or without an organization.
+   */
+  access?: "admin" | "member" | "signed_in";
+  /** false: reached from elsewhere (a link or the header), not listed in the navigation. */
+  nav?: boolean;
 }
 
 export const PAGES: readonly PageEntry[] = [
@@ -62,6 +72,19 @@ export const PAGES: readonly PageEntry[] = [
     path: "/settings/privacy/erase-person",
     title: "Erase a person",
     Page: ErasePersonPage,
+  },
+  {
+    path: ORGANIZATION_PATH,
+    title: "Organization",
+    Page: OrganizationPage,
+    access: "member",
+  },
+  {
+    path: NEW_ORGANIZATION_PATH,
+    title: "New organization",
+    Page: NewOrganizationPage,
+    access: "signed_in",
+    nav: false,
   },
 ];
 

@@ -6,6 +6,7 @@ import { createContext, type ReactNode, useCallback, useContext, useEffect, useR
 import { auth } from "./api/auth.ts";
 import { api, type Me, onAuthProblem, unwrap } from "./api/client.ts";
 import { navigate } from "./router.tsx";
+import { consumeEmailLink } from "./pages/auth/emailLink.ts";
 
 type State =
   | { kind: "loading" }
@@ -98,7 +99,20 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     let alive = true;
-    auth.getSession().then(({ data }) => {
+    // A sign-up or password mail's link lands here first: it signs the person in (or says why not).
+    consumeEmailLink().then((link) => {
+      if (link.kind === "signed_in" && link.type === "recovery") {
+        navigate("/auth/reset", { replace: true });
+      } else if (link.kind === "signed_in") {
+        setNotice("Your e-mail address is confirmed. Welcome!");
+      } else if (link.kind === "failed") {
+        setNotice(link.message);
+        if (link.type === "recovery") {
+          navigate("/auth/forgot", { replace: true });
+        }
+      }
+      return auth.getSession();
+    }).then(({ data }) => {
       if (!alive) return;
       setState(
         data.session
@@ -112,6 +126,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       );
     });
     const { data: sub } = auth.onAuthStateChange((event, session) => {
+      // The first answer is getSession's (above), given once an e-mail link, if any, has been used:
+      // the client's own first event can come before that and would say "signed out".
+      if (event === "INITIAL_SESSION") return;
       if (event === "SIGNED_OUT" || !session) {
         // A refresh that failed (expired or revoked session) ends here too: back to /auth. Decided from
         // the state as it is, outside any state update (updating the notice or the address inside one

@@ -56,8 +56,8 @@ export function render(m: OutboxMail, siteUrl: string): Rendered {
     const by = d.invited_by ? `${oneLine(d.invited_by)} invited you` : "You are invited";
     return mail(`You are invited to join ${org}`, [
       `${by} to join ${org} as ${d.role === "admin" ? "an administrator" : "a staff member"}.`,
-      `The invitation is valid until ${when(d.expires_at)}. Sign in (or create an account with this ` +
-      `e-mail address) and accept it with the link below. If you did not expect it, ignore this e-mail.`,
+      `The invitation is valid until ${when(d.expires_at)}. Open the link below, sign in or create an ` +
+      `account there, and accept it. If you did not expect it, ignore this e-mail.`,
     ], { label: "Accept the invitation", url: invitationLink(siteUrl, String(d.token)) });
   }
   const endpoint = `${oneLine(d.url)}${d.description ? ` (${oneLine(d.description)})` : ""}`;

@@ -22,6 +22,7 @@ import { invitationRoutes } from "./routes/invitations.ts";
 import { peopleRoutes } from "./routes/people.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
 import { connectionRoutes } from "./routes/connections.ts";
+import { organizationRoutes } from "./routes/organizations.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -39,6 +40,7 @@ export function routes(deps: AppDeps): Route[] {
     ...peopleRoutes(deps),
     ...erasureRoutes(deps),
     ...connectionRoutes(deps),
+    ...organizationRoutes(deps),
   ];
 }
 

@@ -56,10 +56,15 @@ export const validationHook: Hook<any, any, any, void> = (result) => {
   if (!result.success) {
     invalid(
       where,
-      (result.error as z.ZodError).issues.map((i) => ({
-        field: i.path.join(".") || where,
-        message: i.message,
-      })),
+      (result.error as z.ZodError).issues.flatMap((i) =>
+        // An unknown key is named as the field it is, not as the object that holds it.
+        i.code === "unrecognized_keys"
+          ? i.keys.map((k) => ({
+            field: [...i.path, k].join("."),
+            message: "is not a field of this request",
+          }))
+          : [{ field: i.path.join(".") || where, message: i.message }]
+      ),
     );
   }
   refuseUnstorable(where, result.data);

@@ -36,8 +36,29 @@ export function describeAuthError(
     return "This e-mail address has not been confirmed yet.";
   }
   if (code === "user_banned") return "This account has been suspended.";
+  if (code === "weak_password") {
+    return `That password is too short. ${error.message ?? ""}`.trim();
+  }
+  if (code === "same_password") {
+    return "That is your current password. Choose a new one.";
+  }
+  if (code === "otp_expired") {
+    return "That code or link is not valid any more (wrong, already used, or over an hour old). Ask for a new one.";
+  }
+  if (code === "over_email_send_rate_limit") {
+    return "An e-mail was sent a moment ago. Wait a minute before asking for another.";
+  }
+  if (code === "user_already_exists") {
+    return "An account with this e-mail address exists already. Sign in, or reset its password.";
+  }
+  if (code === "signup_disabled") {
+    return "New accounts cannot be created here. Ask your church's administrator.";
+  }
+  if (code === "session_not_found" || code === "reauthentication_needed") {
+    return "Your session has ended. Ask for a new password link and try again.";
+  }
   if (code === "over_request_rate_limit" || error.status === 429) {
-    return "Too many sign-in attempts. Wait a minute and try again.";
+    return "Too many attempts. Wait a few minutes and try again.";
   }
   if (error.status === 0 || /fetch|network/i.test(error.message ?? "")) {
     return "Could not reach the sign-in service. Check your connection and try again.";

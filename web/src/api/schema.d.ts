@@ -3649,6 +3649,257 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create an organization; the caller becomes its admin (5 per person per 24 hours) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description must be 1 to 200 characters without line breaks, control, bidi-control or invisible characters
+                         * @example Grace Chapel
+                         */
+                        name: string;
+                        /**
+                         * @description An IANA time zone name
+                         * @default UTC
+                         * @example Europe/London
+                         */
+                        time_zone?: string;
+                        /**
+                         * Format: email
+                         * @description Where people may write about the church
+                         * @example office@gracechapel.example
+                         */
+                        contact_email?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The new organization. Your active organization does not change: switch to it with POST /me/active-organization, then refresh the session. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            time_zone: string;
+                            contact_email: string | null;
+                            created_at: string;
+                            /**
+                             * @description The caller's role in it
+                             * @enum {string}
+                             */
+                            role: "admin" | "staff";
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `duplicate_name`: you already belong to an organization with this name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `too_many_organizations`: 5 created in 24 hours; `Retry-After` says when to try */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The active organization: name, time zone, contact address and your role */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The organization your token names */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            time_zone: string;
+                            contact_email: string | null;
+                            created_at: string;
+                            /**
+                             * @description The caller's role in it
+                             * @enum {string}
+                             */
+                            role: "admin" | "staff";
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `no_active_organization`: the token names none you belong to */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change the active organization's name, time zone or contact address (admins) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description must be 1 to 200 characters without line breaks, control, bidi-control or invisible characters
+                         * @example Grace Chapel
+                         */
+                        name?: string;
+                        /**
+                         * @description An IANA time zone name
+                         * @example Europe/London
+                         */
+                        time_zone?: string;
+                        /**
+                         * Format: email
+                         * @description null removes the contact address
+                         * @example office@gracechapel.example
+                         */
+                        contact_email?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description The organization as it is now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            time_zone: string;
+                            contact_email: string | null;
+                            created_at: string;
+                            /**
+                             * @description The caller's role in it
+                             * @enum {string}
+                             */
+                            role: "admin" | "staff";
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `admin_required`: only its administrators can change it */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `duplicate_name`: another organization you belong to has this name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {

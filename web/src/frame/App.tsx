@@ -2,7 +2,8 @@
 // the page for the current path. Signed-out visitors go to /auth.
 import { useEffect, useRef } from "react";
 import { configured } from "../config.ts";
-import { AuthPage } from "../pages/auth/AuthPage.tsx";
+import { AuthPage, isAuthPath } from "../pages/auth/AuthPage.tsx";
+import { ResetPasswordPage } from "../pages/auth/ResetPasswordPage.tsx";
 import { ACCEPT_INVITATION_PATH, AcceptInvitationPage } from "../pages/invitations/AcceptInvitationPage.tsx";
 import { HOME, PAGES } from "../pages.ts";
 import { navigate, useLocation } from "../router.tsx";
@@ -12,6 +13,8 @@ import { Header } from "./Header.tsx";
 import { Navigation } from "./Navigation.tsx";
 import { PageBody } from "./PageBody.tsx";
 import "./App.css";
+
+const RESET_PATH = "/auth/reset";
 
 export function App() {
   const loc = useLocation();
@@ -27,16 +30,18 @@ export function App() {
   }, [loc.pathname]);
 
   useEffect(() => {
-    // An invitation link keeps its address (the token is in it) while its invitee signs in.
+    // An invitation link keeps its address (the token is in it) while its invitee signs in or signs up.
     if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
       session.setNotice("Sign in to see and accept your invitation.");
-    } else if (state.kind === "signed_out" && loc.pathname !== "/auth") {
+    } else if (state.kind === "signed_out" && loc.pathname === RESET_PATH) {
+      navigate("/auth/forgot", { replace: true });
+    } else if (state.kind === "signed_out" && !isAuthPath(loc.pathname)) {
       const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
       navigate(`/auth${next}`, { replace: true });
     }
     if (
       state.kind === "signed_in" &&
-      (loc.pathname === "/auth" || loc.pathname === "/")
+      ((isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH) || loc.pathname === "/")
     ) {
       const next = loc.searchParams.get("next");
       navigate(next && next.startsWith("/settings/") ? next : HOME, {
@@ -63,9 +68,13 @@ export function App() {
       </main>
     );
   }
-  if (state.kind === "signed_out" || loc.pathname === "/auth") {
+  if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
+    return <AuthPage invitation />;
+  }
+  if (state.kind === "signed_out" || (isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH)) {
     return <AuthPage />;
   }
+  if (loc.pathname === RESET_PATH) return <ResetPasswordPage />;
   if (loc.pathname === ACCEPT_INVITATION_PATH) return <AcceptInvitationPage />;
 
   const page = PAGES.find((p) => p.path === loc.pathname);

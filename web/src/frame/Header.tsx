@@ -1,20 +1,33 @@
-// The organization, the switcher for people in several, who is signed in, and sign-out.
-import { useId, useState } from "react";
+// The organization, the switcher for people in several, who is signed in, and sign-out. The switcher
+// changes organization only when asked to (its Switch button), never while someone moves through the
+// list with the arrow keys, says "Working in <name>" where everyone can see it, and gives focus back to
+// the list afterwards.
+import { type FormEvent, useId, useRef, useState } from "react";
+import type { Me } from "../api/client.ts";
 import { PAGES } from "../pages.ts";
-import { setQuery } from "../router.tsx";
+import { NEW_ORGANIZATION_PATH } from "../pages/organization/paths.ts";
+import { Link, setQuery } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
 export function Header() {
   const session = useSession();
-  const me = session.me;
+  // While a switch reloads who the person is, the last answer keeps the switcher in place (so focus
+  // has somewhere to stay), disabled.
+  const last = useRef<Me | null>(null);
+  if (session.me) last.current = session.me;
+  const me = session.me ?? last.current;
   const selectId = useId();
+  const select = useRef<HTMLSelectElement>(null);
+  const [choice, setChoice] = useState<string | null>(null);
   const [switching, setSwitching] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [status, setStatus] = useState("");
+  const active = me?.active_organization_id ?? "";
+  const chosen = choice ?? active;
+  const current = session.me ? session.organization : null;
 
-  async function switchTo(id: string) {
-    const name = me?.memberships.find((m) => m.organization_id === id)
-      ?.organization_name;
+  async function switchTo(e: FormEvent) {
+    e.preventDefault();
+    if (switching || !chosen || chosen === active) return;
     // What the address names of this organization (an endpoint, a delivery) means nothing in the next.
     const page = PAGES.find((p) => p.path === location.pathname);
     if (page?.orgParams) {
@@ -22,15 +35,14 @@ export function Header() {
     }
     setSwitching(true);
     setError(null);
-    setStatus(`Switching to ${name}…`);
     try {
-      await session.switchOrganization(id);
-      setStatus(`Now working in ${name}.`);
+      await session.switchOrganization(chosen);
+      setChoice(null);
     } catch (err) {
-      setStatus("");
       setError(`Could not switch organization: ${(err as Error).message}`);
     } finally {
       setSwitching(false);
+      select.current?.focus();
     }
   }
 
@@ -38,29 +50,40 @@ export function Header() {
     <header className="top">
       <div className="brand">Church settings</div>
       <div className="who">
+        <p className="working" role="status">
+          {switching ? "Switching…" : current
+            ? (
+              <>
+                Working in <strong>{current.organization_name}</strong>
+              </>
+            )
+            : ""}
+        </p>
         {me && me.memberships.length > 1 && (
-          <span className="org-switch">
+          <form className="org-switch" onSubmit={switchTo}>
             <label htmlFor={selectId}>Organization</label>
             <select
               id={selectId}
-              value={me.active_organization_id ?? ""}
-              disabled={switching}
-              onChange={(e) => void switchTo(e.currentTarget.value)}
+              ref={select}
+              value={chosen}
+              aria-disabled={switching || undefined}
+              onChange={(e) => setChoice(e.currentTarget.value)}
             >
-              {!me.active_organization_id && <option value="">Choose…</option>}
+              {!active && <option value="">Choose…</option>}
               {me.memberships.map((m) => (
                 <option key={m.organization_id} value={m.organization_id}>
                   {m.organization_name} ({m.role})
                 </option>
               ))}
             </select>
-          </span>
+            <button type="submit" disabled={!chosen || chosen === active}>
+              Switch
+            </button>
+          </form>
         )}
-        {me && me.memberships.length === 1 && (
-          <span className="org-name">
-            {me.memberships[0]!.organization_name}
-          </span>
-        )}
+        <Link href={NEW_ORGANIZATION_PATH} className="new-org">
+          New organization
+        </Link>
         <span className="email">
           {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
         </span>
@@ -71,7 +94,6 @@ export function Header() {
           Sign out
         </button>
       </div>
-      <p className="sr-only" role="status">{status}</p>
       {error && <p className="error" role="alert">{error}</p>}
     </header>
   );

@@ -6,7 +6,7 @@ export function Navigation({ current }: { current: string }) {
     <nav aria-label="Settings" className="side">
       <p className="crumb" aria-hidden="true">Settings › Integrations</p>
       <ul>
-        {PAGES.map((p) => (
+        {PAGES.filter((p) => p.nav !== false).map((p) => (
           <li key={p.path}>
             <Link
               href={p.path}

@@ -3,6 +3,7 @@
 import { useEffect } from "react";
 import { HOME, type PageEntry } from "../pages.ts";
 import { Link } from "../router.tsx";
+import { NEW_ORGANIZATION_PATH } from "../pages/organization/paths.ts";
 import { useSession } from "../session.tsx";
 import { ErrorBox } from "../ui/ErrorBox.tsx";
 import { Loading } from "../ui/Loading.tsx";
@@ -35,6 +36,8 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
     );
   }
   if (!session.me) return <Loading what="your organizations" />;
+  const { Page } = page;
+  if (page.access === "signed_in") return <Page key={session.orgKey} />;
   if (!session.organization) {
     return (
       <>
@@ -44,13 +47,21 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
           <p>
             {session.me.memberships.length
               ? "Choose an organization in the header to continue."
-              : "Your account is not a member of any organization. Ask an administrator of your church to add you."}
+              : "Your account is not a member of any organization yet. Start one for your church, or open " +
+                "the invitation link an administrator of your church sent you."}
           </p>
+          {!session.me.memberships.length && (
+            <p>
+              <Link href={NEW_ORGANIZATION_PATH} className="button primary">
+                Create an organization
+              </Link>
+            </p>
+          )}
         </div>
       </>
     );
   }
-  if (!session.isAdmin && page.forAdmins) {
+  if (!session.isAdmin && page.access !== "member" && page.forAdmins) {
     return (
       <>
         <h1>{title}</h1>
@@ -63,7 +74,7 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
       </>
     );
   }
-  if (!session.isAdmin) {
+  if (!session.isAdmin && page.access !== "member") {
     return (
       <>
         <h1>{title}</h1>
@@ -78,6 +89,5 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
       </>
     );
   }
-  const { Page } = page;
   return <Page key={session.orgKey} />;
 }

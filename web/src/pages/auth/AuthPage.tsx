@@ -1,68 +1,94 @@
-// /auth: e-mail and password sign-in through Supabase Auth.
-import { useId, useState } from "react";
-import { auth, describeAuthError } from "../../api/auth.ts";
+// /auth: sign in, create an account (/auth/signup) or ask for a password reset (/auth/forgot), through
+// Supabase Auth's own client (signInWithPassword, signUp, resetPasswordForEmail, verifyOtp). On an
+// invitation link the same forms show with the link kept in the address bar, so an invitee without an
+// account creates one and joins in one go.
+import { useEffect, useRef, useState } from "react";
+import { navigate, useLocation } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
+import { ForgotForm } from "./ForgotForm.tsx";
+import { SignInForm } from "./SignInForm.tsx";
+import { SignUpForm } from "./SignUpForm.tsx";
 import "./AuthPage.css";
 
-export function AuthPage() {
+export type AuthMode = "signin" | "signup" | "forgot";
+
+const PATHS: Record<AuthMode, string> = {
+  signin: "/auth",
+  signup: "/auth/signup",
+  forgot: "/auth/forgot",
+};
+const TITLES: Record<AuthMode, string> = {
+  signin: "Sign in",
+  signup: "Create an account",
+  forgot: "Reset your password",
+};
+
+const modeOf = (path: string): AuthMode =>
+  path === "/auth/signup" ? "signup" : path === "/auth/forgot" ? "forgot" : "signin";
+export const isAuthPath = (path: string) => path === "/auth" || path.startsWith("/auth/");
+
+/** `invitation`: shown on an invitation link to someone signed out. */
+export function AuthPage({ invitation = false }: { invitation?: boolean }) {
   const session = useSession();
-  const [email, setEmail] = useState("");
-  const [password, setPassword] = useState("");
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const id = useId();
+  const loc = useLocation();
+  const onAuthPath = isAuthPath(loc.pathname);
+  const [own, setOwn] = useState<AuthMode>("signin");
+  const mode = onAuthPath ? modeOf(loc.pathname) : own;
+  const heading = useRef<HTMLHeadingElement>(null);
+  const shown = useRef(mode);
+  // A new form starts at its heading, for keyboards and screen readers alike.
+  useEffect(() => {
+    if (shown.current === mode) return;
+    shown.current = mode;
+    heading.current?.focus();
+  }, [mode]);
+  useEffect(() => {
+    document.title = `${TITLES[mode]} · Settings`;
+  }, [mode]);
+
+  const go = (next: AuthMode) => {
+    session.setNotice(null);
+    if (onAuthPath) navigate(PATHS[next] + loc.search);
+    else setOwn(next);
+  };
+
   return (
     <main className="narrow auth" id="main">
-      <h1>Sign in</h1>
+      <h1 ref={heading} tabIndex={-1}>{TITLES[mode]}</h1>
       <p className="muted">
-        Settings › Integrations for your church: webhooks, their logs, API keys and payments.
+        {invitation
+          ? "You were invited to a church's settings. Sign in, or create an account, to see and accept the invitation."
+          : "Settings › Integrations for your church: webhooks, their logs, API keys and payments."}
       </p>
       {session.notice && <p className="notice" role="status">{session.notice}</p>}
-      <form
-        aria-describedby={error ? `${id}-err` : undefined}
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setPending(true);
-          setError(null);
-          session.setNotice(null);
-          try {
-            const { error } = await auth.signInWithPassword({
-              email: email.trim(),
-              password,
-            });
-            if (error) setError(describeAuthError(error));
-          } catch (err) {
-            setError(
-              describeAuthError({ message: (err as Error).message, status: 0 }),
-            );
-          } finally {
-            setPending(false);
-          }
-        }}
-      >
-        <label htmlFor={`${id}-email`}>E-mail</label>
-        <input
-          id={`${id}-email`}
-          type="email"
-          autoComplete="username"
-          required
-          value={email}
-          onChange={(e) => setEmail(e.currentTarget.value)}
-        />
-        <label htmlFor={`${id}-password`}>Password</label>
-        <input
-          id={`${id}-password`}
-          type="password"
-          autoComplete="current-password"
-          required
-          value={password}
-          onChange={(e) => setPassword(e.currentTarget.value)}
-        />
-        <button type="submit" className="primary" disabled={pending}>
-          {pending ? "Signing in…" : "Sign in"}
-        </button>
-        {error && <p id={`${id}-err`} className="error" role="alert">{error}</p>}
-      </form>
+      {mode === "signin" && <SignInForm />}
+      {mode === "signup" && <SignUpForm redirectTo={`${location.origin}/auth`} />}
+      {mode === "forgot" && <ForgotForm redirectTo={`${location.origin}/auth/reset`} />}
+      <div className="auth-links">
+        {mode !== "signup" && (
+          <p>
+            New here?{" "}
+            <button type="button" className="link" onClick={() => go("signup")}>
+              Create an account
+            </button>
+          </p>
+        )}
+        {mode !== "signin" && (
+          <p>
+            Have an account?{" "}
+            <button type="button" className="link" onClick={() => go("signin")}>
+              Sign in
+            </button>
+          </p>
+        )}
+        {mode === "signin" && (
+          <p>
+            <button type="button" className="link" onClick={() => go("forgot")}>
+              Forgot your password?
+            </button>
+          </p>
+        )}
+      </div>
     </main>
   );
 }
