@@ -66,7 +66,11 @@ export function toAppError(err: unknown): AppError {
   if (isDatabaseLoginRefused(err)) {
     // 503, so callers retry: nothing is wrong with their request. The log says what to fix (the health
     // check says it too).
-    return new AppError(503, "database_login_failed", "The service cannot log in to its database; retry later");
+    return new AppError(
+      503,
+      "database_login_failed",
+      "The service cannot log in to its database; retry later",
+    );
   }
   if (isDatabaseUnavailable(err)) {
     // A connection that failed this way may be wedged inside the driver: start the pools afresh.

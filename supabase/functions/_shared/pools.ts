@@ -92,7 +92,10 @@ function problemOf(pool: PoolName, err: unknown): { code: PoolProblem; message: 
     };
   }
   if (isDatabaseUnavailable(err)) {
-    return { code: "database_unavailable", message: `${what} cannot reach the database: ${e?.message ?? err}` };
+    return {
+      code: "database_unavailable",
+      message: `${what} cannot reach the database: ${e?.message ?? err}`,
+    };
   }
   return { code: "database_unavailable", message: `${what} failed its check: ${e?.message ?? err}` };
 }
@@ -106,7 +109,9 @@ export async function logPoolCheck(name: string, pools: Pools): Promise<PoolChec
   const failed = checks.filter((c) => !c.ok);
   if (failed.length === 0) {
     const roles = Object.fromEntries(checks.map((c) => [c.pool, c.ok ? c.role : null]));
-    console.log(JSON.stringify({ level: "info", msg: "database pools log in", function: name, pools: roles }));
+    console.log(
+      JSON.stringify({ level: "info", msg: "database pools log in", function: name, pools: roles }),
+    );
   }
   for (const c of failed) {
     if (c.ok) continue;
