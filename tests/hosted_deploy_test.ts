@@ -15,9 +15,9 @@ import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { markedBlock, ROOT } from "./helpers/markdown.ts";
 import { type HostedDb, startHostedDb } from "./helpers/hosted_db.ts";
 import { startFunctionProcess } from "./helpers/function_process.ts";
-import { serve, type TestServer } from "./helpers/server.ts";
+import { serve } from "./helpers/server.ts";
 import { createSql, type Sql } from "../supabase/functions/_shared/db.ts";
-import { createAuthService } from "../scripts/local-auth/service.ts";
+import { type AuthService, createAuthService } from "../scripts/local-auth/service.ts";
 import { localSigningKey } from "../scripts/local-auth/keys.ts";
 import { loadAuthSettings } from "../scripts/local-auth/config.ts";
 import { upsertDevUser } from "../scripts/local-auth/users.ts";
@@ -94,23 +94,30 @@ async function runDeployBlock(db: HostedDb): Promise<Deployed> {
 }
 
 /** Supabase Auth played by the local token service, on the project's database as the platform's role. */
-async function startAuth(admin: Sql): Promise<{ server: TestServer; anonKey: string }> {
+async function startAuth(admin: Sql) {
   const keys = await Deno.makeTempDir({ prefix: "hosted-auth-" });
   const anonKey = `sb_publishable_${crypto.randomUUID()}`;
-  let auth: ReturnType<typeof createAuthService> | undefined;
-  const server = await serve((req) => {
+  const service = Promise.withResolvers<AuthService>();
+  const server = await serve(async (req) => {
     const path = new URL(req.url).pathname;
-    if (!auth || !path.startsWith("/auth/v1/")) return new Response("not found", { status: 404 });
-    return auth(req, path.slice("/auth/v1".length), "127.0.0.1");
+    if (!path.startsWith("/auth/v1/")) return new Response("not found", { status: 404 });
+    return (await service.promise)(req, path.slice("/auth/v1".length), "127.0.0.1");
   });
-  auth = createAuthService({
+  service.resolve(createAuthService({
     sql: admin,
     issuer: `${server.url}/auth/v1`,
     anonKey,
     signingKey: await localSigningKey(new URL(`file://${keys}/`)),
     settings: await loadAuthSettings({}),
-  });
-  return { server, anonKey };
+  }));
+  return {
+    url: server.url,
+    anonKey,
+    close: async () => {
+      await server.close();
+      await Deno.remove(keys, { recursive: true });
+    },
+  };
 }
 
 async function signIn(authUrl: string, anonKey: string, email: string, password: string): Promise<string> {
@@ -177,7 +184,7 @@ Deno.test({
       // The function as deployed: only the stored secrets and what the platform sets.
       const fn = await startFunctionProcess("webhooks", {
         ...deployed.secrets,
-        SUPABASE_URL: auth.server.url,
+        SUPABASE_URL: auth.url,
         SUPABASE_DB_URL: db.url,
         SUPABASE_ANON_KEY: auth.anonKey,
         SUPABASE_SERVICE_ROLE_KEY: `service-${crypto.randomUUID()}`,
@@ -187,7 +194,7 @@ Deno.test({
         assertMatch(log, /"msg":"database pools log in".*"user":"edge_user"/);
         const health = await fetch(`${fn.base}/health`);
         assertEquals(health.status, 200, await health.text());
-        const token = await signIn(auth.server.url, auth.anonKey, email, password);
+        const token = await signIn(auth.url, auth.anonKey, email, password);
         for (const path of ["/me", "/endpoints"]) {
           const res = await fetch(`${fn.base}${path}`, { headers: { authorization: `Bearer ${token}` } });
           const text = await res.text();
@@ -201,7 +208,7 @@ Deno.test({
       await db.psqlAdmin("alter role edge_user nologin");
       const broken = await startFunctionProcess("webhooks", {
         ...deployed.secrets,
-        SUPABASE_URL: auth.server.url,
+        SUPABASE_URL: auth.url,
         SUPABASE_DB_URL: db.url,
       });
       try {
@@ -212,7 +219,7 @@ Deno.test({
         assertEquals(health.status, 503);
         assertEquals(body.error.code, "database_login_failed");
         assertMatch(body.error.message, /edge_user.*db push/);
-        const token = await signIn(auth.server.url, auth.anonKey, email, password);
+        const token = await signIn(auth.url, auth.anonKey, email, password);
         const res = await fetch(`${broken.base}/endpoints`, {
           headers: { authorization: `Bearer ${token}` },
         });
@@ -222,7 +229,7 @@ Deno.test({
         await broken.stop();
       }
     } finally {
-      await auth?.server.close();
+      await auth?.close();
       await admin.end({ timeout: 5 });
       await db.close();
     }
