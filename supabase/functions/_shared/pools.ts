@@ -30,9 +30,12 @@ export function createUserSql(config: Config, serverSql: Sql, max = config.dbPoo
     if (!cached || Date.now() - cached.at > PASSWORD_TTL_MS) {
       const value = serverSql<{ password: string | null }[]>`select private.edge_user_password() as password`
         .then(([row]) => row?.password ?? "");
+      const entry = { at: Date.now(), value };
       // A failed read is not kept: the next connection asks again.
-      value.catch(() => (cached = undefined));
-      cached = { at: Date.now(), value };
+      value.catch(() => {
+        if (cached === entry) cached = undefined;
+      });
+      cached = entry;
     }
     return cached.value;
   };

@@ -5,6 +5,6 @@ import { logPoolCheck } from "../_shared/pools.ts";
 import { createApp } from "./app.ts";
 
 const deps = runtimeDeps();
-// At start: can each pool log in? Said in the log now, and by GET /checkout-webhook/health whenever asked.
+// At start: can its pool log in? Said in the log now, and by GET /checkout-webhook/health whenever asked.
 logPoolCheck("checkout-webhook", deps);
 Deno.serve(createApp(deps).fetch);

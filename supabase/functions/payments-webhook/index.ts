@@ -5,6 +5,6 @@ import { logPoolCheck } from "../_shared/pools.ts";
 import { createApp } from "./app.ts";
 
 const deps = runtimeDeps();
-// At start: can each pool log in? Said in the log now, and by GET /payments-webhook/health whenever asked.
+// At start: can its pool log in? Said in the log now, and by GET /payments-webhook/health whenever asked.
 logPoolCheck("payments-webhook", deps);
 Deno.serve(createApp(deps).fetch);
