@@ -148,10 +148,8 @@ async function diff(api: string, ref: string) {
 /** A project that reports next to nothing: every declared property shows up as one to write. */
 const FRESH = { auth: { site_url: "https://fresh.example.org" } };
 
-async function withManagementApi<T>(
-  remote: Record<string, unknown>,
-  fn: (url: string, requests: string[]) => Promise<T>,
-): Promise<T> {
+/** A read-only stand-in for the Management API that reports `remote` as every project's configuration. */
+async function startManagementApi(remote: Record<string, unknown>) {
   const requests: string[] = [];
   const server = await serve((req) => {
     const { pathname } = new URL(req.url);
@@ -163,74 +161,89 @@ async function withManagementApi<T>(
     // Anything else it reads (the project's name, to say where it pushes) is not needed here.
     return Response.json({});
   });
-  try {
-    return await fn(server.url, requests);
-  } finally {
-    await server.close();
-  }
+  return { url: server.url, requests, close: () => server.close() };
 }
-
-/** The production diff against FRESH, shared by the tests (each CLI run takes seconds). */
-let freshProduction: ReturnType<typeof diff> | undefined;
-const productionAgainstFresh = () =>
-  freshProduction ??= withManagementApi(FRESH, (api) => diff(api, productionRef));
 
 const config = parse(await Deno.readTextFile(CONFIG)) as {
   remotes: { production: { project_id: string; auth?: Record<string, unknown> } };
 };
 const productionRef = config.remotes.production.project_id;
 
-Deno.test("config push writes only what this project decides, and leaves the dashboard's other choices alone", async () => {
-  // Against a project that reports nothing else, every declared property is one to write: exactly these.
-  const fresh = await productionAgainstFresh();
-  assertEquals(fresh.scope, "remotes.production", "the production override is the one compared");
-  assertEquals([...fresh.written.keys()].sort(), DECIDED);
-  // Against a project whose owner chose MFA, rate limits, storage and a provider: those stay theirs.
-  await withManagementApi(REMOTE, async (api, requests) => {
-    const production = await diff(api, productionRef);
-    for (const path of production.written.keys()) assert(DECIDED.includes(path), `${path} would be written`);
-    for (
-      const path of [
-        "auth.mfa.totp.enroll_enabled",
-        "auth.mfa.totp.verify_enabled",
-        "auth.rate_limit.email_sent",
-        "auth.external.google.enabled",
-        "auth.captcha.enabled",
-        "storage.file_size_limit",
-        "api.max_rows",
-      ]
-    ) {
-      assert(!production.written.has(path), `${path} is left as the dashboard set it`);
+/** The three diffs the tests read, run side by side once (each CLI run takes seconds). */
+let diffs:
+  | Promise<{
+    production: Awaited<ReturnType<typeof diff>>;
+    local: Awaited<ReturnType<typeof diff>>;
+    productionOverDashboard: Awaited<ReturnType<typeof diff>>;
+    dashboardRequests: string[];
+  }>
+  | undefined;
+const allDiffs = () =>
+  diffs ??= (async () => {
+    const fresh = await startManagementApi(FRESH);
+    const dashboard = await startManagementApi(REMOTE);
+    try {
+      const [production, local, productionOverDashboard] = await Promise.all([
+        diff(fresh.url, productionRef),
+        diff(fresh.url, "localrefxxxxxxxxxxxx"),
+        diff(dashboard.url, productionRef),
+      ]);
+      return { production, local, productionOverDashboard, dashboardRequests: dashboard.requests };
+    } finally {
+      await Promise.all([fresh.close(), dashboard.close()]);
     }
-    assert(requests.every((r) => r.startsWith("GET ")), `config diff only reads: ${requests.join(", ")}`);
-  });
+  })();
+
+Deno.test("config push writes only what this project decides, and leaves the dashboard's other choices alone", async () => {
+  const { production, productionOverDashboard, dashboardRequests } = await allDiffs();
+  // Against a project that reports nothing else, every declared property is one to write: exactly these.
+  assertEquals(production.scope, "remotes.production", "the production override is the one compared");
+  assertEquals([...production.written.keys()].sort(), DECIDED);
+  // Against a project whose owner chose MFA, rate limits, storage and a provider: those stay theirs.
+  for (const path of productionOverDashboard.written.keys()) {
+    assert(DECIDED.includes(path), `${path} would be written`);
+  }
+  for (
+    const path of [
+      "auth.mfa.totp.enroll_enabled",
+      "auth.mfa.totp.verify_enabled",
+      "auth.rate_limit.email_sent",
+      "auth.external.google.enabled",
+      "auth.captcha.enabled",
+      "storage.file_size_limit",
+      "api.max_rows",
+    ]
+  ) {
+    assert(!productionOverDashboard.written.has(path), `${path} is left as the dashboard set it`);
+  }
+  assert(
+    dashboardRequests.every((r) => r.startsWith("GET ")),
+    `config diff only reads: ${dashboardRequests}`,
+  );
 });
 
 Deno.test("the production override holds every auth setting whose local value would be wrong on a hosted project", async () => {
-  const production = await productionAgainstFresh();
-  await withManagementApi(FRESH, async (api) => {
-    const local = await diff(api, "localrefxxxxxxxxxxxx");
-    assertEquals(local.scope, "base");
-    const overridden = new Set(flatten({ auth: config.remotes.production.auth ?? {} }));
-    const wrong: string[] = [];
-    for (const [path, rule] of Object.entries(PRODUCTION)) {
-      if (!rule.must(production.written.get(path))) {
-        wrong.push(`${path} = ${JSON.stringify(production.written.get(path))} (${rule.why})`);
-      }
-      // A local value the hosted project must not have: only the override can be what holds it.
-      if (!rule.must(local.written.get(path))) {
-        assert(overridden.has(path), `${path} differs from local and is not in [remotes.production]`);
-      }
+  const { production, local } = await allDiffs();
+  assertEquals(local.scope, "base");
+  const overridden = new Set(flatten({ auth: config.remotes.production.auth ?? {} }));
+  const wrong: string[] = [];
+  for (const [path, rule] of Object.entries(PRODUCTION)) {
+    if (!rule.must(production.written.get(path))) {
+      wrong.push(`${path} = ${JSON.stringify(production.written.get(path))} (${rule.why})`);
     }
-    assertEquals(wrong, [], "what config push would write to the hosted project");
-    // Every difference between the two is the override's doing, and nothing written there is loopback.
-    for (const [path, value] of production.written) {
-      if (JSON.stringify(value) !== JSON.stringify(local.written.get(path))) {
-        assert(overridden.has(path), `${path} differs without an override`);
-      }
-      assert(!isLoopback(value), `${path} = ${JSON.stringify(value)} points at loopback`);
+    // A local value the hosted project must not have: only the override can be what holds it.
+    if (!rule.must(local.written.get(path))) {
+      assert(overridden.has(path), `${path} differs from local and is not in [remotes.production]`);
     }
-  });
+  }
+  assertEquals(wrong, [], "what config push would write to the hosted project");
+  // Every difference between the two is the override's doing, and nothing written there is loopback.
+  for (const [path, value] of production.written) {
+    if (JSON.stringify(value) !== JSON.stringify(local.written.get(path))) {
+      assert(overridden.has(path), `${path} differs without an override`);
+    }
+    assert(!isLoopback(value), `${path} = ${JSON.stringify(value)} points at loopback`);
+  }
 });
 
 Deno.test("every property in supabase/config.toml comes with its reason", async () => {

@@ -10,7 +10,8 @@
 // the local token service on the same database.
 //
 // Before the migrations gave edge_user its login, the same run ended with every configuration API call
-// answering 500 ("role edge_user is not permitted to log in") and health saying ok.
+// answering 500 ("role edge_user is not permitted to log in"), health saying ok, and db-bootstrap on the
+// same database saying ready.
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { markedBlock, ROOT } from "./helpers/markdown.ts";
 import { type HostedDb, startHostedDb } from "./helpers/hosted_db.ts";
@@ -228,6 +229,24 @@ Deno.test({
       } finally {
         await broken.stop();
       }
+
+      // And db-bootstrap, run on that database, ends with one line saying so instead of "ready" (it logs in
+      // as edge_user the way the functions will). Before, it said ready.
+      const bootstrap = await new Deno.Command("bash", {
+        args: ["scripts/db-bootstrap.sh", db.adminUrl],
+        cwd: ROOT.pathname,
+        env: { PGPASSWORD: "" },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const said = new TextDecoder().decode(bootstrap.stderr) + new TextDecoder().decode(bootstrap.stdout);
+      assertEquals(bootstrap.code, 1, said);
+      assertMatch(
+        said,
+        /^db-bootstrap: edge_user \(the configuration API's user-request pool\) cannot log in to postgresql:\/\/supabase_admin:\*\*\*@[^ ]+: .*"edge_user" is not permitted to log in; allow it in pg_hba\.conf/m,
+      );
+      assert(!/is ready/.test(said), said);
     } finally {
       await auth?.close();
       await admin.end({ timeout: 5 });
