@@ -12,9 +12,9 @@
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { ROOT } from "./helpers/markdown.ts";
 import { serve } from "./helpers/server.ts";
+import { CLI_OFFLINE_ENV, SUPABASE_CLI } from "./helpers/supabase_cli.ts";
 import { parse } from "smol-toml";
 
-const CLI = new URL("node_modules/.bin/supabase", ROOT).pathname;
 const CONFIG = new URL("supabase/config.toml", ROOT);
 
 /** The properties this project decides: what `config push` writes, base and production alike. */
@@ -103,7 +103,7 @@ async function diff(api: string, ref: string) {
       `${dir}/profile.yaml`,
       `name: management-api-stand-in\napi_url: ${api}\ndashboard_url: ${api}/dashboard\nproject_host: supabase.co\n`,
     );
-    const out = await new Deno.Command(CLI, {
+    const out = await new Deno.Command(SUPABASE_CLI, {
       args: [
         "config",
         "diff",
@@ -117,13 +117,7 @@ async function diff(api: string, ref: string) {
       cwd: ROOT.pathname,
       env: {
         SUPABASE_ACCESS_TOKEN: `sbp_${"0".repeat(40)}`,
-        SUPABASE_TELEMETRY_DISABLED: "1",
-        DO_NOT_TRACK: "1",
-        // Nothing leaves loopback: anything but the stand-in goes to a closed port.
-        HTTP_PROXY: "http://127.0.0.1:9",
-        HTTPS_PROXY: "http://127.0.0.1:9",
-        NO_PROXY: "127.0.0.1",
-        NO_COLOR: "1",
+        ...CLI_OFFLINE_ENV,
       },
       stdin: "null",
       stdout: "piped",

@@ -16,6 +16,7 @@ import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { markedBlock, ROOT } from "./helpers/markdown.ts";
 import { type HostedDb, startHostedDb } from "./helpers/hosted_db.ts";
 import { startFunctionProcess } from "./helpers/function_process.ts";
+import { CLI_OFFLINE_ENV, SUPABASE_CLI } from "./helpers/supabase_cli.ts";
 import { serve } from "./helpers/server.ts";
 import { createSql, type Sql } from "../supabase/functions/_shared/db.ts";
 import { type AuthService, createAuthService } from "../scripts/local-auth/service.ts";
@@ -23,7 +24,6 @@ import { localSigningKey } from "../scripts/local-auth/keys.ts";
 import { loadAuthSettings } from "../scripts/local-auth/config.ts";
 import { upsertDevUser } from "../scripts/local-auth/users.ts";
 
-const CLI = new URL("node_modules/.bin/supabase", ROOT).pathname;
 const REF = "abcdefghijklmnopqrst";
 
 // `npx` for the block: see the file's header.
@@ -66,14 +66,10 @@ async function runDeployBlock(db: HostedDb): Promise<Deployed> {
       env: {
         PATH: `${dir}:${Deno.env.get("PATH")}`,
         SHIM_DIR: dir,
-        SUPABASE_CLI: CLI,
+        SUPABASE_CLI,
         HOSTED_DB_URL: db.url,
         PGSSLMODE: "disable", // the test cluster has no TLS
-        SUPABASE_TELEMETRY_DISABLED: "1",
-        DO_NOT_TRACK: "1",
-        HTTP_PROXY: "http://127.0.0.1:9",
-        HTTPS_PROXY: "http://127.0.0.1:9",
-        NO_COLOR: "1",
+        ...CLI_OFFLINE_ENV,
       },
       stdin: "null",
       stdout: "piped",
