@@ -4,7 +4,8 @@
 #   1. pg_cron and pgTAP present and pg_cron preloaded (installs the Debian packages and sets
 #      shared_preload_libraries when run as root against a local cluster; otherwise says what to run);
 #   2. Supabase's platform objects where missing (scripts/supabase-platform.sql);
-#   3. supabase/migrations applied with the Supabase CLI.
+#   3. supabase/migrations applied with the Supabase CLI (they give edge_user, the configuration API's
+#      user-request pool, its login), and a check that edge_user can log in.
 # Usage: scripts/db-bootstrap.sh [postgres-url]   (default: $SUPABASE_DB_URL or the local cluster)
 # See docs/getting-started.md#prerequisites
 set -euo pipefail
@@ -82,8 +83,13 @@ if ! out=$(cd "$root" && "$supabase" migration up --db-url "$url" --yes 2>&1); t
   printf '%s\n' "$out" | grep -v '^\s*$' | tail -n 15 >&2
   die "migrations failed on $shown"
 fi
-# The user-request pool's login (created by the migrations without one): a local database lets it log
-# in (trust, or the password the caller sets); a hosted project's operator does this with a password.
-if is_local_url; then q -c "alter role edge_user login" >/dev/null; fi
+# The migrations gave edge_user (the configuration API's user-request pool) a login and a password the
+# functions read from the database: check it logs in here as the functions will, so a pg_hba.conf that
+# refuses it is said now, not as an error on every configuration API call later.
+user_url=$(printf '%s' "$url" | sed -E 's#^(postgres(ql)?://)([^@/]*@)?#\1edge_user@#')
+user_pw=$(q -c "select coalesce(private.edge_user_password(), '')")
+if ! err=$(PGPASSWORD="$user_pw" psql "$user_url" -X -qAt -c 'select 1' 2>&1 >/dev/null); then
+  die "edge_user (the configuration API's user-request pool) cannot log in to $shown: $(printf '%s' "$err" | head -n 1 | sed 's/^psql: //'); allow it in pg_hba.conf like postgres (password or trust)"
+fi
 applied=$(q -c "select count(*) from supabase_migrations.schema_migrations" 2>/dev/null || echo 0)
 echo "db-bootstrap: $shown is ready ($applied migrations applied)"

@@ -10,6 +10,7 @@
 // engine wakes on the outbox triggers' NOTIFY and on a short poll, so a local delivery arrives within
 // a second. WEBHOOKS_DEV_DISPATCH=false turns that off.
 import { type AppDeps, runtimeDeps } from "../supabase/functions/_shared/app.ts";
+import { checkPools } from "../supabase/functions/_shared/pools.ts";
 import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
 import { type AuthService, createAuthService } from "./local-auth/service.ts";
 import { localAnonKey, localSigningKey } from "./local-auth/keys.ts";
@@ -139,7 +140,16 @@ if (import.meta.main) {
     smtpUrl: Deno.env.get("SMTP_URL"),
     from: Deno.env.get("MAIL_FROM"),
   });
-  const deps = runtimeDeps();
+  const deps = runtimeDeps({ userPool: true });
+  // Both pools must log in before anything is served: a user pool that cannot (edge_user's password,
+  // say) would otherwise answer every configuration API call with an error after saying "ready".
+  const failed = (await checkPools(deps)).filter((c) => !c.ok);
+  if (failed.length) {
+    for (const c of failed) if (!c.ok) console.error(`dev: ${c.message}`);
+    controller.abort();
+    await Promise.all([deps.sql.end({ timeout: 1 }), deps.userSql?.end({ timeout: 1 })]);
+    Deno.exit(1);
+  }
   const apps = await loadFunctions(deps);
   const auth = createAuthService({
     sql: deps.sql,

@@ -49,9 +49,10 @@ if ! bash scripts/db-bootstrap.sh "$TEST_DATABASE_URL"; then
   exit 1
 fi
 record bootstrap 1 0
-# The user-request pool logs in as edge_user with the URL derived from TEST_DATABASE_URL (no password in
-# it): postgres.js then sends PGPASSWORD, so give the role the cluster's password.
-psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "alter role edge_user password '$PGPASSWORD'" >/dev/null
+# edge_user's password (random, set by the migrations) becomes the cluster's: PgBouncer's user list
+# (scripts/pooler.sh) and the tests that open a user pool with a bare URL (postgres.js then sends
+# PGPASSWORD) need to know it. Set the way an operator changes it, so the functions read the same one.
+psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "select private.set_edge_user_login('$PGPASSWORD')" >/dev/null
 
 # The API role as hosted Supabase has it: `authenticator` logs in and becomes anon, authenticated or
 # service_role, with pg-safeupdate loaded. pg-safeupdate is not a Debian package: our own stand-in

@@ -6,18 +6,11 @@
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { codeBlocks, documentationFiles, ROOT } from "./helpers/markdown.ts";
 import { testDbUrl } from "./helpers/db.ts";
+import { CLI_OFFLINE_ENV, SUPABASE_CLI } from "./helpers/supabase_cli.ts";
 import { parse } from "smol-toml";
 
-const CLI = new URL("node_modules/.bin/supabase", ROOT).pathname;
-// The CLI talks to nothing but the database it is given: no telemetry, and any HTTP(S) it would send
-// goes to a closed loopback port.
-const OFFLINE = {
-  SUPABASE_TELEMETRY_DISABLED: "1",
-  DO_NOT_TRACK: "1",
-  HTTP_PROXY: "http://127.0.0.1:9",
-  HTTPS_PROXY: "http://127.0.0.1:9",
-  NO_COLOR: "1",
-};
+const CLI = SUPABASE_CLI;
+const OFFLINE = CLI_OFFLINE_ENV;
 
 export interface CliCommand {
   file: string;

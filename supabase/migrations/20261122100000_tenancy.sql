@@ -13,8 +13,7 @@
 alter default privileges in schema public revoke truncate, references, trigger on tables from anon, authenticated;
 
 -- The login of the Edge Functions' user-request pool. NOINHERIT, so a query outside a request's
--- transaction runs with nothing, never as postgres. No password here: the operator enables the login
--- once per project; scripts/db-bootstrap.sh does it for a local database.
+-- transaction runs with nothing, never as postgres. Its login and password: 20261128160000_edge_user_login.sql.
 -- See docs/operations.md#through-the-pooler
 do $$
 begin

@@ -50,12 +50,58 @@ language sql stable
 set search_path = ''
 as $$ select exists (select from pg_catalog.pg_available_extensions where name = 'pg_net') $$;
 
--- pg_net (the dispatcher's starter) and Vault (its URL and secret), where the platform has them.
+-- Whether `library` is in shared_preload_libraries (pg_net's worker starts only from there); null when
+-- this role may not read that setting (it is superuser-only unless granted pg_read_all_settings).
+create function private.preloaded(library text) returns boolean
+language plpgsql stable
+set search_path = ''
+as $$
+begin
+  -- Entries may be quoted or carry a path ($libdir/pg_net): compare the bare names.
+  return library = any (
+    select regexp_replace(trim(both ' "' from entry), '^.*/', '')
+    from unnest(string_to_array(current_setting('shared_preload_libraries'), ',')) entry);
+exception when insufficient_privilege then
+  return null;
+end;
+$$;
+
+-- Creates an optional extension in schema `extensions` (where Supabase keeps them; the Security Advisor
+-- flags extensions in public) only where it can load: offered by this server, and, for one that runs a
+-- background worker, preloaded. A failure is a warning, never the migration's end: a server with pg_net
+-- installed but not preloaded still bootstraps, and the operator health check says what is missing.
+-- Answers what happened: created (or already there), not_offered, not_preloaded, or failed: <reason>.
+create function private.create_extension_where_it_loads(extension text, needs_preload boolean) returns text
+language plpgsql volatile
+set search_path = ''
+as $$
+begin
+  if exists (select from pg_catalog.pg_extension where extname = extension) then
+    return 'created';
+  end if;
+  if not exists (select from pg_catalog.pg_available_extensions where name = extension) then
+    return 'not_offered';
+  end if;
+  if needs_preload and private.preloaded(extension) is false then
+    raise warning '% is installed but not in shared_preload_libraries, so it is not created: add it there, restart, then run: create extension % with schema extensions',
+      extension, extension;
+    return 'not_preloaded';
+  end if;
+  begin
+    execute format('create extension %I with schema extensions', extension);
+  exception when others then
+    raise warning '% could not be created (%): it stays off; see webhook_operator_health()', extension, sqlerrm;
+    return 'failed: ' || sqlerrm;
+  end;
+  return 'created';
+end;
+$$;
+
+-- pg_net (the dispatcher's starter) and Vault (its URL and secret), where the platform has them. Vault
+-- keeps its own schema (vault), as Supabase installs it.
 do $$
 begin
-  if private.pg_net_available() then
-    create extension if not exists pg_net;
-  end if;
+  perform private.create_extension_where_it_loads('pg_net', needs_preload => true);
   if exists (select from pg_available_extensions where name = 'supabase_vault') then
     create extension if not exists supabase_vault cascade;
   end if;
@@ -287,6 +333,8 @@ create trigger webhook_deliveries_wake_dispatcher
 after insert on public.webhook_deliveries
 for each statement execute function private.wake_on_insert('private.webhook_wake_dispatcher', 'webhook-dispatch');
 
+revoke all on function private.preloaded(text), private.create_extension_where_it_loads(text, boolean)
+  from public, anon, authenticated;
 revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_due_per_run(),
   private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb), private.webhook_invoke_dispatcher(),
   private.take_wake(text, interval), private.webhook_wake_dispatcher(interval), private.webhook_dispatch_continue(),
@@ -296,12 +344,34 @@ revoke all on private.function_wakes from public, anon, authenticated;
 -- cron.schedule with an existing job name replaces that job, so re-running this is harmless.
 select cron.schedule('webhook-housekeeping', '* * * * *', 'select private.webhook_housekeeping()');
 select cron.schedule('webhook-dispatch', '* * * * *', 'select private.webhook_invoke_dispatcher()');
--- Interval schedules ('5 seconds') came with pg_cron 1.5; Debian's 1.4 (local) has minutes only, and
--- there the minute job is the recovery.
-do $$
-begin
-  if (select (regexp_match(extversion, '^(\d+)\.(\d+)'))::int[] >= '{1,5}' from pg_extension where extname = 'pg_cron') then
-    perform cron.schedule('webhook-dispatch-recover', '5 seconds', 'select private.webhook_dispatch_recover()');
-  end if;
-end
+
+-- Interval schedules ('5 seconds') came with pg_cron 1.5 (hosted projects have 1.6); Debian's 1.4 (a
+-- local database) has minutes only, and there the minute job is the recovery. The health check says
+-- which (webhook_operator_health() -> 'scheduler').
+create function private.pg_cron_schedules_seconds() returns boolean
+language sql stable
+set search_path = ''
+as $$
+  select coalesce((select (regexp_match(extversion, '^(\d+)\.(\d+)'))::int[] >= '{1,5}'
+                   from pg_catalog.pg_extension where extname = 'pg_cron'), false)
 $$;
+
+-- Schedules webhook-dispatch-recover where pg_cron can run it; true when it is scheduled. Run again after
+-- upgrading pg_cron to 1.5+ (the health check asks for it then).
+create function private.schedule_dispatch_recover() returns boolean
+language plpgsql volatile
+set search_path = ''
+as $$
+begin
+  if not private.pg_cron_schedules_seconds() then
+    raise notice 'pg_cron % schedules in minutes only: no 5-second webhook-dispatch-recover job (needs pg_cron 1.5+); after a dispatcher outage the minute job picks up',
+      (select extversion from pg_catalog.pg_extension where extname = 'pg_cron');
+    return false;
+  end if;
+  perform cron.schedule('webhook-dispatch-recover', '5 seconds', 'select private.webhook_dispatch_recover()');
+  return true;
+end;
+$$;
+revoke all on function private.pg_cron_schedules_seconds(), private.schedule_dispatch_recover()
+  from public, anon, authenticated;
+select private.schedule_dispatch_recover();

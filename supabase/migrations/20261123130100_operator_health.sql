@@ -25,6 +25,7 @@ declare
   requests integer;
   unanswered integer;
   configured boolean;
+  scheduler jsonb;
 begin
   -- The queue, on the partial index of open deliveries (small however much history is kept). Due
   -- means waiting for a dispatcher: an attempt in flight (a live lease) is not waiting.
@@ -58,9 +59,16 @@ begin
   end if;
   if to_regclass('net._http_response') is null then
     dispatcher := jsonb_build_object('pg_net', false, 'pg_net_available', private.pg_net_available());
-    if private.pg_net_available() or configured then
+    if private.pg_net_available() and private.preloaded('pg_net') is false then
+      -- Installed on this server but it cannot load: the migrations left it out rather than fail. Only
+      -- critical where hosted dispatch is meant to run (its Vault secrets are set).
+      dispatcher := dispatcher || jsonb_build_object('pg_net_preloaded', false);
+      alerts := alerts || jsonb_build_object(
+        'severity', case when configured then 'critical' else 'warning' end, 'code', 'pg_net_not_preloaded',
+        'message', 'pg_net is installed but not in shared_preload_libraries, so it cannot load and hosted dispatch cannot run (add it there, restart, then run: create extension pg_net with schema extensions); npm run dev dispatches without it');
+    elsif private.pg_net_available() or configured then
       alerts := alerts || jsonb_build_object('severity', 'critical', 'code', 'pg_net_missing',
-        'message', 'pg_net is not installed, so hosted dispatch cannot run: nothing starts the webhook-dispatcher (run: create extension pg_net)');
+        'message', 'pg_net is not installed, so hosted dispatch cannot run: nothing starts the webhook-dispatcher (run: create extension pg_net with schema extensions)');
     end if;
   else
     if not coalesce(configured, false) then
@@ -127,6 +135,22 @@ begin
   from jsonb_each(cron_runs) c
   where c.value ->> 'last_status' = 'failed' or not (c.value ->> 'active')::boolean;
 
+  -- The 5-second recovery job needs pg_cron 1.5+ (hosted projects have it); with minutes only, the
+  -- minute job picks up after a dispatcher outage. Said always; an alert only where hosted dispatch runs.
+  scheduler := jsonb_build_object(
+    'pg_cron_version', (select extversion from pg_extension where extname = 'pg_cron'),
+    'recover_every_5s', exists (select from cron.job where jobname = 'webhook-dispatch-recover'));
+  if dispatcher ->> 'pg_net' = 'true' and not (scheduler ->> 'recover_every_5s')::boolean then
+    alerts := alerts || case when private.pg_cron_schedules_seconds() then
+      jsonb_build_object('severity', 'warning', 'code', 'recover_job_missing',
+        'message', 'pg_cron schedules in seconds here but webhook-dispatch-recover is not scheduled (run: select private.schedule_dispatch_recover())')
+    else
+      jsonb_build_object('severity', 'warning', 'code', 'recover_job_unavailable',
+        'message', format('pg_cron %s schedules in minutes only: after a dispatcher outage, what waited goes out at the next minute, not within 5 s (needs pg_cron 1.5+)',
+                          scheduler ->> 'pg_cron_version'))
+    end;
+  end if;
+
   return jsonb_build_object(
     'checked_at', now(),
     'status', case when alerts @> '[{"severity": "critical"}]' then 'critical'
@@ -134,6 +158,7 @@ begin
     'alerts', alerts,
     'queue', queue,
     'dispatcher', dispatcher,
+    'scheduler', scheduler,
     'cron', cron_runs);
 end;
 $$;

@@ -7,6 +7,7 @@ import { createApp as paymentsApp } from "../../supabase/functions/payments-webh
 import { createApp as messagingApp } from "../../supabase/functions/messaging-webhook/app.ts";
 import type { AppDeps } from "../../supabase/functions/_shared/app.ts";
 import { createSql } from "../../supabase/functions/_shared/db.ts";
+import { createUserSql } from "../../supabase/functions/_shared/pools.ts";
 import { serve } from "./server.ts";
 import { testConfig } from "./tokens.ts";
 
@@ -37,11 +38,9 @@ export async function startInboundStack(env: Record<string, string> = {}): Promi
     SUPABASE_FUNCTIONS_URL: `${server.url}/functions/v1`,
     ...env,
   });
-  const deps: AppDeps = {
-    config,
-    sql: createSql(config.dbUrl, { max: 4 }),
-    userSql: createSql(config.userDbUrl, { max: 4 }),
-  };
+  // The user pool as deployed: edge_user, its password read through the server pool.
+  const serverSql = createSql(config.dbUrl, { max: 4 });
+  const deps: AppDeps = { config, sql: serverSql, userSql: createUserSql(config, serverSql, 4) };
   for (
     const [name, create] of [
       ["webhooks", webhooksApp],

@@ -1,10 +1,11 @@
 // The skeleton every function app is built on: its base path (the function name, as Supabase routes
-// it), JSON errors mapped in one place, a JSON 404, and a health route that checks the database.
+// it), JSON errors mapped in one place, a JSON 404, and a health route that checks each pool can log in.
 import { Hono } from "hono";
 import type { Config } from "./config.ts";
-import { createSql, type Sql } from "./db.ts";
-import { errorResponse, notFound, serviceUnavailable } from "./errors.ts";
+import type { Sql } from "./db.ts";
+import { AppError, errorResponse, notFound } from "./errors.ts";
 import { loadConfig } from "./config.ts";
+import { checkPools, createPools } from "./pools.ts";
 
 export interface AppDeps {
   /** Server-side pool (the function's own database role). */
@@ -22,23 +23,25 @@ export function newApp(name: string, deps: AppDeps, root = new Hono()): Hono {
   const app = root.basePath(`/${name}`);
   app.onError((err, c) => errorResponse(c, err));
   app.notFound((c) => errorResponse(c, notFound("not_found", "No such route")));
+  // 200 only when every pool the function uses can log in and query; else 503 naming the pool, why, and
+  // what to do (the same words the function logged at start).
   app.get("/health", async (c) => {
-    try {
-      await deps.sql`select 1`;
-    } catch {
-      throw serviceUnavailable("Database unavailable");
+    for (const check of await checkPools(deps)) {
+      if (!check.ok) {
+        const code = check.code === "database_unavailable" ? "service_unavailable" : check.code;
+        throw new AppError(503, code, check.message, { pool: check.pool });
+      }
     }
     return c.json({ status: "ok", function: name });
   });
   return app;
 }
 
-/** Dependencies of a deployed function: configuration from the environment and one pool. */
-export function runtimeDeps(): AppDeps {
+/**
+ * Dependencies of a deployed function: configuration from the environment and its pools (`userPool` for
+ * the configuration API, which acts for users).
+ */
+export function runtimeDeps(opts: { userPool?: boolean } = {}): AppDeps {
   const config = loadConfig();
-  return {
-    config,
-    sql: createSql(config.dbUrl, { max: config.dbPoolMax, prepare: config.dbPrepare }),
-    userSql: createSql(config.userDbUrl, { max: config.dbPoolMax, prepare: config.dbPrepare }),
-  };
+  return { config, ...createPools(config, opts) };
 }

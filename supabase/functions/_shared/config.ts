@@ -59,6 +59,11 @@ export interface Config {
   dbPrepare: boolean;
   /** Where the user-request pool connects: as `edge_user`, which can only become anon or authenticated. */
   userDbUrl: string;
+  /**
+   * True when neither USER_DB_URL nor USER_DB_PASSWORD is set: the pool reads edge_user's password from
+   * the database through the server pool (private.edge_user_password(), set by the migrations).
+   */
+  userDbPasswordFromDatabase: boolean;
   /** CPU time and wall-clock time one dispatcher invocation may use; it stops claiming with a margin. */
   dispatchCpuBudgetMs: number;
   dispatchWallBudgetMs: number;
@@ -91,6 +96,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     dbPoolMax: e.DB_POOL_MAX,
     dbPrepare: prepareOf(e),
     userDbUrl: e.USER_DB_URL ?? userDbUrlOf(e.SUPABASE_DB_URL, e.USER_DB_PASSWORD),
+    userDbPasswordFromDatabase: !e.USER_DB_URL && !e.USER_DB_PASSWORD,
     dispatchCpuBudgetMs: e.WEBHOOK_DISPATCH_CPU_BUDGET_MS,
     dispatchWallBudgetMs: e.WEBHOOK_DISPATCH_WALL_BUDGET_MS,
     replaySecret: replaySecretOf(e),

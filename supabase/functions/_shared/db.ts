@@ -85,6 +85,8 @@ export interface PoolOptions {
    * `prepare` parameter, else true.
    */
   prepare?: boolean;
+  /** The password, asked for each new connection (instead of the URL's). */
+  password?: () => Promise<string>;
 }
 
 export function createSql(url: string, options: PoolOptions = {}): Sql {
@@ -98,6 +100,7 @@ export function createSql(url: string, options: PoolOptions = {}): Sql {
       idle_timeout: 30,
       connect_timeout: 5,
       ...(options.prepare === undefined ? {} : { prepare: options.prepare }),
+      ...(options.password ? { pass: options.password } : {}),
       // Our SQL never depends on notices; keeping them out of the logs keeps payloads out too.
       onnotice: () => {},
       // No session state beyond what a transaction-mode pooler passes on (application_name): each

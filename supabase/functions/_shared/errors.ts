@@ -57,8 +57,23 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   ].includes(code) || err instanceof Deno.errors.ConnectionRefused;
 }
 
+/** The database refused our login (28P01 wrong password, 28000 not permitted to log in): ours to fix. */
+export function isDatabaseLoginRefused(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === "28P01" || code === "28000";
+}
+
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (isDatabaseLoginRefused(err)) {
+    // 503, so callers retry: nothing is wrong with their request. The log says what to fix (the health
+    // check says it too).
+    return new AppError(
+      503,
+      "database_login_failed",
+      "The service cannot log in to its database; retry later",
+    );
+  }
   if (isDatabaseUnavailable(err)) {
     // A connection that failed this way may be wedged inside the driver: start the pools afresh.
     resetPools();

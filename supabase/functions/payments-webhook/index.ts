@@ -1,6 +1,10 @@
 // The deployed entry point: serves app.ts (tests and the dev server import the app instead).
 // @see docs/architecture.md#components
 import { runtimeDeps } from "../_shared/app.ts";
+import { logPoolCheck } from "../_shared/pools.ts";
 import { createApp } from "./app.ts";
 
-Deno.serve(createApp(runtimeDeps()).fetch);
+const deps = runtimeDeps();
+// At start: can its pool log in? Said in the log now, and by GET /payments-webhook/health whenever asked.
+logPoolCheck("payments-webhook", deps);
+Deno.serve(createApp(deps).fetch);

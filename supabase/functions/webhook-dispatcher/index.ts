@@ -1,4 +1,5 @@
 import { runtimeDeps } from "../_shared/app.ts";
+import { logPoolCheck } from "../_shared/pools.ts";
 import { createApp } from "./app.ts";
 
 // The Edge Runtime sends `beforeunload` shortly before it shuts the worker down (wall clock, CPU or
@@ -7,4 +8,7 @@ import { createApp } from "./app.ts";
 const shutdown = new AbortController();
 addEventListener("beforeunload", () => shutdown.abort());
 
-Deno.serve(createApp(runtimeDeps(), { shutdown: shutdown.signal }).fetch);
+const deps = runtimeDeps();
+// At start: can its pool log in? Said in the log now, and by GET /webhook-dispatcher/health whenever asked.
+logPoolCheck("webhook-dispatcher", deps);
+Deno.serve(createApp(deps, { shutdown: shutdown.signal }).fetch);
