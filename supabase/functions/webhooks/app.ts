@@ -20,6 +20,8 @@ import { eventTypeRoutes } from "./routes/event_types.ts";
 import { meRoutes } from "./routes/me.ts";
 import { invitationRoutes } from "./routes/invitations.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
+import { platformRoutes } from "./routes/platform.ts";
+import { auditLogRoutes } from "./routes/audit_log.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -35,6 +37,8 @@ export function routes(deps: AppDeps): Route[] {
     ...meRoutes(deps),
     ...invitationRoutes(deps),
     ...erasureRoutes(deps),
+    ...platformRoutes(deps),
+    ...auditLogRoutes(deps),
   ];
 }
 
