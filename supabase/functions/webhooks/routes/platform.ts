@@ -42,6 +42,30 @@ const Health = z.object({
   ),
 });
 
+const PLATFORM_ORGANIZATION_EXAMPLE = {
+  id: ORG_ID,
+  name: "First Church",
+  created_at: "2026-11-01T09:00:00.000Z",
+  people: 4,
+  status: "suspended" as const,
+  suspension: {
+    suspended_at: "2026-11-28T10:00:00.000Z",
+    reason: "Unpaid invoice",
+    suspended_by: STAFF_EMAIL,
+  },
+  health: {
+    status: "ok" as const,
+    endpoints: 2,
+    endpoints_failing: 0,
+    deliveries_open: 12,
+    deliveries_failing: 0,
+    inbound_failed_24h: 0,
+    inbound_refused_24h: 0,
+    inbound_waiting: 3,
+    last_activity_at: "2026-11-28T09:58:12.000Z",
+  },
+};
+
 const PlatformOrganization = z.object({
   id: z.uuid(),
   name: z.string(),
@@ -54,31 +78,7 @@ const PlatformOrganization = z.object({
     suspended_by: z.string().nullable().describe("E-mail of the platform administrator who suspended it"),
   }).nullable(),
   health: Health,
-}).openapi("PlatformOrganization", {
-  example: {
-    id: ORG_ID,
-    name: "First Church",
-    created_at: "2026-11-01T09:00:00.000Z",
-    people: 4,
-    status: "suspended",
-    suspension: {
-      suspended_at: "2026-11-28T10:00:00.000Z",
-      reason: "Unpaid invoice",
-      suspended_by: STAFF_EMAIL,
-    },
-    health: {
-      status: "ok",
-      endpoints: 2,
-      endpoints_failing: 0,
-      deliveries_open: 12,
-      deliveries_failing: 0,
-      inbound_failed_24h: 0,
-      inbound_refused_24h: 0,
-      inbound_waiting: 3,
-      last_activity_at: "2026-11-28T09:58:12.000Z",
-    },
-  },
-});
+}).openapi("PlatformOrganization", { example: PLATFORM_ORGANIZATION_EXAMPLE });
 type PlatformOrganizationOut = z.infer<typeof PlatformOrganization>;
 
 const ListOrganizations = z.object({
@@ -92,6 +92,12 @@ const OrganizationPage = z.object({
   data: z.array(PlatformOrganization),
   next_cursor: z.string().nullable().describe("Pass as cursor for the next page"),
   totals: z.object({ organizations: z.number().int(), suspended: z.number().int() }),
+}).openapi({
+  example: {
+    data: [PLATFORM_ORGANIZATION_EXAMPLE],
+    next_cursor: null,
+    totals: { organizations: 120, suspended: 1 },
+  },
 });
 
 const Suspend = z.object({
@@ -487,7 +493,12 @@ export const platformRoutes: RouteFactory = (deps) => [
       refusal: REFUSAL,
       params: userId,
       responses: {
-        200: { description: "Revoked", schema: z.object({ user_id: z.uuid(), revoked: z.literal(true) }) },
+        200: {
+          description: "Revoked",
+          schema: z.object({ user_id: z.uuid(), revoked: z.literal(true) }).openapi({
+            example: { user_id: "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6", revoked: true },
+          }),
+        },
         403: { description: "`superadmin_required`" },
         404: { description: "That person is not a platform administrator" },
         409: { description: "`superadmin`: superadmins are changed by an operator" },
