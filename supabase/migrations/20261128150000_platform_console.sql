@@ -382,17 +382,21 @@ begin
 end;
 $$;
 
--- Every audit entry, newest first, a page at a time (platform administrators); optionally one
--- organization's.
+-- Every audit entry with its organization's name, newest first, a page at a time (platform
+-- administrators); optionally one organization's.
 create function private.platform_audit_entries(org uuid, before_at timestamptz, before_id uuid, max_rows integer)
-returns setof public.platform_audit_log
+returns table (id uuid, organization_id uuid, organization_name text, action text, actor_kind text,
+               actor_email text, subject_email text, reason text, details jsonb, created_at timestamptz)
 language plpgsql stable security definer
 set search_path = ''
 as $$
 begin
   perform private.require_platform_role('platform_admin');
   return query
-  select * from public.platform_audit_log a
+  select a.id, a.organization_id, o.name, a.action, a.actor_kind, a.actor_email, a.subject_email, a.reason,
+         a.details, a.created_at
+  from public.platform_audit_log a
+  left join public.organizations o on o.id = a.organization_id
   where (org is null or a.organization_id = org)
     and (before_at is null or (a.created_at, a.id) < (before_at, before_id))
   order by a.created_at desc, a.id desc

@@ -24,7 +24,9 @@ export const auditLogRoutes: RouteFactory = (deps) => [
       // Row-level security keeps this to the organization the caller administers.
       const rows = await asAdmin(deps, c, (tx) =>
         tx.unsafe<{ id: string; cursor_at: string }[]>(
-          `select ${AUDIT_COLUMNS} from public.platform_audit_log
+          `select ${AUDIT_COLUMNS}
+           from (select a.*, o.name as organization_name
+                 from public.platform_audit_log a join public.organizations o on o.id = a.organization_id) a
            where ($1::text is null or (created_at, id) < ($1::text::timestamptz, $2::uuid))
            order by created_at desc, id desc limit $3`,
           [cursor?.[0] ?? null, cursor?.[1] ?? null, q.limit + 1],
