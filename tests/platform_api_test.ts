@@ -367,6 +367,8 @@ Deno.test("a suspended organization's people and keys can do nothing until it is
       headers,
     );
     assertEquals(platformAudit.data.data.length, 2, "the platform's audit log has both");
+    const names = [audit.data.data[0].organization_name, platformAudit.data.data[0].organization_name];
+    assertEquals(names, [resumed.data.name, resumed.data.name], "with the organization's name");
   } finally {
     await api.close();
   }

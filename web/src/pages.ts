@@ -7,6 +7,8 @@ import { PaymentWebhooksPage } from "./pages/payments/PaymentWebhooksPage.tsx";
 import { WebhookLogsPage } from "./pages/logs/WebhookLogsPage.tsx";
 import { WebhooksPage } from "./pages/webhooks/WebhooksPage.tsx";
 import { ErasePersonPage } from "./pages/erase/ErasePersonPage.tsx";
+import { AuditLogPage } from "./pages/audit/AuditLogPage.tsx";
+import { PlatformConsolePage } from "./pages/platform/PlatformConsolePage.tsx";
 
 export interface PageEntry {
   path: string;
@@ -14,6 +16,11 @@ export interface PageEntry {
   Page: ComponentType;
   /** Query parameters that name one organization's rows: dropped when the organization changes. */
   orgParams?: readonly string[];
+  /**
+   * "platform": a page of the platform console, for platform administrators whatever organization they
+   * are in (or none); listed apart, and shown only when the token says is_platform_admin.
+   */
+  scope?: "platform";
 }
 
 export const PAGES: readonly PageEntry[] = [
@@ -42,6 +49,17 @@ export const PAGES: readonly PageEntry[] = [
     path: "/settings/privacy/erase-person",
     title: "Erase a person",
     Page: ErasePersonPage,
+  },
+  {
+    path: "/settings/organization/audit-log",
+    title: "Audit log",
+    Page: AuditLogPage,
+  },
+  {
+    path: "/settings/platform/organizations",
+    title: "Platform console",
+    Page: PlatformConsolePage,
+    scope: "platform",
   },
 ];
 

@@ -2,7 +2,15 @@
 // the interface; the API decides what anyone may do.
 import type { Session } from "@supabase/auth-js";
 import { useQueryClient } from "@tanstack/react-query";
-import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
+import {
+  createContext,
+  type ReactNode,
+  useCallback,
+  useContext,
+  useEffect,
+  useRef,
+  useState,
+} from "react";
 import { auth } from "./api/auth.ts";
 import { api, type Me, onAuthProblem, unwrap } from "./api/client.ts";
 import { navigate } from "./router.tsx";
@@ -22,6 +30,11 @@ interface SessionApi {
   me: Me | null;
   organization: Me["memberships"][number] | null;
   isAdmin: boolean;
+  /**
+   * The token's is_platform_admin claim: whether to show the platform console's link. A hint only; the
+   * console's API decides by the live flags.
+   */
+  isPlatformAdmin: boolean;
   /** Changes whenever the organization changes: pages remount and every query key carries it. */
   orgKey: string;
   notice: string | null;
@@ -32,6 +45,27 @@ interface SessionApi {
 }
 
 const Ctx = createContext<SessionApi | null>(null);
+
+const PLATFORM_REFUSALS = new Set([
+  "platform_admin_required",
+  "superadmin_required",
+]);
+
+/** A claim of the access token, read for the interface only (the signature is the server's business). */
+function claimOf(token: string, name: string): unknown {
+  try {
+    const payload = token.split(".")[1] ?? "";
+    const json = new TextDecoder().decode(
+      Uint8Array.from(
+        atob(payload.replace(/-/g, "+").replace(/_/g, "/")),
+        (ch) => ch.charCodeAt(0),
+      ),
+    );
+    return (JSON.parse(json) as Record<string, unknown>)[name];
+  } catch {
+    return undefined;
+  }
+}
 
 export function useSession(): SessionApi {
   const v = useContext(Ctx);
@@ -63,7 +97,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     } catch (e) {
       setState((
         s,
-      ) => (s.kind === "signed_in" ? { ...s, meError: (e as Error).message } : s));
+      ) => (s.kind === "signed_in"
+        ? { ...s, meError: (e as Error).message }
+        : s)
+      );
       return null;
     }
   }, []);
@@ -117,7 +154,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         // the state as it is, outside any state update (updating the notice or the address inside one
         // would update other components while this one renders).
         if (current.current.kind === "signed_in") {
-          setNotice((n) => n ?? "Your session has ended. Please sign in again.");
+          setNotice((n) =>
+            n ?? "Your session has ended. Please sign in again."
+          );
           navigate("/auth", { replace: true });
         }
         queries.clear();
@@ -125,7 +164,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         return;
       }
       setState((s) =>
-        s.kind === "signed_in" ? { ...s, session } : { kind: "signed_in", session, me: null, meError: null }
+        s.kind === "signed_in"
+          ? { ...s, session }
+          : { kind: "signed_in", session, me: null, meError: null }
       );
     });
     return () => {
@@ -139,13 +180,15 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     if (userId) void reloadMe();
   }, [userId, reloadMe]);
 
-  // 401: the session is gone. 403: maybe the membership is; ask the API who we are now.
+  // 401: the session is gone. 403: maybe the membership is, or the organization was suspended; ask the
+  // API who we are now. (A refusal of the platform console says nothing about memberships.)
   useEffect(() =>
     onAuthProblem(async (err) => {
       if (err.status === 401) {
         await signOut("Your session has ended. Please sign in again.");
         return;
       }
+      if (PLATFORM_REFUSALS.has(err.code)) return;
       if (checking.current) return;
       checking.current = true;
       try {
@@ -153,14 +196,23 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         const before = s.kind === "signed_in" ? s.me : null;
         const me = await reloadMe();
         if (!me || me.active_organization_id) return;
-        const lost = before?.memberships.find((m) => m.organization_id === before.active_organization_id);
+        const lost = before?.memberships.find((m) =>
+          m.organization_id === before.active_organization_id
+        );
         const name = lost?.organization_name ?? "that organization";
-        const next = me.memberships[0];
+        const suspended = me.memberships.some((m) =>
+          m.organization_id === lost?.organization_id && m.suspended
+        );
+        const next = me.memberships.find((m) => !m.suspended);
+        const why = suspended
+          ? `${name} has been suspended by the platform's administrators.`
+          : `You are no longer a member of ${name}.`;
         if (next) {
-          setNotice(
-            `You are no longer a member of ${name}. You are now in ${next.organization_name}.`,
-          );
+          setNotice(`${why} You are now in ${next.organization_name}.`);
           await switchOrganization(next.organization_id);
+        } else if (suspended) {
+          // Still a member: stay signed in; the page says the organization is suspended.
+          setNotice(why);
         } else {
           await signOut(
             `You are no longer a member of ${name}, so you have been signed out.`,
@@ -172,12 +224,17 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     }), [reloadMe, signOut, switchOrganization]);
 
   const me = state.kind === "signed_in" ? state.me : null;
-  const organization = me?.memberships.find((m) => m.organization_id === me.active_organization_id) ?? null;
+  const organization =
+    me?.memberships.find((m) =>
+      m.organization_id === me.active_organization_id
+    ) ?? null;
   const value: SessionApi = {
     state,
     me,
     organization,
     isAdmin: organization?.role === "admin",
+    isPlatformAdmin: state.kind === "signed_in" &&
+      claimOf(state.session.access_token, "is_platform_admin") === true,
     orgKey: organization?.organization_id ?? "none",
     notice,
     setNotice,

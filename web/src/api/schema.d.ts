@@ -3479,6 +3479,7 @@ export interface components {
          * @example {
          *       "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
          *       "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+         *       "organization_name": "First Church",
          *       "action": "organization.resumed",
          *       "actor": {
          *         "kind": "platform_admin",
@@ -3501,6 +3502,7 @@ export interface components {
              * @description The organization affected (null: a change of platform administrators)
              */
             organization_id: string | null;
+            organization_name: string | null;
             /** @enum {string} */
             action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked";
             actor: {

@@ -49,8 +49,13 @@ export function Header() {
             >
               {!me.active_organization_id && <option value="">Choose…</option>}
               {me.memberships.map((m) => (
-                <option key={m.organization_id} value={m.organization_id}>
-                  {m.organization_name} ({m.role})
+                <option
+                  key={m.organization_id}
+                  value={m.organization_id}
+                  disabled={m.suspended}
+                >
+                  {m.organization_name} ({m.role}
+                  {m.suspended ? ", suspended" : ""})
                 </option>
               ))}
             </select>
@@ -62,7 +67,9 @@ export function Header() {
           </span>
         )}
         <span className="email">
-          {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
+          {session.state.kind === "signed_in"
+            ? session.state.session.user.email
+            : ""}
         </span>
         <button
           type="button"

@@ -26,6 +26,25 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
     );
   }
   if (state.kind !== "signed_in") return null;
+  // The platform console belongs to no organization: its API decides who may use it.
+  if (page.scope === "platform") {
+    if (!session.isPlatformAdmin) {
+      return (
+        <>
+          <h1>{title}</h1>
+          <div className="empty" role="note">
+            <h2>The platform console is for the platform's administrators</h2>
+            <p>
+              Your account is not a platform administrator. If it has just been
+              made one, sign out and in again.
+            </p>
+          </div>
+        </>
+      );
+    }
+    const { Page } = page;
+    return <Page />;
+  }
   if (state.meError && !session.me) {
     return (
       <ErrorBox
@@ -36,14 +55,33 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
   }
   if (!session.me) return <Loading what="your organizations" />;
   if (!session.organization) {
+    const suspended = session.me.memberships.filter((m) => m.suspended);
     return (
       <>
         <h1>{title}</h1>
+        {suspended.length > 0 && (
+          <div className="empty" role="note">
+            <h2>
+              {suspended.length === 1
+                ? `${suspended[0]!.organization_name} is suspended`
+                : "Some of your organizations are suspended"}
+            </h2>
+            <p>
+              The platform's administrators suspended{" "}
+              {suspended.map((m) => m.organization_name).join(", ")}: nothing
+              can be done for it until they resume it. Payments and messages
+              sent to it meanwhile are kept. Contact the platform's support to
+              find out why.
+            </p>
+          </div>
+        )}
         <div className="empty">
           <h2>You are not in an organization</h2>
           <p>
-            {session.me.memberships.length
+            {session.me.memberships.some((m) => !m.suspended)
               ? "Choose an organization in the header to continue."
+              : session.me.memberships.length
+              ? "None of your organizations can be used at the moment."
               : "Your account is not a member of any organization. Ask an administrator of your church to add you."}
           </p>
         </div>
@@ -58,8 +96,9 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
           <h2>Webhook settings are for administrators</h2>
           <p>
             You are signed in to {session.organization.organization_name}{" "}
-            as staff. Webhooks, their logs, API keys and payment webhooks are managed by the organization's
-            administrators; ask one of them if something needs changing.
+            as staff. Webhooks, their logs, API keys and payment webhooks are
+            managed by the organization's administrators; ask one of them if
+            something needs changing.
           </p>
         </div>
       </>

@@ -138,6 +138,7 @@ export const AuditEntry = z.object({
   organization_id: z.uuid().nullable().describe(
     "The organization affected (null: a change of platform administrators)",
   ),
+  organization_name: z.string().nullable(),
   action: z.enum([
     "organization.suspended",
     "organization.resumed",
@@ -162,6 +163,7 @@ export const AuditEntry = z.object({
   example: {
     id: "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
     organization_id: ORG_ID,
+    organization_name: "First Church",
     action: "organization.resumed",
     actor: { kind: "platform_admin", email: STAFF_EMAIL },
     subject_email: null,
@@ -182,8 +184,11 @@ const ListPlatformAudit = ListAudit.extend({
   organization_id: z.uuid().optional().describe("Only this organization's entries"),
 }).openapi({ example: { organization_id: ORG_ID, limit: 50 } });
 
-/** The audit log's columns as the API returns them (and the keyset's text for the cursor). */
-export const AUDIT_COLUMNS = `id, organization_id, action,
+/**
+ * The audit log's columns as the API returns them (and the keyset's text for the cursor), from rows
+ * that have an organization_name (private.platform_audit_entries, or the organization's own log).
+ */
+export const AUDIT_COLUMNS = `id, organization_id, organization_name, action,
   jsonb_build_object('kind', actor_kind, 'email', actor_email) as actor, subject_email, reason, details, created_at,
   created_at::text as cursor_at`;
 
