@@ -64,6 +64,7 @@ export function Header() {
         {me && me.memberships.length === 1 && (
           <span className="org-name">
             {me.memberships[0]!.organization_name}
+            {me.memberships[0]!.suspended && " (suspended)"}
           </span>
         )}
         <span className="email">

@@ -75,16 +75,17 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
             </p>
           </div>
         )}
-        <div className="empty">
-          <h2>You are not in an organization</h2>
-          <p>
-            {session.me.memberships.some((m) => !m.suspended)
-              ? "Choose an organization in the header to continue."
-              : session.me.memberships.length
-              ? "None of your organizations can be used at the moment."
-              : "Your account is not a member of any organization. Ask an administrator of your church to add you."}
-          </p>
-        </div>
+        {(suspended.length === 0 ||
+          suspended.length < session.me.memberships.length) && (
+          <div className="empty">
+            <h2>You are not in an organization</h2>
+            <p>
+              {session.me.memberships.length
+                ? "Choose an organization in the header to continue."
+                : "Your account is not a member of any organization. Ask an administrator of your church to add you."}
+            </p>
+          </div>
+        )}
       </>
     );
   }

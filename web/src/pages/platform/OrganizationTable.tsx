@@ -36,7 +36,9 @@ export function OrganizationTable(
             <tr key={o.id}>
               <td>
                 {o.name}
-                <div className="small muted">{o.people} people</div>
+                <div className="small muted">
+                  {o.people === 1 ? "1 person" : `${o.people} people`}
+                </div>
               </td>
               <td>
                 {o.suspension
@@ -56,7 +58,9 @@ export function OrganizationTable(
                   : <Badge status="ok" kind="delivered">Healthy</Badge>}
               </td>
               <td>
-                {o.health.endpoints} endpoints
+                {o.health.endpoints === 1
+                  ? "1 endpoint"
+                  : `${o.health.endpoints} endpoints`}
                 {o.health.endpoints_failing > 0 && (
                   <div className="small">
                     {o.health.endpoints_failing} failing

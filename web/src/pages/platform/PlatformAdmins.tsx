@@ -51,8 +51,8 @@ export function PlatformAdmins({ superadmin }: { superadmin: boolean }) {
     },
   );
   return (
-    <section aria-labelledby={`${id}-t`}>
-      <h2 id={`${id}-t`}>Platform administrators</h2>
+    <section>
+      <h2>Platform administrators</h2>
       {admins.error && (
         <ErrorBox
           error={`Could not load them: ${errorText(admins.error)}`}

@@ -14,6 +14,10 @@ import { useTick } from "../../ui/useTick.ts";
 import { OrganizationTable } from "./OrganizationTable.tsx";
 import { PlatformAdmins } from "./PlatformAdmins.tsx";
 import { SuspensionForm } from "./SuspensionForm.tsx";
+import "./PlatformConsolePage.css";
+
+const plural = (n: number, word: string) =>
+  `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`;
 
 export function PlatformConsolePage() {
   useTick();
@@ -61,7 +65,7 @@ export function PlatformConsolePage() {
   const totals = organizations.data?.pages[0]?.totals;
 
   return (
-    <>
+    <div className="platform-console">
       <h1>Platform console</h1>
       <p className="lead">
         Every organization on this service, with its health. Suspending one
@@ -76,11 +80,13 @@ export function PlatformConsolePage() {
           retry={() => void me.refetch()}
         />
       )}
-      <section aria-labelledby={`${id}-orgs`}>
-        <h2 id={`${id}-orgs`}>Organizations</h2>
+      <section>
+        <h2>Organizations</h2>
         {totals && (
           <p className="muted" role="status">
-            {totals.organizations} organizations, {totals.suspended} suspended
+            {plural(totals.organizations, "organization")}, {totals.suspended}
+            {" "}
+            suspended
           </p>
         )}
         <form
@@ -103,7 +109,7 @@ export function PlatformConsolePage() {
             />
           </div>
           <div>
-            <label>
+            <label className="check">
               <input
                 type="checkbox"
                 checked={suspendedOnly}
@@ -148,8 +154,8 @@ export function PlatformConsolePage() {
         )}
       </section>
       {me.data && <PlatformAdmins superadmin={me.data.is_superadmin} />}
-      <section aria-labelledby={`${id}-audit`}>
-        <h2 id={`${id}-audit`}>Recent platform actions</h2>
+      <section>
+        <h2>Recent platform actions</h2>
         {audit.error && (
           <ErrorBox
             error={`Could not load them: ${errorText(audit.error)}`}
@@ -178,6 +184,6 @@ export function PlatformConsolePage() {
       >
         {acting && <SuspensionForm {...acting} close={() => setActing(null)} />}
       </Dialog>
-    </>
+    </div>
   );
 }
