@@ -5,11 +5,7 @@
 // an ordinary admin sees no console. axe-core finds no violation of any impact, at 1280 and 390 px.
 import { assert, assertEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import type { Browser, Page } from "playwright-core";
 import {
   buildWeb,

@@ -4,3656 +4,3530 @@
  */
 
 export interface paths {
-  "/webhooks/endpoints": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** List the organization's webhook endpoints (secrets are never listed) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Endpoints, newest first, each with its health */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                url: string;
-                events: (
-                  | "member.created"
-                  | "member.lost"
-                  | "donation.recorded"
-                  | "attendance.marked"
-                  | "workflow.completed"
-                  | "webhook.endpoint.disabled"
-                )[];
-                description: string | null;
-                enabled: boolean;
-                disabled_reason: string | null;
-                disabled_at: string | null;
-                /** @description While a rotated-out secret still signs (a second signature), until when */
-                previous_secret_expires_at: string | null;
-                /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
-                rate_limit_per_second: number | null;
-                /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
-                paused_until: string | null;
-                /** Format: uuid */
-                created_by: string | null;
-                created_at: string;
-                updated_at: string;
-                health: {
-                  /** @description When the endpoint was last tried */
-                  last_attempt_at: string | null;
-                  /** @description HTTP status of the last attempt (null: no response) */
-                  last_response_status: number | null;
-                  /**
-                   * @description Result of the last attempt
-                   * @enum {string|null}
-                   */
-                  last_outcome: "delivered" | "failed" | null;
-                  /** @description Failed attempts since the last success */
-                  consecutive_failures: number;
-                  /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt) */
-                  success_rate_24h: number | null;
-                  /** @description Attempts over the last 24 hours */
-                  attempts_24h: number;
-                  /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
-                  failing_since: string | null;
-                  /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
-                  mean_response_ms_24h: number | null;
+    "/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's webhook endpoints (secrets are never listed) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Endpoints, newest first, each with its health */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                                description: string | null;
+                                enabled: boolean;
+                                disabled_reason: string | null;
+                                disabled_at: string | null;
+                                /** @description While a rotated-out secret still signs (a second signature), until when */
+                                previous_secret_expires_at: string | null;
+                                /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                                rate_limit_per_second: number | null;
+                                /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                                paused_until: string | null;
+                                /** Format: uuid */
+                                created_by: string | null;
+                                created_at: string;
+                                updated_at: string;
+                                health: {
+                                    /** @description When the endpoint was last tried */
+                                    last_attempt_at: string | null;
+                                    /** @description HTTP status of the last attempt (null: no response) */
+                                    last_response_status: number | null;
+                                    /**
+                                     * @description Result of the last attempt
+                                     * @enum {string|null}
+                                     */
+                                    last_outcome: "delivered" | "failed" | null;
+                                    /** @description Failed attempts since the last success */
+                                    consecutive_failures: number;
+                                    /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt) */
+                                    success_rate_24h: number | null;
+                                    /** @description Attempts over the last 24 hours */
+                                    attempts_24h: number;
+                                    /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                    failing_since: string | null;
+                                    /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
+                                    mean_response_ms_24h: number | null;
+                                };
+                            }[];
+                            /**
+                             * @description Which URLs this deployment accepts: public_https (https, public addresses only), or development (a local stack that also allows http and private addresses)
+                             * @enum {string}
+                             */
+                            target_policy: "public_https" | "development";
+                        };
+                    };
                 };
-              }[];
-              /**
-               * @description Which URLs this deployment accepts: public_https (https, public addresses only), or development (a local stack that also allows http and private addresses)
-               * @enum {string}
-               */
-              target_policy: "public_https" | "development";
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    /** Add an endpoint: a URL and the events it receives. The response carries the secret. */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            url: string;
-            events: (
-              | "member.created"
-              | "member.lost"
-              | "donation.recorded"
-              | "attendance.marked"
-              | "workflow.completed"
-              | "webhook.endpoint.disabled"
-            )[];
-            description?: string;
-            /** @description Your own secret; generated when omitted */
-            secret?: string;
-            enabled?: boolean;
-            /** @description At most this many deliveries a second (1 to 1000); omitted or null: no limit */
-            rate_limit_per_second?: number | null;
-          };
-        };
-      };
-      responses: {
-        /** @description The endpoint, with its signing secret */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              url: string;
-              events: (
-                | "member.created"
-                | "member.lost"
-                | "donation.recorded"
-                | "attendance.marked"
-                | "workflow.completed"
-                | "webhook.endpoint.disabled"
-              )[];
-              description: string | null;
-              enabled: boolean;
-              disabled_reason: string | null;
-              disabled_at: string | null;
-              /** @description While a rotated-out secret still signs (a second signature), until when */
-              previous_secret_expires_at: string | null;
-              /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
-              rate_limit_per_second: number | null;
-              /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
-              paused_until: string | null;
-              /** Format: uuid */
-              created_by: string | null;
-              created_at: string;
-              updated_at: string;
-              /** @description The signing secret. Returned only when an endpoint is created or its secret rotated. */
-              secret: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description too_many_endpoints: the organization has 100 endpoints, the most it can have */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Read one endpoint */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The endpoint, with its health */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              url: string;
-              events: (
-                | "member.created"
-                | "member.lost"
-                | "donation.recorded"
-                | "attendance.marked"
-                | "workflow.completed"
-                | "webhook.endpoint.disabled"
-              )[];
-              description: string | null;
-              enabled: boolean;
-              disabled_reason: string | null;
-              disabled_at: string | null;
-              /** @description While a rotated-out secret still signs (a second signature), until when */
-              previous_secret_expires_at: string | null;
-              /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
-              rate_limit_per_second: number | null;
-              /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
-              paused_until: string | null;
-              /** Format: uuid */
-              created_by: string | null;
-              created_at: string;
-              updated_at: string;
-              health: {
-                /** @description When the endpoint was last tried */
-                last_attempt_at: string | null;
-                /** @description HTTP status of the last attempt (null: no response) */
-                last_response_status: number | null;
-                /**
-                 * @description Result of the last attempt
-                 * @enum {string|null}
-                 */
-                last_outcome: "delivered" | "failed" | null;
-                /** @description Failed attempts since the last success */
-                consecutive_failures: number;
-                /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt) */
-                success_rate_24h: number | null;
-                /** @description Attempts over the last 24 hours */
-                attempts_24h: number;
-                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
-                failing_since: string | null;
-                /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
-                mean_response_ms_24h: number | null;
-              };
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    /** Delete an endpoint and its delivery history */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Deleted */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    /** Change an endpoint's URL, events, description or rate limit, or enable/disable it */
-    patch: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            url?: string;
-            events?: (
-              | "member.created"
-              | "member.lost"
-              | "donation.recorded"
-              | "attendance.marked"
-              | "workflow.completed"
-              | "webhook.endpoint.disabled"
-            )[];
-            description?: string | null;
-            enabled?: boolean;
-            /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
-            rate_limit_per_second?: number | null;
-          };
-        };
-      };
-      responses: {
-        /** @description The endpoint */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              url: string;
-              events: (
-                | "member.created"
-                | "member.lost"
-                | "donation.recorded"
-                | "attendance.marked"
-                | "workflow.completed"
-                | "webhook.endpoint.disabled"
-              )[];
-              description: string | null;
-              enabled: boolean;
-              disabled_reason: string | null;
-              disabled_at: string | null;
-              /** @description While a rotated-out secret still signs (a second signature), until when */
-              previous_secret_expires_at: string | null;
-              /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
-              rate_limit_per_second: number | null;
-              /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
-              paused_until: string | null;
-              /** Format: uuid */
-              created_by: string | null;
-              created_at: string;
-              updated_at: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/rotate-secret": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Replace the signing secret; the old one keeps signing (a second signature) during a grace period */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description How long the old secret keeps signing too (default 86400, at most 7 days) */
-            grace_seconds?: number;
-            /** @description Your own new secret; generated when omitted */
-            secret?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The new secret */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              secret: string;
-              previous_secret_expires_at: string | null;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/test": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Send a test event to this endpoint: webhook.test, or any event type with its example body */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /**
-             * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
-             * @enum {string}
-             */
-            event_type?:
-              | "webhook.test"
-              | "member.created"
-              | "member.lost"
-              | "donation.recorded"
-              | "attendance.marked"
-              | "workflow.completed"
-              | "webhook.endpoint.disabled";
-          };
-        };
-      };
-      responses: {
-        /** @description Queued; the delivery appears in the logs */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              event_id: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The endpoint is disabled */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/recover": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Send again every permanently failed delivery of this endpoint created since a time */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /**
-             * Format: date-time
-             * @description Recover permanently failed deliveries created since this time
-             */
-            since: string;
-          };
-        };
-      };
-      responses: {
-        /** @description How many deliveries were queued again */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              recovered: number;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The endpoint is disabled */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/activity": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** An endpoint's attempts per hour (or 6 hours) over 24 hours or 7 days, with response time percentiles */
-    get: {
-      parameters: {
-        query?: {
-          window?: "24h" | "7d";
-          /** @description How long each point covers: an hour (the default; 168 thin points for 7 days) or 6 hours (28) */
-          bucket?: "1h" | "6h";
-        };
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description One point per hour (or per `bucket`), oldest first */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              window: "24h" | "7d";
-              /** @description Each point covers this long: 3600 (an hour) or 21600 (6 hours) */
-              bucket_seconds: number;
-              points: {
-                start: string;
-                /** @description Attempts that got a 2xx in time */
-                delivered: number;
-                /** @description Every other attempt */
-                failed: number;
-                /** @description Median response time (null: no timed attempt) */
-                p50_ms: number | null;
-                /** @description 95th percentile response time */
-                p95_ms: number | null;
-              }[];
-              totals: {
-                delivered: number;
-                failed: number;
-                p50_ms: number | null;
-                p95_ms: number | null;
-              };
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** List deliveries, newest first, filtered by endpoint, event type, state and time, or found by id (q) */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw) */
-          q?: string;
-          endpoint_id?: string;
-          event_type?: string;
-          status?: "pending" | "retrying" | "delivered" | "permanently_failed";
-          /** @description Created at or after */
-          since?: string;
-          /** @description Created before */
-          until?: string;
-          limit?: number;
-          /** @description next_cursor of the previous page */
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of deliveries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                /**
-                 * Format: uuid
-                 * @description Also the webhook-id header the receiver sees
-                 */
-                event_id: string;
-                /** Format: uuid */
-                endpoint_id: string;
-                event_type: string;
-                /** @enum {string} */
-                status:
-                  | "pending"
-                  | "retrying"
-                  | "delivered"
-                  | "permanently_failed";
-                attempt_count: number;
-                next_attempt_at: string | null;
-                first_attempt_at: string | null;
-                last_attempt_at: string | null;
-                last_response_status: number | null;
-                last_error: string | null;
-                delivered_at: string | null;
-                created_at: string;
-              }[];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Read one delivery with the body sent and every attempt */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The delivery */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /**
-               * Format: uuid
-               * @description Also the webhook-id header the receiver sees
-               */
-              event_id: string;
-              /** Format: uuid */
-              endpoint_id: string;
-              event_type: string;
-              /** @enum {string} */
-              status:
-                | "pending"
-                | "retrying"
-                | "delivered"
-                | "permanently_failed";
-              attempt_count: number;
-              next_attempt_at: string | null;
-              first_attempt_at: string | null;
-              last_attempt_at: string | null;
-              last_response_status: number | null;
-              last_error: string | null;
-              delivered_at: string | null;
-              created_at: string;
-              /** @description The exact body text that is signed and sent, byte for byte: HMAC-SHA256(secret, body) is the x-webhook-signature */
-              body: string;
-              /** @description The body parsed (kept for compatibility; use body to verify) */
-              payload: {
-                [key: string]: unknown;
-              };
-              attempts: {
-                /** Format: uuid */
-                id: string;
-                attempt_number: number;
-                attempted_at: string;
-                duration_ms: number | null;
-                response_status: number | null;
-                error: string | null;
-                response_excerpt: string | null;
-                /** @description The headers we sent; signature values show only their first characters (null: no request went out) */
-                request_headers: {
-                  [key: string]: string;
-                } | null;
-                /** @description The receiver's headers (at most 50, 4 KiB; cookies not kept); null without a response */
-                response_headers: {
-                  [key: string]: string;
-                } | null;
-              }[];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such delivery */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries/{id}/redeliver": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Send this delivery again now (same event id, so receivers can de-duplicate) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Queued again */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /**
-               * Format: uuid
-               * @description Also the webhook-id header the receiver sees
-               */
-              event_id: string;
-              /** Format: uuid */
-              endpoint_id: string;
-              event_type: string;
-              /** @enum {string} */
-              status:
-                | "pending"
-                | "retrying"
-                | "delivered"
-                | "permanently_failed";
-              attempt_count: number;
-              next_attempt_at: string | null;
-              first_attempt_at: string | null;
-              last_attempt_at: string | null;
-              last_response_status: number | null;
-              last_error: string | null;
-              delivered_at: string | null;
-              created_at: string;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such delivery */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The endpoint is disabled, or the event was redacted (its person was erased) */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/event-types": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The events an endpoint can subscribe to, each with an example body */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The catalogue */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** @enum {string} */
-                type:
-                  | "member.created"
-                  | "member.lost"
-                  | "donation.recorded"
-                  | "attendance.marked"
-                  | "workflow.completed"
-                  | "webhook.endpoint.disabled";
-                description: string;
-                example: {
-                  [key: string]: unknown;
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
                 };
-              }[];
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/subscriptions": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** REST-hook subscribe: deliver one event type to target_url */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            target_url: string;
-            /** @enum {string} */
-            event:
-              | "member.created"
-              | "member.lost"
-              | "donation.recorded"
-              | "attendance.marked"
-              | "workflow.completed"
-              | "webhook.endpoint.disabled";
-          };
-        };
-      };
-      responses: {
-        /** @description The subscription */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /**
-               * Format: uuid
-               * @description Pass to DELETE /subscriptions/{id} to unsubscribe
-               */
-              id: string;
-              target_url: string;
-              /** @enum {string} */
-              event:
-                | "member.created"
-                | "member.lost"
-                | "donation.recorded"
-                | "attendance.marked"
-                | "workflow.completed"
-                | "webhook.endpoint.disabled";
-              /** @description Signing secret, for receivers that verify signatures */
-              secret: string;
+        put?: never;
+        /** Add an endpoint: a URL and the events it receives. The response carries the secret. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description too_many_endpoints: the organization has 100 endpoints, the most it can have */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/subscriptions/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** REST-hook unsubscribe */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Unsubscribed */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such subscription */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/samples/{event_type}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Recent bodies of this event type, newest first, exactly as delivered (Zapier performList); at most 1 MiB of bodies */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number;
-        };
-        header?: never;
-        path: {
-          event_type:
-            | "member.created"
-            | "member.lost"
-            | "donation.recorded"
-            | "attendance.marked"
-            | "workflow.completed"
-            | "webhook.endpoint.disabled";
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Bodies of real events of the organization (not those redacted when their person was erased); the catalogue example when there are none yet */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              [key: string]: unknown;
-            }[];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Unknown event type */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/api-keys": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** List the organization's API keys (never the keys themselves) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Keys, newest first */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                /** @description The first characters of the key, to tell keys apart */
-                key_prefix: string;
-                /** Format: uuid */
-                created_by: string | null;
-                created_at: string;
-                last_used_at: string | null;
-                /**
-                 * @description Revoked keys are refused (401 invalid_api_key)
-                 * @enum {string}
-                 */
-                status: "active" | "revoked";
-                revoked_at: string | null;
-                /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
-                revoked_reason: string | null;
-              }[];
+            requestBody: {
+                content: {
+                    "application/json": {
+                        url: string;
+                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                        description?: string;
+                        /** @description Your own secret; generated when omitted */
+                        secret?: string;
+                        enabled?: boolean;
+                        /** @description At most this many deliveries a second (1 to 1000); omitted or null: no limit */
+                        rate_limit_per_second?: number | null;
+                    };
+                };
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    /** Create an API key for automation platforms; the key is returned once */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            name: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The new key, with the key itself */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              name: string;
-              /** @description The first characters of the key, to tell keys apart */
-              key_prefix: string;
-              /** Format: uuid */
-              created_by: string | null;
-              created_at: string;
-              last_used_at: string | null;
-              /**
-               * @description Revoked keys are refused (401 invalid_api_key)
-               * @enum {string}
-               */
-              status: "active" | "revoked";
-              revoked_at: string | null;
-              /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
-              revoked_reason: string | null;
-              /** @description The key itself. Shown only in this response. */
-              key: string;
+            responses: {
+                /** @description The endpoint, with its signing secret */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            url: string;
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            description: string | null;
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description While a rotated-out secret still signs (a second signature), until when */
+                            previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            /** @description The signing secret. Returned only when an endpoint is created or its secret rotated. */
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description too_many_endpoints: the organization has 100 endpoints, the most it can have */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/api-keys/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** Revoke an API key; requests made with it fail from now on */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
+    "/webhooks/endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The revoked key */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              name: string;
-              /** @description The first characters of the key, to tell keys apart */
-              key_prefix: string;
-              /** Format: uuid */
-              created_by: string | null;
-              created_at: string;
-              last_used_at: string | null;
-              /**
-               * @description Revoked keys are refused (401 invalid_api_key)
-               * @enum {string}
-               */
-              status: "active" | "revoked";
-              revoked_at: string | null;
-              /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
-              revoked_reason: string | null;
+        /** Read one endpoint */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/inbound-log": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** List inbound webhooks (payments and WhatsApp), newest first */
-    get: {
-      parameters: {
-        query?: {
-          provider?: "checkout" | "payments" | "whatsapp";
-          status?:
-            | "received"
-            | "processed"
-            | "unmatched"
-            | "failed"
-            | "rejected"
-            | "unverified";
-          limit?: number;
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of log entries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                /** @enum {string} */
-                provider: "checkout" | "payments" | "whatsapp";
-                /**
-                 * Format: uuid
-                 * @description WhatsApp: the gateway account (phone number) the entry came in for
-                 */
-                account_id: string | null;
-                event: string | null;
-                idempotency_key: string | null;
-                /** @enum {string} */
-                status:
-                  | "received"
-                  | "processed"
-                  | "unmatched"
-                  | "failed"
-                  | "rejected"
-                  | "unverified";
-                signature_valid: boolean | null;
-                error: string | null;
-                /** @description How many times the provider sent it */
-                deliveries: number;
-                /** @description How many times it was applied */
-                attempts: number;
-                /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
-                body_bytes: number;
-                received_at: string;
-                last_received_at: string;
-                processed_at: string | null;
-              }[];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
+            requestBody?: never;
+            responses: {
+                /** @description The endpoint, with its health */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            url: string;
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            description: string | null;
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description While a rotated-out secret still signs (a second signature), until when */
+                            previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            health: {
+                                /** @description When the endpoint was last tried */
+                                last_attempt_at: string | null;
+                                /** @description HTTP status of the last attempt (null: no response) */
+                                last_response_status: number | null;
+                                /**
+                                 * @description Result of the last attempt
+                                 * @enum {string|null}
+                                 */
+                                last_outcome: "delivered" | "failed" | null;
+                                /** @description Failed attempts since the last success */
+                                consecutive_failures: number;
+                                /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt) */
+                                success_rate_24h: number | null;
+                                /** @description Attempts over the last 24 hours */
+                                attempts_24h: number;
+                                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                failing_since: string | null;
+                                /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
+                                mean_response_ms_24h: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/inbound-log/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Read one inbound webhook with its body */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The entry */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /** @enum {string} */
-              provider: "checkout" | "payments" | "whatsapp";
-              /**
-               * Format: uuid
-               * @description WhatsApp: the gateway account (phone number) the entry came in for
-               */
-              account_id: string | null;
-              event: string | null;
-              idempotency_key: string | null;
-              /** @enum {string} */
-              status:
-                | "received"
-                | "processed"
-                | "unmatched"
-                | "failed"
-                | "rejected"
-                | "unverified";
-              signature_valid: boolean | null;
-              error: string | null;
-              /** @description How many times the provider sent it */
-              deliveries: number;
-              /** @description How many times it was applied */
-              attempts: number;
-              /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
-              body_bytes: number;
-              received_at: string;
-              last_received_at: string;
-              processed_at: string | null;
-              /** @description The body as received (JSON) */
-              payload?: unknown;
-              headers: {
-                [key: string]: unknown;
-              };
-              result?: unknown;
+        put?: never;
+        post?: never;
+        /** Delete an endpoint and its delivery history */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such entry */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/inbound-log/{id}/replay": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Apply a logged payload again (an applied one changes nothing) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description What the replay did */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              log_id: string;
-              /** @enum {string} */
-              status:
-                | "processed"
-                | "duplicate"
-                | "unmatched"
-                | "failed"
-                | "skipped";
-              outcome?: string;
-              reason?: string;
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such entry */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The receiver function that owns the entry could not be reached; retry later */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/inbound-log/replay-failed": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Replay every failed or unmatched entry of the organization, oldest first */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description One outcome per entry */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                log_id: string;
-                /** @enum {string} */
-                status:
-                  | "processed"
-                  | "duplicate"
-                  | "unmatched"
-                  | "failed"
-                  | "skipped";
-                outcome?: string;
-                reason?: string;
-              }[];
+        options?: never;
+        head?: never;
+        /** Change an endpoint's URL, events, description or rate limit, or enable/disable it */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description A receiver function could not be reached; retry later */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/me": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The signed-in user, their active organization and every membership with its role */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Who is signed in, and where */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              user: {
-                /** Format: uuid */
-                id: string;
-                email: string | null;
-              };
-              /**
-               * Format: uuid
-               * @description The token's organization_id while the user is still a member there and it is not suspended, else null
-               */
-              active_organization_id: string | null;
-              memberships: {
-                /** Format: uuid */
-                organization_id: string;
-                organization_name: string;
-                /** @enum {string} */
-                role: "admin" | "staff";
-                /** @description Suspended by the platform's administrators: nobody acts for it, and it cannot be made active */
-                suspended: boolean;
-              }[];
+            requestBody: {
+                content: {
+                    "application/json": {
+                        url?: string;
+                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                        description?: string | null;
+                        enabled?: boolean;
+                        /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
+                        rate_limit_per_second?: number | null;
+                    };
+                };
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/me/active-organization": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Choose the active organization; then refresh the session (supabase.auth.refreshSession()) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: uuid */
-            organization_id: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Remembered; the next token refresh carries it */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              active_organization_id: string;
+            responses: {
+                /** @description The endpoint */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            url: string;
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            description: string | null;
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description While a rotated-out secret still signs (a second signature), until when */
+                            previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            created_at: string;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_a_member`: the user does not belong to that organization; `organization_suspended`: it is suspended by the platform's administrators */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
+        trace?: never;
     };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** List the organization's invitations, newest first (admins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Invitations */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                email: string;
-                /** @enum {string} */
-                role: "admin" | "staff";
-                /** @enum {string} */
-                status: "pending" | "accepted" | "revoked" | "expired";
-                /** Format: uuid */
-                invited_by: string | null;
-                created_at: string;
-                expires_at: string;
-                accepted_at: string | null;
-                /** Format: uuid */
-                accepted_by: string | null;
-                revoked_at: string | null;
-              }[];
+    "/webhooks/endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the signing secret; the old one keeps signing (a second signature) during a grace period */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    /** Invite an e-mail address with a role (admins); the token is returned once */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: email */
-            email: string;
-            /**
-             * @default staff
-             * @enum {string}
-             */
-            role?: "admin" | "staff";
-          };
-        };
-      };
-      responses: {
-        /** @description The invitation with its token */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /** Format: uuid */
-              organization_id: string;
-              email: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              /** @description Send it to the invitee; shown only in this response, stored hashed */
-              token: string;
-              created_at: string;
-              expires_at: string;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description How long the old secret keeps signing too (default 86400, at most 7 days) */
+                        grace_seconds?: number;
+                        /** @description Your own new secret; generated when omitted */
+                        secret?: string;
+                    };
+                };
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The address already belongs to a member */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The organization queued 2,400 mails in the last 24 hours; invite more later */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** Revoke an open invitation (admins); its token stops working */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The revoked invitation */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              email: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              /** @enum {string} */
-              status: "pending" | "accepted" | "revoked" | "expired";
-              /** Format: uuid */
-              invited_by: string | null;
-              created_at: string;
-              expires_at: string;
-              accepted_at: string | null;
-              /** Format: uuid */
-              accepted_by: string | null;
-              revoked_at: string | null;
+            responses: {
+                /** @description The new secret */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            secret: string;
+                            previous_secret_expires_at: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No open invitation with this id in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations/preview": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** What an invitation is for (organization, role, address), given its token; nothing is accepted */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description The token from the invitation link (inv_...) */
-            token: string;
-          };
+    "/webhooks/endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-      };
-      responses: {
-        /** @description The open invitation the token names */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /** Format: uuid */
-              organization_id: string;
-              organization_name: string;
-              /** @description The address it was sent to */
-              email: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              created_at: string;
-              expires_at: string;
+        get?: never;
+        put?: never;
+        /** Send a test event to this endpoint: webhook.test, or any event type with its example body */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such open invitation (unknown, expired, revoked or used) */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations/accept": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Accept an invitation with its token (from the link that was sent) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description The token from the invitation link (inv_...) */
-            token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The membership created. Your active organization does not change; switch to it if you like. */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              organization_id: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
+                         * @enum {string}
+                         */
+                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                    };
+                };
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such open invitation (unknown, expired, revoked or used) */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Already a member */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/memberships/{organization_id}/leave": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Leave an organization you belong to (the last admin cannot) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          organization_id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description No longer a member */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              organization_id: string;
+            responses: {
+                /** @description Queued; the delivery appears in the logs */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            event_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The endpoint is disabled */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Not a member of that organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description You are its last admin */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/members/search": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Find members of the organization by e-mail, phone or name, to erase one (admins) */
-    get: {
-      parameters: {
-        query: {
-          /** @description Part of an e-mail address, a name or a phone number */
-          q: string;
+    "/webhooks/endpoints/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description At most 20 members, by name */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                first_name: string;
-                last_name: string;
-                email: string | null;
-                primary_phone: string | null;
-                created_at: string;
-              }[];
+        get?: never;
+        put?: never;
+        /** Send again every permanently failed delivery of this endpoint created since a time */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/erasures": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The organization's erasures, newest first (admins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Erasures */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: components["schemas"]["Erasure"][];
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description Recover permanently failed deliveries created since this time
+                         */
+                        since: string;
+                    };
+                };
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    /** Erase a member everywhere (admins); cannot be undone */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: uuid */
-            member_id: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Erased: every copy found is gone */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Erasure"];
-          };
-        };
-        /** @description Erasing: the member row is gone, the rest continues in batches (poll GET /erasures/{id}) */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Erasure"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such member in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description 20 erasures of the organization are running; erase more once they finish */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/erasures/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** One erasure and its progress (admins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The erasure */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Erasure"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such erasure in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/me": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The caller's platform rights, from the live flags (the token's claims are only a hint) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description What the caller may do in the platform console */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              is_platform_admin: boolean;
-              /** @description May grant and revoke platform admin */
-              is_superadmin: boolean;
+            responses: {
+                /** @description How many deliveries were queued again */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            recovered: number;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The endpoint is disabled */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/organizations": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Every organization with its health, by name (platform administrators) */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Part of the organization's name */
-          q?: string;
-          /** @description true: only suspended organizations */
-          suspended?: "true" | "false";
-          limit?: number;
-          /** @description next_cursor of the previous page */
-          cursor?: string;
+    "/webhooks/endpoints/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of organizations */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: components["schemas"]["PlatformOrganization"][];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
-              totals: {
-                organizations: number;
-                suspended: number;
-              };
+        /** An endpoint's attempts per hour (or 6 hours) over 24 hours or 7 days, with response time percentiles */
+        get: {
+            parameters: {
+                query?: {
+                    window?: "24h" | "7d";
+                    /** @description How long each point covers: an hour (the default; 168 thin points for 7 days) or 6 hours (28) */
+                    bucket?: "1h" | "6h";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/organizations/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** One organization with its health (platform administrators) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The organization */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["PlatformOrganization"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description No such organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/organizations/{id}/suspend": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Suspend an organization: its people and API keys can do nothing, inbound webhooks are answered 503 (kept), deliveries wait (platform administrators) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Why, in words the organization's admins will read in their audit log */
-            reason: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Suspended; the organization's admins see the reason in their audit log */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["PlatformOrganization"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description No such organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `already_suspended` */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/organizations/{id}/resume": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Resume a suspended organization: what waited is delivered, with the suspended time given back to each delivery's 24-hour window (platform administrators) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description A note for the organization's audit log */
-            reason?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Resumed */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["PlatformOrganization"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description No such organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `not_suspended` */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/admins": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The platform administrators (platform administrators) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Superadmins first, then by e-mail */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: components["schemas"]["PlatformAdmin"][];
+            requestBody?: never;
+            responses: {
+                /** @description One point per hour (or per `bucket`), oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            window: "24h" | "7d";
+                            /** @description Each point covers this long: 3600 (an hour) or 21600 (6 hours) */
+                            bucket_seconds: number;
+                            points: {
+                                start: string;
+                                /** @description Attempts that got a 2xx in time */
+                                delivered: number;
+                                /** @description Every other attempt */
+                                failed: number;
+                                /** @description Median response time (null: no timed attempt) */
+                                p50_ms: number | null;
+                                /** @description 95th percentile response time */
+                                p95_ms: number | null;
+                            }[];
+                            totals: {
+                                delivered: number;
+                                failed: number;
+                                p50_ms: number | null;
+                                p95_ms: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    /** Make the account with this e-mail a platform administrator (superadmins) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /**
-             * Format: email
-             * @description The e-mail of the person's account
-             */
-            email: string;
-          };
+    "/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-      };
-      responses: {
-        /** @description Granted; effective at the person's next request */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["PlatformAdmin"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `superadmin_required` */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `already_platform_admin` */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/admins/{user_id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** End a person's platform administrator rights, at their next request (superadmins) */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          user_id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Revoked */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              user_id: string;
-              /** @enum {boolean} */
-              revoked: true;
+        /** List deliveries, newest first, filtered by endpoint, event type, state and time, or found by id (q) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw) */
+                    q?: string;
+                    endpoint_id?: string;
+                    event_type?: string;
+                    status?: "pending" | "retrying" | "delivered" | "permanently_failed";
+                    /** @description Created at or after */
+                    since?: string;
+                    /** @description Created before */
+                    until?: string;
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `superadmin_required` */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description That person is not a platform administrator */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `superadmin`: superadmins are changed by an operator */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/audit-log": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Every platform action, newest first (platform administrators) */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number;
-          /** @description next_cursor of the previous page */
-          cursor?: string;
-          /** @description Only this organization's entries */
-          organization_id?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of audit entries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: components["schemas"]["AuditEntry"][];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
+            requestBody?: never;
+            responses: {
+                /** @description A page of deliveries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Also the webhook-id header the receiver sees
+                                 */
+                                event_id: string;
+                                /** Format: uuid */
+                                endpoint_id: string;
+                                event_type: string;
+                                /** @enum {string} */
+                                status: "pending" | "retrying" | "delivered" | "permanently_failed";
+                                attempt_count: number;
+                                next_attempt_at: string | null;
+                                first_attempt_at: string | null;
+                                last_attempt_at: string | null;
+                                last_response_status: number | null;
+                                last_error: string | null;
+                                delivered_at: string | null;
+                                created_at: string;
+                            }[];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
-          };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/audit-log": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** What the platform's administrators did to this organization, newest first (admins) */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number;
-          /** @description next_cursor of the previous page */
-          cursor?: string;
+    "/webhooks/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of audit entries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: components["schemas"]["AuditEntry"][];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
+        /** Read one delivery with the body sent and every attempt */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
+            requestBody?: never;
+            responses: {
+                /** @description The delivery */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description Also the webhook-id header the receiver sees
+                             */
+                            event_id: string;
+                            /** Format: uuid */
+                            endpoint_id: string;
+                            event_type: string;
+                            /** @enum {string} */
+                            status: "pending" | "retrying" | "delivered" | "permanently_failed";
+                            attempt_count: number;
+                            next_attempt_at: string | null;
+                            first_attempt_at: string | null;
+                            last_attempt_at: string | null;
+                            last_response_status: number | null;
+                            last_error: string | null;
+                            delivered_at: string | null;
+                            created_at: string;
+                            /** @description The exact body text that is signed and sent, byte for byte: HMAC-SHA256(secret, body) is the x-webhook-signature */
+                            body: string;
+                            /** @description The body parsed (kept for compatibility; use body to verify) */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                            attempts: {
+                                /** Format: uuid */
+                                id: string;
+                                attempt_number: number;
+                                attempted_at: string;
+                                duration_ms: number | null;
+                                response_status: number | null;
+                                error: string | null;
+                                response_excerpt: string | null;
+                                /** @description The headers we sent; signature values show only their first characters (null: no request went out) */
+                                request_headers: {
+                                    [key: string]: string;
+                                } | null;
+                                /** @description The receiver's headers (at most 50, 4 KiB; cookies not kept); null without a response */
+                                response_headers: {
+                                    [key: string]: string;
+                                } | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such delivery */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
+    "/webhooks/deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send this delivery again now (same event id, so receivers can de-duplicate) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Queued again */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description Also the webhook-id header the receiver sees
+                             */
+                            event_id: string;
+                            /** Format: uuid */
+                            endpoint_id: string;
+                            event_type: string;
+                            /** @enum {string} */
+                            status: "pending" | "retrying" | "delivered" | "permanently_failed";
+                            attempt_count: number;
+                            next_attempt_at: string | null;
+                            first_attempt_at: string | null;
+                            last_attempt_at: string | null;
+                            last_response_status: number | null;
+                            last_error: string | null;
+                            delivered_at: string | null;
+                            created_at: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such delivery */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The endpoint is disabled, or the event was redacted (its person was erased) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The events an endpoint can subscribe to, each with an example body */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The catalogue */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @enum {string} */
+                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                                description: string;
+                                example: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** REST-hook subscribe: deliver one event type to target_url */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        target_url: string;
+                        /** @enum {string} */
+                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                    };
+                };
+            };
+            responses: {
+                /** @description The subscription */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description Pass to DELETE /subscriptions/{id} to unsubscribe
+                             */
+                            id: string;
+                            target_url: string;
+                            /** @enum {string} */
+                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                            /** @description Signing secret, for receivers that verify signatures */
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description too_many_endpoints: the organization has 100 endpoints, the most it can have */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** REST-hook unsubscribe */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Unsubscribed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such subscription */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/samples/{event_type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Recent bodies of this event type, newest first, exactly as delivered (Zapier performList); at most 1 MiB of bodies */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Bodies of real events of the organization (not those redacted when their person was erased); the catalogue example when there are none yet */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        }[];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown event type */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's API keys (never the keys themselves) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Keys, newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description The first characters of the key, to tell keys apart */
+                                key_prefix: string;
+                                /** Format: uuid */
+                                created_by: string | null;
+                                created_at: string;
+                                last_used_at: string | null;
+                                /**
+                                 * @description Revoked keys are refused (401 invalid_api_key)
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked";
+                                revoked_at: string | null;
+                                /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                                revoked_reason: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an API key for automation platforms; the key is returned once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The new key, with the key itself */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description The first characters of the key, to tell keys apart */
+                            key_prefix: string;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            created_at: string;
+                            last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
+                            revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
+                            /** @description The key itself. Shown only in this response. */
+                            key: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key; requests made with it fail from now on */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The revoked key */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description The first characters of the key, to tell keys apart */
+                            key_prefix: string;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            created_at: string;
+                            last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
+                            revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/inbound-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List inbound webhooks (payments and WhatsApp), newest first */
+        get: {
+            parameters: {
+                query?: {
+                    provider?: "checkout" | "payments" | "whatsapp";
+                    status?: "received" | "processed" | "unmatched" | "failed" | "rejected" | "unverified";
+                    limit?: number;
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of log entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                provider: "checkout" | "payments" | "whatsapp";
+                                /**
+                                 * Format: uuid
+                                 * @description WhatsApp: the gateway account (phone number) the entry came in for
+                                 */
+                                account_id: string | null;
+                                event: string | null;
+                                idempotency_key: string | null;
+                                /** @enum {string} */
+                                status: "received" | "processed" | "unmatched" | "failed" | "rejected" | "unverified";
+                                signature_valid: boolean | null;
+                                error: string | null;
+                                /** @description How many times the provider sent it */
+                                deliveries: number;
+                                /** @description How many times it was applied */
+                                attempts: number;
+                                /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
+                                body_bytes: number;
+                                received_at: string;
+                                last_received_at: string;
+                                processed_at: string | null;
+                            }[];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/inbound-log/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one inbound webhook with its body */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The entry */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            provider: "checkout" | "payments" | "whatsapp";
+                            /**
+                             * Format: uuid
+                             * @description WhatsApp: the gateway account (phone number) the entry came in for
+                             */
+                            account_id: string | null;
+                            event: string | null;
+                            idempotency_key: string | null;
+                            /** @enum {string} */
+                            status: "received" | "processed" | "unmatched" | "failed" | "rejected" | "unverified";
+                            signature_valid: boolean | null;
+                            error: string | null;
+                            /** @description How many times the provider sent it */
+                            deliveries: number;
+                            /** @description How many times it was applied */
+                            attempts: number;
+                            /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
+                            body_bytes: number;
+                            received_at: string;
+                            last_received_at: string;
+                            processed_at: string | null;
+                            /** @description The body as received (JSON) */
+                            payload?: unknown;
+                            headers: {
+                                [key: string]: unknown;
+                            };
+                            result?: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such entry */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/inbound-log/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Apply a logged payload again (an applied one changes nothing) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the replay did */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            log_id: string;
+                            /** @enum {string} */
+                            status: "processed" | "duplicate" | "unmatched" | "failed" | "skipped";
+                            outcome?: string;
+                            reason?: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such entry */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The receiver function that owns the entry could not be reached; retry later */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/inbound-log/replay-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replay every failed or unmatched entry of the organization, oldest first */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One outcome per entry */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                log_id: string;
+                                /** @enum {string} */
+                                status: "processed" | "duplicate" | "unmatched" | "failed" | "skipped";
+                                outcome?: string;
+                                reason?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A receiver function could not be reached; retry later */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user, their active organization and every membership with its role */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Who is signed in, and where */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                /** Format: uuid */
+                                id: string;
+                                email: string | null;
+                            };
+                            /**
+                             * Format: uuid
+                             * @description The token's organization_id while the user is still a member there and it is not suspended, else null
+                             */
+                            active_organization_id: string | null;
+                            memberships: {
+                                /** Format: uuid */
+                                organization_id: string;
+                                organization_name: string;
+                                /** @enum {string} */
+                                role: "admin" | "staff";
+                                /** @description Suspended by the platform's administrators: nobody acts for it, and it cannot be made active */
+                                suspended: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/me/active-organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Choose the active organization; then refresh the session (supabase.auth.refreshSession()) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        organization_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Remembered; the next token refresh carries it */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            active_organization_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `not_a_member`: the user does not belong to that organization; `organization_suspended`: it is suspended by the platform's administrators */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's invitations, newest first (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Invitations */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                email: string;
+                                /** @enum {string} */
+                                role: "admin" | "staff";
+                                /** @enum {string} */
+                                status: "pending" | "accepted" | "revoked" | "expired";
+                                /** Format: uuid */
+                                invited_by: string | null;
+                                created_at: string;
+                                expires_at: string;
+                                accepted_at: string | null;
+                                /** Format: uuid */
+                                accepted_by: string | null;
+                                revoked_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Invite an e-mail address with a role (admins); the token is returned once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: email */
+                        email: string;
+                        /**
+                         * @default staff
+                         * @enum {string}
+                         */
+                        role?: "admin" | "staff";
+                    };
+                };
+            };
+            responses: {
+                /** @description The invitation with its token */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description Send it to the invitee; shown only in this response, stored hashed */
+                            token: string;
+                            created_at: string;
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The address already belongs to a member */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The organization queued 2,400 mails in the last 24 hours; invite more later */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an open invitation (admins); its token stops working */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The revoked invitation */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @enum {string} */
+                            status: "pending" | "accepted" | "revoked" | "expired";
+                            /** Format: uuid */
+                            invited_by: string | null;
+                            created_at: string;
+                            expires_at: string;
+                            accepted_at: string | null;
+                            /** Format: uuid */
+                            accepted_by: string | null;
+                            revoked_at: string | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No open invitation with this id in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What an invitation is for (organization, role, address), given its token; nothing is accepted */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The open invitation the token names */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            organization_name: string;
+                            /** @description The address it was sent to */
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            created_at: string;
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such open invitation (unknown, expired, revoked or used) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept an invitation with its token (from the link that was sent) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The membership created. Your active organization does not change; switch to it if you like. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such open invitation (unknown, expired, revoked or used) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Already a member */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/memberships/{organization_id}/leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Leave an organization you belong to (the last admin cannot) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    organization_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No longer a member */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            organization_id: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not a member of that organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description You are its last admin */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/members/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find members of the organization by e-mail, phone or name, to erase one (admins) */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Part of an e-mail address, a name or a phone number */
+                    q: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description At most 20 members, by name */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                first_name: string;
+                                last_name: string;
+                                email: string | null;
+                                primary_phone: string | null;
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's erasures, newest first (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Erasures */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Erasure"][];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Erase a member everywhere (admins); cannot be undone */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        member_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Erased: every copy found is gone */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Erasing: the member row is gone, the rest continues in batches (poll GET /erasures/{id}) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description 20 erasures of the organization are running; erase more once they finish */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/erasures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One erasure and its progress (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The erasure */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such erasure in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's platform rights, from the live flags (the token's claims are only a hint) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the caller may do in the platform console */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            is_platform_admin: boolean;
+                            /** @description May grant and revoke platform admin */
+                            is_superadmin: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every organization with its health, by name (platform administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Part of the organization's name */
+                    q?: string;
+                    /** @description true: only suspended organizations */
+                    suspended?: "true" | "false";
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of organizations */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["PlatformOrganization"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                            totals: {
+                                organizations: number;
+                                suspended: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One organization with its health (platform administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The organization */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Suspend an organization: its people and API keys can do nothing, inbound webhooks are answered 503 (kept), deliveries wait (platform administrators) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why, in words the organization's admins will read in their audit log */
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Suspended; the organization's admins see the reason in their audit log */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `already_suspended` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a suspended organization: what waited is delivered, with the suspended time given back to each delivery's 24-hour window (platform administrators) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A note for the organization's audit log */
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Resumed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `not_suspended` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/admins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The platform administrators (platform administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Superadmins first, then by e-mail */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["PlatformAdmin"][];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        /** Make the account with this e-mail a platform administrator (superadmins) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: email
+                         * @description The e-mail of the person's account
+                         */
+                        email: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Granted; effective at the person's next request */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformAdmin"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `superadmin_required` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `already_platform_admin` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/admins/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End a person's platform administrator rights, at their next request (superadmins) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            user_id: string;
+                            /** @enum {boolean} */
+                            revoked: true;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `superadmin_required` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description That person is not a platform administrator */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `superadmin`: superadmins are changed by an operator */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every platform action, newest first (platform administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                    /** @description Only this organization's entries */
+                    organization_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of audit entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AuditEntry"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the platform's administrators did to this organization, newest first (admins) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of audit entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AuditEntry"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: {
-    Error: {
-      error: {
-        /** @description Stable machine-readable code */
-        code: string;
-        message: string;
-        details?: {
-          [key: string]: unknown;
+    schemas: {
+        Error: {
+            error: {
+                /** @description Stable machine-readable code */
+                code: string;
+                message: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
         };
-      };
-    };
-    Erasure: {
-      /** Format: uuid */
-      id: string;
-      /**
-       * Format: uuid
-       * @description The id the erased member had; the member row itself is gone
-       */
-      member_id: string;
-      /**
-       * Format: uuid
-       * @description The admin who erased them
-       */
-      requested_by: string | null;
-      requested_at: string;
-      finished_at: string | null;
-      /** @enum {string} */
-      status: "running" | "done";
-      /**
-       * @description The kind of rows being worked through
-       * @enum {string}
-       */
-      stage:
-        | "whatsapp"
-        | "inbound_log"
-        | "events"
-        | "attempts"
-        | "mail"
-        | "settle"
-        | "done";
-      /** @description Batches done so far */
-      steps: number;
-      /** @description Rows removed or redacted, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, mails, invitations, ...) */
-      counts: {
-        [key: string]: number;
-      };
-    };
-    /**
-     * @example {
-     *       "id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-     *       "name": "First Church",
-     *       "created_at": "2026-11-01T09:00:00.000Z",
-     *       "people": 4,
-     *       "status": "suspended",
-     *       "suspension": {
-     *         "suspended_at": "2026-11-28T10:00:00.000Z",
-     *         "reason": "Unpaid invoice",
-     *         "suspended_by": "ops@platform.example"
-     *       },
-     *       "health": {
-     *         "status": "ok",
-     *         "endpoints": 2,
-     *         "endpoints_failing": 0,
-     *         "deliveries_open": 12,
-     *         "deliveries_failing": 0,
-     *         "inbound_failed_24h": 0,
-     *         "inbound_refused_24h": 0,
-     *         "inbound_waiting": 3,
-     *         "last_activity_at": "2026-11-28T09:58:12.000Z"
-     *       }
-     *     }
-     */
-    PlatformOrganization: {
-      /** Format: uuid */
-      id: string;
-      name: string;
-      created_at: string;
-      /** @description Members of staff (profiles) of the organization */
-      people: number;
-      /** @enum {string} */
-      status: "active" | "suspended";
-      suspension: {
-        suspended_at: string;
-        reason: string;
-        /** @description E-mail of the platform administrator who suspended it */
-        suspended_by: string | null;
-      } | null;
-      health: {
+        Erasure: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The id the erased member had; the member row itself is gone
+             */
+            member_id: string;
+            /**
+             * Format: uuid
+             * @description The admin who erased them
+             */
+            requested_by: string | null;
+            requested_at: string;
+            finished_at: string | null;
+            /** @enum {string} */
+            status: "running" | "done";
+            /**
+             * @description The kind of rows being worked through
+             * @enum {string}
+             */
+            stage: "whatsapp" | "inbound_log" | "events" | "attempts" | "mail" | "settle" | "done";
+            /** @description Batches done so far */
+            steps: number;
+            /** @description Rows removed or redacted, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, mails, invitations, ...) */
+            counts: {
+                [key: string]: number;
+            };
+        };
         /**
-         * @description failing: an endpoint's last attempt failed, deliveries are being retried, or an inbound payload failed to apply in the last 24 hours
-         * @enum {string}
+         * @example {
+         *       "id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+         *       "name": "First Church",
+         *       "created_at": "2026-11-01T09:00:00.000Z",
+         *       "people": 4,
+         *       "status": "suspended",
+         *       "suspension": {
+         *         "suspended_at": "2026-11-28T10:00:00.000Z",
+         *         "reason": "Unpaid invoice",
+         *         "suspended_by": "ops@platform.example"
+         *       },
+         *       "health": {
+         *         "status": "ok",
+         *         "endpoints": 2,
+         *         "endpoints_failing": 0,
+         *         "deliveries_open": 12,
+         *         "deliveries_failing": 0,
+         *         "inbound_failed_24h": 0,
+         *         "inbound_refused_24h": 0,
+         *         "inbound_waiting": 3,
+         *         "last_activity_at": "2026-11-28T09:58:12.000Z"
+         *       }
+         *     }
          */
-        status: "ok" | "failing";
-        /** @description Enabled endpoints */
-        endpoints: number;
-        /** @description Enabled endpoints whose last attempt failed */
-        endpoints_failing: number;
-        /** @description Deliveries not yet delivered or failed for good (counted up to 10,000) */
-        deliveries_open: number;
-        /** @description Of those, deliveries being retried after a failed attempt */
-        deliveries_failing: number;
-        /** @description Inbound payloads that failed to apply in the last 24 hours */
-        inbound_failed_24h: number;
-        /** @description Inbound requests refused for a wrong or missing signature, 24 hours */
-        inbound_refused_24h: number;
-        /** @description Inbound payloads logged but not applied yet (those held while the organization is suspended) */
-        inbound_waiting: number;
-        /** @description The latest event, inbound payload, delivery attempt or new member */
-        last_activity_at: string | null;
-      };
-    };
-    /**
-     * @example {
-     *       "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
-     *       "email": "ops@platform.example",
-     *       "is_superadmin": false,
-     *       "since": "2026-11-20T08:00:00.000Z",
-     *       "last_sign_in_at": "2026-11-28T07:30:00.000Z"
-     *     }
-     */
-    PlatformAdmin: {
-      /** Format: uuid */
-      user_id: string;
-      email: string | null;
-      /** @description Superadmins are made and unmade by an operator (docs/operations.md) */
-      is_superadmin: boolean;
-      since: string;
-      last_sign_in_at: string | null;
-    };
-    /**
-     * @example {
-     *       "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
-     *       "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-     *       "organization_name": "First Church",
-     *       "action": "organization.resumed",
-     *       "actor": {
-     *         "kind": "platform_admin",
-     *         "email": "ops@platform.example"
-     *       },
-     *       "subject_email": null,
-     *       "reason": "Invoice paid",
-     *       "details": {
-     *         "suspended_seconds": 86400,
-     *         "deliveries_released": 12
-     *       },
-     *       "created_at": "2026-11-29T10:00:00.000Z"
-     *     }
-     */
-    AuditEntry: {
-      /** Format: uuid */
-      id: string;
-      /**
-       * Format: uuid
-       * @description The organization affected (null: a change of platform administrators)
-       */
-      organization_id: string | null;
-      organization_name: string | null;
-      /** @enum {string} */
-      action:
-        | "organization.suspended"
-        | "organization.resumed"
-        | "platform_admin.granted"
-        | "platform_admin.revoked"
-        | "superadmin.granted"
-        | "superadmin.revoked";
-      actor: {
+        PlatformOrganization: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            created_at: string;
+            /** @description Members of staff (profiles) of the organization */
+            people: number;
+            /** @enum {string} */
+            status: "active" | "suspended";
+            suspension: {
+                suspended_at: string;
+                reason: string;
+                /** @description E-mail of the platform administrator who suspended it */
+                suspended_by: string | null;
+            } | null;
+            health: {
+                /**
+                 * @description failing: an endpoint's last attempt failed, deliveries are being retried, or an inbound payload failed to apply in the last 24 hours
+                 * @enum {string}
+                 */
+                status: "ok" | "failing";
+                /** @description Enabled endpoints */
+                endpoints: number;
+                /** @description Enabled endpoints whose last attempt failed */
+                endpoints_failing: number;
+                /** @description Deliveries not yet delivered or failed for good (counted up to 10,000) */
+                deliveries_open: number;
+                /** @description Of those, deliveries being retried after a failed attempt */
+                deliveries_failing: number;
+                /** @description Inbound payloads that failed to apply in the last 24 hours */
+                inbound_failed_24h: number;
+                /** @description Inbound requests refused for a wrong or missing signature, 24 hours */
+                inbound_refused_24h: number;
+                /** @description Inbound payloads logged but not applied yet (those held while the organization is suspended) */
+                inbound_waiting: number;
+                /** @description The latest event, inbound payload, delivery attempt or new member */
+                last_activity_at: string | null;
+            };
+        };
         /**
-         * @description operator: someone with database access, through the documented command
-         * @enum {string}
+         * @example {
+         *       "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
+         *       "email": "ops@platform.example",
+         *       "is_superadmin": false,
+         *       "since": "2026-11-20T08:00:00.000Z",
+         *       "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+         *     }
          */
-        kind: "platform_admin" | "operator";
-        email: string | null;
-      };
-      /** @description Whose platform rights changed */
-      subject_email: string | null;
-      reason: string | null;
-      /** @description Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption */
-      details: {
-        [key: string]: unknown;
-      };
-      created_at: string;
+        PlatformAdmin: {
+            /** Format: uuid */
+            user_id: string;
+            email: string | null;
+            /** @description Superadmins are made and unmade by an operator (docs/operations.md) */
+            is_superadmin: boolean;
+            since: string;
+            last_sign_in_at: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+         *       "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+         *       "organization_name": "First Church",
+         *       "action": "organization.resumed",
+         *       "actor": {
+         *         "kind": "platform_admin",
+         *         "email": "ops@platform.example"
+         *       },
+         *       "subject_email": null,
+         *       "reason": "Invoice paid",
+         *       "details": {
+         *         "suspended_seconds": 86400,
+         *         "deliveries_released": 12
+         *       },
+         *       "created_at": "2026-11-29T10:00:00.000Z"
+         *     }
+         */
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The organization affected (null: a change of platform administrators)
+             */
+            organization_id: string | null;
+            organization_name: string | null;
+            /** @enum {string} */
+            action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked";
+            actor: {
+                /**
+                 * @description operator: someone with database access, through the documented command
+                 * @enum {string}
+                 */
+                kind: "platform_admin" | "operator";
+                email: string | null;
+            };
+            /** @description Whose platform rights changed */
+            subject_email: string | null;
+            reason: string | null;
+            /** @description Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption */
+            details: {
+                [key: string]: unknown;
+            };
+            created_at: string;
+        };
     };
-  };
-  responses: never;
-  parameters: never;
-  requestBodies: never;
-  headers: never;
-  pathItems: never;
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
 }
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;

@@ -3,10 +3,7 @@
 import { useEffect, useRef } from "react";
 import { configured } from "../config.ts";
 import { AuthPage } from "../pages/auth/AuthPage.tsx";
-import {
-  ACCEPT_INVITATION_PATH,
-  AcceptInvitationPage,
-} from "../pages/invitations/AcceptInvitationPage.tsx";
+import { ACCEPT_INVITATION_PATH, AcceptInvitationPage } from "../pages/invitations/AcceptInvitationPage.tsx";
 import { HOME, PAGES } from "../pages.ts";
 import { navigate, useLocation } from "../router.tsx";
 import { useSession } from "../session.tsx";
@@ -31,14 +28,10 @@ export function App() {
 
   useEffect(() => {
     // An invitation link keeps its address (the token is in it) while its invitee signs in.
-    if (
-      state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH
-    ) {
+    if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
       session.setNotice("Sign in to see and accept your invitation.");
     } else if (state.kind === "signed_out" && loc.pathname !== "/auth") {
-      const next = loc.pathname === "/"
-        ? ""
-        : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
+      const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
       navigate(`/auth${next}`, { replace: true });
     }
     if (
@@ -57,10 +50,8 @@ export function App() {
       <main className="narrow">
         <h1>Settings are not configured</h1>
         <p>
-          This build has no Supabase URL or anon key. Build it with{" "}
-          <code>VITE_SUPABASE_URL</code> and <code>VITE_SUPABASE_ANON_KEY</code>
-          {" "}
-          set (see the README).
+          This build has no Supabase URL or anon key. Build it with <code>VITE_SUPABASE_URL</code> and{" "}
+          <code>VITE_SUPABASE_ANON_KEY</code> set (see the README).
         </p>
       </main>
     );

@@ -68,9 +68,7 @@ export function Header() {
           </span>
         )}
         <span className="email">
-          {session.state.kind === "signed_in"
-            ? session.state.session.user.email
-            : ""}
+          {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
         </span>
         <button
           type="button"

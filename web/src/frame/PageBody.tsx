@@ -35,8 +35,8 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
           <div className="empty" role="note">
             <h2>The platform console is for the platform's administrators</h2>
             <p>
-              Your account is not a platform administrator. If it has just been
-              made one, sign out and in again.
+              Your account is not a platform administrator. If it has just been made one, sign out and in
+              again.
             </p>
           </div>
         </>
@@ -68,10 +68,9 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
             </h2>
             <p>
               The platform's administrators suspended{" "}
-              {suspended.map((m) => m.organization_name).join(", ")}: nothing
-              can be done for it until they resume it. Payments and messages
-              sent to it meanwhile are kept. Contact the platform's support to
-              find out why.
+              {suspended.map((m) => m.organization_name).join(", ")}: nothing can be done for it until they
+              resume it. Payments and messages sent to it meanwhile are kept. Contact the platform's support
+              to find out why.
             </p>
           </div>
         )}
@@ -97,9 +96,8 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
           <h2>Webhook settings are for administrators</h2>
           <p>
             You are signed in to {session.organization.organization_name}{" "}
-            as staff. Webhooks, their logs, API keys and payment webhooks are
-            managed by the organization's administrators; ask one of them if
-            something needs changing.
+            as staff. Webhooks, their logs, API keys and payment webhooks are managed by the organization's
+            administrators; ask one of them if something needs changing.
           </p>
         </div>
       </>

@@ -29,9 +29,8 @@ export function AuditLogPage() {
     <>
       <h1>Audit log</h1>
       <p className="lead">
-        Everything the service's own administrators did to this organization:
-        when they suspended or resumed it, who did it and why. They cannot see
-        your members, payments or signing secrets.
+        Everything the service's own administrators did to this organization: when they suspended or resumed
+        it, who did it and why. They cannot see your members, payments or signing secrets.
       </p>
       {log.error && (
         <ErrorBox
@@ -43,8 +42,7 @@ export function AuditLogPage() {
       {log.data && entries.length === 0 && (
         <Empty title="Nothing recorded">
           <p>
-            The platform's administrators have taken no action on this
-            organization.
+            The platform's administrators have taken no action on this organization.
           </p>
         </Empty>
       )}

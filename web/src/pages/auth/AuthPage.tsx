@@ -15,12 +15,9 @@ export function AuthPage() {
     <main className="narrow auth" id="main">
       <h1>Sign in</h1>
       <p className="muted">
-        Settings › Integrations for your church: webhooks, their logs, API keys
-        and payments.
+        Settings › Integrations for your church: webhooks, their logs, API keys and payments.
       </p>
-      {session.notice && (
-        <p className="notice" role="status">{session.notice}</p>
-      )}
+      {session.notice && <p className="notice" role="status">{session.notice}</p>}
       <form
         aria-describedby={error ? `${id}-err` : undefined}
         onSubmit={async (e) => {
@@ -64,8 +61,7 @@ export function AuthPage() {
         <button type="submit" className="primary" disabled={pending}>
           {pending ? "Signing in…" : "Sign in"}
         </button>
-        {error && <p id={`${id}-err`} className="error" role="alert">{error}
-        </p>}
+        {error && <p id={`${id}-err`} className="error" role="alert">{error}</p>}
       </form>
     </main>
   );

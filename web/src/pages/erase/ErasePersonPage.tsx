@@ -24,10 +24,9 @@ export function ErasePersonPage() {
     <>
       <h1>Erase a person</h1>
       <p className="lead">
-        When someone asks to be forgotten, erase them here: their member record
-        and every copy of their data in webhooks, payment and WhatsApp logs and
-        e-mails are removed. Only administrators can do this, and it cannot be
-        undone.
+        When someone asks to be forgotten, erase them here: their member record and every copy of their data
+        in webhooks, payment and WhatsApp logs and e-mails are removed. Only administrators can do this, and
+        it cannot be undone.
       </p>
       {/* A new search after each erasure: the erased member is no longer a result. */}
       <MemberSearch key={started?.id ?? "none"} onPick={setPicked} />

@@ -36,8 +36,8 @@ export function ErasureStatus({ started }: { started: Erasure }) {
             <h2>Erasing…</h2>
             <p role="status">
               Working through {STAGES[e.stage]} ({e.steps}{" "}
-              batches so far). The member record is already gone; the rest
-              continues even if you leave this page.
+              batches so far). The member record is already gone; the rest continues even if you leave this
+              page.
             </p>
           </>
         )

@@ -1,14 +1,12 @@
 // The erasure API's shapes, from the generated schema, and the words for what an erasure counts.
 import type { paths } from "../../api/client.ts";
 
-export type Candidate =
-  paths["/webhooks/members/search"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type Erasure =
-  paths["/webhooks/erasures/{id}"]["get"]["responses"][200]["content"][
-    "application/json"
-  ];
+export type Candidate = paths["/webhooks/members/search"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type Erasure = paths["/webhooks/erasures/{id}"]["get"]["responses"][200]["content"][
+  "application/json"
+];
 
 /** Each kind in words: one, and more than one. */
 const KINDS: Record<string, [string, string]> = {

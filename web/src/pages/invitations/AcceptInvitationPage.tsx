@@ -14,27 +14,18 @@ import { Loading } from "../../ui/Loading.tsx";
 
 export const ACCEPT_INVITATION_PATH = "/invitations/accept";
 
-const GONE =
-  "This invitation link no longer works: it has expired, been withdrawn or already been used. " +
+const GONE = "This invitation link no longer works: it has expired, been withdrawn or already been used. " +
   "Ask an administrator of the organization to invite you again.";
 
 export function AcceptInvitationPage() {
   const session = useSession();
-  const [token] = useState(() =>
-    new URLSearchParams(location.hash.slice(1)).get("token") ?? ""
-  );
+  const [token] = useState(() => new URLSearchParams(location.hash.slice(1)).get("token") ?? "");
   const invitation = useQuery({
     queryKey: ["invitation", token],
     queryFn: async () => {
-      if (!token) {
-        throw new Error(
-          "This link carries no invitation. Open the link from the e-mail again.",
-        );
-      }
+      if (!token) throw new Error("This link carries no invitation. Open the link from the e-mail again.");
       try {
-        return await unwrap(
-          api.POST("/webhooks/invitations/preview", { body: { token } }),
-        );
+        return await unwrap(api.POST("/webhooks/invitations/preview", { body: { token } }));
       } catch (e) {
         throw e instanceof ApiError && e.status === 404 ? new Error(GONE) : e;
       }
@@ -42,18 +33,14 @@ export function AcceptInvitationPage() {
   });
   const accept = useMutation({
     mutationFn: async () => {
-      await unwrap(
-        api.POST("/webhooks/invitations/accept", { body: { token } }),
-      );
+      await unwrap(api.POST("/webhooks/invitations/accept", { body: { token } }));
       // Used up: keep it out of the history.
       history.replaceState(null, "", ACCEPT_INVITATION_PATH);
       await session.reloadMe();
     },
   });
   const inv = invitation.data;
-  const me = session.state.kind === "signed_in"
-    ? session.state.session.user.email
-    : "";
+  const me = session.state.kind === "signed_in" ? session.state.session.user.email : "";
 
   return (
     <main className="narrow" id="main">
@@ -86,23 +73,14 @@ export function AcceptInvitationPage() {
             }}
           >
             <p>
-              You are invited to join <strong>{inv.organization_name}</strong>
-              {" "}
-              as {inv.role === "admin" ? "an administrator" : "staff"}.
+              You are invited to join <strong>{inv.organization_name}</strong> as{" "}
+              {inv.role === "admin" ? "an administrator" : "staff"}.
             </p>
-            <p className="muted">
-              It was sent to {inv.email}; you are signed in as {me}.
-            </p>
+            <p className="muted">It was sent to {inv.email}; you are signed in as {me}.</p>
             <ActionResult action={accept} />
             <div className="actions">
-              <button
-                type="submit"
-                className="primary"
-                disabled={accept.isPending}
-              >
-                {accept.isPending
-                  ? "Joining…"
-                  : `Join ${inv.organization_name}`}
+              <button type="submit" className="primary" disabled={accept.isPending}>
+                {accept.isPending ? "Joining…" : `Join ${inv.organization_name}`}
               </button>
             </div>
           </form>

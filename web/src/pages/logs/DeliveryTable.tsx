@@ -65,9 +65,7 @@ export function DeliveryTable(
                 </td>
                 <td className="wide">{d.attempt_count}</td>
                 <td className="wide">
-                  {d.last_response_status !== null
-                    ? `HTTP ${d.last_response_status}`
-                    : ""}
+                  {d.last_response_status !== null ? `HTTP ${d.last_response_status}` : ""}
                   {error && <div className="muted small">{error}</div>}
                 </td>
               </tr>

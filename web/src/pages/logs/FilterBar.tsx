@@ -32,8 +32,7 @@ export function FilterBar(
         <label htmlFor={`${id}-endpoint`}>Endpoint</label>
         <select {...field("endpoint")}>
           <option value="">All endpoints</option>
-          {endpoints.map((e) => <option key={e.id} value={e.id}>{e.url}
-          </option>)}
+          {endpoints.map((e) => <option key={e.id} value={e.id}>{e.url}</option>)}
         </select>
       </div>
       <div>
@@ -47,9 +46,7 @@ export function FilterBar(
         <label htmlFor={`${id}-status`}>Status</label>
         <select {...field("status")}>
           <option value="">Any status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>{statusWord(s)}</option>
-          ))}
+          {STATUSES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
         </select>
       </div>
       <div>
@@ -61,14 +58,10 @@ export function FilterBar(
             setQuery({
               range: e.currentTarget.value,
               delivery: null,
-              ...(e.currentTarget.value === "custom"
-                ? {}
-                : { since: null, until: null }),
+              ...(e.currentTarget.value === "custom" ? {} : { since: null, until: null }),
             })}
         >
-          {RANGES.map((r) => (
-            <option key={r.value} value={r.value}>{r.label}</option>
-          ))}
+          {RANGES.map((r) => <option key={r.value} value={r.value}>{r.label}</option>)}
         </select>
       </div>
       {range === "custom" && (

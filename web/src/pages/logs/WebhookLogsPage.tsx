@@ -20,8 +20,7 @@ import { SearchBox } from "./SearchBox.tsx";
 import "./WebhookLogsPage.css";
 
 const PAGE = 50;
-const inFlight = (d: Delivery) =>
-  d.status === "pending" || d.status === "retrying";
+const inFlight = (d: Delivery) => d.status === "pending" || d.status === "retrying";
 
 export function WebhookLogsPage() {
   useTick();
@@ -33,8 +32,7 @@ export function WebhookLogsPage() {
 
   const endpoints = useEndpoints();
   const catalogue = useCatalogue();
-  const urlOf = (id: string) =>
-    endpoints.data?.data.find((e) => e.id === id)?.url ?? "deleted endpoint";
+  const urlOf = (id: string) => endpoints.data?.data.find((e) => e.id === id)?.url ?? "deleted endpoint";
 
   // Pages by cursor; a refresh asks every loaded page again (each after the one before it), so rows that
   // arrived meanwhile move the pages along instead of being listed twice.
@@ -53,8 +51,7 @@ export function WebhookLogsPage() {
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
     enabled: !problem,
-    refetchInterval: (query) =>
-      query.state.data?.pages.some((p) => p.data.some(inFlight)) ? 2000 : 5000,
+    refetchInterval: (query) => query.state.data?.pages.some((p) => p.data.some(inFlight)) ? 2000 : 5000,
   });
   const rows = list.data?.pages.flatMap((p) => p.data) ?? null;
   const busy = rows?.some(inFlight) ?? false;
@@ -76,9 +73,8 @@ export function WebhookLogsPage() {
         </button>
       </div>
       <p className="lead">
-        Every message we sent to your endpoints, newest first. A failed delivery
-        is retried for 24 hours, then marked permanently failed. Times are in
-        your time zone ({timeZoneName()}).
+        Every message we sent to your endpoints, newest first. A failed delivery is retried for 24 hours, then
+        marked permanently failed. Times are in your time zone ({timeZoneName()}).
       </p>
       <SearchBox key={filters.q ?? ""} current={filters.q} />
       <FilterBar
@@ -95,8 +91,7 @@ export function WebhookLogsPage() {
       {filters.q && (
         <p className="searching">
           Showing the message <code>{filters.q}</code>{" "}
-          (a delivery id, or a webhook-id that may have gone to several
-          endpoints).{" "}
+          (a delivery id, or a webhook-id that may have gone to several endpoints).{" "}
           <button
             type="button"
             className="linkish"
@@ -114,13 +109,10 @@ export function WebhookLogsPage() {
       )}
       {!problem && (
         <p className="muted small" aria-live="off">
-          {busy
-            ? "Deliveries in flight: refreshing every 2 seconds."
-            : "Refreshing every 5 seconds."}
+          {busy ? "Deliveries in flight: refreshing every 2 seconds." : "Refreshing every 5 seconds."}
           {list.dataUpdatedAt > 0 && (
             <>
-              {" "}Last updated{" "}
-              {new Date(list.dataUpdatedAt).toLocaleTimeString()}.
+              {" "}Last updated {new Date(list.dataUpdatedAt).toLocaleTimeString()}.
             </>
           )}
         </p>
@@ -131,9 +123,7 @@ export function WebhookLogsPage() {
         anyFilter
           ? (
             <Empty
-              title={filters.q
-                ? "No message with this id"
-                : "No deliveries match these filters"}
+              title={filters.q ? "No message with this id" : "No deliveries match these filters"}
             >
               <p>
                 {filters.q
@@ -148,25 +138,20 @@ export function WebhookLogsPage() {
           : (
             <Empty title="No deliveries yet">
               <p>
-                Deliveries appear here when something happens in your records,
-                for example when a member is added. To try an endpoint now, use
-                “Send test event” on the Webhooks page.
+                Deliveries appear here when something happens in your records, for example when a member is
+                added. To try an endpoint now, use “Send test event” on the Webhooks page.
               </p>
             </Empty>
           )
       )}
-      {rows && rows.length > 0 && (
-        <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />
-      )}
+      {rows && rows.length > 0 && <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />}
       {list.hasNextPage && (
         <button
           type="button"
           onClick={() => void list.fetchNextPage()}
           disabled={list.isFetchingNextPage}
         >
-          {list.isFetchingNextPage
-            ? "Loading older deliveries…"
-            : "Show older deliveries"}
+          {list.isFetchingNextPage ? "Loading older deliveries…" : "Show older deliveries"}
         </button>
       )}
       {openId && (

@@ -71,10 +71,9 @@ export function PaymentWebhooksPage() {
         </button>
       </div>
       <p className="lead">
-        Every notification your payment providers sent (subscriptions and card
-        payments), logged before it was applied. When one could not be applied,
-        fix the cause and replay it: an entry that was already applied changes
-        nothing.
+        Every notification your payment providers sent (subscriptions and card payments), logged before it was
+        applied. When one could not be applied, fix the cause and replay it: an entry that was already applied
+        changes nothing.
       </p>
       <ActionResult action={replayAll} />
       <div className="filters">
@@ -83,13 +82,10 @@ export function PaymentWebhooksPage() {
           <select
             id={`${id}-provider`}
             value={provider}
-            onChange={(e) =>
-              setProvider(e.currentTarget.value as Provider | "")}
+            onChange={(e) => setProvider(e.currentTarget.value as Provider | "")}
           >
             <option value="">All providers</option>
-            {PAYMENT_PROVIDERS.map((p) => (
-              <option key={p} value={p}>{PROVIDERS[p]}</option>
-            ))}
+            {PAYMENT_PROVIDERS.map((p) => <option key={p} value={p}>{PROVIDERS[p]}</option>)}
           </select>
         </div>
         <div>
@@ -100,9 +96,7 @@ export function PaymentWebhooksPage() {
             onChange={(e) => setStatus(e.currentTarget.value as State | "")}
           >
             <option value="">Any status</option>
-            {STATES.map((s) => (
-              <option key={s} value={s}>{statusWord(s)}</option>
-            ))}
+            {STATES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
           </select>
         </div>
       </div>
@@ -115,9 +109,7 @@ export function PaymentWebhooksPage() {
       {log.isPending && <Loading what="the payment log" />}
       {log.data && rows.length === 0 && (
         <Empty
-          title={status || provider
-            ? "No notifications match these filters"
-            : "No payment notifications yet"}
+          title={status || provider ? "No notifications match these filters" : "No payment notifications yet"}
         >
           <p>
             {status || provider
@@ -184,9 +176,7 @@ export function PaymentWebhooksPage() {
           disabled={log.isFetchingNextPage}
           onClick={() => void log.fetchNextPage()}
         >
-          {log.isFetchingNextPage
-            ? "Loading older notifications…"
-            : "Show older notifications"}
+          {log.isFetchingNextPage ? "Loading older notifications…" : "Show older notifications"}
         </button>
       )}
       {open && <EntryPanel key={open} id={open} close={() => setOpen(null)} />}

@@ -24,8 +24,8 @@ export function ReplayAllDialog(
       onClose={close}
     >
       <p>
-        Every failed or unmatched notification of this organization is applied
-        again, oldest first. Ones that were already applied change nothing.
+        Every failed or unmatched notification of this organization is applied again, oldest first. Ones that
+        were already applied change nothing.
       </p>
       <div className="actions">
         <button type="button" className="primary" onClick={confirm}>

@@ -17,8 +17,7 @@ const H = 64;
 const bucketFor = (window: Window) => window === "7d" ? "6h" : "1h";
 
 /** What one point covers, in words: "hour" or "6 hours". */
-const unit = (a: Activity) =>
-  a.bucket_seconds === 3600 ? "hour" : `${a.bucket_seconds / 3600} hours`;
+const unit = (a: Activity) => a.bucket_seconds === 3600 ? "hour" : `${a.bucket_seconds / 3600} hours`;
 
 const hourLabel = (iso: string, window: Window) =>
   new Date(iso).toLocaleString(
@@ -28,8 +27,7 @@ const hourLabel = (iso: string, window: Window) =>
       : { weekday: "short", month: "short", day: "numeric", hour: "numeric" },
   );
 
-const ms = (n: number | null) =>
-  n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
+const ms = (n: number | null) => n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
 
 export function summary(a: Activity): string {
   const span = a.window === "24h" ? "Last 24 hours" : "Last 7 days";
@@ -40,11 +38,7 @@ export function summary(a: Activity): string {
     a.points[0]!,
   );
   return `${span}: ${delivered} delivered, ${failed} failed` +
-    (failed > 0
-      ? ` (most failures in the ${unit(a)} from ${
-        hourLabel(busiest.start, a.window)
-      })`
-      : "") +
+    (failed > 0 ? ` (most failures in the ${unit(a)} from ${hourLabel(busiest.start, a.window)})` : "") +
     `. Response time: median ${ms(p50_ms)}, 95th percentile ${ms(p95_ms)}.`;
 }
 
@@ -58,10 +52,7 @@ export function ActivityChart(
     queryKey: [org, "activity", endpointId, window],
     queryFn: () =>
       unwrap(api.GET("/webhooks/endpoints/{id}/activity", {
-        params: {
-          path: { id: endpointId },
-          query: { window, bucket: bucketFor(window) },
-        },
+        params: { path: { id: endpointId }, query: { window, bucket: bucketFor(window) } },
       })),
     refetchInterval: 60_000,
   });
@@ -129,8 +120,7 @@ function Chart({ a }: { a: Activity }) {
       <div className="charts" aria-hidden="true">
         <figure>
           <figcaption className="small muted">
-            Attempts per {unit(a)}{" "}
-            (<span className="key delivered">delivered</span>,{" "}
+            Attempts per {unit(a)} (<span className="key delivered">delivered</span>,{" "}
             <span className="key failed">failed</span>), up to {maxCount}
           </figcaption>
           <svg
@@ -165,8 +155,7 @@ function Chart({ a }: { a: Activity }) {
         </figure>
         <figure>
           <figcaption className="small muted">
-            Response time per {unit(a)}{" "}
-            (<span className="key p50">median</span>,{" "}
+            Response time per {unit(a)} (<span className="key p50">median</span>,{" "}
             <span className="key p95">95th percentile</span>), up to {ms(maxMs)}
           </figcaption>
           <svg
@@ -182,47 +171,41 @@ function Chart({ a }: { a: Activity }) {
       </div>
       <details>
         <summary>Activity as a table</summary>
-        {active.length === 0
-          ? <p className="muted">No attempts in this period.</p>
-          : (
-            <div
-              className="table-wrap"
-              role="region"
-              aria-label={`Activity per ${unit(a)}`}
-              tabIndex={0}
-            >
-              <table>
-                <caption className="sr-only">
-                  {text}{" "}
-                  {a.bucket_seconds === 3600 ? "Hours" : "Periods of 6 hours"}
-                  {" "}
-                  without attempts are left out.
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">
-                      {a.bucket_seconds === 3600 ? "Hour" : "6 hours"} from
-                    </th>
-                    <th scope="col">Delivered</th>
-                    <th scope="col">Failed</th>
-                    <th scope="col">Median</th>
-                    <th scope="col">95th percentile</th>
+        {active.length === 0 ? <p className="muted">No attempts in this period.</p> : (
+          <div
+            className="table-wrap"
+            role="region"
+            aria-label={`Activity per ${unit(a)}`}
+            tabIndex={0}
+          >
+            <table>
+              <caption className="sr-only">
+                {text} {a.bucket_seconds === 3600 ? "Hours" : "Periods of 6 hours"}{" "}
+                without attempts are left out.
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">{a.bucket_seconds === 3600 ? "Hour" : "6 hours"} from</th>
+                  <th scope="col">Delivered</th>
+                  <th scope="col">Failed</th>
+                  <th scope="col">Median</th>
+                  <th scope="col">95th percentile</th>
+                </tr>
+              </thead>
+              <tbody>
+                {active.map((p) => (
+                  <tr key={p.start}>
+                    <td>{hourLabel(p.start, a.window)}</td>
+                    <td>{p.delivered}</td>
+                    <td>{p.failed}</td>
+                    <td>{ms(p.p50_ms)}</td>
+                    <td>{ms(p.p95_ms)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {active.map((p) => (
-                    <tr key={p.start}>
-                      <td>{hourLabel(p.start, a.window)}</td>
-                      <td>{p.delivered}</td>
-                      <td>{p.failed}</td>
-                      <td>{ms(p.p50_ms)}</td>
-                      <td>{ms(p.p95_ms)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
       </details>
     </>
   );

@@ -1,12 +1,6 @@
 // One endpoint: what it receives, its state and health, its activity, and its actions.
 import { useId, useState } from "react";
-import {
-  api,
-  type Endpoint,
-  type EventTypeInfo,
-  type TargetPolicy,
-  unwrap,
-} from "../../api/client.ts";
+import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { Link } from "../../router.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
@@ -77,8 +71,7 @@ export function EndpointCard(
       )}
       {e.paused_until && (
         <p className="warn">
-          Paused by the receiver until <Time iso={e.paused_until} />{" "}
-          (it answered 429 Too Many Requests).
+          Paused by the receiver until <Time iso={e.paused_until} /> (it answered 429 Too Many Requests).
         </p>
       )}
       <p>
@@ -86,15 +79,12 @@ export function EndpointCard(
         {e.events.map((t) => <code key={t} className="chip">{t}</code>)}
       </p>
       {e.rate_limit_per_second !== null && (
-        <p className="muted">
-          At most {e.rate_limit_per_second} deliveries a second.
-        </p>
+        <p className="muted">At most {e.rate_limit_per_second} deliveries a second.</p>
       )}
       {e.previous_secret_expires_at &&
         new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
         <p className="muted">
-          The previous secret also signs until{" "}
-          <Time iso={e.previous_secret_expires_at} />.
+          The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.
         </p>
       )}
       <Health e={e} />

@@ -16,9 +16,7 @@ export function Health({ e }: { e: Endpoint }) {
                   className={h.last_outcome === "delivered" ? "ok" : "error"}
                 >
                   {h.last_outcome === "delivered" ? "Delivered" : "Failed"}
-                  {h.last_response_status !== null
-                    ? ` (HTTP ${h.last_response_status})`
-                    : " (no response)"}
+                  {h.last_response_status !== null ? ` (HTTP ${h.last_response_status})` : " (no response)"}
                 </span>{" "}
                 <Time iso={h.last_attempt_at} />
               </>
@@ -51,9 +49,7 @@ export function Health({ e }: { e: Endpoint }) {
         <dd>
           {h.success_rate_24h === null
             ? <span className="muted">No attempts</span>
-            : `${percent(h.success_rate_24h)} of ${h.attempts_24h} attempt${
-              h.attempts_24h === 1 ? "" : "s"
-            }`}
+            : `${percent(h.success_rate_24h)} of ${h.attempts_24h} attempt${h.attempts_24h === 1 ? "" : "s"}`}
         </dd>
       </div>
     </dl>

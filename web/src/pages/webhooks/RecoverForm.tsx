@@ -11,9 +11,7 @@ export function RecoverForm(
     onDone(said: string): void;
   },
 ) {
-  const [since, setSince] = useState(() =>
-    toLocalInput(new Date(Date.now() - 24 * 3600 * 1000))
-  );
+  const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - 24 * 3600 * 1000)));
   const id = useId();
   const recover = useAction(async () => {
     const iso = fromLocalInput(since);
@@ -26,9 +24,7 @@ export function RecoverForm(
     onDone(
       n === 0
         ? "No permanently failed deliveries since then: nothing to send again."
-        : `${n} failed deliver${
-          n === 1 ? "y is" : "ies are"
-        } being sent again. Follow them in Webhook Logs.`,
+        : `${n} failed deliver${n === 1 ? "y is" : "ies are"} being sent again. Follow them in Webhook Logs.`,
     );
   });
   return (

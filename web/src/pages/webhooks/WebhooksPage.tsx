@@ -2,12 +2,7 @@
 // everything an administrator does with one.
 import { useRef, useState } from "react";
 import { api, type Endpoint, unwrap } from "../../api/client.ts";
-import {
-  errorText,
-  useAction,
-  useCatalogue,
-  useEndpoints,
-} from "../../api/queries.ts";
+import { errorText, useAction, useCatalogue, useEndpoints } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Empty } from "../../ui/Empty.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
@@ -52,9 +47,8 @@ export function WebhooksPage() {
         )}
       </div>
       <p className="lead">
-        When something happens in your church's records (a new member, a
-        donation, attendance), we send a signed message to the addresses below:
-        your own systems, Zapier, Make or n8n.
+        When something happens in your church's records (a new member, a donation, attendance), we send a
+        signed message to the addresses below: your own systems, Zapier, Make or n8n.
       </p>
       {/* After a delete the card and its buttons are gone: focus goes to what happened. */}
       <div tabIndex={-1} ref={noticeRef} className="notice-target">
@@ -97,9 +91,8 @@ export function WebhooksPage() {
       {endpoints.data && list.length === 0 && !adding && (
         <Empty title="No endpoints yet">
           <p>
-            Add the address of the system that should hear about new members,
-            donations and attendance. You will choose which events it receives
-            and get a secret to check that messages really come from us.
+            Add the address of the system that should hear about new members, donations and attendance. You
+            will choose which events it receives and get a secret to check that messages really come from us.
           </p>
           <button
             type="button"
@@ -117,10 +110,8 @@ export function WebhooksPage() {
             endpoint={e}
             catalogue={catalogue.data}
             targetPolicy={endpoints.data?.target_policy}
-            onDelete={() =>
-              remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
-            onSecret={(value) =>
-              setSecret({ title: `New secret for ${e.url}`, value })}
+            onDelete={() => remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
+            onSecret={(value) => setSecret({ title: `New secret for ${e.url}`, value })}
           />
         ))}
       </ul>
