@@ -377,9 +377,16 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /me/active-organization": { organization_id: a.organizationId },
       // Aimed at A: erasing one of A's members.
       "POST /erasures": { member_id: memberOfA },
+      // Aimed at A through the platform console, which no organization's admin may use.
+      "POST /platform/organizations/:id/suspend": { reason: "taking A down" },
+      "POST /platform/organizations/:id/resume": {},
+      "POST /platform/admins": { email: a.admin.email },
     };
     const concrete = (path: string) =>
-      path.replace(/^(\/[a-z-]+)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`).replace(
+      path.replace("/platform/organizations/:id", `/platform/organizations/${a.organizationId}`).replace(
+        "/platform/admins/:user_id",
+        `/platform/admins/${a.admin.id}`,
+      ).replace(/^(\/[a-z-]+)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`).replace(
         ":event_type",
         "member.created",
       ).replace(":organization_id", a.organizationId).replace(
@@ -430,6 +437,11 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
         const res = await call(api.base, method, path, headers, body);
         if (who === "API key of B" && spec.access === "user") {
           assertEquals(res.status, 403, `${who} ${label}`);
+        } else if (spec.path.startsWith("/platform/") && spec.path !== "/platform/me") {
+          assert(
+            ["platform_admin_required", "superadmin_required"].includes(res.data?.error?.code),
+            `${who} ${label}: ${res.text}`,
+          );
         } else if (label === "POST /me/active-organization") {
           assertEquals(res.data?.error?.code, "not_a_member", `${who} ${label}: ${res.text}`);
         } else if (hasId) {
@@ -455,6 +467,9 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     assertEquals(ep!.secret, endpoint.secret);
     const [k] = await sql()`select revoked_at from public.organization_api_keys where id = ${apiKey.id}`;
     assertEquals(k!.revoked_at, null);
+    const [suspended] = await sql()`select count(*)::int as n from private.organization_suspensions
+                                    where organization_id = ${a.organizationId}`;
+    assertEquals(suspended!.n, 0);
   } finally {
     await api.close();
   }
