@@ -62,7 +62,9 @@ await sql.unsafe(`
 
 async function timed(role: string, claims: Record<string, unknown>, text: string, args: unknown[] = []) {
   return await sql.begin(async (tx) => {
-    await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true), set_config('role', ${role}, true)`;
+    await tx`select set_config('request.jwt.claims', ${
+      JSON.stringify(claims)
+    }, true), set_config('role', ${role}, true)`;
     const t0 = performance.now();
     const rows = await tx.unsafe(text, args as never[]);
     return { ms: performance.now() - t0, rows };
@@ -74,7 +76,8 @@ const admins = await sql<{ sub: string; org: string; session: string }[]>`
   select p.user_id as sub, p.organization_id as org, s.id as session
   from public.profiles p join auth.sessions s on s.user_id = p.user_id order by random() limit ${rounds * 5}`;
 const FIRST = {
-  "admin rule + session": `select private.webhook_admin_organization_id() as org, private.session_is_live() as live`,
+  "admin rule + session":
+    `select private.webhook_admin_organization_id() as org, private.session_is_live() as live`,
   "+ suspended?": `select private.webhook_admin_organization_id() as org, private.session_is_live() as live,
                     private.claimed_organization_is_suspended() as suspended`,
 };
@@ -98,7 +101,9 @@ const ops = {
 };
 const PAGE = `select * from private.platform_organizations(null, null, false, $1, $2::uuid, 51)`;
 const [ordinaryStart] = await sql<{ name: string; id: string }[]>`
-  select name, id from public.organizations where name like 'Church %' order by name, id offset 500 limit 1`;
+  select name, id from public.organizations where name like 'Church %' order by name, id offset ${
+  Math.floor(organizations / 2)
+} limit 1`;
 const PAGES: Record<string, unknown[]> = {
   "page with the hostile org": [null, null],
   "page of ordinary orgs": [ordinaryStart!.name, ordinaryStart!.id],
@@ -112,9 +117,14 @@ for (let i = 0; i < rounds; i++) {
     pages[name]!.push(ms);
   }
 }
-const [hostile] = await timed("config_api", ops, `select * from private.platform_organizations($1, null, false, null, null, 1)`, [
-  "00000000-0000-4000-8000-00000000a001",
-]).then((r) => r.rows);
+const [hostile] = await timed(
+  "config_api",
+  ops,
+  `select * from private.platform_organizations($1, null, false, null, null, 1)`,
+  [
+    "00000000-0000-4000-8000-00000000a001",
+  ],
+).then((r) => r.rows);
 await sql.end();
 
 const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");

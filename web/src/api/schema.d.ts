@@ -3443,9 +3443,9 @@ export interface components {
                 endpoints: number;
                 /** @description Enabled endpoints whose last attempt failed */
                 endpoints_failing: number;
-                /** @description Deliveries not yet delivered or failed for good (counted up to 10,000) */
+                /** @description Deliveries not yet delivered or failed for good, counted up to 1,000 (as are inbound_failed_24h and inbound_waiting) */
                 deliveries_open: number;
-                /** @description Of those, deliveries being retried after a failed attempt */
+                /** @description Of the open deliveries counted, those being retried after a failed attempt */
                 deliveries_failing: number;
                 /** @description Inbound payloads that failed to apply in the last 24 hours */
                 inbound_failed_24h: number;

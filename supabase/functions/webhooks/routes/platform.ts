@@ -27,9 +27,11 @@ const Health = z.object({
   endpoints: z.number().int().describe("Enabled endpoints"),
   endpoints_failing: z.number().int().describe("Enabled endpoints whose last attempt failed"),
   deliveries_open: z.number().int().describe(
-    "Deliveries not yet delivered or failed for good (counted up to 10,000)",
+    "Deliveries not yet delivered or failed for good, counted up to 1,000 (as are inbound_failed_24h and inbound_waiting)",
   ),
-  deliveries_failing: z.number().int().describe("Of those, deliveries being retried after a failed attempt"),
+  deliveries_failing: z.number().int().describe(
+    "Of the open deliveries counted, those being retried after a failed attempt",
+  ),
   inbound_failed_24h: z.number().int().describe("Inbound payloads that failed to apply in the last 24 hours"),
   inbound_refused_24h: z.number().int().describe(
     "Inbound requests refused for a wrong or missing signature, 24 hours",

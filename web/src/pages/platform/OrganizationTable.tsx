@@ -2,7 +2,7 @@ import type { PlatformOrganization } from "../../api/client.ts";
 import { Badge } from "../../ui/Badge.tsx";
 import { Time } from "../../ui/Time.tsx";
 
-const count = (n: number) => (n >= 10000 ? "10,000+" : n.toLocaleString());
+const count = (n: number) => (n >= 1000 ? "1,000+" : n.toLocaleString());
 
 export function OrganizationTable(
   { organizations, onSuspend, onResume }: {
@@ -69,7 +69,7 @@ export function OrganizationTable(
                 </div>
               </td>
               <td className="wide">
-                {o.health.inbound_failed_24h} failed
+                {count(o.health.inbound_failed_24h)} failed
                 <div className="small muted">
                   {o.health.inbound_refused_24h} refused signatures, {count(o.health.inbound_waiting)} waiting
                 </div>
