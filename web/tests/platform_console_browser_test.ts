@@ -119,7 +119,9 @@ Deno.test(
     await organizationRow().getByRole("button", { name: `Resume ${CHURCH}` })
       .waitFor();
     // (other organizations' entries may be listed too: the database is the test run's)
-    await ops.getByRole("region", { name: "Recent platform actions" }).getByRole("row").filter({ hasText: CHURCH })
+    await ops.getByRole("region", { name: "Recent platform actions" }).getByRole("row").filter({
+      hasText: CHURCH,
+    })
       .getByText("Suspended the organization").waitFor();
     await axeViolations(ops, "suspended");
     await docsImage(ops, "platform-console");
