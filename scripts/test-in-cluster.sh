@@ -140,7 +140,8 @@ if [ "${POOLER_SUITE:-0}" = 1 ]; then
     retire_endpoints
     TEST_DATABASE_URL="$TEST_POOLER_URL?prepare=false" deno_suite pooler \
       tests/hosted_dispatch_test.ts tests/invitations_api_test.ts tests/outbound_delivery_test.ts \
-      tests/payments_webhook_test.ts tests/webhooks_api_test.ts tests/webhooks_api_keys_test.ts
+      tests/payments_webhook_test.ts tests/webhooks_api_test.ts tests/webhooks_api_keys_test.ts \
+      tests/platform_api_test.ts tests/platform_suspension_test.ts
   else
     record pooler 0 1
     note "pooler: PgBouncer did not start (see above)"

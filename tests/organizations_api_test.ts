@@ -36,6 +36,7 @@ Deno.test(
         organization_id: created.data.id,
         organization_name: name,
         role: "admin",
+        suspended: false,
       }]);
       assertEquals(me.data.active_organization_id, null, "creating does not switch; the client switches");
 

@@ -397,9 +397,15 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       // Not aimed at A: the caller's own new organization, or their own active one.
       "POST /organizations": { name: `B's plant ${crypto.randomUUID().slice(0, 6)}` },
       "PATCH /organization": { contact_email: "office@b.example" },
+      // Aimed at A through the platform console, which no organization's admin may use.
+      "POST /platform/organizations/:id/suspend": { reason: "taking A down" },
+      "POST /platform/organizations/:id/resume": {},
+      "POST /platform/admins": { email: a.admin.email },
     };
     const concrete = (path: string) =>
-      path.replace(/^(\/[a-z-]+(?:\/whatsapp\/numbers)?)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`)
+      path.replace("/platform/organizations/:id", `/platform/organizations/${a.organizationId}`)
+        .replace("/platform/admins/:user_id", `/platform/admins/${a.admin.id}`)
+        .replace(/^(\/[a-z-]+(?:\/whatsapp\/numbers)?)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`)
         .replace(":provider", "checkout").replace(
           ":event_type",
           "member.created",
@@ -451,6 +457,11 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
         const res = await call(api.base, method, path, headers, body);
         if (who === "API key of B" && spec.access === "user") {
           assertEquals(res.status, 403, `${who} ${label}`);
+        } else if (spec.path.startsWith("/platform/") && spec.path !== "/platform/me") {
+          assert(
+            ["platform_admin_required", "superadmin_required"].includes(res.data?.error?.code),
+            `${who} ${label}: ${res.text}`,
+          );
         } else if (label === "POST /me/active-organization") {
           assertEquals(res.data?.error?.code, "not_a_member", `${who} ${label}: ${res.text}`);
         } else if (hasId) {
@@ -482,6 +493,9 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     assertEquals(k!.revoked_at, null);
     const [staff] = await sql()`select role from public.profiles where id = ${staffMembership!.id}`;
     assertEquals(staff!.role, "staff");
+    const [suspended] = await sql()`select count(*)::int as n from private.organization_suspensions
+                                    where organization_id = ${a.organizationId}`;
+    assertEquals(suspended!.n, 0);
   } finally {
     await api.close();
   }

@@ -120,20 +120,38 @@ create table public.platform_user_flags (
   updated_at timestamptz not null default now()
 );
 
+-- Suspended organizations: a platform administrator stopped this organization (the platform console,
+-- 20261128150000_platform_console.sql, suspends, resumes and audits). While a row is here nobody acts
+-- for the organization through either door (private.claimed_organization_id below), the access-token
+-- hook lands no one in it, inbound webhooks are answered 503 and outbound deliveries wait. Here, beside
+-- the organizations, because the policy helpers read it. No user role reads it.
+-- See docs/operations.md#suspending-an-organization
+create table private.organization_suspensions (
+  organization_id uuid primary key references public.organizations (id) on delete cascade,
+  suspended_at timestamptz not null default now(),
+  suspended_by uuid references auth.users (id) on delete set null,
+  reason text not null check (length(trim(reason)) between 1 and 500 and reason !~ '[[:cntrl:]]')
+);
+alter table private.organization_suspensions enable row level security;
+revoke all on private.organization_suspensions from public, anon, authenticated;
+
 -- Policy helpers --------------------------------------------------------------------------------------
 -- In a schema PostgREST does not expose. security definer so that a policy on `profiles` can consult
 -- `profiles` without recursing into its own policy. Policies call them as `(select private.fn())` so
 -- Postgres evaluates them once per statement (an initPlan), not once per row.
 
--- The organization claimed in the JWT, or null.
+-- The organization claimed in the JWT, or null; null too while that organization is suspended, so every
+-- helper below (and API keys' private.api_key_organization_id) finds no membership in it.
 create function private.claimed_organization_id() returns uuid
-language sql stable
+language sql stable security definer
 set search_path = ''
 as $$
-  select case
+  select c.id
+  from (select case
     when (auth.jwt() ->> 'organization_id') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
     then (auth.jwt() ->> 'organization_id')::uuid
-  end
+  end as id) c
+  where not exists (select 1 from private.organization_suspensions s where s.organization_id = c.id)
 $$;
 
 -- The claimed organization if the caller is still a member of it, else null: the tenant of every row

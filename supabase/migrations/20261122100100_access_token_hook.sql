@@ -28,12 +28,14 @@ begin
   end;
 
   if uid is not null then
-    -- The remembered organization while the user is still a member there, else the oldest membership.
+    -- The remembered organization while the user is still a member there, else the oldest membership;
+    -- never a suspended organization (its people land in another one of theirs, or in none).
     select p.organization_id into org
     from public.profiles p
     left join public.user_active_organization a
       on a.user_id = p.user_id and a.organization_id = p.organization_id
     where p.user_id = uid
+      and not exists (select 1 from private.organization_suspensions s where s.organization_id = p.organization_id)
     order by (a.user_id is not null) desc, p.created_at, p.organization_id
     limit 1;
 
@@ -62,6 +64,9 @@ grant usage on schema public to supabase_auth_admin;
 -- What the hook reads, it reads as supabase_auth_admin, through policies made for that role alone.
 grant select on public.profiles, public.user_active_organization, public.platform_user_flags
   to supabase_auth_admin;
+grant select on private.organization_suspensions to supabase_auth_admin;
+create policy organization_suspensions_auth_admin_read on private.organization_suspensions
+  for select to supabase_auth_admin using (true);
 create policy profiles_auth_admin_read on public.profiles
   for select to supabase_auth_admin using (true);
 create policy user_active_organization_auth_admin_read on public.user_active_organization
@@ -87,6 +92,10 @@ begin
   ) then
     raise exception 'not a member of organization %', coalesce(org::text, 'null')
       using errcode = '42501', hint = 'Pick one of the organizations listed in your profiles.';
+  end if;
+  if exists (select 1 from private.organization_suspensions s where s.organization_id = org) then
+    raise exception 'organization % is suspended', org
+      using errcode = '55000', hint = 'organization_suspended';
   end if;
   insert into public.user_active_organization as a (user_id, organization_id, updated_at)
   values (uid, org, now())

@@ -129,14 +129,17 @@ begin
     from active a
     where a.endpoint_id is not null
   ), endpoint as materialized (
-    -- Each endpoint's organization and rate limit (a paused endpoint is passed by), and its place among
-    -- that organization's endpoints.
+    -- Each endpoint's organization and rate limit (a paused endpoint is passed by, and so is every
+    -- endpoint of a suspended organization: its deliveries stay due until it is resumed,
+    -- 20261128150000_platform_console.sql), and its place among that organization's endpoints.
     select a.endpoint_id, e.organization_id, e.rate_limit_per_second,
            row_number() over (partition by e.organization_id order by a.endpoint_id) as nth
     from active a
     cross join lateral (
       select e.organization_id, e.rate_limit_per_second from public.webhook_endpoints e
-      where e.id = a.endpoint_id and (e.paused_until is null or e.paused_until <= now()) offset 0
+      where e.id = a.endpoint_id and (e.paused_until is null or e.paused_until <= now())
+        and not exists (select from private.organization_suspensions s where s.organization_id = e.organization_id)
+      offset 0
     ) e
     where a.endpoint_id is not null
   ), organization_room as materialized (
@@ -493,7 +496,9 @@ begin
    where status = any (private.webhook_open_states())
      and next_attempt_at <= now()
      and coalesce(first_attempt_at, next_attempt_at) + private.webhook_retry_window() <= now()
-     and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id); -- none in flight
+     and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id) -- none in flight
+     -- A suspended organization's deliveries wait; resuming gives their windows the time back.
+     and not exists (select from private.organization_suspensions s where s.organization_id = d.organization_id);
   get diagnostics failed = row_count;
 
   delete from private.webhook_leases l

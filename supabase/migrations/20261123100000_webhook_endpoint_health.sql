@@ -191,6 +191,8 @@ as $$
   where h.failing_since <= now() - private.webhook_failing_disable_after()
     and h.last_outcome = 'failed'
     and e.enabled and e.updated_at <= now() - private.webhook_failing_disable_after()
+    -- Nothing is attempted while the organization is suspended; resuming moves failing_since on.
+    and not exists (select from private.organization_suspensions s where s.organization_id = h.organization_id)
 $$;
 revoke all on function private.webhook_disable_failing_endpoints(), private.webhook_failing_disable_after()
   from public;

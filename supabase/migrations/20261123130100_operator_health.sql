@@ -29,9 +29,11 @@ declare
 begin
   -- The queue, on the partial index of open deliveries (small however much history is kept). Due
   -- means waiting for a dispatcher: an attempt in flight (a live lease) is not waiting.
+  -- A suspended organization's deliveries are held, not behind: counted apart, never alerted on.
   select jsonb_build_object(
            'open', count(*),
            'due', count(*) filter (where q.waiting),
+           'held_suspended', count(*) filter (where q.held),
            'in_flight', (select count(*) from private.webhook_live_leases),
            'oldest_due_at', min(q.next_attempt_at) filter (where q.waiting),
            'oldest_due_age_seconds',
@@ -39,10 +41,13 @@ begin
          min(q.next_attempt_at) filter (where q.waiting)
     into queue, oldest_due
   from (
-    select d.next_attempt_at,
-           d.next_attempt_at <= now()
+    select d.next_attempt_at, h.held,
+           d.next_attempt_at <= now() and not h.held
              and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id) as waiting
     from public.webhook_deliveries d
+    cross join lateral (
+      select exists (select from private.organization_suspensions s where s.organization_id = d.organization_id) as held
+    ) h
     where d.status = any (private.webhook_open_states())
   ) q;
   if oldest_due < now() - max_due_age then

@@ -9,7 +9,7 @@
 -- added without seed rows here fails the "seeded" check, so new tables cannot slip past the matrix.
 begin;
 select no_plan();
-\set min_tables 26
+\set min_tables 27
 
 create schema tenancy_probe;
 grant usage on schema tenancy_probe to authenticated, anon;
@@ -96,6 +96,9 @@ begin
   -- Person erasure (the record of one; what it erased is no longer there)
   insert into public.member_erasures (organization_id, member_id, stage, finished_at, counts)
     values (org, gen_random_uuid(), 'done', now(), '{"members": 1}');
+  -- Platform console: an audit entry of a platform action on the organization
+  insert into public.platform_audit_log (organization_id, action, actor_kind, actor_email, reason)
+    values (org, 'organization.resumed', 'platform_admin', 'ops@platform.example', 'checked');
 end;
 $$;
 select tenancy_probe.seed('a1000000-0000-4000-8000-000000000000');

@@ -35,7 +35,7 @@ from public.webhook_deliveries where event_id = 'f2000000-0000-4000-8000-0000000
 
 create temp table h as select public.webhook_operator_health() as v;
 select is((select (v -> 'queue') - 'oldest_due_at' - 'oldest_due_age_seconds' from h),
-          '{"open": 3, "due": 2, "in_flight": 1}'::jsonb, 'queue: open, due now and being sent');
+          '{"open": 3, "due": 2, "in_flight": 1, "held_suspended": 0}'::jsonb, 'queue: open, due now and being sent');
 select ok((select (v #>> '{queue,oldest_due_age_seconds}')::int between 600 and 660 from h),
           'queue: the oldest due delivery''s age');
 select is((select jsonb_path_query_array(v -> 'alerts', '$[*].code') - 'dispatch_not_configured' from h),

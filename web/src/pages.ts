@@ -12,6 +12,8 @@ import { ConnectionsPage } from "./pages/connections/ConnectionsPage.tsx";
 import { OrganizationPage } from "./pages/organization/OrganizationPage.tsx";
 import { NewOrganizationPage } from "./pages/organization/NewOrganizationPage.tsx";
 import { NEW_ORGANIZATION_PATH, ORGANIZATION_PATH } from "./pages/organization/paths.ts";
+import { AuditLogPage } from "./pages/audit/AuditLogPage.tsx";
+import { PlatformConsolePage } from "./pages/platform/PlatformConsolePage.tsx";
 
 export interface PageEntry {
   path: string;
@@ -28,6 +30,11 @@ export interface PageEntry {
   access?: "admin" | "member" | "signed_in";
   /** false: reached from elsewhere (a link or the header), not listed in the navigation. */
   nav?: boolean;
+  /**
+   * "platform": a page of the platform console, for platform administrators whatever organization they
+   * are in (or none); listed apart, and shown only when the token says is_platform_admin.
+   */
+  scope?: "platform";
 }
 
 export const PAGES: readonly PageEntry[] = [
@@ -85,6 +92,22 @@ export const PAGES: readonly PageEntry[] = [
     Page: NewOrganizationPage,
     access: "signed_in",
     nav: false,
+  },
+  {
+    path: "/settings/organization/audit-log",
+    title: "Audit log",
+    Page: AuditLogPage,
+    forAdmins: {
+      heading: "The audit log is for administrators",
+      text: "It shows what the platform's administrators did to the organization; ask an administrator.",
+    },
+  },
+  {
+    path: "/settings/platform/organizations",
+    title: "Platform console",
+    Page: PlatformConsolePage,
+    scope: "platform",
+    access: "signed_in",
   },
 ];
 

@@ -23,6 +23,11 @@ interface SessionApi {
   me: Me | null;
   organization: Me["memberships"][number] | null;
   isAdmin: boolean;
+  /**
+   * The token's is_platform_admin claim: whether to show the platform console's link. A hint only; the
+   * console's API decides by the live flags.
+   */
+  isPlatformAdmin: boolean;
   /** Changes whenever the organization changes: pages remount and every query key carries it. */
   orgKey: string;
   notice: string | null;
@@ -33,6 +38,27 @@ interface SessionApi {
 }
 
 const Ctx = createContext<SessionApi | null>(null);
+
+const PLATFORM_REFUSALS = new Set([
+  "platform_admin_required",
+  "superadmin_required",
+]);
+
+/** A claim of the access token, read for the interface only (the signature is the server's business). */
+function claimOf(token: string, name: string): unknown {
+  try {
+    const payload = token.split(".")[1] ?? "";
+    const json = new TextDecoder().decode(
+      Uint8Array.from(
+        atob(payload.replace(/-/g, "+").replace(/_/g, "/")),
+        (ch) => ch.charCodeAt(0),
+      ),
+    );
+    return (JSON.parse(json) as Record<string, unknown>)[name];
+  } catch {
+    return undefined;
+  }
+}
 
 export function useSession(): SessionApi {
   const v = useContext(Ctx);
@@ -156,13 +182,15 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     if (userId) void reloadMe();
   }, [userId, reloadMe]);
 
-  // 401: the session is gone. 403: maybe the membership is; ask the API who we are now.
+  // 401: the session is gone. 403: maybe the membership is, or the organization was suspended; ask the
+  // API who we are now. (A refusal of the platform console says nothing about memberships.)
   useEffect(() =>
     onAuthProblem(async (err) => {
       if (err.status === 401) {
         await signOut("Your session has ended. Please sign in again.");
         return;
       }
+      if (PLATFORM_REFUSALS.has(err.code)) return;
       if (checking.current) return;
       checking.current = true;
       try {
@@ -172,12 +200,19 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         if (!me || me.active_organization_id) return;
         const lost = before?.memberships.find((m) => m.organization_id === before.active_organization_id);
         const name = lost?.organization_name ?? "that organization";
-        const next = me.memberships[0];
+        const suspended = me.memberships.some((m) =>
+          m.organization_id === lost?.organization_id && m.suspended
+        );
+        const next = me.memberships.find((m) => !m.suspended);
+        const why = suspended
+          ? `${name} has been suspended by the platform's administrators.`
+          : `You are no longer a member of ${name}.`;
         if (next) {
-          setNotice(
-            `You are no longer a member of ${name}. You are now in ${next.organization_name}.`,
-          );
+          setNotice(`${why} You are now in ${next.organization_name}.`);
           await switchOrganization(next.organization_id);
+        } else if (suspended) {
+          // Still a member: stay signed in; the page says the organization is suspended.
+          setNotice(why);
         } else {
           await signOut(
             `You are no longer a member of ${name}, so you have been signed out.`,
@@ -195,6 +230,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     me,
     organization,
     isAdmin: organization?.role === "admin",
+    isPlatformAdmin: state.kind === "signed_in" &&
+      claimOf(state.session.access_token, "is_platform_admin") === true,
     orgKey: organization?.organization_id ?? "none",
     notice,
     setNotice,

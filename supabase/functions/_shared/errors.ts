@@ -86,10 +86,11 @@ export function toAppError(err: unknown): AppError {
 export function errorResponse(c: Context, err: unknown): Response {
   const appErr = toAppError(err);
   if (appErr.status >= 500) {
-    // Log the cause for operators; the response carries only the safe message.
+    // Log the cause for operators; the response carries only the safe message. A suspended
+    // organization's held deliveries are the platform's decision, not a failure.
     console.error(
       JSON.stringify({
-        level: "error",
+        level: appErr.code === "organization_suspended" ? "warn" : "error",
         code: appErr.code,
         path: new URL(c.req.url).pathname,
         error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),

@@ -69,21 +69,30 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
 export async function asCaller<T>(
   deps: AppDeps,
   c: Context<ActorEnv>,
-  fn: (tx: Tx, ctx: { organizationId: string | null; actor: Actor }) => Promise<T>,
+  fn: (tx: Tx, ctx: { organizationId: string | null; actor: Actor; suspended: boolean }) => Promise<T>,
 ): Promise<T> {
   const actor = c.get("actor");
   return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
-    const [row] = await tx<{ org: string | null; live: boolean }[]>`
-      select private.webhook_admin_organization_id() as org, private.session_is_live() as live`;
+    // `suspended`: the organization the token or key names is suspended by the platform, so nobody
+    // acts for it (docs/operations.md#suspending-an-organization).
+    const [row] = await tx<{ org: string | null; live: boolean; suspended: boolean }[]>`
+      select private.webhook_admin_organization_id() as org, private.session_is_live() as live,
+             private.claimed_organization_is_suspended() as suspended`;
     if (actor.kind === "user" && !row?.live) {
       throw unauthorized(
         "session_not_found",
         "Your session has ended (signed out or revoked); sign in again",
       );
     }
-    return await fn(tx, { organizationId: row?.org ?? null, actor });
+    return await fn(tx, { organizationId: row?.org ?? null, actor, suspended: row?.suspended ?? false });
   }, "config_api");
 }
+
+export const organizationSuspended = () =>
+  forbidden(
+    "organization_suspended",
+    "This organization is suspended by the platform's administrators; nothing can be done for it until it is resumed",
+  );
 
 /**
  * `asCaller` for callers who may configure webhooks for their active organization: an admin there
@@ -95,8 +104,9 @@ export function asAdmin<T>(
   c: Context<ActorEnv>,
   fn: (tx: Tx, ctx: { organizationId: string; actor: Actor }) => Promise<T>,
 ): Promise<T> {
-  return asCaller(deps, c, (tx, { organizationId, actor }) => {
+  return asCaller(deps, c, (tx, { organizationId, actor, suspended }) => {
     if (!organizationId) {
+      if (suspended) throw organizationSuspended();
       if (actor.kind === "user" && !actor.claims.organization_id) {
         throw forbidden("no_active_organization", "Your token names no organization; pick one and refresh");
       }

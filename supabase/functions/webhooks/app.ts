@@ -23,6 +23,8 @@ import { peopleRoutes } from "./routes/people.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
 import { connectionRoutes } from "./routes/connections.ts";
 import { organizationRoutes } from "./routes/organizations.ts";
+import { platformRoutes } from "./routes/platform.ts";
+import { auditLogRoutes } from "./routes/audit_log.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -41,6 +43,8 @@ export function routes(deps: AppDeps): Route[] {
     ...erasureRoutes(deps),
     ...connectionRoutes(deps),
     ...organizationRoutes(deps),
+    ...platformRoutes(deps),
+    ...auditLogRoutes(deps),
   ];
 }
 

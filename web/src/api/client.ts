@@ -128,3 +128,12 @@ export type TargetPolicy = paths["/webhooks/endpoints"]["get"]["responses"][200]
 ][
   "target_policy"
 ];
+export type AuditEntry = paths["/webhooks/audit-log"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type PlatformOrganization = paths["/webhooks/platform/organizations"]["get"]["responses"][200][
+  "content"
+]["application/json"]["data"][number];
+export type PlatformAdmin = paths["/webhooks/platform/admins"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];

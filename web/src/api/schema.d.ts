@@ -1899,7 +1899,7 @@ export interface paths {
                             };
                             /**
                              * Format: uuid
-                             * @description The token's organization_id while the user is still a member there, else null
+                             * @description The token's organization_id while the user is still a member there and it is not suspended, else null
                              */
                             active_organization_id: string | null;
                             memberships: {
@@ -1908,6 +1908,8 @@ export interface paths {
                                 organization_name: string;
                                 /** @enum {string} */
                                 role: "admin" | "staff";
+                                /** @description Suspended by the platform's administrators: nobody acts for it, and it cannot be made active */
+                                suspended: boolean;
                             }[];
                         };
                     };
@@ -1987,7 +1989,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `not_a_member`: the user does not belong to that organization */
+                /** @description `not_a_member`: the user does not belong to that organization; `organization_suspended`: it is suspended by the platform's administrators */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3900,6 +3902,683 @@ export interface paths {
         };
         trace?: never;
     };
+    "/webhooks/platform/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's platform rights, from the live flags (the token's claims are only a hint) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the caller may do in the platform console */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            is_platform_admin: boolean;
+                            /** @description May grant and revoke platform admin */
+                            is_superadmin: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every organization with its health, by name (platform administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Part of the organization's name */
+                    q?: string;
+                    /** @description true: only suspended organizations */
+                    suspended?: "true" | "false";
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of organizations */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["PlatformOrganization"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                            totals: {
+                                organizations: number;
+                                suspended: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One organization with its health (platform administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The organization */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Suspend an organization: its people and API keys can do nothing, inbound webhooks are answered 503 (kept), deliveries wait (platform administrators) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why, in words the organization's admins will read in their audit log */
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Suspended; the organization's admins see the reason in their audit log */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `already_suspended` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a suspended organization: what waited is delivered, with the suspended time given back to each delivery's 24-hour window (platform administrators) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A note for the organization's audit log */
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Resumed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `not_suspended` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/admins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The platform administrators (platform administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Superadmins first, then by e-mail */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["PlatformAdmin"][];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        /** Make the account with this e-mail a platform administrator (superadmins) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: email
+                         * @description The e-mail of the person's account
+                         */
+                        email: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Granted; effective at the person's next request */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformAdmin"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `superadmin_required` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `already_platform_admin` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/admins/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End a person's platform administrator rights, at their next request (superadmins) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            user_id: string;
+                            /** @enum {boolean} */
+                            revoked: true;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `superadmin_required` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description That person is not a platform administrator */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `superadmin`: superadmins are changed by an operator */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every platform action, newest first (platform administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                    /** @description Only this organization's entries */
+                    organization_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of audit entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AuditEntry"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the platform's administrators did to this organization, newest first (admins) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of audit entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AuditEntry"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3942,6 +4621,135 @@ export interface components {
             counts: {
                 [key: string]: number;
             };
+        };
+        /**
+         * @example {
+         *       "id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+         *       "name": "First Church",
+         *       "created_at": "2026-11-01T09:00:00.000Z",
+         *       "people": 4,
+         *       "status": "suspended",
+         *       "suspension": {
+         *         "suspended_at": "2026-11-28T10:00:00.000Z",
+         *         "reason": "Unpaid invoice",
+         *         "suspended_by": "ops@platform.example"
+         *       },
+         *       "health": {
+         *         "status": "ok",
+         *         "endpoints": 2,
+         *         "endpoints_failing": 0,
+         *         "deliveries_open": 12,
+         *         "deliveries_failing": 0,
+         *         "inbound_failed_24h": 0,
+         *         "inbound_refused_24h": 0,
+         *         "inbound_waiting": 3,
+         *         "last_activity_at": "2026-11-28T09:58:12.000Z"
+         *       }
+         *     }
+         */
+        PlatformOrganization: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            created_at: string;
+            /** @description Members of staff (profiles) of the organization */
+            people: number;
+            /** @enum {string} */
+            status: "active" | "suspended";
+            suspension: {
+                suspended_at: string;
+                reason: string;
+                /** @description E-mail of the platform administrator who suspended it */
+                suspended_by: string | null;
+            } | null;
+            health: {
+                /**
+                 * @description failing: an endpoint's last attempt failed, deliveries are being retried, or an inbound payload failed to apply in the last 24 hours
+                 * @enum {string}
+                 */
+                status: "ok" | "failing";
+                /** @description Enabled endpoints */
+                endpoints: number;
+                /** @description Enabled endpoints whose last attempt failed */
+                endpoints_failing: number;
+                /** @description Deliveries not yet delivered or failed for good, counted up to 1,000 (as are inbound_failed_24h and inbound_waiting) */
+                deliveries_open: number;
+                /** @description Of the open deliveries counted, those being retried after a failed attempt */
+                deliveries_failing: number;
+                /** @description Inbound payloads that failed to apply in the last 24 hours */
+                inbound_failed_24h: number;
+                /** @description Inbound requests refused for a wrong or missing signature, 24 hours */
+                inbound_refused_24h: number;
+                /** @description Inbound payloads logged but not applied yet (those held while the organization is suspended) */
+                inbound_waiting: number;
+                /** @description The latest event, inbound payload, delivery attempt or new member */
+                last_activity_at: string | null;
+            };
+        };
+        /**
+         * @example {
+         *       "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
+         *       "email": "ops@platform.example",
+         *       "is_superadmin": false,
+         *       "since": "2026-11-20T08:00:00.000Z",
+         *       "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+         *     }
+         */
+        PlatformAdmin: {
+            /** Format: uuid */
+            user_id: string;
+            email: string | null;
+            /** @description Superadmins are made and unmade by an operator (docs/operations.md) */
+            is_superadmin: boolean;
+            since: string;
+            last_sign_in_at: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+         *       "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+         *       "organization_name": "First Church",
+         *       "action": "organization.resumed",
+         *       "actor": {
+         *         "kind": "platform_admin",
+         *         "email": "ops@platform.example"
+         *       },
+         *       "subject_email": null,
+         *       "reason": "Invoice paid",
+         *       "details": {
+         *         "suspended_seconds": 86400,
+         *         "deliveries_released": 12
+         *       },
+         *       "created_at": "2026-11-29T10:00:00.000Z"
+         *     }
+         */
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The organization affected (null: a change of platform administrators)
+             */
+            organization_id: string | null;
+            organization_name: string | null;
+            /** @enum {string} */
+            action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked";
+            actor: {
+                /**
+                 * @description operator: someone with database access, through the documented command
+                 * @enum {string}
+                 */
+                kind: "platform_admin" | "operator";
+                email: string | null;
+            };
+            /** @description Whose platform rights changed */
+            subject_email: string | null;
+            reason: string | null;
+            /** @description Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption */
+            details: {
+                [key: string]: unknown;
+            };
+            created_at: string;
         };
     };
     responses: never;

@@ -71,8 +71,13 @@ export function Header() {
             >
               {!active && <option value="">Choose…</option>}
               {me.memberships.map((m) => (
-                <option key={m.organization_id} value={m.organization_id}>
-                  {m.organization_name} ({m.role})
+                <option
+                  key={m.organization_id}
+                  value={m.organization_id}
+                  disabled={m.suspended}
+                >
+                  {m.organization_name} ({m.role}
+                  {m.suspended ? ", suspended" : ""})
                 </option>
               ))}
             </select>

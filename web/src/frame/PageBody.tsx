@@ -27,6 +27,25 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
     );
   }
   if (state.kind !== "signed_in") return null;
+  // The platform console belongs to no organization: its API decides who may use it.
+  if (page.scope === "platform") {
+    if (!session.isPlatformAdmin) {
+      return (
+        <>
+          <h1>{title}</h1>
+          <div className="empty" role="note">
+            <h2>The platform console is for the platform's administrators</h2>
+            <p>
+              Your account is not a platform administrator. If it has just been made one, sign out and in
+              again.
+            </p>
+          </div>
+        </>
+      );
+    }
+    const { Page } = page;
+    return <Page />;
+  }
   if (state.meError && !session.me) {
     return (
       <ErrorBox
@@ -39,25 +58,44 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
   const { Page } = page;
   if (page.access === "signed_in") return <Page key={session.orgKey} />;
   if (!session.organization) {
+    const suspended = session.me.memberships.filter((m) => m.suspended);
     return (
       <>
         <h1>{title}</h1>
-        <div className="empty">
-          <h2>You are not in an organization</h2>
-          <p>
-            {session.me.memberships.length
-              ? "Choose an organization in the header to continue."
-              : "Your account is not a member of any organization yet. Start one for your church, or open " +
-                "the invitation link an administrator of your church sent you."}
-          </p>
-          {!session.me.memberships.length && (
+        {suspended.length > 0 && (
+          <div className="empty" role="note">
+            <h2>
+              {suspended.length === 1
+                ? `${suspended[0]!.organization_name} is suspended`
+                : "Some of your organizations are suspended"}
+            </h2>
             <p>
-              <Link href={NEW_ORGANIZATION_PATH} className="button primary">
-                Create an organization
-              </Link>
+              The platform's administrators suspended{" "}
+              {suspended.map((m) => m.organization_name).join(", ")}: nothing can be done for it until they
+              resume it. Payments and messages sent to it meanwhile are kept. Contact the platform's support
+              to find out why.
             </p>
-          )}
-        </div>
+          </div>
+        )}
+        {(suspended.length === 0 ||
+          suspended.length < session.me.memberships.length) && (
+          <div className="empty">
+            <h2>You are not in an organization</h2>
+            <p>
+              {session.me.memberships.length
+                ? "Choose an organization in the header to continue."
+                : "Your account is not a member of any organization yet. Start one for your church, or open " +
+                  "the invitation link an administrator of your church sent you."}
+            </p>
+            {!session.me.memberships.length && (
+              <p>
+                <Link href={NEW_ORGANIZATION_PATH} className="button primary">
+                  Create an organization
+                </Link>
+              </p>
+            )}
+          </div>
+        )}
       </>
     );
   }

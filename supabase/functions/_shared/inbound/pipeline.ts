@@ -7,7 +7,15 @@ import { readRawBody } from "../body.ts";
 import { AppError, badRequest, isDatabaseUnavailable, notFound, unauthorized } from "../errors.ts";
 import { sha256 as digest, verifyHexSignature } from "../hmac.ts";
 import { jsonDepth, MAX_JSON_DEPTH, storableInPostgres } from "../storable.ts";
-import { type LogEntry, logRefused, logRefusedFor, logRejected, logVerified, markFailed } from "./store.ts";
+import {
+  type LogEntry,
+  logRefused,
+  logRefusedFor,
+  logRejected,
+  logVerified,
+  markFailed,
+  suspendedOrganizations,
+} from "./store.ts";
 import type { ApplyResult, Receiver, Target } from "./types.ts";
 
 export const INBOUND_BODY_LIMIT = 1024 * 1024;
@@ -152,6 +160,14 @@ export async function runInbound<C>(
     });
   }
 
+  // A suspended organization's parts stay in the log unapplied ('received'); the provider is answered
+  // 503 and sends again, and the delivery after the organization is resumed applies them (or a replay
+  // does). Other organizations' parts of the same body are applied as usual.
+  // @see docs/operations.md#suspending-an-organization
+  const held = await onAnotherConnection(() =>
+    suspendedOrganizations(sql, [...new Set(prepared.map((p) => p.target.organizationId))])
+  );
+
   // 5. Apply each part once.
   const outcomes: PartOutcome<C>[] = [];
   for (const { row: logged, ...p } of rows) {
@@ -159,8 +175,16 @@ export async function runInbound<C>(
       outcomes.push({ logId: logged.id, target: p.target, status: "duplicate", change: p.change });
       continue;
     }
+    if (held.has(p.target.organizationId)) continue;
     const result = await applyAndRecord(sql, receiver, logged.id, p.change);
     outcomes.push({ logId: logged.id, target: p.target, status: statusOf(result), change: p.change, result });
+  }
+  if (held.size > 0) {
+    throw new AppError(
+      503,
+      "organization_suspended",
+      "The organization is suspended; the delivery is kept and applied when it is resumed. Send it again later.",
+    );
   }
   return { parts: outcomes, unknown };
 }

@@ -74,6 +74,14 @@ export async function logVerified(sql: Sql, entry: LogEntry): Promise<{ id: stri
   return row!;
 }
 
+/** Which of these organizations are suspended (private.organization_suspensions). */
+export async function suspendedOrganizations(sql: Sql, organizationIds: string[]): Promise<Set<string>> {
+  const rows = await sql<{ organization_id: string }[]>`
+    select organization_id from private.organization_suspensions
+    where organization_id = any(${organizationIds}::uuid[])`;
+  return new Set(rows.map((r) => r.organization_id));
+}
+
 export async function markFailed(sql: Sql, logId: string, error: string): Promise<void> {
   await sql`select private.mark_inbound_webhook_failed(${logId}::uuid, ${storableString(error)})`;
 }

@@ -4,18 +4,23 @@
 // @see docs/authentication.md#switching-organizations
 import { z } from "zod";
 import { forbidden } from "../../_shared/errors.ts";
-import { asCaller } from "../actor.ts";
+import { asCaller, organizationSuspended } from "../actor.ts";
 import { route, type RouteFactory, userOf } from "../route.ts";
 
 const Membership = z.object({
   organization_id: z.uuid(),
   organization_name: z.string(),
   role: z.enum(["admin", "staff"]),
+  suspended: z.boolean().describe(
+    "Suspended by the platform's administrators: nobody acts for it, and it cannot be made active",
+  ),
 });
 const Me = z.object({
   user: z.object({ id: z.uuid(), email: z.string().nullable() }),
   active_organization_id: z.uuid().nullable()
-    .describe("The token's organization_id while the user is still a member there, else null"),
+    .describe(
+      "The token's organization_id while the user is still a member there and it is not suspended, else null",
+    ),
   memberships: z.array(Membership),
 });
 const SetActive = z.object({ organization_id: z.uuid() }).strict();
@@ -40,7 +45,8 @@ export const meRoutes: RouteFactory = (deps) => [
         c,
         (tx) =>
           tx<z.infer<typeof Membership>[]>`
-          select p.organization_id, o.name as organization_name, p.role
+          select p.organization_id, o.name as organization_name, p.role,
+                 private.membership_is_suspended(p.organization_id) as suspended
           from public.profiles p join public.organizations o on o.id = p.organization_id
           where p.user_id = ${userId}
           order by o.name, p.organization_id`,
@@ -48,7 +54,9 @@ export const meRoutes: RouteFactory = (deps) => [
       const claimed = claims.organization_id ?? null;
       return c.json({
         user: { id: userId, email: claims.email ?? null },
-        active_organization_id: memberships.some((m) => m.organization_id === claimed) ? claimed : null,
+        active_organization_id: memberships.some((m) => m.organization_id === claimed && !m.suspended)
+          ? claimed
+          : null,
         memberships,
       });
     },
@@ -64,7 +72,10 @@ export const meRoutes: RouteFactory = (deps) => [
       body: SetActive,
       responses: {
         200: { description: "Remembered; the next token refresh carries it", schema: Active },
-        403: { description: "`not_a_member`: the user does not belong to that organization" },
+        403: {
+          description: "`not_a_member`: the user does not belong to that organization; " +
+            "`organization_suspended`: it is suspended by the platform's administrators",
+        },
       },
     },
     async (c) => {
@@ -75,6 +86,7 @@ export const meRoutes: RouteFactory = (deps) => [
         if ((err as { code?: string }).code === "42501") {
           throw forbidden("not_a_member", "You are not a member of that organization");
         }
+        if ((err as { hint?: string }).hint === "organization_suspended") throw organizationSuspended();
         throw err;
       }
       return c.json({ active_organization_id: organization_id });
