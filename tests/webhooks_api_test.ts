@@ -3,7 +3,7 @@
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { addMember, closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
-import { tokenFor } from "./helpers/tokens.ts";
+import { newSession, tokenFor } from "./helpers/tokens.ts";
 import { asBearer, call, startWebhooksApi } from "./helpers/webhooks_api.ts";
 import { testEngine } from "./helpers/outbound.ts";
 import { routes } from "../supabase/functions/webhooks/app.ts";
@@ -377,6 +377,7 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /me/active-organization": { organization_id: a.organizationId },
       // Aimed at A: erasing one of A's members.
       "POST /erasures": { member_id: memberOfA },
+      "PUT /log-retention": { webhook_log_days: 14 },
     };
     const concrete = (path: string) =>
       path.replace(/^(\/[a-z-]+)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`).replace(
@@ -398,6 +399,10 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     const expired = json(
       await tokenFor(a.admin, a.organizationId, { expiresIn: Math.floor(Date.now() / 1000) - 60 }),
     );
+    // A's admin signed out elsewhere: a token of the ended session, within its hour.
+    const ended = await newSession(a.admin);
+    const signedOut = json(await tokenFor(a.admin, a.organizationId, { session: ended }));
+    await sql()`delete from auth.sessions where id = ${ended}`;
 
     let checked = 0;
     for (const { spec } of routes({} as AppDeps)) {
@@ -416,6 +421,11 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
         (await call(api.base, method, path, expired, body)).data?.error?.code,
         "token_expired",
         `expired ${label}`,
+      );
+      assertEquals(
+        (await call(api.base, method, path, signedOut, body)).data?.error?.code,
+        "session_not_found",
+        `signed out ${label}`,
       );
 
       if (spec.access === "admin") {

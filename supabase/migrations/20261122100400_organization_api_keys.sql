@@ -151,6 +151,31 @@ select private.create_admin_policies('organization_api_keys', '{select,update}')
 create policy organization_api_keys_admin_insert on public.organization_api_keys for insert to config_api
   with check (organization_id = (select private.admin_organization_id()) and created_by = (select private.live_user_id()));
 
+-- Who made an endpoint or a key, in words for the settings area, so that the remaining admins see what
+-- a removed admin left behind: the person's name (or e-mail address) while they are a member of the
+-- organization, "removed member" once they are not (or their account is gone), the API key's name for
+-- what an automation platform made, null for what the server made. Only for the organization the caller
+-- may configure: anything else answers null.
+create function private.creator_display(org uuid, user_id uuid, api_key_id uuid) returns text
+language sql stable security definer
+set search_path = ''
+as $$
+  select case
+    when org is distinct from private.webhook_admin_organization_id() then null
+    when creator_display.user_id is not null then coalesce(
+      (select coalesce(nullif(trim(p.display_name), ''), u.email)
+       from public.profiles p join auth.users u on u.id = p.user_id
+       where p.user_id = creator_display.user_id and p.organization_id = org),
+      'removed member')
+    when creator_display.api_key_id is not null then coalesce(
+      (select 'API key ' || k.name from public.organization_api_keys k
+       where k.id = creator_display.api_key_id and k.organization_id = org),
+      'a deleted API key')
+  end
+$$;
+revoke all on function private.creator_display(uuid, uuid, uuid) from public;
+grant execute on function private.creator_display(uuid, uuid, uuid) to config_api, service_role;
+
 -- Resolving a presented key happens before any claims exist, so it is a server-side lookup (the
 -- function's own database role), throttling the last-used write to once a minute per key.
 create function private.authenticate_api_key(presented_hash text) returns table (api_key_id uuid, organization_id uuid)

@@ -20,6 +20,7 @@ import { eventTypeRoutes } from "./routes/event_types.ts";
 import { meRoutes } from "./routes/me.ts";
 import { invitationRoutes } from "./routes/invitations.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
+import { logRetentionRoutes } from "./routes/log_retention.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -35,6 +36,7 @@ export function routes(deps: AppDeps): Route[] {
     ...meRoutes(deps),
     ...invitationRoutes(deps),
     ...erasureRoutes(deps),
+    ...logRetentionRoutes(deps),
   ];
 }
 
@@ -49,7 +51,7 @@ function api(deps: AppDeps, auth: MiddlewareHandler<ActorEnv>): OpenAPIHono<Acto
     cors({
       origin: "*",
       allowHeaders: ["authorization", "x-api-key", "content-type", "apikey", "x-client-info"],
-      allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
       maxAge: 600,
     }),
   );
