@@ -201,7 +201,10 @@ Deno.test("address ranges: IPv4-translated and IANA special-purpose ranges are r
     const resolve = () => Promise.resolve(["169.254.169.254"]);
     await testEngine({ allowPrivateTargets: true, resolve }).run({ stopWhenIdle: true });
     const [d] = await deliveriesOf(ep.id);
-    assertEquals(d!.last_error, "target refused: imds.attacker.example does not resolve to a public internet address");
+    assertEquals(
+      d!.last_error,
+      "target refused: imds.attacker.example does not resolve to a public internet address",
+    );
   } finally {
     await retireEndpoints(ep.id);
   }
