@@ -1,7 +1,7 @@
 -- Supabase's Security Advisor, on our schema. Supabase Studio lints every project with splinter
 -- (supabase/splinter, lints/00NN_*.sql); these checks state the same rules over the same catalogue, so a
 -- migration that would raise an ERROR, or a WARN of the security category, fails here first. Each rule
--- names its lint. The exceptions, each justified, are listed in docs/authentication.md#security-advisor;
+-- names its lint. The exceptions, each justified, are listed in docs/authentication.md#supabases-security-advisor;
 -- they are written out here so that a new one fails until it is justified there too.
 begin;
 select no_plan();
