@@ -100,7 +100,7 @@ create table public.webhook_endpoints (
   paused_until timestamptz,
   -- Who made it: the admin (no foreign key: the id outlives their account, so the Webhooks page still
   -- says "removed member"), or the API key (an automation platform's subscription). Neither is
-  -- writable by a user role; private.creator_label() says it in words.
+  -- writable by a user role; private.creator_display() says it in words.
   created_by uuid default private.live_user_id(),
   created_by_api_key_id uuid default private.api_key_id(),
   created_at timestamptz not null default now(),
