@@ -495,6 +495,12 @@ Deno.test("malformed bodies and queries are 400 naming the field", async () => {
       ["GET", "/deliveries?status=lost", undefined, "status"],
       ["GET", "/deliveries?limit=0", undefined, "limit"],
       ["GET", "/deliveries?since=yesterday", undefined, "since"],
+      ["PUT", "/log-retention", { webhook_log_days: 0 }, "webhook_log_days"],
+      ["PUT", "/log-retention", { webhook_log_days: 91 }, "webhook_log_days"],
+      ["PUT", "/log-retention", { webhook_log_days: 1.5 }, "webhook_log_days"],
+      ["PUT", "/log-retention", { webhook_log_days: "14" }, "webhook_log_days"],
+      ["PUT", "/log-retention", {}, "webhook_log_days"],
+      ["PUT", "/log-retention", { webhook_log_days: 14, organization_id: a.organizationId }, "body"],
     ];
     for (const [method, path, body, field] of cases) {
       const res = await call(api.base, method, path, admin, body);
@@ -502,6 +508,46 @@ Deno.test("malformed bodies and queries are 400 naming the field", async () => {
       const fields = (res.data.error.details?.fields ?? []).map((f: { field: string }) => f.field);
       assert(fields.includes(field), `${path}: ${field} named in ${JSON.stringify(fields)}`);
     }
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("log retention: an admin reads the default and chooses; staff and API keys cannot; one organization only", async () => {
+  const api = await start();
+  try {
+    const a = await createTenant();
+    const b = await createTenant();
+    const adminA = json(await tokenFor(a.admin, a.organizationId));
+    const adminB = json(await tokenFor(b.admin, b.organizationId));
+    assertEquals((await call(api.base, "GET", "/log-retention", adminA)).data, {
+      webhook_log_days: 30,
+      chosen: false,
+    });
+    const set = await call(api.base, "PUT", "/log-retention", adminA, { webhook_log_days: 14 });
+    assertEquals([set.status, set.data], [200, { webhook_log_days: 14, chosen: true }]);
+    assertEquals(
+      (await call(api.base, "PUT", "/log-retention", adminA, { webhook_log_days: 7 })).data.webhook_log_days,
+      7,
+    );
+    assertEquals((await call(api.base, "GET", "/log-retention", adminA)).data, {
+      webhook_log_days: 7,
+      chosen: true,
+    });
+    // Another organization's admin chooses for theirs alone.
+    assertEquals((await call(api.base, "GET", "/log-retention", adminB)).data.webhook_log_days, 30);
+    const staff = json(await tokenFor(a.staff, a.organizationId));
+    assertEquals(
+      (await call(api.base, "PUT", "/log-retention", staff, { webhook_log_days: 90 })).status,
+      403,
+    );
+    const key = (await call(api.base, "POST", "/api-keys", adminA, { name: "Zap" })).data.key as string;
+    const asKey = { "x-api-key": key, "content-type": "application/json" };
+    const byKey = await call(api.base, "PUT", "/log-retention", asKey, { webhook_log_days: 90 });
+    assertEquals([byKey.status, byKey.data.error.code], [403, "user_required"]);
+    const [row] = await sql()<{ days: number }[]>`
+      select webhook_log_days as days from public.organization_log_retention where organization_id = ${a.organizationId}`;
+    assertEquals(row!.days, 7);
   } finally {
     await api.close();
   }
