@@ -280,7 +280,7 @@ Deno.test("an attempt keeps the headers sent, signatures masked, and the receive
   }
 });
 
-Deno.test("a receiver that echoes our signatures in its body or under its own headers gets none stored whole", async () => {
+Deno.test("a receiver that echoes our signatures in its body, its own headers or a redirect's location gets none stored whole", async () => {
   const tenant = await createTenant();
   // An echo service: the request's headers back as JSON, a signature under a header name of its own, and
   // padding that puts the last signature across the end of the 1 KiB excerpt.
@@ -310,6 +310,31 @@ Deno.test("a receiver that echoes our signatures in its body or under its own he
   } finally {
     await retireEndpoints(ep.id);
     await echo.close();
+  }
+  // A redirect whose Location carries it: the attempt's error names the location, the signature cut.
+  const redirecting = await startReceiver((got) =>
+    new Response(null, {
+      status: 302,
+      headers: { location: `https://elsewhere.example.org/?sig=${got.headers.get("x-webhook-signature")}` },
+    })
+  );
+  const ep2 = await createEndpoint(tenant.organizationId, `${redirecting.url}/hook`, ["member.created"]);
+  try {
+    await sql()`insert into public.members (organization_id, first_name) values (${tenant.organizationId}, 'Echo 2')`;
+    await testEngine().run({ stopWhenIdle: true });
+    const [req] = await redirecting.waitFor(1);
+    const hex = req!.headers.get("x-webhook-signature")!;
+    const [d] = await deliveriesOf(ep2.id);
+    const [a] = await sql()<{ error: string; whole: string }[]>`
+      select error, a::text as whole from public.webhook_delivery_attempts a where delivery_id = ${d!.id}`;
+    assertEquals(
+      a!.error,
+      `redirect 302 not followed (location: https://elsewhere.example.org/?sig=${hex.slice(0, 8)}…)`,
+    );
+    assert(!a!.whole.includes(hex), "no whole signature is stored");
+  } finally {
+    await retireEndpoints(ep2.id);
+    await redirecting.close();
   }
 });
 

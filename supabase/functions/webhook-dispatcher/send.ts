@@ -275,7 +275,9 @@ class Attempt implements Dispatcher.DispatchHandler {
       ...common,
       outcome: status === 410 ? "gone" : "failed",
       error: status >= 300 && status < 400
-        ? `redirect ${status} not followed${location ? ` (location: ${location.slice(0, 200)})` : ""}`
+        ? `redirect ${status} not followed${
+          location ? ` (location: ${maskEchoes(location.slice(0, 200), signatures)})` : ""
+        }`
         : `HTTP ${status}`,
       retry_after_seconds: parseRetryAfter(header(this.headers, "retry-after")),
     });
