@@ -281,7 +281,7 @@ Deno.test(
       // They are removed from the organization; their endpoint stays, and says so.
       await sql()`delete from public.profiles where user_id = ${other.userId} and organization_id = ${organizationId}`;
       await page.reload();
-      await card.getByText("Added by a member who is no longer in this organization").waitFor();
+      await card.getByText("by a member who is no longer in this organization").waitFor();
       assertEquals(await card.locator("p.warn").count(), 1, "a warning, not a muted line");
       await check("removed-creator");
 

@@ -211,8 +211,9 @@ function Creator({ e }: { e: Endpoint }) {
   if (e.created_by_display === "removed member") {
     return (
       <p className="warn">
-        Added by a member who is no longer in this organization (<Time iso={e.created_at} />). Check that this
-        address should still receive your data; delete the endpoint if not.
+        Added <Time iso={e.created_at} />{" "}
+        by a member who is no longer in this organization. Check that this address should still receive your
+        data; delete the endpoint if not.
       </p>
     );
   }
