@@ -3,6 +3,9 @@
 // including those inside the triggers and functions a write reaches. scripts/test-in-cluster.sh builds
 // our stand-in (scripts/require-where) and preloads it for `authenticator` in the throwaway cluster;
 // these tests write through that role, so a trigger path with such a statement fails here as on hosted.
+// The settings area's writes never come through `authenticator` (it cannot become config_api); they
+// run here under the same guard all the same, through a login made for the purpose, so their trigger
+// paths stay safe to reach from the Data API's side as well.
 import { assert, assertEquals, assertRejects } from "./helpers/assert.ts";
 import { addMember, claimsFor, closeSql, createOrganization, createUser, sql } from "./helpers/db.ts";
 import { createEndpoint, retireEndpoints } from "./helpers/outbound.ts";
@@ -15,6 +18,35 @@ function apiPool(): Sql {
     throw new Error("TEST_API_DATABASE_URL is not set: scripts/test-in-cluster.sh could not build the guard");
   }
   return createSql(apiUrl, { max: 1 });
+}
+
+/**
+ * A pool whose login loads the guard as `authenticator` does and may become config_api (the
+ * configuration API's role): the settings area's writes under pg-safeupdate. `fn` gets it; the login
+ * is dropped afterwards.
+ */
+async function withConfigApiPool(fn: (api: Sql) => Promise<void>): Promise<void> {
+  const db = sql();
+  const role = `guard_config_api_${crypto.randomUUID().slice(0, 8)}`;
+  const password = crypto.randomUUID();
+  const [setting] = await db<{ libs: string }[]>`
+    select substr(c, length('session_preload_libraries=') + 1) as libs
+    from pg_db_role_setting s, unnest(s.setconfig) c
+    where s.setrole = 'authenticator'::regrole and c like 'session_preload_libraries=%'`;
+  assert(setting, "the guard is preloaded for authenticator");
+  await db.unsafe(`create role ${role} login password '${password}' in role config_api`);
+  // (the setting as stored: a list, its element quoted already)
+  await db.unsafe(`alter role ${role} set session_preload_libraries = ${setting!.libs}`);
+  const url = new URL(apiUrl!);
+  url.username = role;
+  url.password = password;
+  const api = createSql(url.toString(), { max: 1 });
+  try {
+    await fn(api);
+  } finally {
+    await api.end();
+    await db.unsafe(`drop role ${role}`);
+  }
 }
 
 /** One request as PostgREST makes it for the service-role key: a transaction as service_role. */
@@ -101,14 +133,11 @@ Deno.test("an admin's invitation through the API queues its mail and wakes the m
   const invitee = `guard-${crypto.randomUUID()}@example.org`;
   await withNetStandIn(async () => {
     await db`update private.function_wakes set woken_at = '-infinity' where function_name = 'mail-sender'`;
-    const api = apiPool();
-    try {
+    await withConfigApiPool(async (api) => {
       await withClaims(api, claimsFor(admin, org), async (tx) => {
         await tx`select public.create_invitation(${invitee}, 'staff')`;
-      });
-    } finally {
-      await api.end();
-    }
+      }, "config_api");
+    });
     const [mail] = await db<{ n: number }[]>`
       select count(*)::int as n from private.mail_outbox where recipient = ${invitee}`;
     assertEquals(mail!.n, 1, "the invitation's mail is queued in the same transaction");
@@ -155,21 +184,23 @@ Deno.test("every trigger path an API write reaches runs under the guard", async 
       }`;
       await tx`delete from public.attendance where organization_id = ${org}`;
     });
-    // As the organization's admin (the settings UI through the API).
+    // As the organization's admin: through the Data API, and the settings UI through the configuration API.
     const claims = claimsFor(admin, org);
-    await withClaims(api, claims, async (tx) => {
-      await tx`select public.set_active_organization(${org})`;
-      await tx`update public.webhook_endpoints set events = array['member.created'] where id = ${endpoint.id}`;
-      await tx`update public.webhook_endpoints set enabled = false where id = ${endpoint.id}`;
-      await tx`update public.organization_api_keys set revoked_at = now() where id = ${key!.id}`;
-      await tx`insert into public.organization_log_retention (organization_id, webhook_log_days) values (${org}, 7)`;
-      await tx`update public.organization_log_retention set webhook_log_days = 14 where organization_id = ${org}`;
-      await tx`update public.organization_settings set webhook_secret = 'rotated' where organization_id = ${org}`;
-      const [e] = await tx<{ id: string }[]>`
+    await withClaims(api, claims, (tx) => tx`select public.set_active_organization(${org})`);
+    await withConfigApiPool((configApi) =>
+      withClaims(configApi, claims, async (tx) => {
+        await tx`update public.webhook_endpoints set events = array['member.created'] where id = ${endpoint.id}`;
+        await tx`update public.webhook_endpoints set enabled = false where id = ${endpoint.id}`;
+        await tx`update public.organization_api_keys set revoked_at = now() where id = ${key!.id}`;
+        await tx`insert into public.organization_log_retention (organization_id, webhook_log_days) values (${org}, 7)`;
+        await tx`update public.organization_log_retention set webhook_log_days = 14 where organization_id = ${org}`;
+        await tx`update public.organization_settings set webhook_secret = 'rotated' where organization_id = ${org}`;
+        const [e] = await tx<{ id: string }[]>`
         insert into public.webhook_endpoints (organization_id, url, events)
         values (${org}, 'https://paths2.example.org/hook', array['member.created']) returning id`;
-      await tx`delete from public.webhook_endpoints where id = ${e!.id}`;
-    });
+        await tx`delete from public.webhook_endpoints where id = ${e!.id}`;
+      }, "config_api")
+    );
     const [events] = await db<{ n: number }[]>`
       select count(*)::int as n from public.webhook_events where organization_id = ${org}`;
     assert(events!.n >= 5, `the writes raised their events (${events!.n})`);

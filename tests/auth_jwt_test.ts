@@ -188,14 +188,24 @@ Deno.test("a verified request runs as authenticated: RLS shows only the caller's
   });
   const server = await serve(app.fetch);
   try {
-    const token = await es256({ sub: a.admin.id, role: "authenticated", organization_id: a.organizationId });
+    const token = await es256({
+      sub: a.admin.id,
+      role: "authenticated",
+      organization_id: a.organizationId,
+      session_id: a.admin.sessionId,
+    });
     const ok = await fetch(`${server.url}/orgs`, { headers: { authorization: `Bearer ${token}` } });
     assertEquals(ok.status, 200);
     const ids = await ok.json();
     assert(ids.includes(a.organizationId) && !ids.includes(b.organizationId), JSON.stringify(ids));
 
     // Claiming B in a token signed by the provider still shows nothing of B: membership is checked live.
-    const claimB = await es256({ sub: a.admin.id, role: "authenticated", organization_id: b.organizationId });
+    const claimB = await es256({
+      sub: a.admin.id,
+      role: "authenticated",
+      organization_id: b.organizationId,
+      session_id: a.admin.sessionId,
+    });
     const res = await fetch(`${server.url}/orgs`, { headers: { authorization: `Bearer ${claimB}` } });
     assert(!(await res.json()).includes(b.organizationId));
 

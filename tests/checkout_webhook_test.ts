@@ -1,7 +1,7 @@
 // checkout-webhook against a real PostgreSQL over loopback HTTP: the provider is played by signed and
 // mis-signed requests in the neutral and Razorpay shapes.
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
-import { asUser, closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
+import { asConfigApi, asUser, closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
 import { serveFunction } from "./helpers/server.ts";
 import {
   createSubscription,
@@ -623,7 +623,7 @@ Deno.test("the log is readable by organization admins only", async () => {
     key: key(),
   });
   const visible = (claims: Record<string, unknown>) =>
-    asUser(
+    asConfigApi(
       claims,
       async (tx) => (await tx`select id, payload from public.inbound_webhook_log`).length,
     );
@@ -638,10 +638,10 @@ Deno.test("the log is readable by organization admins only", async () => {
   )
     .then(() => false, (e) => /permission denied/.test(String(e)));
   assert(anonDenied, "anon has no privilege on the log");
-  const writeDenied = await asUser(t.adminClaims, (tx) => tx`delete from public.inbound_webhook_log`)
+  const writeDenied = await asConfigApi(t.adminClaims, (tx) => tx`delete from public.inbound_webhook_log`)
     .then(() => false, (e) => /permission denied/.test(String(e)));
   assert(writeDenied, "not even admins rewrite the log");
-  const secretDenied = await asUser(
+  const secretDenied = await asConfigApi(
     t.adminClaims,
     (tx) =>
       tx`select * from private.inbound_webhook_targets('checkout', ${t.organizationId}::uuid, null, null)`,

@@ -3,7 +3,7 @@
 // member's e-mail, phone or name; other members' rows are untouched; the history stays without the
 // data; other organizations, staff, API keys and anonymous callers can neither erase nor learn anything.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { asUser, closeSql, createTenant, sql } from "./helpers/db.ts";
+import { asConfigApi, asUser, closeSql, createTenant, sql } from "./helpers/db.ts";
 import { rowsAbout, rowsMentioning } from "./helpers/catalogue_search.ts";
 import { createEndpoint, retireEndpoints } from "./helpers/outbound.ts";
 import { tokenFor } from "./helpers/tokens.ts";
@@ -106,12 +106,12 @@ async function seedPerson(org: string, adminClaims: Record<string, unknown>, tag
               values (${org}, ${`wamid.out.${tag}`}, 'delivered', now(), ${digits}, ${
     j({ recipient_id: digits })
   }::jsonb)`;
-  await asUser(adminClaims, (tx) => tx`select public.create_invitation(${email}, 'staff')`);
+  await asConfigApi(adminClaims, (tx) => tx`select public.create_invitation(${email}, 'staff')`);
   return { id, first, last, email, phone, digits, paymentId, terms: [email, phone, digits, first, last] };
 }
 
 async function eraseAsAdmin(claims: Record<string, unknown>, memberId: string): Promise<string> {
-  const [row] = await asUser(
+  const [row] = await asConfigApi(
     claims,
     (tx) => tx<{ id: string }[]>`select public.erase_member(${memberId}) as id`,
   );
@@ -330,7 +330,7 @@ Deno.test("other organizations, staff, API keys and anonymous callers can neithe
     assertEquals(anonStatus, 401);
     // Directly in SQL too (PostgREST would expose the function): staff and other organizations are refused.
     for (const claims of [a.staffClaims, b.adminClaims]) {
-      const err = await asUser(claims, (tx) => tx`select public.erase_member(${m!.id})`).catch((e) => e);
+      const err = await asConfigApi(claims, (tx) => tx`select public.erase_member(${m!.id})`).catch((e) => e);
       assert(["42501", "P0002"].includes(err.code), `refused (${err.code})`);
     }
     const [still] = await sql()`select id from public.members where id = ${m!.id}`;
@@ -348,7 +348,7 @@ Deno.test("other organizations, staff, API keys and anonymous callers can neithe
     await peek.body?.cancel();
     const listB = await (await fetch(`${api.base}/erasures`, { headers: bearer(adminB) })).json();
     assertEquals(listB.data, []);
-    const records = await asUser(b.adminClaims, (tx) => tx`select id from public.member_erasures`);
+    const records = await asConfigApi(b.adminClaims, (tx) => tx`select id from public.member_erasures`);
     assertEquals(records.length, 0);
   } finally {
     await api.close();

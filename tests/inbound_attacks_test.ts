@@ -1,7 +1,7 @@
 // Replays, unverified input and crowding out, performed as an adversarial review performed them against
 // the payment and messaging receivers: each test is the attack, and what must (not) get through.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { asUser, closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
+import { asConfigApi, asUser, closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
 import { serveFunction } from "./helpers/server.ts";
 import { createSubscription, deliver, logRows, paymentTenant, subscriptionRow } from "./helpers/payments.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
@@ -97,7 +97,7 @@ Deno.test("unverified input: forged, padded, unsigned payment deliveries leave a
   assertEquals(unsigned.status, 401);
 
   // What an admin of the organization reads.
-  const seen = await asUser(t.adminClaims, (tx) =>
+  const seen = await asConfigApi(t.adminClaims, (tx) =>
     tx<
       {
         event: string | null;

@@ -402,7 +402,11 @@ Deno.test("the hook picks the organization: set_active_organization then refresh
   assertEquals(claimsOf(first.access_token).organization_id, u.organizationId, "oldest membership first");
   await sql().begin(async (tx) => {
     await tx`select set_config('request.jwt.claims', ${
-      JSON.stringify({ sub: u.userId, role: "authenticated" })
+      JSON.stringify({
+        sub: u.userId,
+        role: "authenticated",
+        session_id: claimsOf(first.access_token).session_id,
+      })
     }, true),
                     set_config('role', 'authenticated', true)`;
     await tx`select public.set_active_organization(${second.organizationId!})`;

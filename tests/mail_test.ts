@@ -3,7 +3,7 @@
 // or is not there at all). An invitation mail carries the accept link, and following it joins the
 // organization; failing-endpoint mails go once per episode; an unreachable mail server loses no mail.
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
-import { asUser, closeSql, createTenant, createUser, sql, type TestUser } from "./helpers/db.ts";
+import { asConfigApi, closeSql, createTenant, createUser, sql, type TestUser } from "./helpers/db.ts";
 import { rowsMentioning } from "./helpers/catalogue_search.ts";
 import { createEndpoint } from "./helpers/outbound.ts";
 import { serve, serveFunction } from "./helpers/server.ts";
@@ -142,14 +142,14 @@ Deno.test("a revoked or replaced invitation's mail is never sent, and its token 
   try {
     const a = await createTenant();
     const invitee = await createUser();
-    const first = await asUser(
+    const first = await asConfigApi(
       a.adminClaims,
       (tx) => tx`select public.create_invitation(${invitee.email}, 'staff') as i`,
     );
     // A minute later, before the mail went (one invitation mail to an address a minute).
     await sql()`update private.mail_outbox set created_at = created_at - interval '61 seconds'
                 where recipient = ${invitee.email}`;
-    const second = await asUser(
+    const second = await asConfigApi(
       a.adminClaims,
       (tx) => tx`select public.create_invitation(${invitee.email}, 'admin') as i`,
     );
@@ -176,7 +176,7 @@ Deno.test("an unreachable mail server loses no mail: retried with backoff, visib
   try {
     const a = await createTenant();
     const invitee = await createUser();
-    await asUser(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
+    await asConfigApi(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
     assertEquals(await sender.run(), { claimed: 1, sent: 0, failed: 1 });
     let [m] = await outbox(invitee.email);
     assertEquals([m!.status, m!.attempts], ["pending", 1]);
@@ -217,7 +217,7 @@ Deno.test("an unreachable mail server loses no mail: retried with backoff, visib
 
     // A mailbox refused for good (550) is given up at once, and says so.
     const bounced = await createUser();
-    await asUser(a.adminClaims, (tx) => tx`select public.create_invitation(${bounced.email}, 'staff')`);
+    await asConfigApi(a.adminClaims, (tx) => tx`select public.create_invitation(${bounced.email}, 'staff')`);
     smtp.mode = "permfail";
     assertEquals(await sender.run(), { claimed: 1, sent: 0, failed: 1 });
     const [gone] = await outbox(bounced.email);
@@ -281,7 +281,7 @@ Deno.test("failing-endpoint mails go to the organization's admins, once per epis
     assert(mails.every((m) => m.text.includes(`${SITE}/settings/integrations/webhooks`)), "and links to it");
 
     // An admin enables it again; it fails again: a new episode, a new mail after an hour, once.
-    await asUser(
+    await asConfigApi(
       a.adminClaims,
       (tx) => tx`update public.webhook_endpoints set enabled = true where id = ${endpoint.id}`,
     );
@@ -290,7 +290,7 @@ Deno.test("failing-endpoint mails go to the organization's admins, once per epis
     assertEquals((await housekeeping()).alerts_queued, 1);
     assertEquals((await housekeeping()).alerts_queued, 0);
     // An admin's own disable sends nothing: whoever did it knows.
-    await asUser(
+    await asConfigApi(
       a.adminClaims,
       (tx) => tx`update public.webhook_endpoints set enabled = false where id = ${endpoint.id}`,
     );
@@ -354,7 +354,7 @@ Deno.test("over an HTTP e-mail API (Resend's shape): keyed for idempotency, retr
   try {
     const a = await createTenant();
     const invitee = await createUser();
-    await asUser(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
+    await asConfigApi(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
     assertEquals(await sender.run(), { claimed: 1, sent: 0, failed: 1 });
     let [m] = await outbox(invitee.email);
     assertEquals([m!.status, m!.attempts], ["pending", 1]);
@@ -373,7 +373,7 @@ Deno.test("over an HTTP e-mail API (Resend's shape): keyed for idempotency, retr
     assert(String(requests[1]!.body.text).includes("/invitations/accept#token=inv_"));
 
     const refused = await createUser();
-    await asUser(a.adminClaims, (tx) => tx`select public.create_invitation(${refused.email}, 'staff')`);
+    await asConfigApi(a.adminClaims, (tx) => tx`select public.create_invitation(${refused.email}, 'staff')`);
     answer = 422;
     assertEquals(await sender.run(), { claimed: 1, sent: 0, failed: 1 });
     const [gone] = await outbox(refused.email);
@@ -426,7 +426,10 @@ Deno.test("with the mail server down, a run stops after one batch that failed en
     const a = await createTenant();
     for (let i = 0; i < 25; i++) {
       const invitee = await createUser();
-      await asUser(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
+      await asConfigApi(
+        a.adminClaims,
+        (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`,
+      );
     }
     // One batch (20) is tried; the other 5 wait for the next run instead of more failed connections.
     assertEquals(await sender.run(), { claimed: 20, sent: 0, failed: 20 });
@@ -452,7 +455,7 @@ Deno.test("a run the runtime is shutting down claims nothing; the mail waits for
   try {
     const a = await createTenant();
     const invitee = await createUser();
-    await asUser(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
+    await asConfigApi(a.adminClaims, (tx) => tx`select public.create_invitation(${invitee.email}, 'staff')`);
     const res = await fetch(server.base, { method: "POST", headers: bearer(SECRET), body: "{}" });
     assertEquals(await res.json(), { claimed: 0, sent: 0, failed: 0 });
     const [m] = await outbox(invitee.email);

@@ -280,6 +280,64 @@ Deno.test("an attempt keeps the headers sent, signatures masked, and the receive
   }
 });
 
+Deno.test("a receiver that echoes our signatures in its body, its own headers or a redirect's location gets none stored whole", async () => {
+  const tenant = await createTenant();
+  // An echo service: the request's headers back as JSON, a signature under a header name of its own, and
+  // padding that puts the last signature across the end of the 1 KiB excerpt.
+  const echo = await startReceiver((got) => {
+    const hex = got.headers.get("x-webhook-signature")!;
+    const body = JSON.stringify({ headers: Object.fromEntries(got.headers) });
+    const padding = "p".repeat(Math.max(0, 1024 - body.length - 40));
+    return new Response(`${body}${padding}"last":"${hex}"`, { headers: { "x-echo-signature": hex } });
+  });
+  const ep = await createEndpoint(tenant.organizationId, `${echo.url}/hook`, ["member.created"]);
+  try {
+    await sql()`insert into public.members (organization_id, first_name) values (${tenant.organizationId}, 'Echo')`;
+    await testEngine().run({ stopWhenIdle: true });
+    const [req] = await echo.waitFor(1);
+    const [d] = await deliveriesOf(ep.id);
+    const [a] = await sql()<
+      { response_excerpt: string; response_headers: Record<string, string>; whole: string }[]
+    >`
+      select response_excerpt, response_headers, a::text as whole
+      from public.webhook_delivery_attempts a where delivery_id = ${d!.id}`;
+    const hex = req!.headers.get("x-webhook-signature")!;
+    const standard = req!.headers.get("webhook-signature")!.slice(3);
+    assert(a!.response_excerpt.includes(`${hex.slice(0, 8)}…`), a!.response_excerpt);
+    assert(!a!.whole.includes(hex) && !a!.whole.includes(standard), "no whole signature is stored");
+    assert(!a!.whole.includes(hex.slice(0, 20)), "nor a long beginning of one cut by the excerpt's end");
+    assertEquals(a!.response_headers["x-echo-signature"], `${hex.slice(0, 8)}…`);
+  } finally {
+    await retireEndpoints(ep.id);
+    await echo.close();
+  }
+  // A redirect whose Location carries it: the attempt's error names the location, the signature cut.
+  const redirecting = await startReceiver((got) =>
+    new Response(null, {
+      status: 302,
+      headers: { location: `https://elsewhere.example.org/?sig=${got.headers.get("x-webhook-signature")}` },
+    })
+  );
+  const ep2 = await createEndpoint(tenant.organizationId, `${redirecting.url}/hook`, ["member.created"]);
+  try {
+    await sql()`insert into public.members (organization_id, first_name) values (${tenant.organizationId}, 'Echo 2')`;
+    await testEngine().run({ stopWhenIdle: true });
+    const [req] = await redirecting.waitFor(1);
+    const hex = req!.headers.get("x-webhook-signature")!;
+    const [d] = await deliveriesOf(ep2.id);
+    const [a] = await sql()<{ error: string; whole: string }[]>`
+      select error, a::text as whole from public.webhook_delivery_attempts a where delivery_id = ${d!.id}`;
+    assertEquals(
+      a!.error,
+      `redirect 302 not followed (location: https://elsewhere.example.org/?sig=${hex.slice(0, 8)}…)`,
+    );
+    assert(!a!.whole.includes(hex), "no whole signature is stored");
+  } finally {
+    await retireEndpoints(ep2.id);
+    await redirecting.close();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });

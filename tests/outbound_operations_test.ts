@@ -2,7 +2,7 @@
 // a grace period) and the webhook-dispatcher function's own surface (bearer secret, bounded run).
 import { Webhook } from "standardwebhooks";
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
-import { asUser, closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
+import { asConfigApi, closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { serveFunction } from "./helpers/server.ts";
 import {
@@ -38,14 +38,15 @@ Deno.test("redeliver one delivery and recover an endpoint's failed deliveries si
 
     // Staff and other organizations' admins may not; the organization's admin may.
     for (const claims of [tenant.staffClaims, other.adminClaims]) {
-      const err = await asUser(claims, (tx) => tx`select public.webhook_redeliver(${failed[0]!.id})`).then(
-        () => null,
-        (e) => e,
-      );
+      const err = await asConfigApi(claims, (tx) => tx`select public.webhook_redeliver(${failed[0]!.id})`)
+        .then(
+          () => null,
+          (e) => e,
+        );
       assertEquals(err?.code, "42501");
     }
-    await asUser(tenant.adminClaims, (tx) => tx`select public.webhook_redeliver(${failed[0]!.id})`);
-    const [recovered] = await asUser(
+    await asConfigApi(tenant.adminClaims, (tx) => tx`select public.webhook_redeliver(${failed[0]!.id})`);
+    const [recovered] = await asConfigApi(
       tenant.adminClaims,
       (tx) =>
         tx<{ n: number }[]>`select public.webhook_recover_failed(${ep.id}, now() - interval '1 day') as n`,
@@ -75,7 +76,7 @@ Deno.test("send a test event to one endpoint, signed like every other delivery",
   const receiver = await startReceiver();
   const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["donation.recorded"]);
   try {
-    const [row] = await asUser(
+    const [row] = await asConfigApi(
       tenant.adminClaims,
       (tx) => tx<{ id: string }[]>`select public.webhook_send_test_event(${ep.id}) as id`,
     );
@@ -86,7 +87,10 @@ Deno.test("send a test event to one endpoint, signed like every other delivery",
     const body = new Webhook(ep.secret).verify(req!.text, headerObject(req!.headers)) as { type: string };
     assertEquals(body.type, "webhook.test");
     assert(await verifyHexSignature(ep.secret, req!.body, req!.headers.get("x-webhook-signature")));
-    const err = await asUser(tenant.staffClaims, (tx) => tx`select public.webhook_send_test_event(${ep.id})`)
+    const err = await asConfigApi(
+      tenant.staffClaims,
+      (tx) => tx`select public.webhook_send_test_event(${ep.id})`,
+    )
       .then(() => null, (e) => e);
     assertEquals(err?.code, "42501");
   } finally {
@@ -100,7 +104,7 @@ Deno.test("rotating a secret signs with both during the grace period, then with 
   const receiver = await startReceiver();
   const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["member.created"]);
   try {
-    const [rotated] = await asUser(
+    const [rotated] = await asConfigApi(
       tenant.adminClaims,
       (tx) => tx<{ s: string }[]>`select public.webhook_rotate_secret(${ep.id}, interval '1 hour') as s`,
     );
@@ -135,7 +139,10 @@ Deno.test("rotating a secret signs with both during the grace period, then with 
       oldVerifies = false;
     }
     assert(!oldVerifies, "the old secret no longer verifies");
-    const err = await asUser(tenant.staffClaims, (tx) => tx`select public.webhook_rotate_secret(${ep.id})`)
+    const err = await asConfigApi(
+      tenant.staffClaims,
+      (tx) => tx`select public.webhook_rotate_secret(${ep.id})`,
+    )
       .then(() => null, (e) => e);
     assertEquals(err?.code, "42501");
   } finally {

@@ -303,7 +303,10 @@ Deno.test("a name resolving to a blocked address is refused before any connectio
       timeoutMs: 2000,
     });
     assertEquals(res.outcome, "failed");
-    assertEquals(res.error, "target refused: hooks.example.org resolves to a loopback address");
+    assertEquals(
+      res.error,
+      "target refused: hooks.example.org does not resolve to a public internet address",
+    );
     assertEquals(server.connections(), 0);
   } finally {
     await agent.close();

@@ -6,7 +6,7 @@
 //     unchecked without SUPABASE_URL; a user token carrying `api_key_id` acted as that API key;
 //     /samples for API keys disagreed with docs/configuration-api.md#who-can-call-it.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { asUser, closeSql, createTenant, sql } from "./helpers/db.ts";
+import { asConfigApi, closeSql, createTenant, sql } from "./helpers/db.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { startWebhooksApi } from "./helpers/webhooks_api.ts";
 import { decodeCursor, encodeCursor } from "../supabase/functions/webhooks/cursor.ts";
@@ -178,16 +178,18 @@ Deno.test("token checks: a user token carrying api_key_id is that user, never th
       const answer = await res.json();
       assertEquals([res.status, answer.error?.code], [403, "admin_required"], `${method} ${path}`);
     }
-    // Through the database alone (as PostgREST would run such a token): no key rights either.
+    // Through the database alone (as the configuration API's role, the only one that reaches the
+    // webhook tables, would run such a token): no key rights either.
     const [row] = await sql().begin(async (tx) => {
       await tx`select set_config('request.jwt.claims', ${
         JSON.stringify({
           sub: a.staff.id,
           role: "authenticated",
           organization_id: a.organizationId,
+          session_id: a.staff.sessionId,
           api_key_id: key.id,
         })
-      }, true), set_config('role', 'authenticated', true)`;
+      }, true), set_config('role', 'config_api', true)`;
       return await tx<{ org: string | null; endpoints: number }[]>`
         select private.api_key_organization_id() as org,
                (select count(*)::int from public.webhook_endpoints) as endpoints`;
@@ -244,8 +246,9 @@ Deno.test("revocation is final: a key revoked through the API cannot be restored
     const revoked = await fetch(`${api.base}/api-keys/${key.id}`, { method: "DELETE", headers: auth(admin) });
     assertEquals(revoked.status, 200);
     await revoked.body?.cancel();
-    // The attack as reported: the admin, as PostgREST would run them, clears revoked_at.
-    const restore = await asUser(
+    // The attack as reported: the admin clears revoked_at in SQL, with the configuration API's role
+    // (PostgREST's cannot reach the table at all).
+    const restore = await asConfigApi(
       a.adminClaims,
       (tx) => tx`update public.organization_api_keys set revoked_at = null where id = ${key.id}`,
     ).then(

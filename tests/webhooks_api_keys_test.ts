@@ -4,7 +4,7 @@
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import {
   addMember,
-  asUser,
+  asConfigApi,
   claimsFor,
   closeSql,
   createTenant,
@@ -146,7 +146,7 @@ for (
       await left.body?.cancel();
     }],
     ["is demoted to staff", "its creator is no longer an administrator", async (_api, a1, org, a2) => {
-      await asUser(
+      await asConfigApi(
         claimsFor(a2, org),
         (tx) => tx`update public.profiles set role = 'staff' where user_id = ${a1.id}`,
       );
@@ -155,7 +155,10 @@ for (
       "is removed by another admin",
       "its creator was removed from the organization",
       async (_api, a1, org, a2) => {
-        await asUser(claimsFor(a2, org), (tx) => tx`delete from public.profiles where user_id = ${a1.id}`);
+        await asConfigApi(
+          claimsFor(a2, org),
+          (tx) => tx`delete from public.profiles where user_id = ${a1.id}`,
+        );
       },
     ],
     ["has their account deleted", "its creator's account was deleted", async (_api, a1) => {

@@ -3,7 +3,7 @@
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { addMember, closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
-import { tokenFor } from "./helpers/tokens.ts";
+import { newSession, tokenFor } from "./helpers/tokens.ts";
 import { asBearer, call, startWebhooksApi } from "./helpers/webhooks_api.ts";
 import { testEngine } from "./helpers/outbound.ts";
 import { routes } from "../supabase/functions/webhooks/app.ts";
@@ -401,6 +401,7 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "POST /platform/organizations/:id/suspend": { reason: "taking A down" },
       "POST /platform/organizations/:id/resume": {},
       "POST /platform/admins": { email: a.admin.email },
+      "PUT /log-retention": { webhook_log_days: 14 },
     };
     const concrete = (path: string) =>
       path.replace("/platform/organizations/:id", `/platform/organizations/${a.organizationId}`)
@@ -425,6 +426,10 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     const expired = json(
       await tokenFor(a.admin, a.organizationId, { expiresIn: Math.floor(Date.now() / 1000) - 60 }),
     );
+    // A's admin signed out elsewhere: a token of the ended session, within its hour.
+    const ended = await newSession(a.admin);
+    const signedOut = json(await tokenFor(a.admin, a.organizationId, { session: ended }));
+    await sql()`delete from auth.sessions where id = ${ended}`;
 
     let checked = 0;
     for (const { spec } of routes({} as AppDeps)) {
@@ -443,6 +448,11 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
         (await call(api.base, method, path, expired, body)).data?.error?.code,
         "token_expired",
         `expired ${label}`,
+      );
+      assertEquals(
+        (await call(api.base, method, path, signedOut, body)).data?.error?.code,
+        "session_not_found",
+        `signed out ${label}`,
       );
 
       if (spec.access === "admin") {
@@ -526,6 +536,12 @@ Deno.test("malformed bodies and queries are 400 naming the field", async () => {
       ["GET", "/deliveries?status=lost", undefined, "status"],
       ["GET", "/deliveries?limit=0", undefined, "limit"],
       ["GET", "/deliveries?since=yesterday", undefined, "since"],
+      ["PUT", "/log-retention", { webhook_log_days: 0 }, "webhook_log_days"],
+      ["PUT", "/log-retention", { webhook_log_days: 91 }, "webhook_log_days"],
+      ["PUT", "/log-retention", { webhook_log_days: 1.5 }, "webhook_log_days"],
+      ["PUT", "/log-retention", { webhook_log_days: "14" }, "webhook_log_days"],
+      ["PUT", "/log-retention", {}, "webhook_log_days"],
+      ["PUT", "/log-retention", { webhook_log_days: 14, organization_id: a.organizationId }, "body"],
     ];
     for (const [method, path, body, field] of cases) {
       const res = await call(api.base, method, path, admin, body);
@@ -533,6 +549,46 @@ Deno.test("malformed bodies and queries are 400 naming the field", async () => {
       const fields = (res.data.error.details?.fields ?? []).map((f: { field: string }) => f.field);
       assert(fields.includes(field), `${path}: ${field} named in ${JSON.stringify(fields)}`);
     }
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("log retention: an admin reads the default and chooses; staff and API keys cannot; one organization only", async () => {
+  const api = await start();
+  try {
+    const a = await createTenant();
+    const b = await createTenant();
+    const adminA = json(await tokenFor(a.admin, a.organizationId));
+    const adminB = json(await tokenFor(b.admin, b.organizationId));
+    assertEquals((await call(api.base, "GET", "/log-retention", adminA)).data, {
+      webhook_log_days: 30,
+      chosen: false,
+    });
+    const set = await call(api.base, "PUT", "/log-retention", adminA, { webhook_log_days: 14 });
+    assertEquals([set.status, set.data], [200, { webhook_log_days: 14, chosen: true }]);
+    assertEquals(
+      (await call(api.base, "PUT", "/log-retention", adminA, { webhook_log_days: 7 })).data.webhook_log_days,
+      7,
+    );
+    assertEquals((await call(api.base, "GET", "/log-retention", adminA)).data, {
+      webhook_log_days: 7,
+      chosen: true,
+    });
+    // Another organization's admin chooses for theirs alone.
+    assertEquals((await call(api.base, "GET", "/log-retention", adminB)).data.webhook_log_days, 30);
+    const staff = json(await tokenFor(a.staff, a.organizationId));
+    assertEquals(
+      (await call(api.base, "PUT", "/log-retention", staff, { webhook_log_days: 90 })).status,
+      403,
+    );
+    const key = (await call(api.base, "POST", "/api-keys", adminA, { name: "Zap" })).data.key as string;
+    const asKey = { "x-api-key": key, "content-type": "application/json" };
+    const byKey = await call(api.base, "PUT", "/log-retention", asKey, { webhook_log_days: 90 });
+    assertEquals([byKey.status, byKey.data.error.code], [403, "user_required"]);
+    const [row] = await sql()<{ days: number }[]>`
+      select webhook_log_days as days from public.organization_log_retention where organization_id = ${a.organizationId}`;
+    assertEquals(row!.days, 7);
   } finally {
     await api.close();
   }

@@ -1,7 +1,8 @@
 // What the configuration API's first statement per request costs with the session check folded in:
 // `select private.webhook_admin_organization_id(), private.session_is_live()` against the admin rule
-// alone, alternating, as `authenticated` with an admin's claims, over a population of users, memberships
-// and Supabase Auth sessions.
+// alone (which since sessions are checked by every policy helper holds a session check of its own),
+// alternating, as `config_api` with an admin's claims, over a population of users, memberships and
+// Supabase Auth sessions.
 //   bash scripts/bench/run.sh caller_check [users=20000] [rounds=4000]
 import postgres from "postgres";
 import { fmt, machine, summarize } from "./stats.ts";
@@ -48,7 +49,7 @@ for (let i = 0; i < callers.length; i++) {
   const order = i % 2 ? Object.entries(QUERIES) : Object.entries(QUERIES).reverse();
   for (const [name, text] of order) {
     await sql.begin(async (tx) => {
-      await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
+      await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'config_api', true)`;
       const t0 = performance.now();
       const [row] = await tx.unsafe(text);
       samples[name]!.push(performance.now() - t0);

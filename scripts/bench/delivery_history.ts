@@ -9,7 +9,8 @@
 // Loaded as the production tables would hold it: rows in time order with every organization's
 // interleaved, every index and constraint of the migrations in place, bodies the size of a real
 // member.created event. Three INSERT ... SELECT statements (events, deliveries, attempts) with the
-// foreign-key and other triggers off (session_replication_role = replica), as a restore would; the
+// foreign-key and other triggers off (session_replication_role = replica), as a restore would (so the
+// deliveries carry their event's type and size themselves, as the outbox writes them); the
 // attempts of the last 25 hours go in with triggers on, so the endpoint health tables hold what the
 // trigger would have folded.
 import type postgres from "postgres";
@@ -72,10 +73,10 @@ export async function loadHistory(sql: postgres.Sql, total: number, opts: { atte
            template t
       order by e.created_at`;
     await tx`
-      insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, status, attempt_count,
-                                             next_attempt_at, first_attempt_at, last_attempt_at, last_response_status,
-                                             last_error, delivered_at, created_at)
-      select d.organization_id, d.event_id, d.endpoint_id, d.type, d.status,
+      insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, body_bytes, status,
+                                             attempt_count, next_attempt_at, first_attempt_at, last_attempt_at,
+                                             last_response_status, last_error, delivered_at, created_at)
+      select d.organization_id, d.event_id, d.endpoint_id, d.type, d.body_bytes, d.status,
              case d.status when 'pending' then 0 when 'delivered' then 1 else ${FAILED_ATTEMPTS} end,
              case when d.status = 'pending' then d.created_at end,
              case when d.status <> 'pending' then d.created_at + interval '1 second' end,
@@ -85,7 +86,7 @@ export async function loadHistory(sql: postgres.Sql, total: number, opts: { atte
              case when d.status = 'permanently_failed' then 'HTTP 503' end,
              case when d.status = 'delivered' then d.created_at + interval '1 second' end,
              d.created_at
-      from (select ev.organization_id, ev.id as event_id, ep.id as endpoint_id, ev.type, ev.created_at,
+      from (select ev.organization_id, ev.id as event_id, ep.id as endpoint_id, ev.type, ev.body_bytes, ev.created_at,
                    case when ev.created_at > now() - interval '10 minutes' then 'pending'
                         when random() < 0.02 then 'permanently_failed' else 'delivered' end as status
             from public.webhook_events ev

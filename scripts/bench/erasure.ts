@@ -97,10 +97,14 @@ for (let round = 1; round <= rounds; round++) {
 
     const t0 = performance.now();
     const [created] = await sql.begin(async (tx) => {
+      // As the configuration API runs it: config_api, a token of a live session.
+      const [session] = await tx<{ id: string }[]>`
+        insert into auth.sessions (id, user_id, created_at, updated_at, aal)
+        values (gen_random_uuid(), ${admin!.id}, now(), now(), 'aal1') returning id`;
       await tx`select set_config('request.jwt.claims', ${
-        JSON.stringify({ sub: admin!.id, organization_id: orgId })
+        JSON.stringify({ sub: admin!.id, organization_id: orgId, session_id: session!.id })
       }, true),
-                    set_config('role', 'authenticated', true)`;
+                    set_config('role', 'config_api', true)`;
       return await tx<{ id: string }[]>`select public.erase_member(${m!.id}) as id`;
     });
     const startMs = performance.now() - t0;

@@ -11,6 +11,14 @@
 -- tenants' keys and TRIGGER runs the grantee's code on everyone's writes. No user role gets them, on
 -- any table made from here on by the role that runs migrations.
 alter default privileges in schema public revoke truncate, references, trigger on tables from anon, authenticated;
+-- Beyond that, no table in `public` reaches the Data API by default: Supabase grants every new table to
+-- anon and authenticated, so a table added without a thought would be served to every signed-in
+-- browser. Here each table grants what the browser may do (private.create_tenant_policies does it for
+-- the day-to-day records) and the configuration API's role what it needs. (Functions keep Postgres's
+-- EXECUTE for PUBLIC, which per-schema defaults cannot take back: each migration revokes it, and the
+-- Security Advisor test refuses a security-definer function a user role may call.) The list, door by
+-- door: docs/authentication.md#two-doors-one-rule
+alter default privileges in schema public revoke all on tables from anon, authenticated;
 
 -- The login of the Edge Functions' user-request pool. NOINHERIT, so a query outside a request's
 -- transaction runs with nothing, never as postgres. Its login and password: 20261128160000_edge_user_login.sql.
@@ -97,7 +105,8 @@ create table public.profiles (
 -- (user_id, organization_id) is served by the unique index; listing an organization's people needs this.
 create index profiles_organization_id_idx on public.profiles (organization_id);
 
--- Per-organization settings. webhook_secret keys the checkout provider's signatures: admins only.
+-- Per-organization settings. webhook_secret keys the checkout provider's signatures: admins set it, nobody
+-- reads it back but the server.
 create table public.organization_settings (
   organization_id uuid primary key references public.organizations (id) on delete cascade,
   webhook_secret text,
@@ -139,6 +148,12 @@ revoke all on private.organization_suspensions from public, anon, authenticated;
 -- In a schema PostgREST does not expose. security definer so that a policy on `profiles` can consult
 -- `profiles` without recursing into its own policy. Policies call them as `(select private.fn())` so
 -- Postgres evaluates them once per statement (an initPlan), not once per row.
+--
+-- A token outlives its session by up to jwt_expiry (an hour): signing out, or Supabase Auth revoking a
+-- session whose rotated refresh token was reused, ends the session at once but not the token. So the
+-- caller is known only while the token's session is live (private.live_user_id()), and every helper
+-- below starts from it: through either door, a signed-out token reads and changes nothing from the
+-- next statement on. See docs/authentication.md#sessions-end-everywhere
 
 -- The organization claimed in the JWT, or null; null too while that organization is suspended, so every
 -- helper below (and API keys' private.api_key_organization_id) finds no membership in it.
@@ -154,6 +169,45 @@ as $$
   where not exists (select 1 from private.organization_suspensions s where s.organization_id = c.id)
 $$;
 
+-- The signed-in caller while their session lasts: the token's user when its `session_id` names a
+-- session Supabase Auth still has for that user (not past its not_after), else null. A token naming no
+-- session, or another user's, has none. API-key requests (claims the configuration API builds, with no
+-- user) have none either: their own rule is private.api_key_organization_id().
+-- PL/pgSQL, whose statement plans are kept per connection, where a SQL function's body would be planned
+-- on every call: a third of the cost (scripts/bench/caller_check.ts).
+create function private.live_user_id() returns uuid
+language plpgsql stable security definer
+set search_path = ''
+as $$
+declare
+  claims jsonb := auth.jwt();
+  sid text := claims ->> 'session_id';
+  uid text := lower(claims ->> 'sub');
+begin
+  if sid is null or sid !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+     or uid is null or uid !~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+    return null;
+  end if;
+  if exists (
+    select 1 from auth.sessions s
+    where s.id = sid::uuid and s.user_id = uid::uuid
+      and (s.not_after is null or s.not_after > now())
+  ) then
+    return uid::uuid;
+  end if;
+  return null;
+end;
+$$;
+
+-- Whether the caller's token belongs to a live session (the configuration API answers 401
+-- session_not_found when it does not).
+create function private.session_is_live() returns boolean
+language sql stable
+set search_path = ''
+as $$
+  select private.live_user_id() is not null
+$$;
+
 -- The claimed organization if the caller is still a member of it, else null: the tenant of every row
 -- a user may touch.
 create function private.active_organization_id() returns uuid
@@ -162,7 +216,7 @@ set search_path = ''
 as $$
   select p.organization_id
   from public.profiles p
-  where p.user_id = auth.uid()
+  where p.user_id = private.live_user_id()
     and p.organization_id = private.claimed_organization_id()
 $$;
 
@@ -173,7 +227,7 @@ set search_path = ''
 as $$
   select p.role
   from public.profiles p
-  where p.user_id = auth.uid()
+  where p.user_id = private.live_user_id()
     and p.organization_id = private.claimed_organization_id()
 $$;
 
@@ -184,7 +238,7 @@ set search_path = ''
 as $$
   select p.organization_id
   from public.profiles p
-  where p.user_id = auth.uid()
+  where p.user_id = private.live_user_id()
     and p.organization_id = private.claimed_organization_id()
     and p.role = 'admin'
 $$;
@@ -194,105 +248,96 @@ create function private.member_organization_ids() returns setof uuid
 language sql stable security definer
 set search_path = ''
 as $$
-  select p.organization_id from public.profiles p where p.user_id = auth.uid()
+  select p.organization_id from public.profiles p where p.user_id = private.live_user_id()
 $$;
 
--- Membership check for an arbitrary organization (used by set_active_organization and functions).
+-- Membership check for an arbitrary organization.
 create function private.is_member(org uuid) returns boolean
 language sql stable security definer
 set search_path = ''
 as $$
   select exists (
-    select 1 from public.profiles p where p.user_id = auth.uid() and p.organization_id = org
+    select 1 from public.profiles p where p.user_id = private.live_user_id() and p.organization_id = org
   )
-$$;
-
--- Whether the caller's access token (`session_id`) belongs to a session Supabase Auth still has: a token
--- outlives its session by up to jwt_expiry. A token naming no session, or another user's, has none.
--- See docs/authentication.md#who-can-call-the-configuration-api
--- PL/pgSQL, whose statement plans are kept per connection, where a SQL function's body would be planned
--- on every call: a third of the cost (scripts/bench/caller_check.ts).
-create function private.session_is_live() returns boolean
-language plpgsql stable security definer
-set search_path = ''
-as $$
-declare
-  claims jsonb := auth.jwt();
-  sid text := claims ->> 'session_id';
-begin
-  if sid is null or sid !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-    return false;
-  end if;
-  return exists (
-    select 1 from auth.sessions s
-    where s.id = sid::uuid and s.user_id::text = lower(claims ->> 'sub')
-      and (s.not_after is null or s.not_after > now())
-  );
-end;
 $$;
 
 revoke all on all functions in schema private from public;
 grant execute on all functions in schema private to authenticated, service_role;
 
 -- Row-level security ----------------------------------------------------------------------------------
+-- Two doors (docs/authentication.md#two-doors-one-rule): policies `to authenticated` hold for the Data
+-- API and for the configuration API alike (config_api is a member of authenticated); policies
+-- `to config_api` only for the configuration API, which PostgREST's login cannot become. What each role
+-- may do at all is granted table by table, after the policies.
 alter table public.organizations enable row level security;
 alter table public.profiles enable row level security;
 alter table public.organization_settings enable row level security;
 alter table public.user_active_organization enable row level security;
 alter table public.platform_user_flags enable row level security;
 
--- organizations: members see the organizations they belong to; admins rename their active one.
--- Creating organizations is a server-side (service role) operation.
+-- organizations: members see the organizations they belong to; admins rename their active one (in the
+-- settings area). Creating organizations is the configuration API's or the server's.
 create policy organizations_select on public.organizations
   for select to authenticated
   using (id in (select private.member_organization_ids()));
 create policy organizations_update on public.organizations
-  for update to authenticated
+  for update to config_api
   using (id = (select private.admin_organization_id()))
   with check (id = (select private.admin_organization_id()));
 
 -- profiles: a user sees their own memberships everywhere, and the people of their active organization.
--- Admins change roles in and remove people from their active organization. Nobody adds a membership by
--- writing a row: a membership is consented to, by accepting an invitation (public.accept_invitation,
--- 20261122100300_invitations.sql), so no organization can enroll a user, let alone become the
--- organization that user's next token lands in (the hook prefers the oldest membership).
+-- Admins change roles in and remove people from their active organization, in the settings area. Nobody
+-- adds a membership by writing a row: a membership is consented to, by accepting an invitation
+-- (public.accept_invitation, 20261122100300_invitations.sql), so no organization can enroll a user, let
+-- alone become the organization that user's next token lands in (the hook prefers the oldest membership).
 create policy profiles_select on public.profiles
   for select to authenticated
-  using (user_id = (select auth.uid()) or organization_id = (select private.active_organization_id()));
+  using (user_id = (select private.live_user_id()) or organization_id = (select private.active_organization_id()));
 create policy profiles_update on public.profiles
-  for update to authenticated
+  for update to config_api
   using (organization_id = (select private.admin_organization_id()))
   with check (organization_id = (select private.admin_organization_id()));
 create policy profiles_delete on public.profiles
-  for delete to authenticated
+  for delete to config_api
   using (organization_id = (select private.admin_organization_id()));
 
--- organization_settings: admins of the active organization only (the row holds webhook_secret).
+-- organization_settings: admins of the active organization, in the settings area. The inbound secrets
+-- (webhook_secret, payments_webhook_secret) are write-only for every user role: the receivers read them
+-- as the server.
 create policy organization_settings_admin on public.organization_settings
-  for all to authenticated
+  for all to config_api
   using (organization_id = (select private.admin_organization_id()))
   with check (organization_id = (select private.admin_organization_id()));
 
--- user_active_organization: readable by its user; written only through set_active_organization().
+-- user_active_organization: its user reads it and, through set_active_organization(), writes it: only
+-- their own row, naming an organization they belong to.
 create policy user_active_organization_select on public.user_active_organization
   for select to authenticated
-  using (user_id = (select auth.uid()));
+  using (user_id = (select private.live_user_id()));
+create policy user_active_organization_insert on public.user_active_organization
+  for insert to authenticated
+  with check (user_id = (select private.live_user_id()) and private.is_member(organization_id));
+create policy user_active_organization_update on public.user_active_organization
+  for update to authenticated
+  using (user_id = (select private.live_user_id()))
+  with check (user_id = (select private.live_user_id()) and private.is_member(organization_id));
 
 -- platform_user_flags: a user may read their own flags; nobody may write them.
 create policy platform_user_flags_select on public.platform_user_flags
   for select to authenticated
-  using (user_id = (select auth.uid()));
+  using (user_id = (select private.live_user_id()));
 
--- Anonymous callers get nothing from these tables, not even through a forgotten policy.
-revoke all on public.organizations, public.profiles, public.organization_settings,
-  public.user_active_organization, public.platform_user_flags from anon;
-revoke insert, update, delete on public.user_active_organization, public.platform_user_flags
-  from authenticated;
--- Server-set columns stay server-set: ids, organization and user of a membership, and every created_at
--- (the hook orders memberships by it). Users write only what a person decides.
-revoke insert, update on public.organizations, public.profiles from authenticated;
-grant update (name) on public.organizations to authenticated;
-grant update (role, display_name) on public.profiles to authenticated;
+-- What each role may do at all (no default privileges in public: see the top of this file). Server-set
+-- columns stay server-set: ids, organization and user of a membership, and every created_at (the hook
+-- orders memberships by it). Users write only what a person decides.
+grant select on public.organizations, public.profiles, public.user_active_organization,
+  public.platform_user_flags to authenticated;
+grant insert (user_id, organization_id), update (organization_id, updated_at)
+  on public.user_active_organization to authenticated;
+grant update (name) on public.organizations to config_api;
+grant update (role, display_name), delete on public.profiles to config_api;
+grant select (organization_id, updated_at), insert (organization_id, webhook_secret), update (webhook_secret)
+  on public.organization_settings to config_api;
 
 -- Every organization keeps an admin: through user roles the last admin can neither leave, be removed nor
 -- be demoted (make someone else admin first). The server (service role, account deletion, an

@@ -75,17 +75,19 @@ create policy platform_user_flags_auth_admin_read on public.platform_user_flags
   for select to supabase_auth_admin using (true);
 
 -- Switching organizations: the client calls this, then refreshes its session so the hook puts the new
--- organization into a fresh token.
+-- organization into a fresh token. Security invoker: it writes the caller's own row of
+-- user_active_organization under that table's policies (their own row, an organization they belong to,
+-- a live session), so it can do nothing the caller could not do themselves.
 create function public.set_active_organization(organization_id uuid) returns uuid
-language plpgsql volatile security definer
+language plpgsql volatile
 set search_path = ''
 as $$
 declare
-  uid uuid := auth.uid();
+  uid uuid := private.live_user_id();
   org uuid := set_active_organization.organization_id;
 begin
   if uid is null then
-    raise exception 'not signed in' using errcode = '42501';
+    raise exception 'not signed in, or the session has ended' using errcode = '42501';
   end if;
   if org is null or not exists (
     select 1 from public.profiles p where p.user_id = uid and p.organization_id = org
@@ -93,12 +95,13 @@ begin
     raise exception 'not a member of organization %', coalesce(org::text, 'null')
       using errcode = '42501', hint = 'Pick one of the organizations listed in your profiles.';
   end if;
-  if exists (select 1 from private.organization_suspensions s where s.organization_id = org) then
+  -- (security definer: no user role reads the suspensions themselves)
+  if private.membership_is_suspended(org) then
     raise exception 'organization % is suspended', org
       using errcode = '55000', hint = 'organization_suspended';
   end if;
-  insert into public.user_active_organization as a (user_id, organization_id, updated_at)
-  values (uid, org, now())
+  insert into public.user_active_organization as a (user_id, organization_id)
+  values (uid, org)
   on conflict (user_id) do update set organization_id = excluded.organization_id, updated_at = now();
   return org;
 end;

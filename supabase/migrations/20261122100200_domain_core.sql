@@ -117,7 +117,9 @@ create index workflow_runs_workflow_idx on public.workflow_runs (workflow_id);
 
 -- A row's organization never changes: moving a row between tenants would leak it.
 create function private.forbid_organization_change() returns trigger
-language plpgsql as $$
+language plpgsql
+set search_path = ''
+as $$
 begin
   if new.organization_id is distinct from old.organization_id then
     raise exception 'organization_id cannot change' using errcode = '42501';
@@ -127,7 +129,9 @@ end;
 $$;
 
 create function private.touch_updated_at() returns trigger
-language plpgsql as $$
+language plpgsql
+set search_path = ''
+as $$
 begin
   new.updated_at := now();
   return new;
@@ -155,9 +159,16 @@ select private.create_tenant_triggers(t, t in ('members', 'recurring_donations')
 from unnest(array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']) t;
 
 -- Row-level security --------------------------------------------------------------------------------
--- One policy: rows of the organization `organization_of()` names (evaluated once per statement, as an
--- initPlan), checked on what a user reads or deletes (using) and on what they write (with check).
-create function private.create_organization_policy(name text, tbl text, cmd text, organization_of regproc)
+-- Two doors (docs/authentication.md#two-doors-one-rule): the browser reaches these tables through
+-- Supabase's Data API as `authenticated`, the settings area through the configuration API as
+-- `config_api` (a member of authenticated, which PostgREST cannot become). The helpers below give a
+-- table its policies for one of them.
+
+-- One policy for `door`: rows of the organization `organization_of()` names (evaluated once per
+-- statement, as an initPlan), checked on what a caller reads or deletes (using) and on what they write
+-- (with check). Every organization_of() helper knows the caller only while their session is live.
+create function private.create_organization_policy(name text, tbl text, cmd text, organization_of regproc,
+                                                   door text default 'authenticated')
 returns void
 language plpgsql
 set search_path = ''
@@ -165,15 +176,20 @@ as $$
 declare
   pinned text := format('organization_id = (select %s())', organization_of);
 begin
-  execute format('create policy %I on public.%I for %s to authenticated', name, tbl, cmd)
+  if door not in ('authenticated', 'config_api') then
+    raise exception 'a policy is for the Data API (authenticated) or the configuration API (config_api), not %', door;
+  end if;
+  execute format('create policy %I on public.%I for %s to %I', name, tbl, cmd, door)
     || case when cmd <> 'insert' then format(' using (%s)', pinned) else '' end
     || case when cmd in ('insert', 'update') then format(' with check (%s)', pinned) else '' end;
 end;
 $$;
 
--- Members of the active organization read and write its rows (`<table>_<command>`); deleting people and
--- money records is for admins. Later migrations give their day-to-day tables the same four policies, and
--- their read-only ones the select policy alone.
+-- The day-to-day records the wider church app reads and writes through the Data API: members of the
+-- active organization read and write its rows (`<table>_<command>`); deleting people and money records
+-- is for admins. Grants `commands` on the table to authenticated (so to the configuration API too) and
+-- nothing to anon. Later migrations give their day-to-day tables the same four policies, and their
+-- read-only ones the select policy alone.
 create function private.create_tenant_policies(tbl text, commands text[] default '{select,insert,update,delete}')
 returns void
 language plpgsql
@@ -183,7 +199,8 @@ declare
   cmd text;
 begin
   execute format('alter table public.%I enable row level security', tbl);
-  execute format('revoke all on public.%I from anon', tbl);
+  execute format('revoke all on public.%I from anon, authenticated', tbl);
+  execute format('grant %s on public.%I to authenticated', array_to_string(commands, ', '), tbl);
   foreach cmd in array commands loop
     perform private.create_organization_policy(tbl || '_' || cmd, tbl, cmd,
       (case cmd when 'delete' then 'private.admin_organization_id' else 'private.active_organization_id' end)::regproc);
@@ -191,9 +208,11 @@ begin
 end;
 $$;
 
--- Admin-only tables: row-level security on, and a policy `<table>_admin_<command>` for each command,
--- holding rows to the organization `admin_of` names: private.admin_organization_id() (admins of the active organization),
--- or for the webhook settings private.webhook_admin_organization_id() (their API keys too).
+-- The settings area's tables, for the configuration API alone: row-level security on, and a policy
+-- `<table>_admin_<command>` to config_api for each command, holding rows to the organization `admin_of`
+-- names: private.admin_organization_id() (admins of the active organization), or for the webhook
+-- settings private.webhook_admin_organization_id() (their API keys too). Grants stay with each table
+-- (several keep columns back: secrets, hashes, server-set fields); the Data API gets none.
 create function private.create_admin_policies(
   tbl text, commands text[], admin_of regproc default 'private.admin_organization_id'
 ) returns void
@@ -202,10 +221,11 @@ set search_path = ''
 as $$
 begin
   execute format('alter table public.%I enable row level security', tbl);
-  perform private.create_organization_policy(tbl || '_admin_' || cmd, tbl, cmd, admin_of) from unnest(commands) cmd;
+  perform private.create_organization_policy(tbl || '_admin_' || cmd, tbl, cmd, admin_of, 'config_api')
+  from unnest(commands) cmd;
 end;
 $$;
-revoke all on function private.create_organization_policy(text, text, text, regproc),
+revoke all on function private.create_organization_policy(text, text, text, regproc, text),
   private.create_tenant_policies(text, text[]), private.create_admin_policies(text, text[], regproc)
   from public, authenticated, service_role;
 

@@ -1,9 +1,11 @@
 -- Invitations: how a person joins an organization, with their consent.
 --
 -- The token is the invitation (an account's e-mail address proves nothing: sign-up can confirm any
--- address); only accepting creates the membership, with server-set columns. Everything is an
--- RPC-callable function in `public` (security definer, fixed search_path); users have no write
--- privilege on the table, and admins read their organization's rows without the hash.
+-- address); only accepting creates the membership, with server-set columns. Everything is a function in
+-- `public` (security definer, fixed search_path) that only the configuration API's role may call: the
+-- Data API reaches neither them nor the table (docs/authentication.md#two-doors-one-rule). Admins read
+-- their organization's rows without the hash. An invitation is an admin's authority passed on: it ends
+-- when its inviter stops being an admin there, as their API keys do.
 -- See docs/authentication.md#joining-and-leaving-invitations
 
 -- Invitations ------------------------------------------------------------------------------------------
@@ -20,6 +22,8 @@ create table public.organization_invitations (
   accepted_at timestamptz,
   accepted_by uuid references auth.users (id) on delete set null,
   revoked_at timestamptz,
+  -- Why, in words for the settings area: withdrawn, replaced, or its inviter's authority ended.
+  revoked_reason text check (revoked_reason is null or revoked_at is not null),
   check (accepted_at is null or revoked_at is null)
 );
 -- One open invitation per address and organization (inviting again replaces it).
@@ -29,8 +33,9 @@ create unique index organization_invitations_open_idx on public.organization_inv
 select private.create_tenant_triggers('organization_invitations');
 
 revoke all on public.organization_invitations from anon, authenticated;
-grant select (id, organization_id, email, role, invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at)
-  on public.organization_invitations to authenticated;
+grant select (id, organization_id, email, role, invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at,
+              revoked_reason)
+  on public.organization_invitations to config_api;
 select private.create_admin_policies('organization_invitations', '{select}');
 
 -- Functions (RPC) ---------------------------------------------------------------------------------------
@@ -64,10 +69,11 @@ begin
   ) then
     raise exception 'that address already belongs to a member' using errcode = '23505';
   end if;
-  update public.organization_invitations i set revoked_at = now()
+  update public.organization_invitations i set revoked_at = now(), revoked_reason = 'replaced by a newer invitation'
   where i.organization_id = org and i.email = address and i.accepted_at is null and i.revoked_at is null;
   insert into public.organization_invitations (organization_id, email, role, token_hash, invited_by)
-  values (org, address, create_invitation.role, encode(sha256(convert_to(secret, 'UTF8')), 'hex'), auth.uid())
+  values (org, address, create_invitation.role, encode(sha256(convert_to(secret, 'UTF8')), 'hex'),
+          private.live_user_id())
   returning * into created;
   -- The invitation mail, in this transaction: the token rides in the outbox row only until the mail is
   -- sent or no longer wanted (20261125100000_mail_outbox.sql).
@@ -75,7 +81,7 @@ begin
     jsonb_build_object('invitation_id', created.id, 'token', secret, 'role', created.role,
                        'expires_at', created.expires_at,
                        'organization_name', (select o.name from public.organizations o where o.id = org),
-                       'invited_by', (select u.email from auth.users u where u.id = auth.uid())),
+                       'invited_by', (select u.email from auth.users u where u.id = created.invited_by)),
     null, created.expires_at);
   return jsonb_build_object('id', created.id, 'organization_id', created.organization_id, 'email', created.email,
     'role', created.role, 'token', secret, 'created_at', created.created_at, 'expires_at', created.expires_at);
@@ -94,7 +100,7 @@ begin
   if org is null then
     raise exception 'only admins of the active organization can revoke invitations' using errcode = '42501';
   end if;
-  update public.organization_invitations i set revoked_at = now()
+  update public.organization_invitations i set revoked_at = now(), revoked_reason = 'withdrawn by an administrator'
   where i.id = revoke_invitation.invitation_id and i.organization_id = org
     and i.accepted_at is null and i.revoked_at is null;
   if not found then
@@ -123,8 +129,8 @@ language plpgsql stable security definer
 set search_path = ''
 as $$
 begin
-  if auth.uid() is null then
-    raise exception 'not signed in' using errcode = '42501';
+  if private.live_user_id() is null then
+    raise exception 'not signed in, or the session has ended' using errcode = '42501';
   end if;
   return query
     select i.id, i.organization_id, o.name, i.email, i.role, i.created_at, i.expires_at
@@ -146,11 +152,11 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
-  uid uuid := auth.uid();
+  uid uuid := private.live_user_id();
   inv public.organization_invitations;
 begin
   if uid is null then
-    raise exception 'not signed in' using errcode = '42501';
+    raise exception 'not signed in, or the session has ended' using errcode = '42501';
   end if;
   select * into inv from public.organization_invitations i
   where i.id = (private.open_invitation(accept_invitation.token)).id
@@ -175,10 +181,10 @@ language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
-  uid uuid := auth.uid();
+  uid uuid := private.live_user_id();
 begin
   if uid is null then
-    raise exception 'not signed in' using errcode = '42501';
+    raise exception 'not signed in, or the session has ended' using errcode = '42501';
   end if;
   delete from public.profiles p where p.user_id = uid and p.organization_id = leave_organization.organization_id;
   if not found then
@@ -189,9 +195,53 @@ begin
 end;
 $$;
 
+-- An admin's authority ends: their open invitations end with it ------------------------------------------
+-- A membership that stops being an admin's (left, removed, demoted, or gone with the user's account)
+-- withdraws the open invitations its person issued in that organization, as it revokes their API keys
+-- (20261122100400_organization_api_keys.sql): otherwise an admin about to be removed could invite
+-- themselves back as admin and accept after the removal. Their mails, if not sent yet, are cancelled
+-- (private.mail_cancel_stale). Security definer: a member leaving or an admin removing someone cannot
+-- see the invitations, yet they must end.
+create function private.invitations_end_with_their_inviter() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+begin
+  if tg_op = 'UPDATE' and new.role = 'admin' then
+    return null;
+  end if;
+  update public.organization_invitations i
+     set revoked_at = now(), revoked_reason = 'its inviter is no longer an administrator'
+   where i.invited_by = old.user_id and i.organization_id = old.organization_id
+     and i.accepted_at is null and i.revoked_at is null;
+  return null;
+end;
+$$;
+create trigger profiles_end_invitations after delete or update of role on public.profiles
+  for each row when (old.role = 'admin') execute function private.invitations_end_with_their_inviter();
+
+-- Deleting an account clears invited_by (the foreign key above), possibly before the membership goes:
+-- an open invitation whose inviter disappears is withdrawn right there.
+create function private.invitation_inviter_deleted() returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  new.revoked_at := now();
+  new.revoked_reason := 'its inviter is no longer an administrator';
+  return new;
+end;
+$$;
+create trigger organization_invitations_inviter_deleted before update of invited_by on public.organization_invitations
+  for each row when (old.invited_by is not null and new.invited_by is null
+                     and old.accepted_at is null and old.revoked_at is null)
+  execute function private.invitation_inviter_deleted();
+revoke all on function private.invitations_end_with_their_inviter(), private.invitation_inviter_deleted() from public;
+
+-- The configuration API's role only (and the server's): the Data API cannot invite, accept or leave.
 revoke execute on function public.create_invitation(text, text), public.revoke_invitation(uuid),
   public.preview_invitation(text), public.accept_invitation(text), public.leave_organization(uuid)
-  from public, anon;
+  from public, anon, authenticated;
 grant execute on function public.create_invitation(text, text), public.revoke_invitation(uuid),
   public.preview_invitation(text), public.accept_invitation(text), public.leave_organization(uuid)
-  to authenticated, service_role;
+  to config_api, service_role;

@@ -1,9 +1,10 @@
 -- Organization API keys, and who may configure an organization's webhooks (its admins and its live
 -- API keys), stated once here, before the webhook tables whose policies and operations use it.
 --
--- Requests with a key run as `authenticated` with the claims {"api_key_id", "organization_id"}; the
--- webhook tables let them in only while the key is live (checked like memberships), and nothing else
--- does. A key ends with its creator's authority as an admin. See docs/authentication.md#api-keys
+-- Keys exist only in the configuration API: its requests with a key run as `config_api` with the claims
+-- {"api_key_id", "organization_id"}; the webhook tables let them in only while the key is live (checked
+-- like memberships), and nothing else does. The Data API can neither read nor make keys. A key ends
+-- with its creator's authority as an admin. See docs/authentication.md#api-keys
 
 create table public.organization_api_keys (
   id uuid primary key default gen_random_uuid(),
@@ -30,7 +31,9 @@ select private.create_tenant_triggers('organization_api_keys');
 -- restoring a key someone revoked because it leaked would silently re-open it), and the time is the
 -- server's own. A revocation that gives no reason is an administrator's.
 create function private.api_key_revocation_is_final() returns trigger
-language plpgsql as $$
+language plpgsql
+set search_path = ''
+as $$
 begin
   if old.revoked_at is not null
      and (new.revoked_at, new.revoked_reason) is distinct from (old.revoked_at, old.revoked_reason) then
@@ -78,7 +81,9 @@ create trigger profiles_end_api_keys after delete or update of role on public.pr
 -- Deleting an account also clears created_by (the foreign key above), possibly before the membership
 -- goes: a key whose creator disappears is revoked right there.
 create function private.api_key_creator_deleted() returns trigger
-language plpgsql as $$
+language plpgsql
+set search_path = ''
+as $$
 begin
   new.revoked_at := now();
   new.revoked_reason := 'its creator''s account was deleted';
@@ -89,15 +94,15 @@ create trigger organization_api_keys_creator_deleted before update of created_by
   for each row when (old.created_by is not null and new.created_by is null and old.revoked_at is null)
   execute function private.api_key_creator_deleted();
 
--- The organization a request made with an API key acts for: the claimed organization if the claimed
--- key is live and belongs to it, else null. The server builds such claims itself after looking the
--- presented key up (they never carry `sub`); a signed-in user's token names a user, so an `api_key_id`
--- in it is never taken as a key, whoever signed it.
-create function private.api_key_organization_id() returns uuid
+-- The live API key a request is made with: the claimed key if it is live and belongs to the claimed
+-- organization, else nothing. The server builds such claims itself after looking the presented key up
+-- (they never carry `sub`); a signed-in user's token names a user, so an `api_key_id` in it is never
+-- taken as a key, whoever signed it. A key has no session: its rule is that it is not revoked.
+create function private.live_api_key() returns table (id uuid, organization_id uuid)
 language sql stable security definer
 set search_path = ''
 as $$
-  select k.organization_id
+  select k.id, k.organization_id
   from public.organization_api_keys k
   where auth.jwt() ->> 'sub' is null
     and k.id = case
@@ -108,8 +113,18 @@ as $$
     and k.revoked_at is null
 $$;
 
+-- The organization a request made with a live API key acts for, and that key; null for anyone else.
+create function private.api_key_organization_id() returns uuid
+language sql stable
+set search_path = ''
+as $$ select k.organization_id from private.live_api_key() k $$;
+create function private.api_key_id() returns uuid
+language sql stable
+set search_path = ''
+as $$ select k.id from private.live_api_key() k $$;
+
 -- Who may configure webhooks, the one rule: the organization whose webhooks the caller may configure,
--- as an admin there (live membership) or with its live API key; null for anyone else. The webhook
+-- as an admin there (live membership, live session) or with its live API key; null for anyone else. The webhook
 -- tables' policies, the webhook operations and the configuration API all ask this function.
 create function private.webhook_admin_organization_id() returns uuid
 language sql stable security definer
@@ -118,21 +133,48 @@ as $$
   select coalesce(private.admin_organization_id(), private.api_key_organization_id())
 $$;
 
-revoke all on function private.api_key_organization_id(), private.webhook_admin_organization_id() from public;
-grant execute on function private.api_key_organization_id(), private.webhook_admin_organization_id()
-  to authenticated, service_role;
+revoke all on function private.live_api_key(), private.api_key_organization_id(), private.api_key_id(),
+  private.webhook_admin_organization_id() from public;
+grant execute on function private.live_api_key(), private.api_key_organization_id(), private.api_key_id(),
+  private.webhook_admin_organization_id() to config_api, service_role;
 revoke all on function private.api_key_revocation_is_final(), private.api_keys_end_with_their_creator(),
   private.api_key_creator_deleted() from public;
 
--- Admins list and revoke their organization's keys; the hash is never readable by anyone but the server.
+-- Admins list, make and revoke their organization's keys, in the settings area only; the hash is never
+-- readable by anyone but the server, and a key's creator is the admin making it.
 revoke all on public.organization_api_keys from anon, authenticated;
 grant select (id, organization_id, name, key_prefix, created_by, created_at, last_used_at, revoked_at, revoked_reason)
-  on public.organization_api_keys to authenticated;
-grant insert (organization_id, name, key_prefix, key_hash, created_by) on public.organization_api_keys to authenticated;
-grant update (revoked_at) on public.organization_api_keys to authenticated;
+  on public.organization_api_keys to config_api;
+grant insert (organization_id, name, key_prefix, key_hash, created_by) on public.organization_api_keys to config_api;
+grant update (revoked_at) on public.organization_api_keys to config_api;
 select private.create_admin_policies('organization_api_keys', '{select,update}');
-create policy organization_api_keys_admin_insert on public.organization_api_keys for insert to authenticated
-  with check (organization_id = (select private.admin_organization_id()) and created_by = (select auth.uid()));
+create policy organization_api_keys_admin_insert on public.organization_api_keys for insert to config_api
+  with check (organization_id = (select private.admin_organization_id()) and created_by = (select private.live_user_id()));
+
+-- Who made an endpoint or a key, in words for the settings area, so that the remaining admins see what
+-- a removed admin left behind: the person's name (or e-mail address) while they are a member of the
+-- organization, "removed member" once they are not (or their account is gone), the API key's name for
+-- what an automation platform made, null for what the server made. Only for the organization the caller
+-- may configure: anything else answers null.
+create function private.creator_display(org uuid, user_id uuid, api_key_id uuid) returns text
+language sql stable security definer
+set search_path = ''
+as $$
+  select case
+    when org is distinct from private.webhook_admin_organization_id() then null
+    when creator_display.user_id is not null then coalesce(
+      (select coalesce(nullif(trim(p.display_name), ''), u.email)
+       from public.profiles p join auth.users u on u.id = p.user_id
+       where p.user_id = creator_display.user_id and p.organization_id = org),
+      'removed member')
+    when creator_display.api_key_id is not null then coalesce(
+      (select 'API key ' || k.name from public.organization_api_keys k
+       where k.id = creator_display.api_key_id and k.organization_id = org),
+      'a deleted API key')
+  end
+$$;
+revoke all on function private.creator_display(uuid, uuid, uuid) from public;
+grant execute on function private.creator_display(uuid, uuid, uuid) to config_api, service_role;
 
 -- Resolving a presented key happens before any claims exist, so it is a server-side lookup (the
 -- function's own database role), throttling the last-used write to once a minute per key.

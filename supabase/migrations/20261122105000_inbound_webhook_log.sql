@@ -98,10 +98,9 @@ create index inbound_webhook_log_account_idx on public.inbound_webhook_log (acco
 select private.create_tenant_triggers('inbound_webhook_log');
 
 -- Payloads carry donors' names, e-mails, card details and members' messages: organization admins only,
--- read only.
-revoke all on public.inbound_webhook_log from anon;
-revoke insert, update, delete, truncate on public.inbound_webhook_log from authenticated;
-grant select on public.inbound_webhook_log to authenticated;
+-- read only, in the settings area (the Payment webhooks page); the Data API gets nothing.
+revoke all on public.inbound_webhook_log from anon, authenticated;
+grant select on public.inbound_webhook_log to config_api;
 select private.create_admin_policies('inbound_webhook_log', '{select}');
 
 -- donation_payment_webhook_log (the name the interface specification gives it): the log of
@@ -115,7 +114,7 @@ create view public.donation_payment_webhook_log with (security_invoker = true) a
   from public.inbound_webhook_log l
   where l.provider in ('checkout', 'payments');
 revoke all on public.donation_payment_webhook_log from anon, authenticated;
-grant select on public.donation_payment_webhook_log to authenticated;
+grant select on public.donation_payment_webhook_log to config_api;
 
 -- Writing the log -------------------------------------------------------------------------------------
 -- A verified delivery: the row an earlier delivery with the same key or the same bytes left (counting

@@ -66,16 +66,15 @@ create index donation_refunds_gateway_payment_idx on public.donation_refunds (ga
 
 select private.create_tenant_triggers('donation_refunds', touch => true);
 
--- Members of the organization read refunds; only the server writes them (no write policy).
+-- Members of the organization read refunds; only the server writes them (no write policy, no grant).
 select private.create_tenant_policies('donation_refunds', '{select}');
-revoke insert, update, delete on public.donation_refunds from authenticated;
-grant select on public.donation_refunds to authenticated;
 
 -- The card-payment provider's secret ---------------------------------------------------------------------
 -- Same HMAC scheme as the checkout provider. Providers such as Razorpay give every webhook URL its own
 -- secret, so an organization may set one for payments-webhook; when it is null, webhook_secret is used.
--- Admin-only like webhook_secret (organization_settings_admin is the table's only user policy).
+-- Write-only like webhook_secret: admins set it through the configuration API, only the server reads it.
 alter table public.organization_settings add column payments_webhook_secret text;
+grant insert (payments_webhook_secret), update (payments_webhook_secret) on public.organization_settings to config_api;
 
 -- Routing: which organizations could have sent this, with the secret to check it -------------------------
 -- The organization in the URL wins; otherwise one named in the payload; otherwise the organizations that

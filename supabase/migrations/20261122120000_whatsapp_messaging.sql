@@ -36,6 +36,8 @@ create index messaging_accounts_phone_number_idx on public.messaging_accounts (p
 -- senders are matched to such numbers through it (private.whatsapp_upsert_thread). ISO 3166-1 alpha-2.
 alter table public.organization_settings add column default_country text
   check (default_country ~ '^[A-Z]{2}$');
+grant select (default_country), insert (default_country), update (default_country)
+  on public.organization_settings to config_api;
 -- The inbound log (20261122105000) keeps each WhatsApp payload under the account it came in for.
 alter table public.inbound_webhook_log add constraint inbound_webhook_log_account_fkey
   foreign key (organization_id, account_id) references public.messaging_accounts (organization_id, id)
@@ -75,8 +77,8 @@ create trigger messaging_account_secrets_hash
   before insert or update of verify_token, app_secret on public.messaging_account_secrets
   for each row execute function private.hash_verify_token();
 
--- Admins set or rotate the secrets of an account of their active organization through this function;
--- nobody can read them back.
+-- Admins set or rotate the secrets of an account of their active organization through this function,
+-- in the settings area (the configuration API's role only); nobody can read them back.
 create function public.set_messaging_account_secrets(account_id uuid, app_secret text, verify_token text)
 returns void
 language plpgsql volatile security definer
@@ -98,8 +100,8 @@ begin
     set app_secret = excluded.app_secret, verify_token = excluded.verify_token;
 end;
 $$;
-revoke execute on function public.set_messaging_account_secrets(uuid, text, text) from public, anon;
-grant execute on function public.set_messaging_account_secrets(uuid, text, text) to authenticated;
+revoke execute on function public.set_messaging_account_secrets(uuid, text, text) from public, anon, authenticated;
+grant execute on function public.set_messaging_account_secrets(uuid, text, text) to config_api, service_role;
 
 -- Conversations -------------------------------------------------------------------------------------
 -- One thread per organization and contact. A contact is known by its phone number (digits only, no
@@ -262,13 +264,15 @@ grant execute on function private.whatsapp_status_rank(text) to authenticated, s
 alter table public.messaging_account_secrets enable row level security;
 revoke all on public.messaging_account_secrets from anon, authenticated;
 
--- messaging_accounts: everyone in the organization sees its numbers; admins manage them.
+-- messaging_accounts: everyone in the organization sees its numbers (the Data API too); admins register
+-- and remove them in the settings area.
 select private.create_tenant_policies('messaging_accounts', '{select}');
 select private.create_admin_policies('messaging_accounts', '{insert,update,delete}');
+grant insert (organization_id, phone_number_id, display_phone_number), update (phone_number_id, display_phone_number),
+  delete on public.messaging_accounts to config_api;
 
--- Threads and messages: members of the active organization read and write them (staff link a thread
--- to a member, record outbound messages); deleting is for admins.
+-- Threads and messages: members of the active organization read and write them through either door
+-- (staff link a thread to a member, record outbound messages); deleting is for admins.
 select private.create_tenant_policies(t) from unnest(array['whatsapp_conversations', 'whatsapp_messages']) t;
 -- Receipts are written by the server only; users read the history.
 select private.create_tenant_policies('whatsapp_message_receipts', '{select}');
-revoke insert, update, delete on public.whatsapp_message_receipts from authenticated;

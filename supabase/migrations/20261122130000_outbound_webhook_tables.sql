@@ -40,6 +40,7 @@ $$;
 -- it into a constant and the partial due index below matches the queries that use it.
 create function private.webhook_open_states() returns text[]
 language sql immutable parallel safe
+set search_path = ''
 as $$ select array['pending', 'retrying'] $$;
 
 -- The largest body an event carries: 256 KiB of JSON text, as Svix-class services take a few hundred
@@ -48,6 +49,7 @@ as $$ select array['pending', 'retrying'] $$;
 -- refuses anything larger whoever writes, so the memory a dispatcher needs per delivery is bounded.
 create function private.webhook_max_body_bytes() returns integer
 language sql immutable parallel safe
+set search_path = ''
 as $$ select 262144 $$;
 
 -- The event types organizations can subscribe to: written from the event catalogue
@@ -57,6 +59,7 @@ as $$ select 262144 $$;
 -- answered 410 Gone, or failed every attempt for 5 days: private.webhook_disable_endpoints()).
 create function private.webhook_event_types() returns text[]
 language sql immutable
+set search_path = ''
 as $$
   select array[
     'member.created',
@@ -95,7 +98,11 @@ create table public.webhook_endpoints (
   -- The receiver answered 429 with Retry-After: nothing is sent to this endpoint before then (capped by
   -- private.webhook_retry_after_cap()). Written by the server only (webhook_record_results).
   paused_until timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  -- Who made it: the admin (no foreign key: the id outlives their account, so the Webhooks page still
+  -- says "removed member"), or the API key (an automation platform's subscription). Neither is
+  -- writable by a user role; private.creator_display() says it in words.
+  created_by uuid default private.live_user_id(),
+  created_by_api_key_id uuid default private.api_key_id(),
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   unique (organization_id, id)
@@ -107,6 +114,7 @@ create index webhook_endpoints_fanout_idx on public.webhook_endpoints (organizat
 -- writer's transaction, so the count bounds the work one row can cause (Stripe allows 16 per account).
 create function private.webhook_max_endpoints() returns integer
 language sql immutable
+set search_path = ''
 as $$ select 100 $$;
 
 create function private.webhook_endpoints_cap() returns trigger
@@ -227,6 +235,7 @@ revoke all on private.webhook_leases from public, anon, authenticated;
 -- How many times a delivery is claimed without a recorded result before it is set aside.
 create function private.webhook_max_unrecorded_claims() returns integer
 language sql immutable parallel safe
+set search_path = ''
 as $$ select 3 $$;
 
 -- The pace of endpoints with a rate limit: when the next send to each may start, whichever dispatcher
@@ -246,12 +255,14 @@ revoke all on private.webhook_endpoint_pace from public, anon, authenticated;
 -- time varies by more than five margins (at 5 a second, 100 ms).
 create function private.webhook_send_gap(rate integer) returns interval
 language sql immutable parallel safe
+set search_path = ''
 as $$ select make_interval(secs => 1.1 / rate) $$;
 
 -- How far ahead a claim schedules a paced endpoint's sends: a dispatcher claims again at least this
 -- often while it has work (each result written claims along), so the pace runs on without gaps.
 create function private.webhook_pace_horizon() returns interval
 language sql immutable parallel safe
+set search_path = ''
 as $$ select interval '1 second' $$;
 
 -- The leases that have not run out: the attempts in flight, stated once. A view, so the planner reads
@@ -359,32 +370,36 @@ create trigger webhook_endpoints_after_disable after update of enabled on public
   execute function private.webhook_endpoint_after_disable();
 
 -- Row-level security -----------------------------------------------------------------------------------
+-- The settings area's alone (the configuration API's role): the Data API gets none of these tables.
 revoke all on public.webhook_endpoints, public.webhook_events, public.webhook_deliveries,
   public.webhook_delivery_attempts from anon, authenticated;
 
 -- Admins of the active organization (and its API keys) manage its endpoints. Staff see no endpoint
--- row at all, so the secrets are never readable by non-admins. Rotation state and the disable
--- bookkeeping are written only by the server (no column privilege for them).
-grant select, delete on public.webhook_endpoints to authenticated;
-grant insert (url, events, secret, enabled, description, disabled_reason, rate_limit_per_second)
-  on public.webhook_endpoints to authenticated;
+-- row at all. The signing secrets are write-only for every user role (the API returns a secret once,
+-- when it makes one; only the dispatcher reads them). Rotation state, the disable bookkeeping and who
+-- made an endpoint are written only by the server (no column privilege for them).
+grant select (id, organization_id, url, events, previous_secret_expires_at, enabled, disabled_reason, disabled_at,
+              description, rate_limit_per_second, paused_until, created_by, created_by_api_key_id, created_at,
+              updated_at),
+  delete on public.webhook_endpoints to config_api;
+-- organization_id must be writable for inserts; the policy pins it to the admin's.
+grant insert (organization_id, url, events, secret, enabled, description, disabled_reason, rate_limit_per_second)
+  on public.webhook_endpoints to config_api;
 grant update (url, events, secret, enabled, description, disabled_reason, rate_limit_per_second)
-  on public.webhook_endpoints to authenticated;
+  on public.webhook_endpoints to config_api;
 select private.create_admin_policies('webhook_endpoints', '{select,insert,update,delete}',
                                      'private.webhook_admin_organization_id');
--- organization_id must be writable for inserts through PostgREST; the policy pins it to the admin's.
-grant insert (organization_id) on public.webhook_endpoints to authenticated;
 
 -- The history is read-only, for the same callers.
-grant select on public.webhook_events, public.webhook_deliveries, public.webhook_delivery_attempts to authenticated;
+grant select on public.webhook_events, public.webhook_deliveries, public.webhook_delivery_attempts to config_api;
 select private.create_admin_policies(t, '{select}', 'private.webhook_admin_organization_id')
   from unnest(array['webhook_events', 'webhook_deliveries', 'webhook_delivery_attempts']) t;
 
 revoke all on function private.webhook_new_secret(), private.webhook_event_types(),
   private.webhook_secret_acceptable(text), private.webhook_open_states() from public;
 grant execute on function private.webhook_new_secret(), private.webhook_event_types(),
-  private.webhook_secret_acceptable(text), private.webhook_open_states() to authenticated, service_role;
+  private.webhook_secret_acceptable(text), private.webhook_open_states() to config_api, service_role;
 -- The events table's check calls it, whoever writes.
 revoke all on function private.webhook_max_body_bytes(), private.webhook_max_unrecorded_claims(),
   private.webhook_send_gap(integer), private.webhook_pace_horizon() from public;
-grant execute on function private.webhook_max_body_bytes() to authenticated, service_role;
+grant execute on function private.webhook_max_body_bytes() to config_api, service_role;

@@ -16,6 +16,7 @@
 -- How long a delivery keeps being retried after its first attempt.
 create function private.webhook_retry_window() returns interval
 language sql immutable
+set search_path = ''
 as $$ select interval '24 hours' $$;
 
 -- Delay after the n-th failed attempt: 10 s doubling each time, capped at 4 h, then ±25% jitter so
@@ -23,6 +24,7 @@ as $$ select interval '24 hours' $$;
 -- Nominal: 10 s, 20 s, 40 s, 80 s, 160 s, 5.3 min, 10.7 min, 21 min, 43 min, 85 min, 2.8 h, 4 h, 4 h...
 create function private.webhook_retry_delay(failed_attempts integer) returns interval
 language sql volatile
+set search_path = ''
 as $$
   select make_interval(secs => least(10 * power(2, greatest(failed_attempts, 1) - 1), 4 * 3600)
                                * (0.75 + random() * 0.5))
@@ -33,6 +35,7 @@ $$;
 -- 24 hours), and it is capped, as Svix does, so one header cannot park a delivery past its window.
 create function private.webhook_retry_after_cap() returns interval
 language sql immutable
+set search_path = ''
 as $$ select interval '1 hour' $$;
 
 -- Claims due deliveries for one dispatcher, each with a lease (a row of private.webhook_leases, live

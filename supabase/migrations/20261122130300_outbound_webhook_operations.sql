@@ -14,8 +14,9 @@ as $$
 declare
   org uuid;
 begin
-  -- Users and API keys arrive as `authenticated`/`anon` (SET ROLE by PostgREST) or `config_api`
-  -- (withClaims in the configuration API); the server does not.
+  -- Users and API keys arrive as `config_api` (withClaims in the configuration API; `authenticated` and
+  -- `anon`, PostgREST's roles, cannot call the operations, but are told apart from the server all the
+  -- same); the server does not.
   if coalesce(current_setting('role', true), 'none') not in ('authenticated', 'anon', 'config_api') then
     return null;
   end if;
@@ -123,6 +124,7 @@ $$;
 -- (supabase/functions/webhooks/catalogue.ts) by `npm run openapi`; a test fails when this body differs.
 create function private.webhook_event_examples() returns jsonb
 language sql immutable
+set search_path = ''
 as $$
   select $json${
     "member.created": {
@@ -375,8 +377,10 @@ $$;
 revoke all on function private.webhook_operator_organization(), private.webhook_not_found(uuid, text)
   from public, authenticated;
 revoke all on function private.webhook_event_examples() from public;
+-- The settings area's (the configuration API's role) and the server's; the Data API cannot call them.
 revoke all on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
-  public.webhook_send_test_event(uuid, text), public.webhook_rotate_secret(uuid, interval, text) from public, anon;
+  public.webhook_send_test_event(uuid, text), public.webhook_rotate_secret(uuid, interval, text)
+  from public, anon, authenticated;
 grant execute on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
   public.webhook_send_test_event(uuid, text), public.webhook_rotate_secret(uuid, interval, text)
-  to authenticated, service_role;
+  to config_api, service_role;

@@ -128,6 +128,7 @@ as $$ select to_regprocedure('net.http_post(text, jsonb, jsonb, jsonb, integer)'
 -- 2 s of CPU run out. Only the number of runs; a run's own budget decides when it stops.
 create function private.webhook_due_per_run() returns integer
 language sql immutable
+set search_path = ''
 as $$ select 3000 $$;
 
 -- One POST to an Edge Function of this project through pg_net (queued now, sent by pg_net's worker after

@@ -19,6 +19,7 @@
 -- hour or week can be estimated from the buckets (within a bin: the bins are 1.3 to 2 times apart).
 create function private.webhook_duration_bounds() returns integer[]
 language sql immutable parallel safe
+set search_path = ''
 as $$ select '{5,10,20,35,50,75,100,150,200,300,500,750,1000,1500,2000,3000,5000,7500,10000}'::integer[] $$;
 
 create function private.webhook_duration_histogram(durations integer[]) returns integer[]
@@ -158,7 +159,7 @@ $$;
 revoke all on function private.webhook_attempts_fold_health() from public;
 revoke all on function private.webhook_duration_histogram(integer[]), private.webhook_histogram_sum(integer[], integer[])
   from public;
-grant execute on function private.webhook_duration_bounds() to authenticated, service_role;
+grant execute on function private.webhook_duration_bounds() to config_api, service_role;
 
 create trigger webhook_delivery_attempts_fold_health after insert on public.webhook_delivery_attempts
   referencing new table as new_attempts
@@ -171,6 +172,7 @@ create trigger webhook_delivery_attempts_fold_health after insert on public.webh
 -- currently failing.
 create function private.webhook_failing_disable_after() returns interval
 language sql immutable
+set search_path = ''
 as $$ select interval '5 days' $$;
 
 create index webhook_endpoint_health_failing_idx on public.webhook_endpoint_health (failing_since)
@@ -200,6 +202,6 @@ revoke all on function private.webhook_disable_failing_endpoints(), private.webh
 -- Access: read-only, for whoever may configure the organization's webhooks (its admins and API keys),
 -- like the delivery history it summarizes. Only the trigger writes.
 revoke all on public.webhook_endpoint_health, public.webhook_endpoint_health_buckets from anon, authenticated;
-grant select on public.webhook_endpoint_health, public.webhook_endpoint_health_buckets to authenticated;
+grant select on public.webhook_endpoint_health, public.webhook_endpoint_health_buckets to config_api;
 select private.create_admin_policies(t, '{select}', 'private.webhook_admin_organization_id')
   from unnest(array['webhook_endpoint_health', 'webhook_endpoint_health_buckets']) t;

@@ -14,10 +14,11 @@ create table public.organization_log_retention (
 );
 
 revoke all on public.organization_log_retention from anon, authenticated;
--- An organization's admins read and choose its retention (through PostgREST: upsert one row).
-grant select on public.organization_log_retention to authenticated;
-grant insert (organization_id, webhook_log_days) on public.organization_log_retention to authenticated;
-grant update (webhook_log_days) on public.organization_log_retention to authenticated;
+-- An organization's admins read and choose its retention, in the settings area (GET and PUT
+-- /webhooks/log-retention).
+grant select on public.organization_log_retention to config_api;
+grant insert (organization_id, webhook_log_days) on public.organization_log_retention to config_api;
+grant update (webhook_log_days) on public.organization_log_retention to config_api;
 select private.create_admin_policies('organization_log_retention', '{select,insert,update}');
 
 create function private.organization_log_retention_touch() returns trigger

@@ -228,6 +228,7 @@ $$;
 -- Delay before the next attempt after `failed` failed ones: 30 s doubling, at most an hour.
 create function private.mail_retry_delay(failed integer) returns interval
 language sql immutable
+set search_path = ''
 as $$ select make_interval(secs => least(30 * power(2, greatest(failed, 1) - 1), 3600)) $$;
 
 -- Records what the sender did: [{id, lease_token, ok, message_id, error, permanent}]. A sent mail loses

@@ -37,7 +37,7 @@ select private.create_tenant_triggers('member_erasures');
 
 -- Admins of the organization read its records; only the functions below write them.
 revoke all on public.member_erasures from anon, authenticated;
-grant select on public.member_erasures to authenticated;
+grant select on public.member_erasures to config_api;
 select private.create_admin_policies('member_erasures', '{select}');
 
 -- The work state of a running erasure: its terms and where it is. Server only; deleted at the end.
@@ -481,7 +481,7 @@ revoke all on function private.erasure_mentions(text, text[]), private.erasure_i
   private.erasure_add(jsonb, text, bigint),
   private.erasure_step(uuid, integer), private.erasure_json(uuid) from public, anon, authenticated;
 revoke all on procedure private.erasure_run(integer, interval) from public, anon, authenticated;
-revoke all on function public.erase_member(uuid) from public, anon;
-grant execute on function public.erase_member(uuid) to authenticated, service_role;
+revoke all on function public.erase_member(uuid) from public, anon, authenticated;
+grant execute on function public.erase_member(uuid) to config_api, service_role;
 
 select cron.schedule('person-erasure', '* * * * *', 'call private.erasure_run()');

@@ -10,6 +10,7 @@
 -- one); a script that signs up and creates thousands would fill the platform's lists and mails.
 create function private.organizations_per_day() returns integer
 language sql immutable
+set search_path = ''
 as $$ select 5 $$;
 
 -- Whether the caller already belongs to an organization called `name` (ignoring case and surrounding

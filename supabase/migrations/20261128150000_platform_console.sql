@@ -121,6 +121,7 @@ $$;
 -- the organization's people.
 create function private.platform_count_cap() returns integer
 language sql immutable
+set search_path = ''
 as $$ select 1000 $$;
 
 create function private.platform_organizations(only_id uuid, search text, suspended_only boolean,
@@ -454,3 +455,6 @@ grant execute on function private.platform_role(), private.claimed_organization_
   private.platform_admins(), private.platform_grant_admin(text), private.platform_revoke_admin(uuid),
   private.platform_audit_entries(uuid, timestamptz, uuid, integer)
   to config_api;
+-- public.set_active_organization (security invoker) asks it for the Data API's callers too: whether an
+-- organization they belong to is suspended tells them nothing they may not know.
+grant execute on function private.membership_is_suspended(uuid) to authenticated;

@@ -91,13 +91,35 @@ returns jsonb language sql as $$
 
 create or replace function tests.set_claims(role text, claims jsonb) returns void
 language sql as $$ select set_config('request.jwt.claims', claims::text, true), set_config('role', role, true) $$;
--- A user's token (a null organization: a token without one).
-create or replace function tests.act_as(user_id uuid, organization_id uuid) returns void
+-- The user's live session in auth.sessions, as signing in makes one (made when first asked for, and
+-- again after tests.sign_out): its id, for the token's `session_id`. Security definer: a test acting as
+-- one user switches to the next through this.
+create or replace function tests.session_of(user_id uuid) returns uuid
+language sql security definer set search_path = '' as $$
+  insert into auth.sessions (id, user_id, created_at, updated_at, aal)
+  select gen_random_uuid(), u.id, now(), now(), 'aal1' from auth.users u
+  where u.id = session_of.user_id
+    and not exists (select 1 from auth.sessions s where s.user_id = u.id and s.not_after is null);
+  select s.id from auth.sessions s where s.user_id = session_of.user_id and s.not_after is null
+  order by s.created_at limit 1 $$;
+-- Signing out: the user's sessions end (Supabase Auth deletes them); tokens naming them live on.
+create or replace function tests.sign_out(user_id uuid) returns void
+language sql security definer set search_path = '' as $$
+  delete from auth.sessions s where s.user_id = sign_out.user_id $$;
+-- A user's token through the Data API, as PostgREST runs it (a null organization: a token without one),
+-- naming the user's live session unless `session` names another (a signed-out token keeps its old one).
+create or replace function tests.act_as(user_id uuid, organization_id uuid, session uuid default null) returns void
 language sql as $$ select tests.set_claims('authenticated', jsonb_strip_nulls(jsonb_build_object(
-  'sub', user_id, 'role', 'authenticated', 'aud', 'authenticated', 'organization_id', organization_id))) $$;
--- An organization API key's request, with the claims the configuration API builds (actor.ts).
+  'sub', user_id, 'role', 'authenticated', 'aud', 'authenticated', 'organization_id', organization_id,
+  'session_id', coalesce(session, tests.session_of(user_id))))) $$;
+-- The same token through the configuration API, which runs as config_api (webhooks/actor.ts).
+create or replace function tests.act_as_config_api(user_id uuid, organization_id uuid, session uuid default null)
+returns void language sql as $$
+  select tests.act_as(user_id, organization_id, session), set_config('role', 'config_api', true) $$;
+-- An organization API key's request, with the claims the configuration API builds (actor.ts): keys exist
+-- only there.
 create or replace function tests.act_as_api_key(api_key_id uuid, organization_id uuid) returns void
-language sql as $$ select tests.set_claims('authenticated', jsonb_build_object(
+language sql as $$ select tests.set_claims('config_api', jsonb_build_object(
   'role', 'authenticated', 'api_key_id', api_key_id, 'organization_id', organization_id)) $$;
 create or replace function tests.act_as_anon() returns void
 language sql as $$ select tests.set_claims('anon', '{"role":"anon"}') $$;

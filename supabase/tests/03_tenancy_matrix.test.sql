@@ -1,12 +1,17 @@
--- Cross-tenant attack matrix. Every table in `public` that belongs to an organization is probed by:
+-- Cross-tenant attack matrix. Every table in `public` that belongs to an organization is probed through
+-- both doors (docs/authentication.md#two-doors-one-rule): the Data API, as PostgREST runs a request
+-- (role `authenticated`), and the configuration API (role `config_api`), by:
 --   * an admin of organization A aiming at organization B's rows,
 --   * a staff member of A aiming at B,
 --   * a user of A whose token claims B (a forged or stale organization claim), aiming at B,
 --   * a member removed from A whose still-valid token claims A, aiming at A,
---   * an anonymous caller, aiming at A.
+--   * an admin of A who signed out, with the token of the ended session, aiming at A,
+--   * an anonymous caller (the Data API), aiming at A,
+--   * organization API keys (the configuration API): another organization's, and a revoked one.
 -- Each probe tries select, update, delete and insert; none may see or change anything. An admin of A
--- aiming at A is the control: it must see A's rows, so the matrix is never vacuous. A tenant table
--- added without seed rows here fails the "seeded" check, so new tables cannot slip past the matrix.
+-- aiming at A is the control, through each door: it must see A's rows in every table that door serves,
+-- and be refused the others, so the matrix is never vacuous. A tenant table added without seed rows here
+-- fails the "seeded" check, so new tables cannot slip past the matrix.
 begin;
 select no_plan();
 \set min_tables 27
@@ -38,6 +43,13 @@ select tests.create_tenants('a1000000-0000-4000-8000-000000000000', 'b1000000-00
                            'a2000000-0000-4000-8000-000000000001', 'a2000000-0000-4000-8000-000000000002',
                            'b2000000-0000-4000-8000-000000000001');
 select tests.create_user('removed-a@example.org', 'a2000000-0000-4000-8000-000000000003');
+-- An admin of A who signed out: their token still names the session that ended.
+select tests.add_member(tests.create_user('signed-out-a@example.org', 'a2000000-0000-4000-8000-000000000004'),
+                        'a1000000-0000-4000-8000-000000000000', 'admin');
+create table tenancy_probe.ended (session uuid);
+insert into tenancy_probe.ended select tests.session_of('a2000000-0000-4000-8000-000000000004');
+select tests.sign_out('a2000000-0000-4000-8000-000000000004');
+grant select on tenancy_probe.ended to authenticated, anon;
 insert into public.user_active_organization values
   ('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000'),
   ('b2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000');
@@ -122,7 +134,7 @@ select ok(
 from tenancy_probe.tenant_tables t order by t.tbl;
 
 -- The probe: runs as whatever role and claims are current, records what each attempt achieved (the
--- rows it reached, or the error), for the probes asked for.
+-- number of rows it reached, or `error <sqlstate>`), for the probes asked for.
 create function tenancy_probe.probe(actor text, target uuid, probes text[] default '{select,update,delete,insert}')
 returns void language plpgsql as $$
 declare
@@ -142,7 +154,7 @@ begin
         get diagnostics n = row_count;
         insert into tenancy_probe.results values (actor, t.tbl, p.probe, n::text);
       exception when others then
-        insert into tenancy_probe.results values (actor, t.tbl, p.probe, sqlstate);
+        insert into tenancy_probe.results values (actor, t.tbl, p.probe, 'error ' || sqlstate);
       end;
     end loop;
     continue when not 'insert' = any (probes);
@@ -159,7 +171,7 @@ begin
         t.tbl, cols, cols, t.tbl) using template;
       insert into tenancy_probe.results values (actor, t.tbl, 'insert', 'inserted');
     exception when others then
-      insert into tenancy_probe.results values (actor, t.tbl, 'insert', sqlstate);
+      insert into tenancy_probe.results values (actor, t.tbl, 'insert', 'error ' || sqlstate);
     end;
   end loop;
 end;
@@ -167,60 +179,96 @@ $$;
 grant execute on function tenancy_probe.probe(text, uuid, text[]) to authenticated, anon;
 
 -- Attackers ---------------------------------------------------------------------------------------------
-select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
-select tenancy_probe.probe('admin of A -> B', 'b1000000-0000-4000-8000-000000000000');
-select tests.act_as('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
-select tenancy_probe.probe('staff of A -> B', 'b1000000-0000-4000-8000-000000000000');
-select tests.act_as('a2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000');
-select tenancy_probe.probe('admin of A claiming B -> B', 'b1000000-0000-4000-8000-000000000000');
-select tests.act_as('a2000000-0000-4000-8000-000000000003', 'a1000000-0000-4000-8000-000000000000');
-select tenancy_probe.probe('removed member of A -> A', 'a1000000-0000-4000-8000-000000000000');
+-- A user's token through one door: the Data API (`authenticated`) or the configuration API (`config_api`).
+create function tenancy_probe.as_user(door text, user_id uuid, org uuid, session uuid default null) returns void
+language sql as $$
+  select case door when 'Data API' then tests.act_as(user_id, org, session)
+                   else tests.act_as_config_api(user_id, org, session) end $$;
+grant execute on function tenancy_probe.as_user(text, uuid, uuid, uuid) to authenticated, anon;
+
+do $$
+declare
+  door text;
+  ended uuid := (select session from tenancy_probe.ended);
+begin
+  foreach door in array array['Data API', 'configuration API'] loop
+    perform tenancy_probe.as_user(door, 'a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
+    perform tenancy_probe.probe(door || ': admin of A -> B', 'b1000000-0000-4000-8000-000000000000');
+    perform tenancy_probe.as_user(door, 'a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
+    perform tenancy_probe.probe(door || ': staff of A -> B', 'b1000000-0000-4000-8000-000000000000');
+    perform tenancy_probe.as_user(door, 'a2000000-0000-4000-8000-000000000001', 'b1000000-0000-4000-8000-000000000000');
+    perform tenancy_probe.probe(door || ': admin of A claiming B -> B', 'b1000000-0000-4000-8000-000000000000');
+    perform tenancy_probe.as_user(door, 'a2000000-0000-4000-8000-000000000003', 'a1000000-0000-4000-8000-000000000000');
+    perform tenancy_probe.probe(door || ': removed member of A -> A', 'a1000000-0000-4000-8000-000000000000');
+    perform tenancy_probe.as_user(door, 'a2000000-0000-4000-8000-000000000004', 'a1000000-0000-4000-8000-000000000000', ended);
+    perform tenancy_probe.probe(door || ': signed-out admin of A -> A', 'a1000000-0000-4000-8000-000000000000');
+    perform tests.clear_act_as();
+  end loop;
+end;
+$$;
 select tests.act_as_anon();
-select tenancy_probe.probe('anon -> A', 'a1000000-0000-4000-8000-000000000000');
+select tenancy_probe.probe('Data API: anon -> A', 'a1000000-0000-4000-8000-000000000000');
 select tests.clear_act_as();
 
--- Organization API keys: B's key aimed at A (claiming B, and claiming A), and A's own key once revoked.
+-- Organization API keys (the configuration API only): B's key aimed at A (claiming B, and claiming A),
+-- and A's own key once revoked.
 select tests.act_as_api_key((select id from public.organization_api_keys where organization_id = 'b1000000-0000-4000-8000-000000000000'),
   'b1000000-0000-4000-8000-000000000000');
-select tenancy_probe.probe('API key of B -> A', 'a1000000-0000-4000-8000-000000000000');
+select tenancy_probe.probe('configuration API: API key of B -> A', 'a1000000-0000-4000-8000-000000000000');
 select tests.clear_act_as();
 select tests.act_as_api_key((select id from public.organization_api_keys where organization_id = 'b1000000-0000-4000-8000-000000000000'),
   'a1000000-0000-4000-8000-000000000000');
-select tenancy_probe.probe('API key of B claiming A -> A', 'a1000000-0000-4000-8000-000000000000');
+select tenancy_probe.probe('configuration API: API key of B claiming A -> A', 'a1000000-0000-4000-8000-000000000000');
 select tests.clear_act_as();
 -- (a second key of A, revoked: revocation is final, so A's first key stays live for the checks below)
 insert into public.organization_api_keys (id, organization_id, name, key_prefix, key_hash, revoked_at)
   values ('a5000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000', 'Old Zapier', 'orgkey_revoked',
           encode(sha256('revoked key of A'::bytea), 'hex'), now());
 select tests.act_as_api_key('a5000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
-select tenancy_probe.probe('revoked API key of A -> A', 'a1000000-0000-4000-8000-000000000000');
+select tenancy_probe.probe('configuration API: revoked API key of A -> A', 'a1000000-0000-4000-8000-000000000000');
 select tests.clear_act_as();
 
--- Control: the admin of A acting on A succeeds in reading every table (run after the attacks, which
--- must not have disturbed A's rows either).
+-- Control: the admin of A acting on A through each door reads every table that door serves (run after
+-- the attacks, which must not have disturbed A's rows either).
 select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
-select tenancy_probe.probe('control: admin of A -> A', 'a1000000-0000-4000-8000-000000000000', '{select}');
+select tenancy_probe.probe('control (authenticated): admin of A -> A', 'a1000000-0000-4000-8000-000000000000', '{select}');
+select tests.act_as_config_api('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
+select tenancy_probe.probe('control (config_api): admin of A -> A', 'a1000000-0000-4000-8000-000000000000', '{select}');
 select tests.clear_act_as();
 
-select ok(r.got in ('0', '42501'), format('%s: %s %s sees/changes nothing (got %s)', r.actor, r.probe, r.tbl, r.got))
+select ok(r.got in ('0', 'error 42501'), format('%s: %s %s sees/changes nothing (got %s)', r.actor, r.probe, r.tbl, r.got))
 from tenancy_probe.results r
 where r.actor not like 'control%' and r.probe <> 'insert'
 order by r.actor, r.tbl, r.probe;
 
-select is(r.got, '42501', format('%s: insert into %s is refused', r.actor, r.tbl))
+select is(r.got, 'error 42501', format('%s: insert into %s is refused', r.actor, r.tbl))
 from tenancy_probe.results r
 where r.actor not like 'control%' and r.probe = 'insert'
 order by r.actor, r.tbl;
 
--- Tables only the server may read (secrets) are the exception: no user role has any privilege on them.
+-- Each door serves the tables its role may read (the Data API's are the day-to-day records, the
+-- configuration API's those and the settings area's); tables only the server may read (secrets) are
+-- served by neither.
 select ok(
-  case when has_any_column_privilege('authenticated', format('public.%I', r.tbl), 'select')
+  case when has_any_column_privilege(substring(r.actor from '\((\w+)\)'), format('public.%I', r.tbl), 'select')
        then r.got ~ '^[0-9]+$' and r.got::int >= 1
-       else r.got = '42501' end,
-  format('%s: sees its own %s rows, unless server-only (%s)', r.actor, r.tbl, r.got))
+       else r.got = 'error 42501' end,
+  format('%s: sees its own %s rows, unless that door does not serve it (%s)', r.actor, r.tbl, r.got))
 from tenancy_probe.results r
 where r.actor like 'control%'
-order by r.tbl;
+order by r.actor, r.tbl;
+select is(
+  array(select r.tbl from tenancy_probe.results r
+        where r.actor like 'control (authenticated)%' and r.got ~ '^[0-9]+$' order by 1),
+  array['attendance', 'donation_refunds', 'donations', 'members', 'messaging_accounts', 'organizations', 'profiles',
+        'recurring_donations', 'user_active_organization', 'whatsapp_conversations', 'whatsapp_message_receipts',
+        'whatsapp_messages', 'workflow_runs', 'workflows'],
+  'the Data API serves exactly the day-to-day tenant tables (docs/authentication.md#two-doors-one-rule)');
+select is(
+  (select count(*)::int from tenancy_probe.results r
+   where r.actor like 'control (config_api)%' and r.got ~ '^[0-9]+$'),
+  (select count(*)::int - 1 from tenancy_probe.tenant_tables),
+  'the configuration API serves every tenant table but the secrets table');
 
 -- Nothing of B changed through any of it: every B row is still exactly what it was before the attacks.
 create function tenancy_probe.rows_now(tbl text, org_col text, org uuid) returns setof jsonb
@@ -237,22 +285,27 @@ select is(
 from tenancy_probe.tenant_tables t order by t.tbl;
 
 -- Role-specific rules inside one organization ----------------------------------------------------------
-select tests.act_as('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
-select is((select count(*)::int from public.organization_settings), 0, 'staff cannot read webhook_secret');
+select tests.act_as_config_api('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
+select is((select count(*)::int from public.organization_settings), 0, 'staff cannot read the settings');
 with u as (update public.organization_settings set webhook_secret = 'mine' returning 1)
   select is(count(*)::int, 0, 'staff cannot change webhook_secret') from u;
+select tests.act_as('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
 with d as (delete from public.members returning 1)
   select is(count(*)::int, 0, 'staff cannot delete members') from d;
 select throws_ok($$ insert into public.profiles (user_id, organization_id, role)
   values ('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000', 'admin') $$,
   '42501', null, 'staff cannot add profiles (or promote themselves)');
+select tests.act_as_config_api('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
 with u as (update public.profiles set role = 'admin' where user_id = (select auth.uid()) returning 1)
   select is(count(*)::int, 0, 'staff cannot promote themselves') from u;
+select tests.act_as('a2000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000000');
 select ok((select count(*) from public.members) >= 1, 'staff reads members of A');
 
+select tests.act_as_config_api('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
+select throws_ok($$ select webhook_secret from public.organization_settings $$, '42501', null,
+  'not even the admin of A reads A''s webhook_secret back (write-only)');
+select is((select count(*)::int from public.organization_settings), 1, 'control: the admin of A sees A''s settings row');
 select tests.act_as('a2000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000000');
-select is((select webhook_secret from public.organization_settings), 'whsec_a1000000-0000-4000-8000-000000000000',
-  'the admin of A reads A''s webhook_secret');
 select is((select count(*)::int from public.user_active_organization where user_id <> (select auth.uid())), 0,
   'another user''s remembered organization is invisible');
 select is((select count(*)::int from public.platform_user_flags), 0, 'another user''s platform flags are invisible');

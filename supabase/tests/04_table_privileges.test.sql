@@ -31,13 +31,18 @@ select ok(
    where n.nspname = 'public' and c.relkind = 'r') >= 20,
   'the enumeration above sees the project''s tables (it is not vacuous)');
 
--- A table created later by the role that runs migrations gets Supabase's default grants minus these.
+-- A table created later by the role that runs migrations reaches neither door until its migration
+-- grants it: Supabase's default grants to anon and authenticated are taken back. The server's role
+-- keeps its own.
 create table public.added_later_probe (id int primary key);
 select is(array(select format('%s %s', rolname, priv) from forbidden
                 where has_table_privilege(rolname, 'public.added_later_probe', priv) order by 1),
   array[]::text[], 'a table added later grants no TRUNCATE, REFERENCES or TRIGGER to user roles (default privileges)');
-select ok(has_table_privilege('authenticated', 'public.added_later_probe', 'SELECT'),
-  'control: the default grants still give the table''s ordinary privileges (RLS decides the rows)');
+select is(array(select r from unnest(array['anon', 'authenticated', 'config_api']) r
+                where has_table_privilege(r, 'public.added_later_probe', 'SELECT, INSERT, UPDATE, DELETE')),
+  array[]::text[], 'a table added later is granted to no user role until its migration says so');
+select ok(has_table_privilege('service_role', 'public.added_later_probe', 'SELECT'),
+  'control: the server''s role keeps its default grants');
 drop table public.added_later_probe;
 
 -- The attack as performed: a staff member with direct SQL truncates tables of every organization.
@@ -63,7 +68,7 @@ select is((select count(*)::int from public.donations where organization_id = 'e
 insert into public.organization_api_keys (id, organization_id, name, key_prefix, key_hash) values
   ('d5000000-0000-4000-8000-000000000001', 'd1000000-0000-4000-8000-000000000000', 'Zapier', 'orgkey_abcdefg',
    encode(sha256('revocation-is-final'::bytea), 'hex'));
-select tests.act_as('d4000000-0000-4000-8000-000000000002', 'd1000000-0000-4000-8000-000000000000');
+select tests.act_as_config_api('d4000000-0000-4000-8000-000000000002', 'd1000000-0000-4000-8000-000000000000');
 select lives_ok($$ update public.organization_api_keys set revoked_at = '1999-01-01' where id = 'd5000000-0000-4000-8000-000000000001' $$,
   'control: the admin revokes the key');
 select ok((select revoked_at > now() - interval '1 minute' from public.organization_api_keys where id = 'd5000000-0000-4000-8000-000000000001'),

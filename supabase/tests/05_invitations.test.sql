@@ -42,11 +42,11 @@ select tests.clear_act_as();
 select is(tests.token_claims('c2000000-0000-4000-8000-0000000000f0') ->> 'organization_id', 'c1000000-0000-4000-8000-00000000000b',
   'after the attack: the victim still lands in B');
 
--- Invitations -------------------------------------------------------------------------------------------
-select tests.act_as('c2000000-0000-4000-8000-00000000000b', 'c1000000-0000-4000-8000-00000000000a');
+-- Invitations (the settings area's: through the configuration API) ----------------------------------------
+select tests.act_as_config_api('c2000000-0000-4000-8000-00000000000b', 'c1000000-0000-4000-8000-00000000000a');
 select throws_ok($$ select public.create_invitation('victim@example.org', 'staff') $$,
   '42501', null, 'staff cannot invite');
-select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as_config_api('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 select throws_ok($$ select public.create_invitation('not an address', 'staff') $$, '22023', null, 'a malformed address is refused');
 select throws_ok($$ select public.create_invitation('victim@example.org', 'owner') $$, '22023', null, 'an unknown role is refused');
 select throws_ok($$ select public.create_invitation('Staff-A@example.org', 'staff') $$, '23505', null,
@@ -55,7 +55,7 @@ insert into pg_temp.kept select 'first', public.create_invitation('Victim@Exampl
 -- (a minute later: an address gets one invitation mail a minute, and this transaction's clock stands still)
 select tests.clear_act_as();
 update private.mail_outbox set created_at = created_at - interval '1 minute' where recipient = 'victim@example.org';
-select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as_config_api('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 insert into pg_temp.kept select 'victim', public.create_invitation('victim@example.org', 'staff') ->> 'token';
 select matches((select value from pg_temp.kept where name = 'victim'), '^inv_[0-9a-f]{64}$', 'the admin gets a token');
 select is((select count(*)::int from public.organization_invitations where revoked_at is null and accepted_at is null), 1,
@@ -75,21 +75,21 @@ select is(tests.token_claims('c2000000-0000-4000-8000-0000000000f0') ->> 'organi
   'an open invitation changes nothing for the victim');
 
 -- Admin of B sees none of A's invitations, cannot revoke them.
-select tests.act_as('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b');
+select tests.act_as_config_api('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b');
 select is((select count(*)::int from public.organization_invitations), 0, 'admin of B sees no invitation of A');
 select throws_ok(format($$ select public.revoke_invitation(%L) $$,
   (select id from public.organization_invitations where email = 'victim@example.org' and revoked_at is null)),
   'P0002', null, 'admin of B cannot revoke A''s invitation (answered like an unknown id)');
 
 -- The first (replaced) token no longer works; an invitation is taken with its token, never by address.
-select tests.act_as('c2000000-0000-4000-8000-0000000000f1', null);
+select tests.act_as_config_api('c2000000-0000-4000-8000-0000000000f1', null);
 select throws_ok(format($$ select public.accept_invitation(token => %L) $$, (select value from pg_temp.kept where name = 'first')),
   'P0002', null, 'a replaced invitation''s token is dead');
 select is((select count(*)::int from pg_proc where proname in ('my_invitations', 'confirmed_email')), 0,
   'nothing lists or accepts invitations by the caller''s e-mail address (sign-up can confirm any address)');
 
 -- The victim, holding the link, sees what the invitation is for and accepts it.
-select tests.act_as('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000b');
+select tests.act_as_config_api('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000b');
 select is((select array[organization_name, role, email] from public.preview_invitation((select value from pg_temp.kept where name = 'victim'))),
   array['Church A', 'staff', 'victim@example.org'], 'the invitee sees the organization''s name, the role and the address');
 select throws_ok($$ select public.preview_invitation('inv_guess') $$, 'P0002', null, 'a guessed token shows nothing');
@@ -105,12 +105,12 @@ select is(tests.token_claims('c2000000-0000-4000-8000-0000000000f0') ->> 'organi
   'even after accepting, the victim still lands in B (their older membership)');
 
 -- Token acceptance; expiry.
-select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as_config_api('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 insert into pg_temp.kept select 'bystander', public.create_invitation('bystander@example.org', 'admin') ->> 'token';
 insert into pg_temp.kept select 'expiring', public.create_invitation('expiring@example.org', 'staff') ->> 'token';
 select tests.clear_act_as();
 update public.organization_invitations set expires_at = now() - interval '1 second' where email = 'expiring@example.org';
-select tests.act_as('c2000000-0000-4000-8000-0000000000f1', null);
+select tests.act_as_config_api('c2000000-0000-4000-8000-0000000000f1', null);
 select throws_ok(format($$ select public.accept_invitation(token => %L) $$, (select value from pg_temp.kept where name = 'expiring')),
   'P0002', null, 'an expired invitation cannot be accepted');
 select throws_ok($$ select public.accept_invitation(token => 'inv_guess') $$, 'P0002', null, 'a guessed token is refused');
@@ -119,23 +119,23 @@ select is(public.accept_invitation(token => (select value from pg_temp.kept wher
 select tests.clear_act_as();
 
 -- Leaving; the last admin stays.
-select tests.act_as('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as_config_api('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000a');
 select lives_ok($$ select public.leave_organization('c1000000-0000-4000-8000-00000000000a') $$, 'the victim leaves A');
 select is((select count(*)::int from public.profiles where user_id = 'c2000000-0000-4000-8000-0000000000f0'
   and organization_id = 'c1000000-0000-4000-8000-00000000000a'), 0, 'and is no longer a member of A');
 select throws_ok($$ select public.leave_organization('c1000000-0000-4000-8000-00000000000a') $$, 'P0002', null,
   'leaving an organization one is not in answers not found');
-select tests.act_as('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b');
+select tests.act_as_config_api('c2000000-0000-4000-8000-0000000000b1', 'c1000000-0000-4000-8000-00000000000b');
 select throws_ok($$ select public.leave_organization('c1000000-0000-4000-8000-00000000000b') $$, '55000', null,
   'the last admin of B cannot leave');
 select throws_ok($$ update public.profiles set role = 'staff' where user_id = (select auth.uid()) $$, '55000', null,
   'the last admin of B cannot demote themselves');
 select throws_ok($$ delete from public.profiles where user_id = (select auth.uid()) $$, '55000', null,
   'the last admin of B cannot delete their own membership');
-select tests.act_as('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as_config_api('c2000000-0000-4000-8000-00000000000a', 'c1000000-0000-4000-8000-00000000000a');
 select lives_ok($$ select public.leave_organization('c1000000-0000-4000-8000-00000000000a') $$,
   'an admin of A leaves while another admin (the bystander) remains');
-select tests.act_as('c2000000-0000-4000-8000-0000000000f1', 'c1000000-0000-4000-8000-00000000000a');
+select tests.act_as_config_api('c2000000-0000-4000-8000-0000000000f1', 'c1000000-0000-4000-8000-00000000000a');
 with d as (delete from public.profiles where user_id = 'c2000000-0000-4000-8000-00000000000b' returning 1)
   select is(count(*)::int, 1, 'control: an admin still removes a staff member') from d;
 select tests.clear_act_as();

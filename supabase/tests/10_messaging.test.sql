@@ -66,7 +66,7 @@ select is((select array_agg(organization_id::text || ' ' || member_match || ' ' 
   '... and only threads of their organization are touched: B''s thread keeps its member');
 
 -- Admin of A: manages accounts and rotates secrets, still cannot read them back.
-select tests.act_as('a0000000-0000-4000-8000-00000000000a', '0a000000-0000-4000-8000-000000000000');
+select tests.act_as_config_api('a0000000-0000-4000-8000-00000000000a', '0a000000-0000-4000-8000-000000000000');
 select lives_ok(
   $$select public.set_messaging_account_secrets('ac000000-0000-4000-8000-00000000000a', 'rotated-secret-a', 'rotated-token-a')$$,
   'an admin rotates the secrets of their account');

@@ -75,7 +75,7 @@ select throws_ok(
   '22023', null, 'refunds beyond the donation are refused');
 
 -- Tenancy of the log: organization admins only; staff, other organizations and anon see nothing.
-select tests.act_as('00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-0000000000a1');
+select tests.act_as_config_api('00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-0000000000a1');
 select is((select count(*)::int from public.inbound_webhook_log), 6, 'the admin of A sees A''s log');
 -- donation_payment_webhook_log, the contract name: the payment part of the same log, same tenancy.
 select is((select count(*)::int from public.donation_payment_webhook_log), 5,
@@ -89,11 +89,11 @@ select throws_ok($$delete from public.inbound_webhook_log$$, '42501', null, 'nob
 select throws_ok(
   $$select * from private.inbound_webhook_targets('checkout', '00000000-0000-4000-8000-0000000000a1', null, null)$$,
   '42501', null, 'users cannot call the secret lookup');
-select tests.act_as('00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-0000000000a1');
+select tests.act_as_config_api('00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-0000000000a1');
 select is((select count(*)::int from public.inbound_webhook_log), 0, 'staff of A see nothing');
 select is((select count(*)::int from public.donation_payment_webhook_log), 0, 'staff of A see nothing through the view');
 select is((select count(*)::int from public.donation_refunds), 2, 'staff of A see A''s refunds');
-select tests.act_as('00000000-0000-4000-8000-00000000000c', '00000000-0000-4000-8000-0000000000a1');
+select tests.act_as_config_api('00000000-0000-4000-8000-00000000000c', '00000000-0000-4000-8000-0000000000a1');
 select is((select count(*)::int from public.inbound_webhook_log), 0, 'the admin of B claiming A sees nothing');
 select is((select count(*)::int from public.donation_payment_webhook_log), 0,
   'the admin of B claiming A sees nothing through the view');

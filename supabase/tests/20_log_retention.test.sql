@@ -115,13 +115,13 @@ select throws_ok($$update public.organization_log_retention set webhook_log_days
 
 select tests.add_member(tests.create_user('retention-admin@example.org', 'e2000000-0000-4000-8000-000000000001'), 'e0000000-0000-4000-8000-000000000002', 'admin');
 select tests.add_member(tests.create_user('retention-staff@example.org', 'e2000000-0000-4000-8000-000000000002'), 'e0000000-0000-4000-8000-000000000002', 'staff');
-select tests.act_as('e2000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000002');
+select tests.act_as_config_api('e2000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000002');
 update public.organization_log_retention set webhook_log_days = 14;
 select is((select array_agg(webhook_log_days) from public.organization_log_retention), array[14],
           'an admin sees and changes only its own organization''s retention');
 select throws_ok($$insert into public.organization_log_retention values ('e0000000-0000-4000-8000-000000000001', 90)$$,
                  '42501', null, 'and cannot set another organization''s');
-select tests.act_as('e2000000-0000-4000-8000-000000000002', 'e0000000-0000-4000-8000-000000000002');
+select tests.act_as_config_api('e2000000-0000-4000-8000-000000000002', 'e0000000-0000-4000-8000-000000000002');
 select is((select count(*)::int from public.organization_log_retention), 0, 'staff do not see it');
 select throws_ok($$select * from private.retention_delete_batch(10)$$, '42501', null,
                  'users cannot run retention');

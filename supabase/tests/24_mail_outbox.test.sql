@@ -69,7 +69,7 @@ select count(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invit
   from generate_series(1, 1400) g;
 select tests.create_user('busy-admin@example.org', 'e0000000-0000-4000-8000-0000000000b1');
 select tests.add_member('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb', 'admin');
-select tests.act_as('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb');
+select tests.act_as_config_api('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb');
 select throws_ok($$select public.create_invitation('one-more@example.org', 'staff')$$, '54000', null,
   'past 2,400 mails in a day, an admin''s invitation is refused');
 select is((select count(*)::int from public.organization_invitations where email = 'one-more@example.org'), 0,
@@ -82,7 +82,7 @@ select is((select status || ': ' || last_error from private.mail_outbox where de
   'but recorded as not sent, with the reason (the operator''s health counts it)');
 
 -- The organization's name goes into mails to any address an admin invites: one line, bounded.
-select tests.act_as('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb');
+select tests.act_as_config_api('e0000000-0000-4000-8000-0000000000b1', 'e0000000-0000-4000-8000-0000000000bb');
 select throws_ok($$update public.organizations set name = E'Busy Church\r\n\r\nYour account is locked: sign in at https://evil.example'
                    where id = 'e0000000-0000-4000-8000-0000000000bb'$$, '23514', null,
   'an admin cannot put a line break into the organization''s name');

@@ -50,7 +50,7 @@ select is((select event_type from public.webhook_deliveries where event_id = 'd3
 -- An admin of organization 7.
 select tests.add_member(tests.create_user('logs-admin@example.org', 'd2000000-0000-4000-8000-000000000001'), 'd0000000-0000-4000-8000-000000000007', 'admin');
 
-select tests.act_as('d2000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000007');
+select tests.act_as_config_api('d2000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000007');
 
 create temp table probe as
 select 'select d.id, d.event_id, d.endpoint_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at,

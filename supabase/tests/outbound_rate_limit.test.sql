@@ -98,7 +98,7 @@ select is((select paused_until from public.webhook_endpoints where id = 'c400000
 -- Who may set what ---------------------------------------------------------------------------------------------
 select tests.add_member(tests.create_user('admin@paced.example.org', 'c4000000-0000-4000-8000-0000000000d1'),
                         'c4000000-0000-4000-8000-0000000000aa', 'admin');
-select tests.act_as('c4000000-0000-4000-8000-0000000000d1', 'c4000000-0000-4000-8000-0000000000aa');
+select tests.act_as_config_api('c4000000-0000-4000-8000-0000000000d1', 'c4000000-0000-4000-8000-0000000000aa');
 select lives_ok($$update public.webhook_endpoints set rate_limit_per_second = 20
                   where id = 'c4000000-0000-4000-8000-0000000000e2'$$, 'an admin sets a rate limit');
 select throws_ok($$update public.webhook_endpoints set rate_limit_per_second = 0

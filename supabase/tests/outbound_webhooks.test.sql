@@ -43,9 +43,10 @@ from public.webhook_deliveries d where d.status = 'pending';
 select is((select count(*)::int from public.webhook_delivery_attempts), 3, 'attempts recorded');
 
 -- Tenancy -------------------------------------------------------------------------------------------
-select tests.act_as('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
+select tests.act_as_config_api('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
 select is((select count(*)::int from public.webhook_endpoints), 1, 'admin A sees only A''s endpoint');
-select isnt((select secret from public.webhook_endpoints), null, 'admin A reads the secret');
+select throws_ok($$select secret from public.webhook_endpoints$$, '42501', null,
+  'not even admin A reads the signing secret back (write-only)');
 select is((select count(*)::int from public.webhook_events), 2, 'admin A sees A''s events');
 select is((select count(*)::int from public.webhook_deliveries), 2, 'admin A sees A''s deliveries');
 select is((select count(*)::int from public.webhook_delivery_attempts), 2, 'admin A sees A''s attempts');
@@ -71,7 +72,7 @@ select throws_ok($$select * from private.webhook_claim(10, 1048576, 10, 64, 60)$
   'users cannot claim deliveries');
 select tests.clear_act_as();
 
-select tests.act_as('a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-0000000000aa');
+select tests.act_as_config_api('a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-0000000000aa');
 select is((select count(*)::int from public.webhook_endpoints), 0, 'staff see no endpoint (so no secret)');
 select is((select count(*)::int from public.webhook_deliveries) + (select count(*)::int from public.webhook_events)
   + (select count(*)::int from public.webhook_delivery_attempts), 0, 'staff see no history');
@@ -81,7 +82,7 @@ select throws_ok($$insert into public.webhook_endpoints (organization_id, url, e
 select tests.clear_act_as();
 
 -- A forged claim for an organization the user does not belong to grants nothing.
-select tests.act_as('b0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
+select tests.act_as_config_api('b0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
 select is((select count(*)::int from public.webhook_endpoints), 0, 'admin B claiming A sees nothing');
 select tests.clear_act_as();
 

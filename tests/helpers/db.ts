@@ -1,6 +1,6 @@
 // Database helpers for tests: a connection as `postgres` to the run's throwaway database, queries as
-// `authenticated` with given JWT claims (what PostgREST does per request), and small factories that
-// create exactly what a test needs.
+// `authenticated` with given JWT claims (what PostgREST does per request) or as `config_api` (what the
+// configuration API does), and small factories that create exactly what a test needs.
 import {
   createSql,
   type JwtClaims,
@@ -36,16 +36,31 @@ export function asUser<T>(claims: JwtClaims, fn: (tx: Tx) => Promise<T>): Promis
   return withClaims(sql(), claims, fn);
 }
 
+/** The same through the configuration API's door: as `config_api` (webhooks/actor.ts). */
+export function asConfigApi<T>(claims: JwtClaims, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return withClaims(sql(), claims, fn, "config_api");
+}
+
 export interface TestUser {
   id: string;
   email: string;
+  /** The session the user is signed in with (auth.sessions), which claimsFor names. */
+  sessionId: string;
 }
 
+/** A user, signed in: with a session of theirs in auth.sessions, as signing in makes one. */
 export async function createUser(email = `user-${crypto.randomUUID()}@example.org`): Promise<TestUser> {
-  const [row] = await sql()<{ id: string }[]>`
-    insert into auth.users (id, email, aud, role) values (gen_random_uuid(), ${email}, 'authenticated', 'authenticated')
-    returning id`;
-  return { id: row!.id, email };
+  const [row] = await sql()<{ id: string; session_id: string }[]>`
+    with u as (
+      insert into auth.users (id, email, aud, role) values (gen_random_uuid(), ${email}, 'authenticated', 'authenticated')
+      returning id
+    ), s as (
+      insert into auth.sessions (id, user_id, created_at, updated_at, aal)
+      select gen_random_uuid(), u.id, now(), now(), 'aal1' from u
+      returning id, user_id
+    )
+    select s.user_id as id, s.id as session_id from s`;
+  return { id: row!.id, email, sessionId: row!.session_id };
 }
 
 export async function createOrganization(
@@ -61,7 +76,10 @@ export async function addMember(userId: string, organizationId: string, role: "a
   await sql()`insert into public.profiles (user_id, organization_id, role) values (${userId}, ${organizationId}, ${role})`;
 }
 
-/** The claims a signed-in user's token carries, as the access-token hook would produce them. */
+/**
+ * The claims a signed-in user's token carries, as the access-token hook would produce them, naming the
+ * user's session (a token of a session that has ended: pass its `session_id` in `extra`).
+ */
 export function claimsFor(user: TestUser, organizationId?: string, extra: JwtClaims = {}): JwtClaims {
   const now = Math.floor(Date.now() / 1000);
   return {
@@ -70,6 +88,7 @@ export function claimsFor(user: TestUser, organizationId?: string, extra: JwtCla
     sub: user.id,
     email: user.email,
     role: "authenticated",
+    session_id: user.sessionId,
     iat: now,
     exp: now + 3600,
     ...(organizationId ? { organization_id: organizationId } : {}),

@@ -1,8 +1,9 @@
 // An endpoint's card in a real browser against the real dev stack, on a development build (preact/debug,
 // and the app's own check that no component updates another while rendering): the 7-day activity view
 // (bars wide enough to read, the words and the table saying what the bars show); signing out from pages
-// with live queries; and deleting an endpoint without asking again for anything about it. Nothing may
-// appear in the console: not even the browser's line for an HTTP error answer.
+// with live queries; deleting an endpoint without asking again for anything about it; who added each
+// endpoint and API key, and a warning once that person has left. Nothing may appear in the console: not
+// even the browser's line for an HTTP error answer.
 import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
@@ -248,6 +249,59 @@ Deno.test(
       "the list itself is refreshed",
     );
     assertEquals(wrong(consoleLines.slice(fromConsole)), []);
+  },
+);
+
+Deno.test(
+  "who added each endpoint and key: the admin's address, and a plain warning once that person has left",
+  opts,
+  async () => {
+    // Another admin of the church adds an endpoint and an API key (as the configuration API records
+    // them), and this admin a key of their own.
+    const other = await upsertDevUser({
+      email: `card-other-${run}@firstchurch.example`,
+      password: PASSWORD,
+      organization: `First Church ${run}`,
+      role: "admin",
+    });
+    const [theirs] = await sql()<{ id: string }[]>`
+      insert into public.webhook_endpoints (organization_id, url, events, created_by)
+      values (${organizationId}, ${`${receiver.url}/theirs`}, array['member.created'], ${other.userId})
+      returning id`;
+    await sql()`insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash, created_by)
+                values (${organizationId}, 'Their Zapier', 'orgkey_theirs',
+                        encode(sha256(${`theirs ${run}`}::bytea), 'hex'), ${other.userId}),
+                       (${organizationId}, 'My Make', 'orgkey_mine', encode(sha256(${`mine ${run}`}::bytea), 'hex'),
+                        ${adminId})`;
+    try {
+      await page.reload();
+      const card = page.locator("li.card").filter({ hasText: `${receiver.url}/theirs` });
+      await card.getByText(`Added by card-other-${run}@firstchurch.example`).waitFor();
+
+      // They are removed from the organization; their endpoint stays, and says so.
+      await sql()`delete from public.profiles where user_id = ${other.userId} and organization_id = ${organizationId}`;
+      await page.reload();
+      await card.getByText("by a member who is no longer in this organization").waitFor();
+      assertEquals(await card.locator("p.warn").count(), 1, "a warning, not a muted line");
+      await check("removed-creator");
+
+      const nav = page.getByRole("navigation", { name: "Settings" });
+      await nav.getByRole("link", { name: "API keys" }).click();
+      await page.waitForURL(/api-keys/);
+      const table = page.getByRole("region", { name: "API keys" });
+      const row = (name: string) => table.locator("tbody tr").filter({ hasText: name });
+      await row("My Make").waitFor();
+      const headers = await table.getByRole("columnheader").allTextContents();
+      const column = headers.indexOf("Created by");
+      assert(column >= 0, JSON.stringify(headers));
+      assertEquals(await row("My Make").locator("td").nth(column).textContent(), ADMIN);
+      assertEquals(await row("Their Zapier").locator("td").nth(column).textContent(), "removed member");
+      // Their key ended with their authority.
+      await row("Their Zapier").getByText("its creator was removed from the organization").waitFor();
+      await check("key-creators");
+    } finally {
+      await sql()`delete from public.webhook_endpoints where id = ${theirs!.id}`;
+    }
   },
 );
 

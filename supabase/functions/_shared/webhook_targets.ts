@@ -1,6 +1,9 @@
 // Which URLs outbound webhooks may be sent to, checked when an endpoint is saved and again by the
-// dispatcher for every connection: an organization must not make our servers call inward. Refusals name
-// the rule, never a resolved address, so saving URLs cannot map internal host names.
+// dispatcher for every connection: an organization must not make our servers call inward. Refusals of
+// what the URL says (its scheme, an address written in it, a name known to be local) name the rule; a
+// refusal that depends on what a name resolves to is one message whatever the reason (does not resolve,
+// resolves to loopback, private, metadata...), so saving URLs cannot map internal host names, not even
+// which of them exist.
 // @see docs/outbound-webhooks.md#target-safety (the ranges, and what WEBHOOKS_ALLOW_PRIVATE_TARGETS allows)
 import ipaddr from "ipaddr.js";
 
@@ -167,14 +170,17 @@ async function systemResolve(host: string): Promise<string[]> {
     return (await lookup(host, { all: true, verbatim: true })).map((r) => r.address);
   } catch (err) {
     const code = (err as { code?: string }).code;
-    throw new Error(`could not resolve ${host}${code ? `: ${code}` : ""}`);
+    throw new Error(`could not resolve ${host}${code ? `: ${code}` : ""}`, { cause: err });
   }
 }
 
+/** What a refusal that depends on name resolution says, whatever the reason: no oracle. */
+export const notPublicReason = (host: string) => `${host} does not resolve to a public internet address`;
+
 /**
  * The addresses a host may be reached at: resolved once, and refused as a whole when any one of them
- * is blocked (defeats hosts that publish a public and a private record side by side). The reason
- * names the rule, not the address.
+ * is blocked (defeats hosts that publish a public and a private record side by side). A name that does
+ * not resolve and one that resolves somewhere refused get the same reason.
  */
 export async function resolveTarget(
   host: string,
@@ -183,13 +189,14 @@ export async function resolveTarget(
   let addresses: string[];
   try {
     addresses = await (policy.resolve ?? systemResolve)(host);
-  } catch (e) {
-    return { ok: false, reason: e instanceof Error ? e.message : "could not resolve host" };
+  } catch {
+    return { ok: false, reason: notPublicReason(host) };
   }
-  if (addresses.length === 0) return { ok: false, reason: `could not resolve ${host}` };
+  if (addresses.length === 0) return { ok: false, reason: notPublicReason(host) };
   for (const address of addresses) {
-    const why = blockedAddressReason(address, policy.allowPrivate);
-    if (why) return { ok: false, reason: `${host} resolves to a ${why} address` };
+    if (blockedAddressReason(address, policy.allowPrivate)) {
+      return { ok: false, reason: notPublicReason(host) };
+    }
   }
   return { ok: true, addresses };
 }

@@ -3,8 +3,10 @@
 // included); 410 disables the endpoint; a failure's Retry-After is passed on as a lower bound on the
 // backoff. At most RESPONSE_READ_LIMIT bytes of a response are read and the first 1 KiB kept, so memory
 // stays flat against a huge or endless one. The headers sent and received are kept for Webhook Logs,
-// bounded, signatures cut short (a stored signature would let whoever reads the logs replay a request).
+// bounded, signatures cut short wherever they appear (a stored signature would let whoever reads the
+// logs replay a request): masking.ts.
 import type { Dispatcher } from "undici";
+import { maskEchoes, maskedRequestHeaders, sentSignatures } from "./masking.ts";
 import { TARGET_REFUSED } from "./transport.ts";
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -70,26 +72,6 @@ export function failedAttempt(
   };
 }
 
-/** Signature headers keep this many characters of each value, enough to tell two signatures apart. */
-export const SIGNATURE_SHOWN = 8;
-const SIGNATURES = new Set(["x-webhook-signature", "x-webhook-signature-previous", "webhook-signature"]);
-const mask = (v: string) => v.length > SIGNATURE_SHOWN ? `${v.slice(0, SIGNATURE_SHOWN)}…` : v;
-/** A signature header as Webhook Logs keeps it; each Standard Webhooks entry ("v1,<base64>") keeps its version. */
-const maskSignature = (name: string, value: string) =>
-  name !== "webhook-signature" ? mask(value) : value.split(" ").map((e) => {
-    const comma = /^v\d+,/.test(e) ? e.indexOf(",") + 1 : 0;
-    return e.slice(0, comma) + mask(e.slice(comma));
-  }).join(" ");
-
-/** The headers we send, as Webhook Logs shows them: every signature cut to its first characters. */
-export function maskedRequestHeaders(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    out[name] = SIGNATURES.has(name) ? maskSignature(name, value) : value;
-  }
-  return out;
-}
-
 /** Response headers kept per attempt: at most this many, each value cut, all of them within the bytes. */
 export const RESPONSE_HEADERS_MAX = 50;
 export const RESPONSE_HEADER_VALUE_MAX = 512;
@@ -97,8 +79,14 @@ export const RESPONSE_HEADERS_BYTES = 4096;
 // Credentials the receiver hands out are not ours to keep.
 const HIDDEN_RESPONSE_HEADERS = new Set(["set-cookie", "authorization", "proxy-authorization"]);
 
-/** The receiver's headers, bounded by count and bytes whatever it sends (a hostile receiver may send many). */
-export function boundedResponseHeaders(headers: ResponseHeaders): Record<string, string> {
+/**
+ * The receiver's headers, bounded by count and bytes whatever it sends (a hostile receiver may send many),
+ * any of our signatures in them masked.
+ */
+export function boundedResponseHeaders(
+  headers: ResponseHeaders,
+  signatures: string[] = [],
+): Record<string, string> {
   const out: Record<string, string> = {};
   let bytes = 0;
   let count = 0;
@@ -108,9 +96,13 @@ export function boundedResponseHeaders(headers: ResponseHeaders): Record<string,
     const name = rawName.toLowerCase().slice(0, 100);
     let value = Array.isArray(rawValue) ? rawValue.join(", ") : rawValue;
     if (HIDDEN_RESPONSE_HEADERS.has(name)) value = "(not kept)";
-    // A receiver that echoes our signatures back (echo services do) must not have them stored whole.
-    else if (SIGNATURES.has(name)) value = maskSignature(name, value);
-    if (value.length > RESPONSE_HEADER_VALUE_MAX) value = `${value.slice(0, RESPONSE_HEADER_VALUE_MAX)}…`;
+    else {
+      // A receiver that echoes our signatures back (echo services do), under any name, must not have
+      // them stored whole, nor cut where the value is.
+      const cut = value.length > RESPONSE_HEADER_VALUE_MAX;
+      value = maskEchoes(cut ? value.slice(0, RESPONSE_HEADER_VALUE_MAX) : value, signatures) +
+        (cut ? "…" : "");
+    }
     value = value.replaceAll("\u0000", "");
     bytes += name.length + value.length;
     if (bytes > RESPONSE_HEADERS_BYTES) break;
@@ -264,13 +256,16 @@ class Attempt implements Dispatcher.DispatchHandler {
   private finish(): void {
     if (this.settled) return;
     const status = this.status;
+    const signatures = sentSignatures(this.req.headers);
+    const excerpt = this.kept ? decodeExcerpt(this.kept.subarray(0, this.keptLen)) : null;
     const common = {
       attempted_at: new Date(this.started).toISOString(),
       duration_ms: Date.now() - this.started,
       response_status: status,
-      response_excerpt: this.kept ? decodeExcerpt(this.kept.subarray(0, this.keptLen)) : null,
+      // Echo services put what they got, our signatures too, in the body they answer with.
+      response_excerpt: excerpt === null ? null : maskEchoes(excerpt, signatures),
       request_headers: maskedRequestHeaders(this.req.headers),
-      response_headers: boundedResponseHeaders(this.headers),
+      response_headers: boundedResponseHeaders(this.headers, signatures),
     };
     if (status >= 200 && status < 300) {
       return this.settle({ ...common, outcome: "delivered", error: null, retry_after_seconds: null });
@@ -280,7 +275,9 @@ class Attempt implements Dispatcher.DispatchHandler {
       ...common,
       outcome: status === 410 ? "gone" : "failed",
       error: status >= 300 && status < 400
-        ? `redirect ${status} not followed${location ? ` (location: ${location.slice(0, 200)})` : ""}`
+        ? `redirect ${status} not followed${
+          location ? ` (location: ${maskEchoes(location.slice(0, 200), signatures)})` : ""
+        }`
         : `HTTP ${status}`,
       retry_after_seconds: parseRetryAfter(header(this.headers, "retry-after")),
     });

@@ -64,7 +64,7 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
 /**
  * Runs `fn` in one transaction as the caller, so row-level security decides what it sees. A person's
  * token must still belong to a live session, checked in the same first query that asks what the
- * caller may configure. @see docs/authentication.md#who-can-call-the-configuration-api
+ * caller may configure. @see docs/authentication.md#sessions-end-everywhere
  */
 export async function asCaller<T>(
   deps: AppDeps,

@@ -25,6 +25,7 @@ import { connectionRoutes } from "./routes/connections.ts";
 import { organizationRoutes } from "./routes/organizations.ts";
 import { platformRoutes } from "./routes/platform.ts";
 import { auditLogRoutes } from "./routes/audit_log.ts";
+import { logRetentionRoutes } from "./routes/log_retention.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -45,6 +46,7 @@ export function routes(deps: AppDeps): Route[] {
     ...organizationRoutes(deps),
     ...platformRoutes(deps),
     ...auditLogRoutes(deps),
+    ...logRetentionRoutes(deps),
   ];
 }
 
@@ -59,7 +61,7 @@ function api(deps: AppDeps, auth: MiddlewareHandler<ActorEnv>): OpenAPIHono<Acto
     cors({
       origin: "*",
       allowHeaders: ["authorization", "x-api-key", "content-type", "apikey", "x-client-info"],
-      allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
       maxAge: 600,
     }),
   );

@@ -10,7 +10,7 @@ import type { Actor, ActorEnv } from "./actor.ts";
 import { jsonBody } from "./validate.ts";
 
 export interface RouteSpec {
-  method: "get" | "post" | "patch" | "delete";
+  method: "get" | "post" | "put" | "patch" | "delete";
   /** Hono-style path below /webhooks, e.g. "/endpoints/:id". */
   path: string;
   summary: string;

@@ -1,6 +1,6 @@
 // The shapes the configuration API accepts and returns. Secrets appear only in the responses that
 // create or rotate them.
-import { z } from "zod";
+import { z } from "@hono/zod-openapi"; // (zod, with .openapi() for examples in the document)
 import { EVENT_TYPES } from "./catalogue.ts";
 
 export const EventType = z.enum(EVENT_TYPES);
@@ -25,6 +25,13 @@ const RATE_LIMIT_MESSAGE =
 export const RateLimit = z.number(RATE_LIMIT_MESSAGE).int(RATE_LIMIT_MESSAGE).min(1, RATE_LIMIT_MESSAGE)
   .max(1000, RATE_LIMIT_MESSAGE);
 
+/** Who made an endpoint or a key, in words (private.creator_display). */
+export const CreatorDisplay = z.string().nullable().describe(
+  "Who made it: the admin's name or e-mail address while they are a member of the organization, " +
+    '"removed member" once they are not, "API key <name>" for what an automation platform made, null ' +
+    "for what the server made",
+).openapi({ example: "removed member" });
+
 export const Endpoint = z.object({
   id: z.uuid(),
   url: z.string(),
@@ -43,7 +50,8 @@ export const Endpoint = z.object({
     "Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most " +
       "1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused",
   ),
-  created_by: z.uuid().nullable(),
+  created_by: z.uuid().nullable().describe("The admin who made it (null: an API key or the server)"),
+  created_by_display: CreatorDisplay,
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -43,8 +43,16 @@ export interface paths {
                                 rate_limit_per_second: number | null;
                                 /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
                                 paused_until: string | null;
-                                /** Format: uuid */
+                                /**
+                                 * Format: uuid
+                                 * @description The admin who made it (null: an API key or the server)
+                                 */
                                 created_by: string | null;
+                                /**
+                                 * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                                 * @example removed member
+                                 */
+                                created_by_display: string | null;
                                 created_at: string;
                                 updated_at: string;
                                 health: {
@@ -142,8 +150,16 @@ export interface paths {
                             rate_limit_per_second: number | null;
                             /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
                             paused_until: string | null;
-                            /** Format: uuid */
+                            /**
+                             * Format: uuid
+                             * @description The admin who made it (null: an API key or the server)
+                             */
                             created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
                             created_at: string;
                             updated_at: string;
                             /** @description The signing secret. Returned only when an endpoint is created or its secret rotated. */
@@ -233,8 +249,16 @@ export interface paths {
                             rate_limit_per_second: number | null;
                             /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
                             paused_until: string | null;
-                            /** Format: uuid */
+                            /**
+                             * Format: uuid
+                             * @description The admin who made it (null: an API key or the server)
+                             */
                             created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
                             created_at: string;
                             updated_at: string;
                             health: {
@@ -382,8 +406,16 @@ export interface paths {
                             rate_limit_per_second: number | null;
                             /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
                             paused_until: string | null;
-                            /** Format: uuid */
+                            /**
+                             * Format: uuid
+                             * @description The admin who made it (null: an API key or the server)
+                             */
                             created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
                             created_at: string;
                             updated_at: string;
                         };
@@ -1404,6 +1436,11 @@ export interface paths {
                                 key_prefix: string;
                                 /** Format: uuid */
                                 created_by: string | null;
+                                /**
+                                 * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                                 * @example removed member
+                                 */
+                                created_by_display: string | null;
                                 created_at: string;
                                 last_used_at: string | null;
                                 /**
@@ -1460,6 +1497,11 @@ export interface paths {
                             key_prefix: string;
                             /** Format: uuid */
                             created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
                             created_at: string;
                             last_used_at: string | null;
                             /**
@@ -1537,6 +1579,11 @@ export interface paths {
                             key_prefix: string;
                             /** Format: uuid */
                             created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
                             created_at: string;
                             last_used_at: string | null;
                             /**
@@ -4572,6 +4619,105 @@ export interface paths {
             };
         };
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/log-retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How long the organization keeps its delivery history */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The retention */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Days a finished delivery (with its event and attempts) is kept in Webhook Logs */
+                            webhook_log_days: number;
+                            /** @description false: the organization has not chosen, and the default applies */
+                            chosen: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /** Choose how long the organization keeps its delivery history (1 to 90 days) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        webhook_log_days: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description The retention now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Days a finished delivery (with its event and attempts) is kept in Webhook Logs */
+                            webhook_log_days: number;
+                            /** @description false: the organization has not chosen, and the default applies */
+                            chosen: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         post?: never;
         delete?: never;
         options?: never;

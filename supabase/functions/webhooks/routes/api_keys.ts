@@ -5,12 +5,14 @@ import { z } from "zod";
 import { notFound } from "../../_shared/errors.ts";
 import { asAdmin, generateApiKey, hashApiKey } from "../actor.ts";
 import { route, type RouteFactory, userOf } from "../route.ts";
+import { CreatorDisplay } from "../schemas.ts";
 
 const ApiKey = z.object({
   id: z.uuid(),
   name: z.string(),
   key_prefix: z.string().describe("The first characters of the key, to tell keys apart"),
   created_by: z.uuid().nullable(),
+  created_by_display: CreatorDisplay,
   created_at: z.string(),
   last_used_at: z.string().nullable(),
   status: z.enum(["active", "revoked"]).describe("Revoked keys are refused (401 invalid_api_key)"),
@@ -26,7 +28,8 @@ const CreatedApiKey = ApiKey.extend({
 const CreateApiKey = z.object({ name: z.string().trim().min(1).max(100) }).strict();
 
 type ApiKeyRow = z.infer<typeof ApiKey>;
-const COLUMNS = `id, name, key_prefix, created_by, created_at, last_used_at,
+const COLUMNS = `id, name, key_prefix, created_by,
+  private.creator_display(organization_id, created_by, null) as created_by_display, created_at, last_used_at,
   case when revoked_at is null then 'active' else 'revoked' end as status, revoked_at, revoked_reason`;
 const id = { id: z.uuid() };
 

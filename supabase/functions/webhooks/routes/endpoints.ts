@@ -33,9 +33,13 @@ export async function assertSafeTarget(config: Config, url: string): Promise<voi
   }
 }
 
+// (The signing secret is not among them: no user role can read it back. The API returns a secret only
+// when it makes one, from the value it wrote.)
 export const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled_reason, disabled_at,
   previous_secret_expires_at, rate_limit_per_second,
-  case when paused_until > now() then paused_until end as paused_until, created_by, created_at, updated_at`;
+  case when paused_until > now() then paused_until end as paused_until, created_by,
+  private.creator_display(organization_id, created_by, created_by_api_key_id) as created_by_display,
+  created_at, updated_at`;
 
 // Health comes from the summary tables the attempts trigger keeps (migration ..._webhook_endpoint_health):
 // one primary-key row per endpoint and its 10-minute buckets of the last 24 hours.
@@ -117,11 +121,15 @@ export async function createEndpoint(
     rate_limit_per_second?: number | null;
   },
 ): Promise<EndpointRow & { secret: string }> {
+  // The secret is write-only: the one returned is the one this statement chose and wrote.
   const [row] = await tx.unsafe<(EndpointRow & { secret: string })[]>(
-    `insert into public.webhook_endpoints (organization_id, url, events, description, secret, enabled,
-                                           rate_limit_per_second)
-     values ($1, $2, $3, $4, coalesce($5, private.webhook_new_secret()), coalesce($6, true), $7)
-     returning ${ENDPOINT_COLUMNS}, secret`,
+    `with chosen as (select coalesce($5, private.webhook_new_secret()) as secret),
+     made as (
+       insert into public.webhook_endpoints (organization_id, url, events, description, secret, enabled,
+                                             rate_limit_per_second)
+       select $1, $2, $3, $4, chosen.secret, coalesce($6, true), $7 from chosen
+       returning ${ENDPOINT_COLUMNS})
+     select made.*, chosen.secret from made, chosen`,
     [
       organizationId,
       input.url,

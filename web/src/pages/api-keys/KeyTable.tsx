@@ -18,6 +18,7 @@ export function KeyTable(
             <th scope="col">Name</th>
             <th scope="col" className="wide">Key starts with</th>
             <th scope="col" className="wide">Created</th>
+            <th scope="col">Created by</th>
             <th scope="col">Last used</th>
             <th scope="col">Status</th>
             <th scope="col">
@@ -35,6 +36,7 @@ export function KeyTable(
               <td className="wide">
                 <Time iso={k.created_at} />
               </td>
+              <td>{k.created_by_display ?? "the system"}</td>
               <td>
                 <Time iso={k.last_used_at} fallback="Never used" />
               </td>

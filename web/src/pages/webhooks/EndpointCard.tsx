@@ -78,6 +78,7 @@ export function EndpointCard(
         <span className="muted">Events:</span>
         {e.events.map((t) => <code key={t} className="chip">{t}</code>)}
       </p>
+      <Creator e={e} />
       {e.rate_limit_per_second !== null && (
         <p className="muted">At most {e.rate_limit_per_second} deliveries a second.</p>
       )}
@@ -199,5 +200,26 @@ export function EndpointCard(
         />
       </Dialog>
     </li>
+  );
+}
+
+/**
+ * Who added the endpoint. One added by someone who has since left the organization keeps receiving what
+ * it subscribed to (new members' details, say): that is said plainly, for the admins who remain.
+ */
+function Creator({ e }: { e: Endpoint }) {
+  if (e.created_by_display === "removed member") {
+    return (
+      <p className="warn">
+        Added <Time iso={e.created_at} />{" "}
+        by a member who is no longer in this organization. Check that this address should still receive your
+        data; delete the endpoint if not.
+      </p>
+    );
+  }
+  return (
+    <p className="muted">
+      Added by {e.created_by_display ?? "the system"} · <Time iso={e.created_at} />
+    </p>
   );
 }
