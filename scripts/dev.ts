@@ -142,10 +142,11 @@ if (import.meta.main) {
   });
   const deps = runtimeDeps({ userPool: true });
   // Both pools must log in before anything is served: a user pool that cannot (edge_user's password,
-  // say) would otherwise answer every configuration API call with an error after saying "ready".
+  // say) would otherwise answer every configuration API call with an error after saying "ready". A
+  // database that is not up yet is said too, but served through: the pools reconnect when it is.
   const failed = (await checkPools(deps)).filter((c) => !c.ok);
-  if (failed.length) {
-    for (const c of failed) if (!c.ok) console.error(`dev: ${c.message}`);
+  for (const c of failed) if (!c.ok) console.error(`dev: ${c.message}`);
+  if (failed.some((c) => !c.ok && c.code !== "database_unavailable")) {
     controller.abort();
     await Promise.all([deps.sql.end({ timeout: 1 }), deps.userSql?.end({ timeout: 1 })]);
     Deno.exit(1);

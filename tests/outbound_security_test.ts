@@ -2,7 +2,7 @@
 // Retry-After, an organization's own secret): each as it was performed, kept as a regression test
 // (each failed before its fix).
 import { Webhook } from "standardwebhooks";
-import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
+import { assert, assertEquals } from "./helpers/assert.ts";
 import { asConfigApi, closeSql, createTenant, sql, type Tx } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { tokenFor } from "./helpers/tokens.ts";
