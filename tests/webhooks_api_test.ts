@@ -541,7 +541,12 @@ Deno.test("malformed bodies and queries are 400 naming the field", async () => {
       ["PUT", "/log-retention", { webhook_log_days: 1.5 }, "webhook_log_days"],
       ["PUT", "/log-retention", { webhook_log_days: "14" }, "webhook_log_days"],
       ["PUT", "/log-retention", {}, "webhook_log_days"],
-      ["PUT", "/log-retention", { webhook_log_days: 14, organization_id: a.organizationId }, "organization_id"],
+      [
+        "PUT",
+        "/log-retention",
+        { webhook_log_days: 14, organization_id: a.organizationId },
+        "organization_id",
+      ],
     ];
     for (const [method, path, body, field] of cases) {
       const res = await call(api.base, method, path, admin, body);
