@@ -62,3 +62,63 @@ export async function rowsAbout(values: string[]): Promise<string[]> {
   }
   return out.sort();
 }
+
+/** The uuid and uuid[] columns of the same tables: where ids, and the links to people, are kept. */
+async function idColumns(): Promise<Column[]> {
+  return await sql()<Column[]>`
+    select n.nspname as schema, c.relname as table, a.attname as column
+    from pg_attribute a
+    join pg_class c on c.oid = a.attrelid
+    join pg_namespace n on n.oid = c.relnamespace
+    where c.relkind in ('r', 'p') and n.nspname in ('public', 'private') and a.attnum > 0 and not a.attisdropped
+      and a.atttypid in ('uuid'::regtype, 'uuid[]'::regtype)
+    order by 1, 2, 3`;
+}
+
+/**
+ * Every column holding `value`: the text-like ones as rowsMentioning, and the uuid and uuid[] ones
+ * (where a member's id is kept: references and the `member_ids` links).
+ */
+export async function rowsHolding(value: string): Promise<Hit[]> {
+  const hits = await rowsMentioning(value);
+  for (const col of await idColumns()) {
+    const [row] = await sql().unsafe(
+      `select count(*)::int as n from "${col.schema}"."${col.table}"
+       where strpos(lower("${col.column}"::text), lower($1)) > 0`,
+      [value],
+    );
+    if (row!.n > 0) hits.push({ table: `${col.schema}.${col.table}`, column: col.column, rows: row!.n });
+  }
+  return hits;
+}
+
+/**
+ * Every row of an organization, as JSON by `<table>:<id>`: each table of `public` and `private` with an
+ * `id` and an `organization_id` column (from the catalogue), so a test can tell exactly which rows an
+ * operation changed, added or removed.
+ */
+export async function organizationRows(organizationId: string): Promise<Map<string, string>> {
+  const tables = await sql()<{ schema: string; table: string }[]>`
+    select n.nspname as schema, c.relname as table
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where c.relkind in ('r', 'p') and n.nspname in ('public', 'private')
+      and exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'id' and not a.attisdropped)
+      and exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'organization_id'
+                  and not a.attisdropped)
+    order by 1, 2`;
+  const out = new Map<string, string>();
+  for (const t of tables) {
+    const rows = await sql().unsafe(
+      `select x.id::text as id, to_jsonb(x)::text as r from "${t.schema}"."${t.table}" x where x.organization_id = $1`,
+      [organizationId],
+    );
+    for (const r of rows) out.set(`${t.schema}.${t.table}:${r.id}`, r.r);
+  }
+  return out;
+}
+
+/** The keys whose rows differ between two organizationRows snapshots (changed, removed or added). */
+export function changedRows(before: Map<string, string>, after: Map<string, string>): string[] {
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  return [...keys].filter((k) => before.get(k) !== after.get(k)).sort();
+}
