@@ -53,11 +53,15 @@ async function erase(t: Tenant, memberId: string) {
     if (row!.finished_at) break;
     await sql()`call private.erasure_run(50)`;
   }
-  const [record] = await sql()<
-    { finished_at: Date | null; counts: Record<string, number>; leftovers: Record<string, { count: number }> }[]
-  >`select finished_at, counts, leftovers from public.member_erasures where id = ${id}`;
-  assert(record!.finished_at, "the erasure finished");
-  return { id: id as string, ...record! };
+  const [row] = await sql()<{ record: Record<string, unknown> }[]>`
+    select to_jsonb(e) as record from public.member_erasures e where id = ${id}`;
+  const record = row!.record as {
+    finished_at: string | null;
+    counts: Record<string, number>;
+    leftovers?: Record<string, { count: number; ids: string[] }>;
+  };
+  assert(record.finished_at, "the erasure finished");
+  return { id: id as string, ...record };
 }
 
 /**

@@ -1,13 +1,20 @@
-// Erasing a person everywhere: through the configuration API as deployed, an admin erases a member, and
-// a search of every text and JSON column of every table (found in the catalogue) no longer finds the
-// member's e-mail, phone or name; other members' rows are untouched; the history stays without the
-// data; other organizations, staff, API keys and anonymous callers can neither erase nor learn anything.
+// Erasing a person everywhere: through the configuration API as deployed, an admin erases a member whose
+// data arrived the ways it does (staff, the payment and WhatsApp providers' signed webhooks, outbound
+// events and receivers' answers, invitations), and a search of every text, JSON and id column of every
+// table (found in the catalogue) no longer finds the member's e-mail, phone, name, provider ids or id;
+// other members' rows are untouched; the history stays without the data; a row of someone else that
+// mentions the member is reported, not changed; other organizations, staff, API keys and anonymous
+// callers can neither erase nor learn anything. The planted values that once widened an erasure:
+// tests/erasure_links_test.ts.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { asUser, closeSql, createTenant, sql } from "./helpers/db.ts";
-import { rowsAbout, rowsMentioning } from "./helpers/catalogue_search.ts";
+import { rowsAbout, rowsHolding, rowsMentioning } from "./helpers/catalogue_search.ts";
 import { createEndpoint, retireEndpoints } from "./helpers/outbound.ts";
+import { createSubscription, deliver, paymentTenant } from "./helpers/payments.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { startWebhooksApi } from "./helpers/webhooks_api.ts";
+import { type InboundStack, startInboundStack } from "./helpers/inbound_stack.ts";
+import { change, contact, createAccount, signedPost, status, textMessage, webhookBody } from "./helpers/whatsapp.ts";
 
 const EVENTS = [
   "member.created",
@@ -38,17 +45,25 @@ function phoneNumber(): { phone: string; digits: string } {
 }
 
 /**
- * A member with data in every place a person's data lives: outbound events (created, lost, a donation,
- * attendance) with deliveries pending and delivered (a receiver echoing the body in its response), the
- * payment and WhatsApp inbound logs, a WhatsApp thread with messages and receipts, an invitation to
- * their address (and its mail in the outbox).
+ * A member with data in every place a person's data lives, each written the way it is in service:
+ * outbound events (created, lost, donations, attendance) with deliveries pending and delivered (a
+ * receiver echoing the body in its response), the card-payment provider's notification of a donation
+ * staff recorded, the checkout provider's charge of their subscription, a WhatsApp message from their
+ * number and the receipt of one sent to them, an invitation to their address (and its mail).
  */
-async function seedPerson(org: string, adminClaims: Record<string, unknown>, tag: string): Promise<Person> {
+async function seedPerson(
+  stack: InboundStack,
+  t: Awaited<ReturnType<typeof paymentTenant>>,
+  tag: string,
+): Promise<Person> {
+  const org = t.organizationId;
   const first = `Ada${tag}`;
   const last = `Lovelace${tag}`;
   const email = `ada.${tag}@example.org`;
   const { phone, digits } = phoneNumber();
   const paymentId = `pay_1${tag}`;
+  const subscriptionId = `sub_1${tag}`;
+  const chargeId = `pay_2${tag}`;
   const [m] = await sql()<{ id: string }[]>`
     insert into public.members (organization_id, first_name, last_name, email, primary_phone)
     values (${org}, ${first}, ${last}, ${email}, ${phone}) returning id`;
@@ -68,46 +83,54 @@ async function seedPerson(org: string, adminClaims: Record<string, unknown>, tag
                  response_headers)
               values (${org}, ${d!.id}, 1, now(), 200, ${`{"stored":"${first} ${last} <${email}>"}`},
                       ${j({ location: `/contacts/${email}` })}::jsonb)`;
-  // The payment provider's notification names the payer; the checkout one the subscription's payment.
-  await sql()`insert into public.inbound_webhook_log (organization_id, provider, event, idempotency_key, payload,
-                body_sha256, signature_valid, status)
-              values (${org}, 'payments', 'payment.captured', ${`evt_${tag}_1`},
-                ${
-    j({ payment: { id: paymentId, email, contact: `+${digits}`, notes: { name: `${first} ${last}` } } })
-  }::jsonb,
-                sha256(${tag}::bytea), true, 'processed'),
-                     (${org}, 'checkout', 'charged', ${`evt_${tag}_2`},
-                ${j({ event: "charged", payment: { id: paymentId, amount: 2500 } })}::jsonb, sha256(${
-    tag + "2"
-  }::bytea),
-                true, 'failed')`;
-  // WhatsApp: the inbound log part, the thread, a message and a receipt.
-  const [account] = await sql()<{ id: string }[]>`
-    insert into public.messaging_accounts (organization_id, phone_number_id) values (${org}, ${`pn${tag}`})
-    returning id`;
-  await sql()`insert into public.inbound_webhook_log (organization_id, provider, account_id, idempotency_key, payload,
-                body_sha256, signature_valid, status)
-              values (${org}, 'whatsapp', ${account!.id}, ${`wamid.${tag}`},
-                ${
-    j({ contacts: [{ wa_id: digits, profile: { name: `${first} ${last}` } }], messages: [{ from: digits }] })
-  }::jsonb,
-                sha256(${tag + "w"}::bytea), true, 'processed')`;
-  const [thread] = await sql()<{ id: string }[]>`
-    insert into public.whatsapp_conversations (organization_id, contact_phone, contact_name, member_id, member_match)
-    values (${org}, ${digits}, ${`${first} ${last}`}, ${id}, 'matched') returning id`;
+  // The card-payment provider's notification names the payer; the checkout provider charges their
+  // subscription.
+  const paid = await deliver(`${stack.base("payments-webhook")}/${org}`, {
+    event: "payment.captured",
+    occurred_at: new Date().toISOString(),
+    payment: {
+      id: paymentId,
+      amount_minor: 2500,
+      currency: "GBP",
+      email,
+      contact: `+${digits}`,
+      notes: { name: `${first} ${last}` },
+    },
+  }, { secret: t.secret, header: "x-payments-signature", key: `evt_${tag}_1` });
+  assertEquals(paid.status, 200, j(paid.json));
+  await createSubscription(org, { id: subscriptionId, memberId: id });
+  const charged = await deliver(`${stack.base("checkout-webhook")}/${org}`, {
+    event: "charged",
+    subscription_id: subscriptionId,
+    occurred_at: new Date().toISOString(),
+    payment: { id: chargeId, amount_minor: 2500, currency: "GBP" },
+  }, { secret: t.secret, key: `evt_${tag}_2` });
+  assertEquals(charged.status, 200, j(charged.json));
+  // WhatsApp: a message from their number (matched to them by it), one sent to them and its receipt.
+  const account = await createAccount(org);
+  const wa = (value: Parameters<typeof change>[1]) =>
+    signedPost(stack.base("messaging-webhook"), webhookBody([change(account, value)]), account.appSecret);
+  const inbound = await wa({ contacts: [contact(digits, `${first} ${last}`)], messages: [textMessage(digits, `Hi, this is ${first}`)] });
+  assertEquals(inbound.status, 200, await inbound.text());
+  const [thread] = await sql()<{ id: string; member_id: string }[]>`
+    select id, member_id from public.whatsapp_conversations where organization_id = ${org} and contact_phone = ${digits}`;
+  assertEquals(thread!.member_id, id);
   await sql()`insert into public.whatsapp_messages (organization_id, conversation_id, account_id, provider_message_id,
-                direction, type, text, status, sender_phone, raw)
-              values (${org}, ${thread!.id}, ${account!.id}, ${`wamid.${tag}`}, 'inbound', 'text',
-                ${`Hi, this is ${first}`}, 'received', ${digits}, ${j({ from: digits })}::jsonb),
-                     (${org}, ${thread!.id}, ${account!.id}, ${`wamid.out.${tag}`}, 'outbound', 'text',
-                'Welcome!', 'sent', null, null)`;
-  await sql()`insert into public.whatsapp_message_receipts (organization_id, provider_message_id, status, occurred_at,
-                recipient_phone, raw)
-              values (${org}, ${`wamid.out.${tag}`}, 'delivered', now(), ${digits}, ${
-    j({ recipient_id: digits })
-  }::jsonb)`;
-  await asUser(adminClaims, (tx) => tx`select public.create_invitation(${email}, 'staff')`);
-  return { id, first, last, email, phone, digits, paymentId, terms: [email, phone, digits, first, last] };
+                direction, type, text, status)
+              values (${org}, ${thread!.id}, ${account.id}, ${`wamid.out.${tag}`}, 'outbound', 'text', 'Welcome!', 'sent')`;
+  const receipt = await wa({ statuses: [status(`wamid.out.${tag}`, "delivered", digits)] });
+  assertEquals(receipt.status, 200, await receipt.text());
+  await asUser(t.adminClaims, (tx) => tx`select public.create_invitation(${email}, 'staff')`);
+  return {
+    id,
+    first,
+    last,
+    email,
+    phone,
+    digits,
+    paymentId,
+    terms: [email, phone, digits, first, last, paymentId, subscriptionId, chargeId],
+  };
 }
 
 async function eraseAsAdmin(claims: Record<string, unknown>, memberId: string): Promise<string> {
@@ -128,21 +151,25 @@ async function allHits(terms: string[]) {
 }
 
 Deno.test("an admin erases a member: nothing of theirs is left anywhere, other members are untouched, the history stays", async () => {
-  const api = await startWebhooksApi();
+  const stack = await startInboundStack();
+  const api = { base: stack.base("webhooks") };
   const endpoints: string[] = [];
   try {
-    const a = await createTenant();
+    const a = await paymentTenant();
     const endpoint = await createEndpoint(a.organizationId, "http://127.0.0.1:9/hooks", EVENTS);
     endpoints.push(endpoint.id);
     const tag = crypto.randomUUID().slice(0, 8);
-    const person = await seedPerson(a.organizationId, a.adminClaims, `p${tag}`);
-    const other = await seedPerson(a.organizationId, a.adminClaims, `o${tag}`);
-    // A receiver answering one of the other member's deliveries echoed the person's address too.
-    await sql()`insert into public.webhook_delivery_attempts
-                  (organization_id, delivery_id, attempt_number, attempted_at, response_status, response_excerpt)
-                select ${a.organizationId}, d.id, 1, now(), 500, ${`duplicate of ${person.email}`}
-                from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id
-                where e.type = 'attendance.marked' and e.payload #>> '{data,row,member_id}' = ${other.id}`;
+    const person = await seedPerson(stack, a, `p${tag}`);
+    const other = await seedPerson(stack, a, `o${tag}`);
+    // A receiver answering one of the other member's deliveries echoed the person's address too: that
+    // row is the other member's, so it is reported to the admin, not changed.
+    const [echo] = await sql()<{ id: string }[]>`
+      insert into public.webhook_delivery_attempts
+        (organization_id, delivery_id, attempt_number, attempted_at, response_status, response_excerpt)
+      select ${a.organizationId}, d.id, 1, now(), 500, ${`duplicate of ${person.email}`}
+      from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id
+      where e.type = 'attendance.marked' and e.payload #>> '{data,row,member_id}' = ${other.id}
+      returning delivery_id as id`;
     const before = await allHits(person.terms);
     assert(Object.keys(before).length === person.terms.length, "every term is stored somewhere before");
     const otherBefore = await rowsAbout(other.terms);
@@ -178,8 +205,19 @@ Deno.test("an admin erases a member: nothing of theirs is left anywhere, other m
       record = await (await fetch(`${api.base}/erasures/${erasure.id}`, { headers: bearer(token) })).json();
     }
     assertEquals(record.status, "done");
-    assertEquals(await allHits(person.terms), {}, "no table holds the e-mail, phone or name any more");
+    assertEquals(
+      await allHits(person.terms),
+      { [person.email]: [{ table: "public.webhook_delivery_attempts", column: "response_excerpt", rows: 1 }] },
+      "no table holds the e-mail, phone, name or provider ids any more, but the other member's echo",
+    );
+    assertEquals(
+      (await rowsHolding(person.id)).map((h) => `${h.table}.${h.column}`),
+      ["public.member_erasures.member_id"],
+      "the member's id is kept in the erasure's record alone",
+    );
     assertEquals(await rowsAbout(other.terms), otherBefore, "the other member's rows are untouched");
+    // The echo is reported, by delivery, for the admin to look at.
+    assertEquals(record.leftovers.webhook_deliveries, { count: 1, ids: [echo!.id] });
 
     // The record: who, when, how many of each kind; nothing that was erased.
     assertEquals(record.requested_by, a.admin.id);
@@ -198,10 +236,14 @@ Deno.test("an admin erases a member: nothing of theirs is left anywhere, other m
         "webhook_attempts",
         "mails",
         "invitations",
+        "donations_pseudonymized",
+        "recurring_donations_pseudonymized",
       ]
     ) assert(record.counts[kind] > 0, `${kind} counted: ${JSON.stringify(record.counts)}`);
-    assertEquals(record.counts.inbound_webhook_log, 3);
-    assertEquals(record.counts.webhook_events, 4);
+    // The payment and checkout notifications, the WhatsApp message and the receipt.
+    assertEquals(record.counts.inbound_webhook_log, 4);
+    // member.created, member.lost, two donations, attendance.
+    assertEquals(record.counts.webhook_events, 5);
     const list = await (await fetch(`${api.base}/erasures`, { headers: bearer(token) })).json();
     assertEquals(list.data.map((e: { id: string }) => e.id), [erasure.id]);
 
@@ -211,6 +253,7 @@ Deno.test("an admin erases a member: nothing of theirs is left anywhere, other m
       where organization_id = ${a.organizationId} and redacted_at is not null order by type`;
     assertEquals(redacted.map((e) => e.type), [
       "attendance.marked",
+      "donation.recorded",
       "donation.recorded",
       "member.created",
       "member.lost",
@@ -240,16 +283,23 @@ Deno.test("an admin erases a member: nothing of theirs is left anywhere, other m
       "permanently_failed",
       "permanently_failed",
       "permanently_failed",
+      "permanently_failed",
     ]);
     assertEquals(deliveries[1]!.last_error, "not sent: the person this event is about was erased");
-    const logs = await sql()<{ payload: unknown; status: string; idempotency_key: string }[]>`
-      select payload, status, idempotency_key from public.inbound_webhook_log
-      where organization_id = ${a.organizationId} and redacted_at is not null order by idempotency_key`;
-    assertEquals(logs.map((l) => [l.payload, l.status]), [
-      [{ redacted: true }, "processed"],
-      [{ redacted: true }, "failed"],
-      [{ redacted: true }, "processed"],
+    const logs = await sql()<{ payload: unknown; status: string; provider: string; member_ids: string[] }[]>`
+      select payload, status, provider, member_ids from public.inbound_webhook_log
+      where organization_id = ${a.organizationId} and redacted_at is not null order by provider`;
+    assertEquals(logs.map((l) => [l.provider, l.payload, l.status, l.member_ids]), [
+      ["checkout", { redacted: true }, "processed", []],
+      ["payments", { redacted: true }, "processed", []],
+      ["whatsapp", { redacted: true }, "processed", []],
+      ["whatsapp", { redacted: true }, "processed", []],
     ]);
+    // Each of the other member's deliveries stays theirs, linked to them.
+    const [kept] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from public.inbound_webhook_log
+      where organization_id = ${a.organizationId} and redacted_at is null and member_ids = array[${other.id}]::uuid[]`;
+    assertEquals(kept!.n, 4);
     // Samples for automation platforms show real bodies only, never the redacted stubs.
     const samples =
       await (await fetch(`${api.base}/samples/member.created?limit=10`, { headers: bearer(token) }))
@@ -271,14 +321,16 @@ Deno.test("an admin erases a member: nothing of theirs is left anywhere, other m
     })).json();
     const [stillEnded] = await sql()`select status from public.webhook_deliveries where id = ${ended!.id}`;
     assertEquals(stillEnded!.status, "permanently_failed", JSON.stringify(recovered));
-    // The money stays, anonymous.
-    const [donation] = await sql()<{ member_id: string | null }[]>`
-      select member_id from public.donations where gateway_payment_id = ${person.paymentId}`;
+    // The money stays, anonymous: no member, and the provider's id as its keyed digest.
+    const [donation] = await sql()<{ member_id: string | null; gateway_payment_id: string }[]>`
+      select member_id, gateway_payment_id from public.donations
+      where gateway_payment_id = private.erased_gateway_id(${person.paymentId})`;
     assertEquals(donation!.member_id, null);
+    assert(/^erased:[0-9a-f]{64}$/.test(donation!.gateway_payment_id), donation!.gateway_payment_id);
   } finally {
     // Deliveries left due would be claimed by other files' dispatchers.
     await retireEndpoints(...endpoints);
-    await api.close();
+    await stack.close();
   }
 });
 

@@ -31,15 +31,49 @@ const Erasure = z.object({
   requested_at: z.string(),
   finished_at: z.string().nullable(),
   status: z.enum(["running", "done"]),
-  stage: z.enum(["whatsapp", "inbound_log", "events", "attempts", "mail", "settle", "done"]).describe(
-    "The kind of rows being worked through",
-  ),
+  stage: z.enum([
+    "whatsapp",
+    "inbound_log",
+    "events",
+    "attempts",
+    "money",
+    "mail",
+    "leftovers",
+    "settle",
+    "done",
+  ]).describe("The kind of rows being worked through"),
   steps: z.number().int().describe("Batches done so far"),
   counts: z.record(z.string(), z.number().int()).describe(
-    "Rows removed or redacted, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, " +
-      "webhook_events, webhook_deliveries_ended, webhook_attempts, mails, invitations, ...)",
+    "Rows removed, redacted or kept for someone else, per kind (members, attendance, whatsapp_messages, " +
+      "inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, " +
+      "donations_pseudonymized, mails, invitations, shared_kept, ...)",
   ),
-}).openapi("Erasure");
+  leftovers: z.record(
+    z.string(),
+    z.object({
+      count: z.number().int(),
+      ids: z.array(z.uuid()).describe("At most 20 of them"),
+    }),
+  ).describe(
+    "Rows the erasure did not change that may still mention the person (another person's row, or one " +
+      "nobody linked to them), per kind (inbound_webhook_log, webhook_events, webhook_deliveries, " +
+      "whatsapp_conversations, mails), found by a search for their e-mail, phone and provider ids: for the " +
+      "admin to look at",
+  ),
+}).openapi("Erasure", {
+  example: {
+    id: "5f0e6c1e-3b7a-4c55-9a39-0d4b6b7f2a10",
+    member_id: "bbbbbbbb-0000-4000-8000-000000000001",
+    requested_by: "aaaaaaaa-0000-4000-8000-000000000001",
+    requested_at: "2026-11-28T09:00:00.000Z",
+    finished_at: "2026-11-28T09:00:00.420Z",
+    status: "done",
+    stage: "done",
+    steps: 9,
+    counts: { members: 1, webhook_events: 4, inbound_webhook_log: 2, donations_pseudonymized: 1, shared_kept: 1 },
+    leftovers: { webhook_deliveries: { count: 1, ids: ["7d1c2f3e-8a9b-4c0d-9e1f-2a3b4c5d6e7f"] } },
+  },
+});
 type ErasureRow = z.infer<typeof Erasure>;
 
 const Search = z.object({
@@ -47,7 +81,7 @@ const Search = z.object({
 });
 const CreateErasure = z.object({ member_id: z.uuid() }).strict();
 const ERASURE_COLUMNS = `id, member_id, requested_by, requested_at, finished_at,
-  case when finished_at is null then 'running' else 'done' end as status, stage, steps, counts`;
+  case when finished_at is null then 'running' else 'done' end as status, stage, steps, counts, leftovers`;
 
 /**
  * Runs batches of one erasure as the server until it is done, another caller holds it, or the budget is

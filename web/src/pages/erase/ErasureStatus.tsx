@@ -5,7 +5,7 @@ import { api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey } from "../../session.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
-import { describeCounts, type Erasure, STAGES } from "./types.ts";
+import { describeCounts, describeLeftovers, type Erasure, STAGES } from "./types.ts";
 
 export function ErasureStatus({ started }: { started: Erasure }) {
   const org = useOrgKey();
@@ -47,6 +47,13 @@ export function ErasureStatus({ started }: { started: Erasure }) {
             <p role="status">
               Removed or redacted: {describeCounts(e.counts)}.
             </p>
+            {describeLeftovers(e.leftovers) && (
+              <p>
+                Not changed, but may still mention them: {describeLeftovers(e.leftovers)}. These rows are
+                recorded as someone else's, or as nobody's; look at them in Webhook Logs and remove what is
+                theirs. Row ids: {Object.values(e.leftovers).flatMap((l) => l.ids).join(", ")}.
+              </p>
+            )}
           </>
         )}
       {current.error && (
