@@ -269,27 +269,41 @@ Deno.test("the erased person's digit-only provider ids leave the log and the mon
     created_at: Math.floor(Date.now() / 1000),
   }, { secret: t.secret, header: "x-payments-signature", key: `evt_${crypto.randomUUID()}` });
   assertEquals(authorized.status, 200, JSON.stringify(authorized.json));
-  for (const id of [subscriptionId, paymentId, email]) {
+  // And a partial refund of the charge.
+  const refundId = `7${digits(11)}`;
+  const refund = () =>
+    deliver(`${stack.base("payments-webhook")}/${org}`, {
+      event: "refund.processed",
+      occurred_at: new Date().toISOString(),
+      refund: { id: refundId, payment_id: paymentId, amount_minor: 1000, currency: "INR" },
+    }, { secret: t.secret, header: "x-payments-signature", key: `evt_${crypto.randomUUID()}` });
+  assertEquals((await refund()).status, 200);
+  for (const id of [subscriptionId, paymentId, refundId, email]) {
     assert((await rowsMentioning(id)).length > 0, `${id} is stored before`);
   }
 
   const record = await erase(t, victim);
-  for (const id of [subscriptionId, paymentId, email, victim]) {
+  for (const id of [subscriptionId, paymentId, refundId, email, victim]) {
     const hits = (await rowsHolding(id)).map((h) => `${h.table}.${h.column}`);
     assertEquals(hits, id === victim ? ["public.member_erasures.member_id"] : [], `nothing holds ${id}`);
   }
-  assertEquals(record.counts.inbound_webhook_log, 2);
+  assertEquals(record.counts.inbound_webhook_log, 3);
   assertEquals(record.counts.recurring_donations_pseudonymized, 1);
   assertEquals(record.counts.donations_pseudonymized, 1);
+  assertEquals(record.counts.donation_refunds_pseudonymized, 1);
 
-  // The provider sends the same charge again as a new delivery: recognized, not a second donation, and
-  // the subscription is still found.
+  // The provider sends the same charge and refund again as new deliveries: recognized, no second
+  // donation or refund, and the subscription is still found.
   const again = await charge(new Date().toISOString());
   assertEquals(again.status, 200, JSON.stringify(again.json));
-  const [money] = await sql()<{ donations: number; status: string }[]>`
+  const refundAgain = await refund();
+  assertEquals(refundAgain.status, 200, JSON.stringify(refundAgain.json));
+  const [money] = await sql()<{ donations: number; refunds: number; refunded: string; status: string }[]>`
     select (select count(*)::int from public.donations where organization_id = ${org}) as donations,
+           (select count(*)::int from public.donation_refunds where organization_id = ${org}) as refunds,
+           (select refunded_minor::text from public.donations where organization_id = ${org}) as refunded,
            (select status from public.recurring_donations where id = ${sub.id}) as status`;
-  assertEquals(money, { donations: 1, status: "active" });
+  assertEquals(money, { donations: 1, refunds: 1, refunded: "1000", status: "active" });
 });
 
 Deno.test("teardown", async () => {
