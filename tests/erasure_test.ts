@@ -624,6 +624,42 @@ Deno.test("an attempt in flight when its event is redacted: the erasure waits fo
   await retireEndpoints(endpoint.id);
 });
 
+Deno.test("the leftover report reads at most 4 MiB of bodies a batch, and changes nothing it reads", async () => {
+  const a = await createTenant();
+  const email = `big.${crypto.randomUUID().slice(0, 8)}@example.org`;
+  const [m] = await sql()<{ id: string }[]>`
+    insert into public.members (organization_id, first_name, email) values (${a.organizationId}, 'Big', ${email})
+    returning id`;
+  // Five deliveries of 1.5 MiB each, linked to no one; the last names the member.
+  await sql()`insert into public.inbound_webhook_log (organization_id, provider, event, idempotency_key, payload,
+                body_sha256, body_bytes, signature_valid, status, received_at)
+              select ${a.organizationId}, 'payments', 'payment.captured', 'big-' || g || ${email},
+                     jsonb_build_object('filler', repeat('x', 1572864), 'email', case when g = 5 then ${email} end),
+                     sha256(('big-' || g || ${email})::bytea), 1572864, true, 'processed',
+                     now() - make_interval(mins => g)
+              from generate_series(1, 5) g`;
+  const before = await sql()<{ id: string; payload: string }[]>`
+    select id, payload::text as payload from public.inbound_webhook_log where organization_id = ${a.organizationId}
+    order by id`;
+  const id = await eraseAsAdmin(a.adminClaims, m!.id);
+  const parts: string[] = [];
+  let progress: { stage: string; leftovers: Record<string, { count: number; ids: string[] }> } | undefined;
+  for (let i = 0; i < 40 && progress?.stage !== "done"; i++) {
+    [{ progress }] = await sql()`select private.erasure_step(${id}, 500) as progress`;
+    const [work] = await sql()<{ part: string | null }[]>`
+      select report_part as part from private.member_erasure_work where erasure_id = ${id}`;
+    if (progress!.stage === "leftovers" && work?.part === "inbound_log") parts.push(work.part);
+  }
+  assertEquals(progress!.stage, "done");
+  // 7.5 MiB of bodies: three rows start within the first batch's 4 MiB, two in the second.
+  assertEquals(parts.length, 1, "one batch stayed in the log part, the next finished it");
+  assertEquals(progress!.leftovers.inbound_webhook_log?.count, 1);
+  const after = await sql()<{ id: string; payload: string }[]>`
+    select id, payload::text as payload from public.inbound_webhook_log where organization_id = ${a.organizationId}
+    order by id`;
+  assertEquals(after, before, "reported, not changed");
+});
+
 Deno.test("teardown", async () => {
   await closeSql();
 });

@@ -6,9 +6,10 @@
 // One organization holds `other_rows` events (with deliveries) and inbound log rows of other members,
 // and each round a new person with `person_rows` rows of their own, spread over the kinds an erasure
 // reaches: attendance (each raising an event and a delivery, with an attempt whose response echoes the
-// body), inbound payment log rows naming their e-mail, and WhatsApp messages in their thread. The
-// erasure then reads the organization's whole history once (that is how it finds the person's copies),
-// so both sizes are printed.
+// body), inbound payment log rows naming their e-mail (linked to them, as applying a delivery records),
+// and WhatsApp messages in their thread. The erasure follows the person's links (its cost grows with
+// their rows), then its leftover report reads the organization's whole history once (that grows with
+// the organization): both sizes are printed, and the time of each stage.
 import postgres from "postgres";
 import { machine, summarize } from "./stats.ts";
 
@@ -78,10 +79,10 @@ for (let round = 1; round <= rounds; round++) {
             from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id
             where e.payload #>> '{data,row,member_id}' = ${m!.id}`;
     await sql`insert into public.inbound_webhook_log (organization_id, provider, event, idempotency_key, payload,
-              body_sha256, signature_valid, status)
+              body_sha256, signature_valid, status, member_ids)
             select ${orgId}, 'payments', 'payment.captured', ${`p${r}-`} || g,
                    jsonb_build_object('payment', jsonb_build_object('email', ${email}::text, 'amount', g)),
-                   sha256((${`p${r}-`} || g)::bytea), true, 'processed'
+                   sha256((${`p${r}-`} || g)::bytea), true, 'processed', array[${m!.id}::uuid]
             from generate_series(1, ${share}) g`;
     const [thread] = await sql<{ id: string }[]>`
     insert into public.whatsapp_conversations (organization_id, contact_phone, member_id, member_match)
@@ -120,7 +121,7 @@ for (let round = 1; round <= rounds; round++) {
     const totalMs = performance.now() - t0;
     const [done] = await sql<{ counts: Record<string, number> }[]>`
     select counts from public.member_erasures where id = ${created!.id}`;
-    const rows = Object.entries(done!.counts).filter(([k]) => !k.endsWith("_unlinked")).reduce(
+    const rows = Object.entries(done!.counts).filter(([k]) => !k.endsWith("_unlinked") && k !== "shared_kept").reduce(
       (a, [, n]) => a + n,
       0,
     );

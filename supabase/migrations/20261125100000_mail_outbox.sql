@@ -305,7 +305,7 @@ declare
 begin
   with batch as (
     select x.id, x.member_ids = array[member] as theirs from private.mail_outbox x
-     where x.organization_id = org and x.member_ids @> array[member]
+     where x.organization_id = org and x.member_ids <> '{}' and x.member_ids @> array[member]
      limit batch_size
   ), changed as (
     update private.mail_outbox m

@@ -125,6 +125,10 @@ as $$
                                limit 20) y))) end
 $$;
 
+-- Every query below that finds rows by their links says `member_ids <> '{}'` too: the link indexes are
+-- partial (rows about no one are not in them), and a plan made for any member must see that it may use
+-- them.
+
 -- Starting: the admin's call ------------------------------------------------------------------------------
 -- An admin of the active organization erases one of its members. Returns the erasure's id. A member of
 -- another organization and an id that does not exist answer alike (P0002), so ids cannot be probed;
@@ -184,13 +188,13 @@ begin
   terms := terms || array(
     select t from (
       select c.contact_phone as t from public.whatsapp_conversations c
-       where c.organization_id = org and c.member_ids = mine and length(c.contact_phone) >= 7
+       where c.organization_id = org and c.member_ids <> '{}' and c.member_ids = mine and length(c.contact_phone) >= 7
       union
       select lower(c.contact_user_id) from public.whatsapp_conversations c
-       where c.organization_id = org and c.member_ids = mine and private.erasure_identifier(c.contact_user_id)
+       where c.organization_id = org and c.member_ids <> '{}' and c.member_ids = mine and private.erasure_identifier(c.contact_user_id)
       union
       select lower(d.gateway_payment_id) from public.donations d
-       where d.organization_id = org and d.member_ids = mine and private.erasure_identifier(d.gateway_payment_id)
+       where d.organization_id = org and d.member_ids <> '{}' and d.member_ids = mine and private.erasure_identifier(d.gateway_payment_id)
       union
       select lower(r.gateway_subscription_id) from public.recurring_donations r
        where r.organization_id = org and r.member_ids = mine
@@ -268,14 +272,14 @@ begin
     -- messages linked to the member alone go and the others lose the link, read in (sent_at, id) order
     -- from where the last batch stopped (the cursor).
     select c.id, c.member_ids = mine as theirs into thread from public.whatsapp_conversations c
-     where c.organization_id = org and c.member_ids @> mine
+     where c.organization_id = org and c.member_ids <> '{}' and c.member_ids @> mine
      order by c.id limit 1;
     if thread.id is null then
       -- Receipts linked to the member that no deleted message took with it (a receipt waiting for a
       -- message that never came).
       with batch as (
         select r.id, r.member_ids = mine as theirs from public.whatsapp_message_receipts r
-         where r.organization_id = org and r.member_ids @> mine limit batch_size
+         where r.organization_id = org and r.member_ids <> '{}' and r.member_ids @> mine limit batch_size
       ), gone as (
         delete from public.whatsapp_message_receipts r using batch b where r.id = b.id and b.theirs returning 1
       ), kept as (
@@ -345,7 +349,7 @@ begin
     -- times stay, so a provider's retry of the same delivery is still recognized and never applied twice.
     with batch as (
       select l.id, l.member_ids = mine as theirs from public.inbound_webhook_log l
-       where l.organization_id = org and l.member_ids @> mine limit batch_size
+       where l.organization_id = org and l.member_ids <> '{}' and l.member_ids @> mine limit batch_size
     ), changed as (
       update public.inbound_webhook_log l
          set payload = case when b.theirs then '{"redacted": true}'::jsonb else l.payload end,
@@ -369,7 +373,7 @@ begin
     -- each is theirs alone.
     with batch as (
       select ev.id from public.webhook_events ev
-       where ev.member_ids = mine and ev.organization_id = org
+       where ev.member_ids <> '{}' and ev.member_ids = mine and ev.organization_id = org
          and ev.id > coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000')
        order by ev.id
        limit batch_size
@@ -416,7 +420,7 @@ begin
     -- events whose attempts are all clean lose their link, so the next step starts after them.
     with ev as (
       select x.id from public.webhook_events x
-       where x.member_ids = mine and x.organization_id = org order by x.id limit batch_size
+       where x.member_ids <> '{}' and x.member_ids = mine and x.organization_id = org order by x.id limit batch_size
     ), todo as (
       select a.id from ev
         join public.webhook_deliveries d on d.event_id = ev.id
@@ -433,7 +437,7 @@ begin
     if k < batch_size then
       update public.webhook_events x set member_ids = array_remove(x.member_ids, w.member_id)
        where x.id in (select y.id from public.webhook_events y
-                       where y.member_ids = mine and y.organization_id = org order by y.id limit batch_size);
+                       where y.member_ids <> '{}' and y.member_ids = mine and y.organization_id = org order by y.id limit batch_size);
       done := n < batch_size;
     end if;
 
@@ -443,7 +447,7 @@ begin
     -- (private.erased_gateway_id): a provider's retry is still recognized, and nothing names the payer.
     with batch as (
       select d.id, d.member_ids = mine as theirs from public.donations d
-       where d.organization_id = org and d.member_ids @> mine limit batch_size
+       where d.organization_id = org and d.member_ids <> '{}' and d.member_ids @> mine limit batch_size
     ), refunds as (
       update public.donation_refunds r
          set gateway_payment_id = private.erased_gateway_id(r.gateway_payment_id),
@@ -469,7 +473,7 @@ begin
     if n < batch_size then
       with batch as (
         select r.id, r.member_ids = mine as theirs from public.recurring_donations r
-         where r.organization_id = org and r.member_ids @> mine limit batch_size
+         where r.organization_id = org and r.member_ids <> '{}' and r.member_ids @> mine limit batch_size
       ), changed as (
         update public.recurring_donations r
            set gateway_subscription_id = case when b.theirs and r.gateway_subscription_id !~ '^erased:'
@@ -495,7 +499,7 @@ begin
     if n < batch_size then
       with batch as (
         select i.id, i.member_ids = mine as theirs from public.organization_invitations i
-         where i.organization_id = org and i.member_ids @> mine limit batch_size
+         where i.organization_id = org and i.member_ids <> '{}' and i.member_ids @> mine limit batch_size
       ), gone as (
         delete from public.organization_invitations i using batch b where i.id = b.id and b.theirs returning 1
       ), kept as (
@@ -517,15 +521,18 @@ begin
     elsif coalesce(w.report_part, 'inbound_log') = 'inbound_log' then
       w.report_part := 'inbound_log';
       with page as (
-        select l.id, l.received_at, l.body_bytes,
-               sum(l.body_bytes) over (order by l.received_at desc, l.id desc) as upto
+        select l.id, l.received_at, l.body_bytes
           from public.inbound_webhook_log l
          where l.organization_id = org
-           and (l.received_at, l.id) < (coalesce(w.cursor_at, 'infinity'), coalesce(w.cursor_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+           and (l.received_at, l.id) < (coalesce(w.cursor_at, 'infinity'),
+                                        coalesce(w.cursor_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          order by l.received_at desc, l.id desc
          limit batch_size
       ), batch as (
-        select p.* from page p where p.upto - p.body_bytes < body_budget
+        -- The rows that start within the byte budget (so at least the first).
+        select p.* from (select p.*, sum(p.body_bytes) over (order by p.received_at desc, p.id desc) as upto
+                           from page p) p
+         where p.upto - p.body_bytes < body_budget
       )
       select (select count(*) from page), (select count(*) from batch),
              (select coalesce(array_agg(b.id), '{}') from batch b join public.inbound_webhook_log l on l.id = b.id
@@ -541,13 +548,14 @@ begin
       end if;
     elsif w.report_part = 'events' then
       with page as (
-        select ev.id, ev.body_bytes, sum(ev.body_bytes) over (order by ev.id) as upto
+        select ev.id, ev.body_bytes
           from public.webhook_events ev
          where ev.organization_id = org and ev.id > coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000')
          order by ev.id
          limit batch_size
       ), batch as (
-        select p.* from page p where p.upto - p.body_bytes < body_budget
+        select p.* from (select p.*, sum(p.body_bytes) over (order by p.id) as upto from page p) p
+         where p.upto - p.body_bytes < body_budget
       )
       select (select count(*) from page), (select count(*) from batch),
              (select coalesce(array_agg(b.id), '{}') from batch b join public.webhook_events ev on ev.id = b.id
