@@ -11,16 +11,33 @@ import { startInboundStack } from "./helpers/inbound_stack.ts";
 import { createEndpoint, retireEndpoints } from "./helpers/outbound.ts";
 import { createSubscription, deliver, paymentTenant } from "./helpers/payments.ts";
 import { tokenFor } from "./helpers/tokens.ts";
-import { change, contact, createAccount, newPhone, signedPost, textMessage, webhookBody } from "./helpers/whatsapp.ts";
+import {
+  change,
+  contact,
+  createAccount,
+  newPhone,
+  signedPost,
+  textMessage,
+  webhookBody,
+} from "./helpers/whatsapp.ts";
 
 const stack = await startInboundStack();
 const api = stack.base("webhooks");
-const EVENTS = ["member.created", "member.lost", "donation.recorded", "attendance.marked", "workflow.completed"];
+const EVENTS = [
+  "member.created",
+  "member.lost",
+  "donation.recorded",
+  "attendance.marked",
+  "workflow.completed",
+];
 const endpoints: string[] = [];
 
 type Tenant = Awaited<ReturnType<typeof paymentTenant>>;
 
-async function member(org: string, fields: { first?: string; email?: string; phone?: string } = {}) {
+async function member(
+  org: string,
+  fields: { first?: string; email?: string; phone?: string } = {},
+) {
   const [m] = await sql()<{ id: string }[]>`
     insert into public.members (organization_id, first_name, last_name, email, primary_phone)
     values (${org}, ${fields.first ?? "Member"}, ${crypto.randomUUID().slice(0, 8)}, ${fields.email ?? null},
@@ -30,7 +47,11 @@ async function member(org: string, fields: { first?: string; email?: string; pho
 }
 
 async function subscribedEndpoint(org: string) {
-  const endpoint = await createEndpoint(org, "http://127.0.0.1:9/hooks", EVENTS);
+  const endpoint = await createEndpoint(
+    org,
+    "http://127.0.0.1:9/hooks",
+    EVENTS,
+  );
   endpoints.push(endpoint.id);
   return endpoint;
 }
@@ -45,7 +66,10 @@ async function erase(t: Tenant, memberId: string) {
     },
     body: JSON.stringify({ member_id: memberId }),
   });
-  assert(res.status === 201 || res.status === 202, `erasure accepted (${res.status})`);
+  assert(
+    res.status === 201 || res.status === 202,
+    `erasure accepted (${res.status})`,
+  );
   const { id } = await res.json();
   for (let i = 0; i < 20; i++) {
     const [row] = await sql()<{ finished_at: Date | null }[]>`
@@ -95,10 +119,19 @@ function othersChanged(changed: string[], own: Set<string>): string[] {
   return changed.filter((k) => !own.has(k) && !k.startsWith("public.member_erasures:"));
 }
 
-async function whatsappMessage(account: Awaited<ReturnType<typeof createAccount>>, from: string, text: string) {
+async function whatsappMessage(
+  account: Awaited<ReturnType<typeof createAccount>>,
+  from: string,
+  text: string,
+) {
   const res = await signedPost(
     stack.base("messaging-webhook"),
-    webhookBody([change(account, { contacts: [contact(from, `Contact ${from}`)], messages: [textMessage(from, text)] })]),
+    webhookBody([
+      change(account, {
+        contacts: [contact(from, `Contact ${from}`)],
+        messages: [textMessage(from, text)],
+      }),
+    ]),
     account.appSecret,
   );
   assertEquals(res.status, 200, await res.text());
@@ -113,7 +146,10 @@ Deno.test("provider ids shaped like timestamps: no other person's event, deliver
     select to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24') as hour,
            to_char((now() + interval '7 days') at time zone 'utc', 'YYYY-MM-DD"T"HH24') as expiry`;
   const { hour, expiry } = hours!;
-  const victim = await member(org, { first: "Vic", email: `vic.${crypto.randomUUID()}@example.org` });
+  const victim = await member(org, {
+    first: "Vic",
+    email: `vic.${crypto.randomUUID()}@example.org`,
+  });
   // Nine other people, each with a donation: 18 events, every one of them with a delivery still due.
   const others: string[] = [];
   for (let i = 0; i < 9; i++) {
@@ -128,34 +164,56 @@ Deno.test("provider ids shaped like timestamps: no other person's event, deliver
     event: "charged",
     subscription_id: sub.gatewayId,
     occurred_at: new Date().toISOString(),
-    payment: { id: `pay_${crypto.randomUUID().slice(0, 10)}`, amount_minor: 50000, currency: "INR" },
+    payment: {
+      id: `pay_${crypto.randomUUID().slice(0, 10)}`,
+      amount_minor: 50000,
+      currency: "INR",
+    },
   }, { secret: t.secret, key: `evt_${crypto.randomUUID()}` });
   assertEquals(charged.status, 200, JSON.stringify(charged.json));
   // Twelve invitations to other people: twelve mails.
   for (let i = 0; i < 12; i++) {
-    await asUser(t.adminClaims, (tx) => tx`select public.create_invitation(${`guest${i}.${crypto.randomUUID()}@example.org`}, 'staff')`);
+    await asUser(
+      t.adminClaims,
+      (tx) => tx`select public.create_invitation(${`guest${i}.${crypto.randomUUID()}@example.org`}, 'staff')`,
+    );
   }
   // Staff record the victim's donations with provider ids shaped like those hours.
-  await asUser(t.staffClaims, (tx) =>
-    tx`insert into public.donations (organization_id, member_id, amount_minor, currency, source, gateway_payment_id)
-       values (${org}, ${victim}, 100, 'GBP', 'manual', ${hour}), (${org}, ${victim}, 100, 'GBP', 'manual', ${expiry})`);
+  await asUser(
+    t.staffClaims,
+    (tx) =>
+      tx`insert into public.donations (organization_id, member_id, amount_minor, currency, source, gateway_payment_id)
+       values (${org}, ${victim}, 100, 'GBP', 'manual', ${hour}), (${org}, ${victim}, 100, 'GBP', 'manual', ${expiry})`,
+  );
 
   const own = await ownRows(org, victim);
   const before = await organizationRows(org);
   const record = await erase(t, victim);
   const after = await organizationRows(org);
 
-  assertEquals(othersChanged(changedRows(before, after), own), [], "no row of anyone else changed");
-  const [left] = await sql()<{ events: number; due: number; log: number; mails: number }[]>`
+  assertEquals(
+    othersChanged(changedRows(before, after), own),
+    [],
+    "no row of anyone else changed",
+  );
+  const [left] = await sql()<
+    { events: number; due: number; log: number; mails: number }[]
+  >`
     select (select count(*)::int from public.webhook_events where organization_id = ${org} and redacted_at is null) as events,
            (select count(*)::int from public.webhook_deliveries where organization_id = ${org} and status = 'pending') as due,
            (select count(*)::int from public.inbound_webhook_log where organization_id = ${org} and redacted_at is null) as log,
            (select count(*)::int from private.mail_outbox where organization_id = ${org} and recipient <> 'redacted') as mails`;
-  assertEquals(left, { events: 19, due: 19, log: 1, mails: 12 }, "9+9 events of others and the charge's, all due");
+  assertEquals(
+    left,
+    { events: 19, due: 19, log: 1, mails: 12 },
+    "9+9 events of others and the charge's, all due",
+  );
   // The victim's own: their member.created and two donation.recorded events, and the two donations' ids.
   assertEquals(record.counts.webhook_events, 3);
   assertEquals(record.counts.donations_pseudonymized, 2);
-  assertEquals(await rowsHolding(victim).then((h) => h.map((x) => x.table)), ["public.member_erasures"]);
+  assertEquals(await rowsHolding(victim).then((h) => h.map((x) => x.table)), [
+    "public.member_erasures",
+  ]);
 });
 
 Deno.test("a member's phone set to the church's own WhatsApp number id: other contacts' log rows, threads and messages stay", async () => {
@@ -163,11 +221,15 @@ Deno.test("a member's phone set to the church's own WhatsApp number id: other co
   const org = t.organizationId;
   const account = await createAccount(org);
   // Four other contacts write in; every delivery names the church's number id in its metadata.
-  for (let i = 0; i < 4; i++) await whatsappMessage(account, newPhone(), `Hello ${i}`);
+  for (let i = 0; i < 4; i++) {
+    await whatsappMessage(account, newPhone(), `Hello ${i}`);
+  }
   // Staff set a member's phone to that id.
   const victim = await member(org, { first: "Vic" });
-  await asUser(t.staffClaims, (tx) =>
-    tx`update public.members set primary_phone = ${account.phoneNumberId} where id = ${victim}`);
+  await asUser(
+    t.staffClaims,
+    (tx) => tx`update public.members set primary_phone = ${account.phoneNumberId} where id = ${victim}`,
+  );
 
   const own = await ownRows(org, victim);
   const before = await organizationRows(org);
@@ -177,7 +239,11 @@ Deno.test("a member's phone set to the church's own WhatsApp number id: other co
   assertEquals(named!.n, 4, "every log row names the number id");
   await erase(t, victim);
   const after = await organizationRows(org);
-  assertEquals(othersChanged(changedRows(before, after), own), [], "no row of anyone else changed");
+  assertEquals(
+    othersChanged(changedRows(before, after), own),
+    [],
+    "no row of anyone else changed",
+  );
 });
 
 Deno.test("a 7-digit phone equal to an amount: another person's donation event stays", async () => {
@@ -193,7 +259,11 @@ Deno.test("a 7-digit phone equal to an amount: another person's donation event s
   const before = await organizationRows(org);
   await erase(t, victim);
   const after = await organizationRows(org);
-  assertEquals(othersChanged(changedRows(before, after), own), [], "no row of anyone else changed");
+  assertEquals(
+    othersChanged(changedRows(before, after), own),
+    [],
+    "no row of anyone else changed",
+  );
   const [event] = await sql()<{ redacted_at: Date | null }[]>`
     select redacted_at from public.webhook_events
     where organization_id = ${org} and type = 'donation.recorded' and payload #>> '{data,row,member_id}' = ${bystander}`;
@@ -206,14 +276,26 @@ Deno.test("a bystander's thread re-linked to the member: the thread, its message
   const account = await createAccount(org);
   const phone = newPhone();
   const bystander = await member(org, { first: "Bea", phone: `+${phone}` });
-  const victim = await member(org, { first: "Vic", email: `vic.${crypto.randomUUID()}@example.org` });
+  const victim = await member(org, {
+    first: "Vic",
+    email: `vic.${crypto.randomUUID()}@example.org`,
+  });
   await whatsappMessage(account, phone, "Hello from Bea");
   const [thread] = await sql()<{ id: string; member_id: string }[]>`
     select id, member_id from public.whatsapp_conversations where organization_id = ${org} and contact_phone = ${phone}`;
-  assertEquals(thread!.member_id, bystander, "matched to the bystander by number");
+  assertEquals(
+    thread!.member_id,
+    bystander,
+    "matched to the bystander by number",
+  );
   // Staff re-link the thread to the member an admin will erase; more messages arrive.
-  await asUser(t.staffClaims, (tx) =>
-    tx`update public.whatsapp_conversations set member_id = ${victim}, member_match = 'manual' where id = ${thread!.id}`);
+  await asUser(
+    t.staffClaims,
+    (tx) =>
+      tx`update public.whatsapp_conversations set member_id = ${victim}, member_match = 'manual' where id = ${
+        thread!.id
+      }`,
+  );
   await whatsappMessage(account, phone, "Still Bea");
 
   const own = await ownRows(org, victim);
@@ -224,22 +306,46 @@ Deno.test("a bystander's thread re-linked to the member: the thread, its message
   // thread's member reference went with the member row, and its updated_at moved).
   const strip = (json: string | undefined) => {
     if (!json) return json;
-    const { member_ids: _links, member_id: _member, updated_at: _touched, ...rest } = JSON.parse(json);
+    const {
+      member_ids: _links,
+      member_id: _member,
+      updated_at: _touched,
+      ...rest
+    } = JSON.parse(json);
     return JSON.stringify(rest);
   };
   for (const key of othersChanged(changedRows(before, after), own)) {
-    assertEquals(strip(after.get(key)), strip(before.get(key)), `${key}: only the link changed`);
-    assert(!after.get(key)!.includes(victim), `${key} no longer holds the member's id`);
+    assertEquals(
+      strip(after.get(key)),
+      strip(before.get(key)),
+      `${key}: only the link changed`,
+    );
+    assert(
+      !after.get(key)!.includes(victim),
+      `${key} no longer holds the member's id`,
+    );
   }
   const [kept] = await sql()<{ messages: number; member_ids: string[] }[]>`
     select (select count(*)::int from public.whatsapp_messages m where m.conversation_id = c.id) as messages,
            c.member_ids from public.whatsapp_conversations c where c.id = ${thread!.id}`;
   assertEquals(kept, { messages: 2, member_ids: [bystander] });
-  const logs = await sql()<{ redacted_at: Date | null; member_ids: string[] }[]>`
+  const logs = await sql()<
+    { redacted_at: Date | null; member_ids: string[] }[]
+  >`
     select redacted_at, member_ids from public.inbound_webhook_log where organization_id = ${org} order by received_at`;
-  assertEquals([...logs], [{ redacted_at: null, member_ids: [bystander] }, { redacted_at: null, member_ids: [bystander] }]);
-  assert((record.counts.shared_kept ?? 0) >= 3, `kept for the bystander: ${JSON.stringify(record.counts)}`);
-  assertEquals(record.counts.whatsapp_conversations, undefined, "no thread deleted");
+  assertEquals([...logs], [{ redacted_at: null, member_ids: [bystander] }, {
+    redacted_at: null,
+    member_ids: [bystander],
+  }]);
+  assert(
+    (record.counts.shared_kept ?? 0) >= 3,
+    `kept for the bystander: ${JSON.stringify(record.counts)}`,
+  );
+  assertEquals(
+    record.counts.whatsapp_conversations,
+    undefined,
+    "no thread deleted",
+  );
 });
 
 Deno.test("the erased person's digit-only provider ids leave the log and the money records; a retry still is not recorded twice", async () => {
@@ -250,7 +356,10 @@ Deno.test("the erased person's digit-only provider ids leave the log and the mon
   const paymentId = `8${digits(11)}`;
   const email = `payer.${crypto.randomUUID()}@example.org`;
   const victim = await member(org, { first: "Payer", email });
-  const sub = await createSubscription(org, { id: subscriptionId, memberId: victim });
+  const sub = await createSubscription(org, {
+    id: subscriptionId,
+    memberId: victim,
+  });
   const charge = (at: string) =>
     deliver(`${stack.base("checkout-webhook")}/${org}`, {
       event: "charged",
@@ -258,16 +367,33 @@ Deno.test("the erased person's digit-only provider ids leave the log and the mon
       occurred_at: at,
       payment: { id: paymentId, amount_minor: 50000, currency: "INR" },
     }, { secret: t.secret, key: `evt_${crypto.randomUUID()}` });
-  assertEquals((await charge(new Date(Date.now() - 60_000).toISOString())).status, 200);
+  assertEquals(
+    (await charge(new Date(Date.now() - 60_000).toISOString())).status,
+    200,
+  );
   // An event we ignore names the payment and the payer too (Razorpay's payment.authorized).
   const authorized = await deliver(`${stack.base("payments-webhook")}/${org}`, {
     entity: "event",
     account_id: "acc_BFQ7uQEaa7j2z7",
     event: "payment.authorized",
     contains: ["payment"],
-    payload: { payment: { entity: { id: paymentId, amount: 50000, currency: "INR", email, contact: "+919000090000" } } },
+    payload: {
+      payment: {
+        entity: {
+          id: paymentId,
+          amount: 50000,
+          currency: "INR",
+          email,
+          contact: "+919000090000",
+        },
+      },
+    },
     created_at: Math.floor(Date.now() / 1000),
-  }, { secret: t.secret, header: "x-payments-signature", key: `evt_${crypto.randomUUID()}` });
+  }, {
+    secret: t.secret,
+    header: "x-payments-signature",
+    key: `evt_${crypto.randomUUID()}`,
+  });
   assertEquals(authorized.status, 200, JSON.stringify(authorized.json));
   // And a partial refund of the charge.
   const refundId = `7${digits(11)}`;
@@ -275,8 +401,17 @@ Deno.test("the erased person's digit-only provider ids leave the log and the mon
     deliver(`${stack.base("payments-webhook")}/${org}`, {
       event: "refund.processed",
       occurred_at: new Date().toISOString(),
-      refund: { id: refundId, payment_id: paymentId, amount_minor: 1000, currency: "INR" },
-    }, { secret: t.secret, header: "x-payments-signature", key: `evt_${crypto.randomUUID()}` });
+      refund: {
+        id: refundId,
+        payment_id: paymentId,
+        amount_minor: 1000,
+        currency: "INR",
+      },
+    }, {
+      secret: t.secret,
+      header: "x-payments-signature",
+      key: `evt_${crypto.randomUUID()}`,
+    });
   assertEquals((await refund()).status, 200);
   for (const id of [subscriptionId, paymentId, refundId, email]) {
     assert((await rowsMentioning(id)).length > 0, `${id} is stored before`);
@@ -285,7 +420,11 @@ Deno.test("the erased person's digit-only provider ids leave the log and the mon
   const record = await erase(t, victim);
   for (const id of [subscriptionId, paymentId, refundId, email, victim]) {
     const hits = (await rowsHolding(id)).map((h) => `${h.table}.${h.column}`);
-    assertEquals(hits, id === victim ? ["public.member_erasures.member_id"] : [], `nothing holds ${id}`);
+    assertEquals(
+      hits,
+      id === victim ? ["public.member_erasures.member_id"] : [],
+      `nothing holds ${id}`,
+    );
   }
   assertEquals(record.counts.inbound_webhook_log, 3);
   assertEquals(record.counts.recurring_donations_pseudonymized, 1);
@@ -298,12 +437,19 @@ Deno.test("the erased person's digit-only provider ids leave the log and the mon
   assertEquals(again.status, 200, JSON.stringify(again.json));
   const refundAgain = await refund();
   assertEquals(refundAgain.status, 200, JSON.stringify(refundAgain.json));
-  const [money] = await sql()<{ donations: number; refunds: number; refunded: string; status: string }[]>`
+  const [money] = await sql()<
+    { donations: number; refunds: number; refunded: string; status: string }[]
+  >`
     select (select count(*)::int from public.donations where organization_id = ${org}) as donations,
            (select count(*)::int from public.donation_refunds where organization_id = ${org}) as refunds,
            (select refunded_minor::text from public.donations where organization_id = ${org}) as refunded,
            (select status from public.recurring_donations where id = ${sub.id}) as status`;
-  assertEquals(money, { donations: 1, refunds: 1, refunded: "1000", status: "active" });
+  assertEquals(money, {
+    donations: 1,
+    refunds: 1,
+    refunded: "1000",
+    status: "active",
+  });
 });
 
 Deno.test("teardown", async () => {

@@ -114,17 +114,21 @@ for (let round = 1; round <= rounds; round++) {
       >`select private.erasure_step(${created!.id}, ${batch}) as p`;
       const ms = performance.now() - s;
       steps.push(ms);
-      byStage.set(`${batch} ${stage}`, (byStage.get(`${batch} ${stage}`) ?? 0) + ms);
+      byStage.set(
+        `${batch} ${stage}`,
+        (byStage.get(`${batch} ${stage}`) ?? 0) + ms,
+      );
       if (!row!.p || row!.p.status === "done") break;
       stage = row!.p.stage;
     }
     const totalMs = performance.now() - t0;
     const [done] = await sql<{ counts: Record<string, number> }[]>`
     select counts from public.member_erasures where id = ${created!.id}`;
-    const rows = Object.entries(done!.counts).filter(([k]) => !k.endsWith("_unlinked") && k !== "shared_kept").reduce(
-      (a, [, n]) => a + n,
-      0,
-    );
+    const rows = Object.entries(done!.counts).filter(([k]) => !k.endsWith("_unlinked") && k !== "shared_kept")
+      .reduce(
+        (a, [, n]) => a + n,
+        0,
+      );
     results.push({ batch, rows, startMs, steps, totalMs });
     console.error(
       `person ${r} (batch ${batch}): ${rows} rows erased in ${
@@ -143,7 +147,9 @@ console.log(
   `organization: ${history!.events} webhook events (with deliveries) and ${history!.log} inbound log rows ` +
     `(loaded in ${loadSeconds.toFixed(0)} s)`,
 );
-console.log("| person | batch size | rows erased | erase_member | batches | total | per 10,000 rows |");
+console.log(
+  "| person | batch size | rows erased | erase_member | batches | total | per 10,000 rows |",
+);
 console.log("|---|---|---|---|---|---|---|");
 for (const [i, r] of results.entries()) {
   const per10k = (r.totalMs / r.rows * 10_000 / 1000).toFixed(2);

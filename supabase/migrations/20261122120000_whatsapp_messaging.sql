@@ -242,10 +242,10 @@ create trigger whatsapp_messages_early_receipts
 
 -- Who a thread, a message and a receipt concern ----------------------------------------------------------
 -- (20261122100200_domain_core.sql, "Who a row concerns".) A thread: every member it was ever linked to
--- (matched by number, or by staff). A message: its thread's members when it was written, and its
--- thread's then, if staff move it; its thread takes the message's members too, so a thread's links
+-- (matched by number, or by staff). A message: its thread's members when it was written, plus the new
+-- thread's when it is moved to another; the thread takes the message's members too, so a thread's links
 -- hold those of every message in it and erasure finds them all through the thread. A receipt: its
--- message's members, or the thread of its recipient.
+-- message's members, or those of its recipient's thread.
 create index whatsapp_conversations_member_links_idx on public.whatsapp_conversations using gin (member_ids)
   where member_ids <> '{}';
 create index whatsapp_message_receipts_member_links_idx on public.whatsapp_message_receipts

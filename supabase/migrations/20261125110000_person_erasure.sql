@@ -188,16 +188,19 @@ begin
   terms := terms || array(
     select t from (
       select c.contact_phone as t from public.whatsapp_conversations c
-       where c.organization_id = org and c.member_ids <> '{}' and c.member_ids = mine and length(c.contact_phone) >= 7
+       where c.organization_id = org and c.member_ids <> '{}' and c.member_ids = mine
+         and length(c.contact_phone) >= 7
       union
       select lower(c.contact_user_id) from public.whatsapp_conversations c
-       where c.organization_id = org and c.member_ids <> '{}' and c.member_ids = mine and private.erasure_identifier(c.contact_user_id)
+       where c.organization_id = org and c.member_ids <> '{}' and c.member_ids = mine
+         and private.erasure_identifier(c.contact_user_id)
       union
       select lower(d.gateway_payment_id) from public.donations d
-       where d.organization_id = org and d.member_ids <> '{}' and d.member_ids = mine and private.erasure_identifier(d.gateway_payment_id)
+       where d.organization_id = org and d.member_ids <> '{}' and d.member_ids = mine
+         and private.erasure_identifier(d.gateway_payment_id)
       union
       select lower(r.gateway_subscription_id) from public.recurring_donations r
-       where r.organization_id = org and r.member_ids = mine
+       where r.organization_id = org and r.member_ids <> '{}' and r.member_ids = mine
          and private.erasure_identifier(r.gateway_subscription_id)
     ) x limit 1000);
   terms := array(select distinct t from unnest(terms) t where t <> '');
@@ -437,7 +440,8 @@ begin
     if k < batch_size then
       update public.webhook_events x set member_ids = array_remove(x.member_ids, w.member_id)
        where x.id in (select y.id from public.webhook_events y
-                       where y.member_ids <> '{}' and y.member_ids = mine and y.organization_id = org order by y.id limit batch_size);
+                       where y.member_ids <> '{}' and y.member_ids = mine and y.organization_id = org
+                       order by y.id limit batch_size);
       done := n < batch_size;
     end if;
 
@@ -571,7 +575,8 @@ begin
       with batch as (
         select d.id, d.created_at, d.last_error from public.webhook_deliveries d
          where d.organization_id = org
-           and (d.created_at, d.id) > (coalesce(w.cursor_at, '-infinity'), coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000'))
+           and (d.created_at, d.id) > (coalesce(w.cursor_at, '-infinity'),
+                                       coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000'))
          order by d.created_at, d.id
          limit batch_size
       )
@@ -580,8 +585,8 @@ begin
                where private.erasure_mentions(b.last_error, w.terms) or exists (
                  select 1 from public.webhook_delivery_attempts a
                   where a.delivery_id = b.id
-                    and private.erasure_mentions(concat_ws(' ', a.response_excerpt, a.error, a.response_headers::text),
-                                                 w.terms))),
+                    and private.erasure_mentions(
+                          concat_ws(' ', a.response_excerpt, a.error, a.response_headers::text), w.terms))),
              (select b.created_at from batch b order by b.created_at desc, b.id desc limit 1),
              (select b.id from batch b order by b.created_at desc, b.id desc limit 1)
         into n, hits, last_at, last_id;
@@ -615,7 +620,8 @@ begin
       with batch as (
         select x.id, x.created_at, x.recipient, x.data from private.mail_outbox x
          where x.organization_id = org
-           and (x.created_at, x.id) > (coalesce(w.cursor_at, '-infinity'), coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000'))
+           and (x.created_at, x.id) > (coalesce(w.cursor_at, '-infinity'),
+                                       coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000'))
          order by x.created_at, x.id
          limit batch_size
       )

@@ -49,9 +49,10 @@ export function ErasureStatus({ started }: { started: Erasure }) {
             </p>
             {describeLeftovers(e.leftovers) && (
               <p>
-                Not changed, but may still mention them: {describeLeftovers(e.leftovers)}. These rows are
-                recorded as someone else's, or as nobody's; look at them in Webhook Logs and remove what is
-                theirs. Row ids: {Object.values(e.leftovers).flatMap((l) => l.ids).join(", ")}.
+                Not changed, but may still mention them:{" "}
+                {describeLeftovers(e.leftovers)}. These rows are recorded as someone else's, or as nobody's;
+                look at them in Webhook Logs and remove what is theirs. Row ids:{" "}
+                {Object.values(e.leftovers).flatMap((l) => l.ids).join(", ")}.
               </p>
             )}
           </>
