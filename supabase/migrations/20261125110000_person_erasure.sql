@@ -519,7 +519,9 @@ begin
   elsif e.stage = 'leftovers' then
     -- The report: rows of the organization that still mention one of the person's values, counted and
     -- named by id, never changed. Part by part, each read once by keyset; a batch is at most
-    -- `batch_size` rows and 4 MiB of bodies (at least one row).
+    -- `batch_size` rows and 4 MiB of bodies (at least one row). Outbound events are not read: each is
+    -- built from one row of one member, and the others' rows hold their own e-mail and phone (a value
+    -- two members share is not looked for); what a receiver answered is (the deliveries' attempts).
     if cardinality(w.terms) = 0 then
       done := true;
     elsif coalesce(w.report_part, 'inbound_log') = 'inbound_log' then
@@ -546,29 +548,8 @@ begin
         into n, k, hits, last_at, last_id;
       e.leftovers := private.erasure_add_leftovers(e.leftovers, 'inbound_webhook_log', hits);
       if n < batch_size and k = n then
-        w.report_part := 'events';
-        last_at := null;
-        last_id := null;
-      end if;
-    elsif w.report_part = 'events' then
-      with page as (
-        select ev.id, ev.body_bytes
-          from public.webhook_events ev
-         where ev.organization_id = org and ev.id > coalesce(w.cursor_id, '00000000-0000-0000-0000-000000000000')
-         order by ev.id
-         limit batch_size
-      ), batch as (
-        select p.* from (select p.*, sum(p.body_bytes) over (order by p.id) as upto from page p) p
-         where p.upto - p.body_bytes < body_budget
-      )
-      select (select count(*) from page), (select count(*) from batch),
-             (select coalesce(array_agg(b.id), '{}') from batch b join public.webhook_events ev on ev.id = b.id
-               where ev.redacted_at is null and private.erasure_mentions(ev.payload::text, w.terms)),
-             (select b.id from batch b order by b.id desc limit 1)
-        into n, k, hits, last_id;
-      e.leftovers := private.erasure_add_leftovers(e.leftovers, 'webhook_events', hits);
-      if n < batch_size and k = n then
         w.report_part := 'attempts';
+        last_at := null;
         last_id := null;
       end if;
     elsif w.report_part = 'attempts' then

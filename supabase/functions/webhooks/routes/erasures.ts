@@ -58,7 +58,7 @@ const Erasure = z.object({
     }),
   ).describe(
     "Rows the erasure did not change that may still mention the person (another person's row, or one " +
-      "nobody linked to them), per kind (inbound_webhook_log, webhook_events, webhook_deliveries, " +
+      "nobody linked to them), per kind (inbound_webhook_log, webhook_deliveries, " +
       "whatsapp_conversations, mails), found by a search for their e-mail, phone and provider ids: for the " +
       "admin to look at",
   ),

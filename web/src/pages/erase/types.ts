@@ -60,7 +60,6 @@ const KINDS: Record<string, [string, string]> = {
 /** Where rows that may still mention the person were found, in words. */
 const LEFTOVER_KINDS: Record<string, string> = {
   inbound_webhook_log: "payment and WhatsApp logs",
-  webhook_events: "webhook events",
   webhook_deliveries: "webhook deliveries",
   whatsapp_conversations: "WhatsApp conversations",
   mails: "e-mails",
