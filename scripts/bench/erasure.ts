@@ -57,6 +57,10 @@ interface Round {
   startMs: number;
   steps: number[];
   totalMs: number;
+  /** Following the person's links (erase_member and every stage before the report). */
+  linksMs: number;
+  /** The leftover report: reading the organization's history. */
+  reportMs: number;
 }
 const results: Round[] = [];
 /** Time spent per batch size and stage, over every person. */
@@ -107,6 +111,8 @@ for (let round = 1; round <= rounds; round++) {
     const startMs = performance.now() - t0;
     const steps: number[] = [];
     let stage = "whatsapp";
+    let linksMs = startMs;
+    let reportMs = 0;
     for (;;) {
       const s = performance.now();
       const [row] = await sql<
@@ -118,6 +124,8 @@ for (let round = 1; round <= rounds; round++) {
         `${batch} ${stage}`,
         (byStage.get(`${batch} ${stage}`) ?? 0) + ms,
       );
+      if (stage === "leftovers") reportMs += ms;
+      else linksMs += ms;
       if (!row!.p || row!.p.status === "done") break;
       stage = row!.p.stage;
     }
@@ -129,7 +137,7 @@ for (let round = 1; round <= rounds; round++) {
         (a, [, n]) => a + n,
         0,
       );
-    results.push({ batch, rows, startMs, steps, totalMs });
+    results.push({ batch, rows, startMs, steps, totalMs, linksMs, reportMs });
     console.error(
       `person ${r} (batch ${batch}): ${rows} rows erased in ${
         totalMs.toFixed(0)
@@ -148,20 +156,28 @@ console.log(
     `(loaded in ${loadSeconds.toFixed(0)} s)`,
 );
 console.log(
-  "| person | batch size | rows erased | erase_member | batches | total | per 10,000 rows |",
+  "| person | batch size | rows erased | erase_member | batches | total | per 10,000 rows | links | report |",
 );
-console.log("|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const [i, r] of results.entries()) {
   const per10k = (r.totalMs / r.rows * 10_000 / 1000).toFixed(2);
   console.log(
     `| ${i + 1} | ${r.batch} | ${r.rows} | ${r.startMs.toFixed(0)} ms | ${r.steps.length} | ` +
-      `${(r.totalMs / 1000).toFixed(2)} s | ${per10k} s |`,
+      `${(r.totalMs / 1000).toFixed(2)} s | ${per10k} s | ${(r.linksMs / 1000).toFixed(2)} s | ` +
+      `${(r.reportMs / 1000).toFixed(2)} s |`,
   );
 }
 for (const batch of batches) {
   const mine = results.filter((r) => r.batch === batch);
   const steps = summarize(mine.flatMap((r) => r.steps));
   const per10k = median(mine.map((r) => r.totalMs / r.rows * 10_000)) / 1000;
+  const links10k = median(mine.map((r) => r.linksMs / r.rows * 10_000)) / 1000;
+  const history100k = (history!.events + history!.log) / 100_000;
+  const report100k = median(mine.map((r) => r.reportMs)) / history100k / 1000;
+  console.log(
+    `batch ${batch}: following the links, median ${links10k.toFixed(2)} s per 10,000 of the person's ` +
+      `rows; the report, median ${report100k.toFixed(2)} s per 100,000 rows of history (events and log)`,
+  );
   console.log(
     `batch ${batch}: median per 10,000 rows ${per10k.toFixed(2)} s; one batch p50 ${
       steps.p50.toFixed(0)
