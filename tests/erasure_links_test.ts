@@ -341,6 +341,10 @@ Deno.test("a bystander's thread re-linked to the member: the thread, its message
     (record.counts.shared_kept ?? 0) >= 3,
     `kept for the bystander: ${JSON.stringify(record.counts)}`,
   );
+  // And named for the admin: they may still hold something of the member.
+  assertEquals(record.leftovers?.whatsapp_conversations?.ids, [thread!.id]);
+  // The delivery that came after the re-link (the first was recorded as the bystander's alone).
+  assertEquals(record.leftovers?.inbound_webhook_log?.count, 1);
   assertEquals(
     record.counts.whatsapp_conversations,
     undefined,

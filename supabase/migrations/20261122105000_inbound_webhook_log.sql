@@ -261,16 +261,16 @@ as $$
 $$;
 
 -- Records which members an applied row concerns (added to what it had: a replay never drops a link).
+-- Only members of the organization now: a subscription of a member being erased names an id that will
+-- never be followed again.
 create function private.link_inbound_webhook(p_log_id uuid, p_members uuid[])
 returns void
 language sql
 set search_path = ''
 as $$
-  with m as (select private.member_links_add('{}', p_members) as ids)
   update public.inbound_webhook_log l
-  set member_ids = private.member_links_add(l.member_ids, m.ids)
-  from m
-  where l.id = p_log_id and cardinality(m.ids) > 0 and not (l.member_ids @> m.ids)
+  set member_ids = private.member_links_grow(l.organization_id, l.member_ids, p_members)
+  where l.id = p_log_id and cardinality(p_members) > 0 and not (l.member_ids @> p_members)
 $$;
 
 -- After a process function raised (its writes are gone): the error, for the admin and for replay.

@@ -92,8 +92,9 @@ insert into private.gateway_id_key default values;
 alter table private.gateway_id_key enable row level security;
 revoke all on private.gateway_id_key from public, anon, authenticated;
 
+-- Security definer: whoever applies a delivery needs the digest, never the key.
 create function private.erased_gateway_id(id text) returns text
-language sql stable
+language sql stable security definer
 set search_path = ''
 as $$
   select 'erased:' || encode(extensions.hmac(convert_to(id, 'UTF8'), k.key, 'sha256'), 'hex')
@@ -125,7 +126,8 @@ as $$
     select p_organization_id as id where p_organization_id is not null
     union
     select rd.organization_id from public.recurring_donations rd
-    where p_organization_id is null and rd.gateway_subscription_id = any (private.gateway_id_forms(p_subscription_id))
+    where p_organization_id is null
+      and rd.gateway_subscription_id = any (private.gateway_id_forms(p_subscription_id))
     union
     select d.organization_id from public.donations d
     where p_organization_id is null and d.gateway_payment_id = any (private.gateway_id_forms(p_payment_id))
@@ -222,7 +224,8 @@ begin
   perform private.lock_gateway_payment(p_organization_id, payment_id);
   -- Recorded before, for a payer since erased: known, and left as it is.
   if exists (select 1 from public.donations d
-             where d.organization_id = p_organization_id and d.gateway_payment_id = private.erased_gateway_id(payment_id)) then
+             where d.organization_id = p_organization_id
+               and d.gateway_payment_id = private.erased_gateway_id(payment_id)) then
     return false;
   end if;
   insert into public.donations as d (
@@ -353,7 +356,8 @@ begin
   perform private.settle_donation_refunds(p_organization_id, r ->> 'payment_id');
   select exists (
     select 1 from public.donations
-    where organization_id = p_organization_id and gateway_payment_id = any (private.gateway_id_forms(r ->> 'payment_id'))
+    where organization_id = p_organization_id
+      and gateway_payment_id = any (private.gateway_id_forms(r ->> 'payment_id'))
   ) into has_donation;
 
   return jsonb_build_object(

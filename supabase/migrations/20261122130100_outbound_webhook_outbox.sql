@@ -206,6 +206,7 @@ create trigger workflow_runs_webhook_completed_update after update on public.wor
 
 -- None of this is callable by users directly; the triggers run as their owner.
 revoke all on function private.jsonb_changed_fields(jsonb, jsonb), private.webhook_enqueue(text, jsonb),
-  private.webhook_subscribed_organizations(text, uuid[]), private.webhook_outbox(), private.webhook_member_of(text, jsonb),
+  private.webhook_subscribed_organizations(text, uuid[]), private.webhook_outbox(),
+  private.webhook_member_of(text, jsonb),
   private.webhook_envelope(uuid, text, uuid, jsonb, jsonb) from public, authenticated;
 grant execute on function private.webhook_enqueue(text, jsonb) to service_role;

@@ -295,7 +295,7 @@ create trigger webhook_endpoints_mail_disabled after update of enabled on public
 
 -- Erasing a person (20261125110000_person_erasure.sql): at most `batch_size` mails linked to the member.
 -- Those linked to them alone lose recipient and content (pending ones are cancelled); those linked to
--- someone else too lose only the link. Returns {"seen", "redacted", "kept"}.
+-- someone else too lose only the link. Returns {"seen": n, "redacted": n, "kept": [ids]}.
 create function private.mail_erase(org uuid, member uuid, batch_size integer) returns jsonb
 language plpgsql volatile security definer
 set search_path = ''
@@ -319,11 +319,11 @@ begin
            member_ids = array_remove(m.member_ids, member)
       from batch b
      where m.id = b.id
-    returning b.theirs
+    returning m.id, b.theirs
   )
   select jsonb_build_object('seen', (select count(*) from batch),
                             'redacted', (select count(*) from changed where theirs),
-                            'kept', (select count(*) from changed where not theirs))
+                            'kept', (select coalesce(jsonb_agg(id), '[]') from changed where not theirs))
     into result;
   return result;
 end;

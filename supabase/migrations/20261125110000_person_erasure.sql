@@ -232,7 +232,7 @@ $$;
 -- the report, at most 4 MiB of bodies), moves the stage on when it is through, and returns the record
 -- as JSON. Null when another caller is working on this erasure right now, or it is not running. In every
 -- stage: a row linked to the member alone is erased, a row linked to others too loses only the member's
--- link (counted as `shared_kept`).
+-- link (counted as `shared_kept`, and named in the leftovers: it may still hold something of theirs).
 create function private.erasure_step(p_erasure_id uuid, batch_size integer default 500) returns jsonb
 language plpgsql volatile security definer
 set search_path = ''
@@ -246,6 +246,7 @@ declare
   n bigint;
   k bigint;
   shared bigint := 0;
+  kept_ids uuid[];
   ended bigint;
   refunds bigint;
   last_at timestamptz;
@@ -287,10 +288,14 @@ begin
         delete from public.whatsapp_message_receipts r using batch b where r.id = b.id and b.theirs returning 1
       ), kept as (
         update public.whatsapp_message_receipts r set member_ids = array_remove(r.member_ids, w.member_id)
-          from batch b where r.id = b.id and not b.theirs returning 1
+          from batch b where r.id = b.id and not b.theirs returning r.id
       )
-      select (select count(*) from batch), (select count(*) from gone), (select count(*) from kept) into n, k, shared;
+      select (select count(*) from batch), (select count(*) from gone),
+             (select coalesce(array_agg(id), '{}') from kept)
+        into n, k, kept_ids;
       e.counts := private.erasure_add(e.counts, 'whatsapp_receipts', k);
+      e.leftovers := private.erasure_add_leftovers(e.leftovers, 'whatsapp_message_receipts', kept_ids);
+      shared := cardinality(kept_ids);
       done := n < batch_size;
     elsif thread.theirs then
       with gone as (
@@ -325,14 +330,16 @@ begin
         returning x.provider_message_id
       ), kept as (
         update public.whatsapp_messages x set member_ids = array_remove(x.member_ids, w.member_id)
-          from page p where x.id = p.id and p.linked and not p.theirs returning 1
+          from page p where x.id = p.id and p.linked and not p.theirs returning x.id
       )
       select (select count(*) from page), (select coalesce(array_agg(provider_message_id), '{}') from gone),
-             (select count(*) from kept),
+             (select coalesce(array_agg(id), '{}') from kept),
              (select p.sent_at from page p order by p.sent_at desc, p.id desc limit 1),
              (select p.id from page p order by p.sent_at desc, p.id desc limit 1)
-        into n, freed, shared, last_at, last_id;
+        into n, freed, kept_ids, last_at, last_id;
       e.counts := private.erasure_add(e.counts, 'whatsapp_messages', cardinality(freed));
+      e.leftovers := private.erasure_add_leftovers(e.leftovers, 'whatsapp_messages', kept_ids);
+      shared := cardinality(kept_ids);
       delete from public.whatsapp_message_receipts r
        where r.organization_id = org and r.provider_message_id = any (freed);
       get diagnostics k = row_count;
@@ -341,6 +348,7 @@ begin
         -- Through the thread: it stays for the others it concerns, without the member.
         update public.whatsapp_conversations c set member_ids = array_remove(c.member_ids, w.member_id)
          where c.id = thread.id;
+        e.leftovers := private.erasure_add_leftovers(e.leftovers, 'whatsapp_conversations', array[thread.id]);
         shared := shared + 1;
         last_id := null;
         last_at := null;
@@ -363,12 +371,14 @@ begin
              updated_at = now()
         from batch b
        where l.id = b.id
-      returning b.theirs
+      returning l.id, b.theirs
     )
     select (select count(*) from batch), (select count(*) from changed where theirs),
-           (select count(*) from changed where not theirs)
-      into n, k, shared;
+           (select coalesce(array_agg(id), '{}') from changed where not theirs)
+      into n, k, kept_ids;
     e.counts := private.erasure_add(e.counts, 'inbound_webhook_log', k);
+    e.leftovers := private.erasure_add_leftovers(e.leftovers, 'inbound_webhook_log', kept_ids);
+    shared := cardinality(kept_ids);
     done := n < batch_size;
 
   elsif e.stage = 'events' then
@@ -467,13 +477,15 @@ begin
              member_ids = array_remove(d.member_ids, w.member_id)
         from batch b
        where d.id = b.id
-      returning b.theirs
+      returning d.id, b.theirs
     )
     select (select count(*) from batch), (select count(*) from changed where theirs),
-           (select count(*) from changed where not theirs), (select count(*) from refunds)
-      into n, k, shared, refunds;
+           (select coalesce(array_agg(id), '{}') from changed where not theirs), (select count(*) from refunds)
+      into n, k, kept_ids, refunds;
     e.counts := private.erasure_add(private.erasure_add(e.counts, 'donations_pseudonymized', k),
                                     'donation_refunds_pseudonymized', refunds);
+    e.leftovers := private.erasure_add_leftovers(e.leftovers, 'donations', kept_ids);
+    shared := cardinality(kept_ids);
     if n < batch_size then
       with batch as (
         select r.id, r.member_ids = mine as theirs from public.recurring_donations r
@@ -486,20 +498,25 @@ begin
                member_ids = array_remove(r.member_ids, w.member_id)
           from batch b
          where r.id = b.id
-        returning b.theirs
+        returning r.id, b.theirs
       )
       select (select count(*) from batch), (select count(*) from changed where theirs),
-             shared + (select count(*) from changed where not theirs)
-        into n, k, shared;
+             (select coalesce(array_agg(id), '{}') from changed where not theirs)
+        into n, k, kept_ids;
       e.counts := private.erasure_add(e.counts, 'recurring_donations_pseudonymized', k);
+      e.leftovers := private.erasure_add_leftovers(e.leftovers, 'recurring_donations', kept_ids);
+      shared := shared + cardinality(kept_ids);
       done := n < batch_size;
     end if;
 
   elsif e.stage = 'mail' then
-    select (r ->> 'seen')::bigint, (r ->> 'redacted')::bigint, (r ->> 'kept')::bigint
-      into n, k, shared
+    select (r ->> 'seen')::bigint, (r ->> 'redacted')::bigint,
+           array(select jsonb_array_elements_text(r -> 'kept'))::uuid[]
+      into n, k, kept_ids
       from private.mail_erase(org, w.member_id, batch_size) r;
     e.counts := private.erasure_add(e.counts, 'mails', k);
+    e.leftovers := private.erasure_add_leftovers(e.leftovers, 'mails', kept_ids);
+    shared := cardinality(kept_ids);
     if n < batch_size then
       with batch as (
         select i.id, i.member_ids = mine as theirs from public.organization_invitations i
@@ -508,11 +525,14 @@ begin
         delete from public.organization_invitations i using batch b where i.id = b.id and b.theirs returning 1
       ), kept as (
         update public.organization_invitations i set member_ids = array_remove(i.member_ids, w.member_id)
-          from batch b where i.id = b.id and not b.theirs returning 1
+          from batch b where i.id = b.id and not b.theirs returning i.id
       )
-      select (select count(*) from batch), (select count(*) from gone), shared + (select count(*) from kept)
-        into n, k, shared;
+      select (select count(*) from batch), (select count(*) from gone),
+             (select coalesce(array_agg(id), '{}') from kept)
+        into n, k, kept_ids;
       e.counts := private.erasure_add(e.counts, 'invitations', k);
+      e.leftovers := private.erasure_add_leftovers(e.leftovers, 'organization_invitations', kept_ids);
+      shared := shared + cardinality(kept_ids);
       done := n < batch_size;
     end if;
 

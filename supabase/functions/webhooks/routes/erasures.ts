@@ -57,10 +57,11 @@ const Erasure = z.object({
       ids: z.array(z.uuid()).describe("At most 20 of them"),
     }),
   ).describe(
-    "Rows the erasure did not change that may still mention the person (another person's row, or one " +
-      "nobody linked to them), per kind (inbound_webhook_log, webhook_deliveries, " +
-      "whatsapp_conversations, mails), found by a search for their e-mail, phone and provider ids: for the " +
-      "admin to look at",
+    "Rows the erasure kept that may still hold something of the person, per table, for the admin to look " +
+      "at: rows recorded as someone else's too (only the person's link left them), and rows a search for " +
+      "their e-mail, phone and provider ids found that were recorded as someone else's or nobody's " +
+      "(inbound_webhook_log, webhook_deliveries (what receivers answered), whatsapp_conversations, " +
+      "whatsapp_messages, donations, mails, ...)",
   ),
 }).openapi("Erasure", {
   example: {

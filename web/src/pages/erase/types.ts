@@ -62,7 +62,12 @@ const LEFTOVER_KINDS: Record<string, string> = {
   inbound_webhook_log: "payment and WhatsApp logs",
   webhook_deliveries: "webhook deliveries",
   whatsapp_conversations: "WhatsApp conversations",
+  whatsapp_messages: "WhatsApp messages",
+  whatsapp_message_receipts: "WhatsApp receipts",
+  donations: "donations",
+  recurring_donations: "recurring donations",
   mails: "e-mails",
+  organization_invitations: "invitations",
 };
 
 export const STAGES: Record<Erasure["stage"], string> = {
