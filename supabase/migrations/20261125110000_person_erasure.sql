@@ -581,13 +581,18 @@ begin
          order by d.created_at, d.id
          limit batch_size
       )
+      -- Each delivery's attempts through their index (a lateral join: as an EXISTS, the planner may hash
+      -- every attempt of every organization instead, once a batch).
       select (select count(*) from batch),
-             (select coalesce(array_agg(distinct b.id), '{}') from batch b
-               where private.erasure_mentions(b.last_error, w.terms) or exists (
-                 select 1 from public.webhook_delivery_attempts a
-                  where a.delivery_id = b.id
-                    and private.erasure_mentions(
-                          concat_ws(' ', a.response_excerpt, a.error, a.response_headers::text), w.terms))),
+             (select coalesce(array_agg(b.id), '{}') from batch b
+                left join lateral (
+                  select true as hit from public.webhook_delivery_attempts a
+                   where a.delivery_id = b.id
+                     and (a.response_excerpt is not null or a.error is not null or a.response_headers is not null)
+                     and private.erasure_mentions(
+                           concat_ws(' ', a.response_excerpt, a.error, a.response_headers::text), w.terms)
+                   limit 1) h on true
+               where private.erasure_mentions(b.last_error, w.terms) or h.hit),
              (select b.created_at from batch b order by b.created_at desc, b.id desc limit 1),
              (select b.id from batch b order by b.created_at desc, b.id desc limit 1)
         into n, hits, last_at, last_id;
