@@ -30,7 +30,8 @@ create table private.mail_outbox (
   -- A sender holds a claimed row until then; a sender that died lets it run out.
   lease_token uuid,
   leased_until timestamptz,
-  -- The members with the recipient's address ("Who a row concerns", 20261122100200_domain_core.sql).
+  -- An invitation's: the members with the recipient's address when it is queued ("Who a row concerns",
+  -- 20261122100200_domain_core.sql). Mails about endpoints go to admins' accounts and concern no member.
   member_ids uuid[] not null default '{}',
   created_at timestamptz not null default now(),
   check ((status = 'pending') = (next_attempt_at is not null))
@@ -39,7 +40,7 @@ create index mail_outbox_due_idx on private.mail_outbox (next_attempt_at) where 
 create index mail_outbox_organization_idx on private.mail_outbox (organization_id, created_at);
 create index mail_outbox_finished_idx on private.mail_outbox (created_at) where status <> 'pending';
 create trigger mail_outbox_member_links before insert on private.mail_outbox
-  for each row execute function private.link_member_email('recipient');
+  for each row when (new.kind = 'invitation') execute function private.link_member_email('recipient');
 create index mail_outbox_member_links_idx on private.mail_outbox using gin (member_ids) where member_ids <> '{}';
 revoke all on private.mail_outbox from public, anon, authenticated;
 

@@ -131,7 +131,7 @@ Deno.test(
       result!,
     );
     assert(
-      /Not changed, but may still mention them: 1 in webhook deliveries/.test(result!),
+      /Kept, but may still hold something of the erased person: 1 in webhook deliveries/.test(result!),
       result!,
     );
     const records = page.getByRole("region", { name: "Erasure records" });

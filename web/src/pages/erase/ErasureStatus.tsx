@@ -49,9 +49,10 @@ export function ErasureStatus({ started }: { started: Erasure }) {
             </p>
             {describeLeftovers(e.leftovers) && (
               <p>
-                Not changed, but may still mention them:{" "}
-                {describeLeftovers(e.leftovers)}. These rows are recorded as someone else's, or as nobody's;
-                look at them in Webhook Logs and remove what is theirs. Row ids:{" "}
+                Kept, but may still hold something of the erased person:{" "}
+                {describeLeftovers(e.leftovers)}. These rows are recorded as someone else's too, or as
+                nobody's, so the erasure did not change them; look at them (Webhook Logs for logs and
+                deliveries) and remove what is the erased person's. Row ids:{" "}
                 {Object.values(e.leftovers).flatMap((l) => l.ids).join(", ")}.
               </p>
             )}
