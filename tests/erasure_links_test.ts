@@ -456,6 +456,47 @@ Deno.test("the erased person's digit-only provider ids leave the log and the mon
   });
 });
 
+Deno.test("staff cannot strip, forge or rewrite a row's links, nor read the key behind erased provider ids", async () => {
+  const t = await paymentTenant();
+  const org = t.organizationId;
+  const bystander = await member(org, { first: "Bea" });
+  const victim = await member(org, { first: "Vic" });
+  const gatewayId = `pay_${crypto.randomUUID().slice(0, 12)}`;
+  const [donation] = await asUser(t.staffClaims, (tx) =>
+    tx<{ id: string }[]>`
+      insert into public.donations (organization_id, member_id, amount_minor, currency, source, gateway_payment_id,
+                                    member_ids)
+      values (${org}, ${bystander}, 100, 'GBP', 'manual', ${gatewayId}, array[${victim}]::uuid[])
+      returning id`);
+  const links = async () =>
+    (await sql()<{ member_ids: string[] }[]>`select member_ids from public.donations where id = ${
+      donation!.id
+    }`)[0]!
+      .member_ids;
+  const both = [bystander, victim].sort();
+  assertEquals(await links(), both, "a writer may add a current member, as setting member_id does");
+  // As PostgREST runs a staff request: strip the bystander's link so the row looks the victim's alone,
+  // even pretending to be the erasure, and link an id that is no member's.
+  await asUser(t.staffClaims, async (tx) => {
+    await tx`update public.donations set member_ids = array[${victim}]::uuid[] where id = ${donation!.id}`;
+    await tx`select set_config('private.erasing_member', ${bystander}, true)`;
+    await tx`update public.donations set member_ids = '{}' where id = ${donation!.id}`;
+    await tx`update public.donations set member_ids = array[${crypto.randomUUID()}]::uuid[], member_id = ${victim}
+             where id = ${donation!.id}`;
+  });
+  assertEquals(await links(), both, "links only grow, and only to members");
+  for (const attempt of [`select key from private.gateway_id_key`, `select private.erased_gateway_id('x')`]) {
+    const err = await asUser(t.staffClaims, (tx) => tx.unsafe(attempt)).catch((e) => e);
+    assertEquals(err.code, "42501", attempt);
+  }
+  // The donation is both members': erasing the victim keeps it, with its provider id, for the bystander.
+  const record = await erase(t, victim);
+  const [kept] = await sql()<{ gateway_payment_id: string; member_ids: string[] }[]>`
+    select gateway_payment_id, member_ids from public.donations where id = ${donation!.id}`;
+  assertEquals(kept, { gateway_payment_id: gatewayId, member_ids: [bystander] });
+  assertEquals(record.leftovers?.donations?.ids, [donation!.id]);
+});
+
 Deno.test("teardown", async () => {
   await retireEndpoints(...endpoints);
   await stack.close();
