@@ -5,6 +5,7 @@
 // changes no row of anyone else. The erased person's own rows, digit-only provider ids included, are
 // all gone: a search of every column of every table finds none of their values.
 import { assert, assertEquals } from "./helpers/assert.ts";
+import { EVENT_TYPES } from "../supabase/functions/webhooks/catalogue.ts";
 import { asUser, closeSql, sql } from "./helpers/db.ts";
 import { changedRows, organizationRows, rowsHolding, rowsMentioning } from "./helpers/catalogue_search.ts";
 import { startInboundStack } from "./helpers/inbound_stack.ts";
@@ -23,13 +24,8 @@ import {
 
 const stack = await startInboundStack();
 const api = stack.base("webhooks");
-const EVENTS = [
-  "member.created",
-  "member.lost",
-  "donation.recorded",
-  "attendance.marked",
-  "workflow.completed",
-];
+// Every event about people (webhook.endpoint.disabled is about endpoints).
+const EVENTS = EVENT_TYPES.filter((t) => t !== "webhook.endpoint.disabled");
 const endpoints: string[] = [];
 
 type Tenant = Awaited<ReturnType<typeof paymentTenant>>;

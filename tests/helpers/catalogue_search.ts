@@ -15,19 +15,29 @@ interface Column {
   column: string;
 }
 
-/** The searched columns: tables (not views: they show the same rows) of `public` and `private`. */
-export async function textColumns(): Promise<Column[]> {
-  return await sql()<Column[]>`
-    select n.nspname as schema, c.relname as table, a.attname as column
+/** Every column of the tables (not views: they show the same rows) of `public` and `private`, with its type. */
+async function columns(): Promise<(Column & { type: string; element: string | null; text: boolean })[]> {
+  return await sql()`
+    select n.nspname as schema, c.relname as table, a.attname as column, t.typname as type,
+           e.typname as element,
+           (t.typcategory = 'S' or t.typname in ('json', 'jsonb') or e.typcategory = 'S'
+            or e.typname in ('json', 'jsonb')) as text
     from pg_attribute a
     join pg_class c on c.oid = a.attrelid
     join pg_namespace n on n.oid = c.relnamespace
     join pg_type t on t.oid = a.atttypid
     left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
     where c.relkind in ('r', 'p') and n.nspname in ('public', 'private') and a.attnum > 0 and not a.attisdropped
-      and (t.typcategory = 'S' or t.typname in ('json', 'jsonb') or e.typcategory = 'S'
-           or e.typname in ('json', 'jsonb'))
     order by 1, 2, 3`;
+}
+
+/** The searched columns: text, varchar, json and jsonb, and arrays of them. */
+export async function textColumns(): Promise<Column[]> {
+  return (await columns()).filter((c) => c.text).map(({ schema, table, column }) => ({
+    schema,
+    table,
+    column,
+  }));
 }
 
 /** Every column holding `value` (case-insensitively, as a substring), with how many rows do. */
@@ -65,14 +75,7 @@ export async function rowsAbout(values: string[]): Promise<string[]> {
 
 /** The uuid and uuid[] columns of the same tables: where ids, and the links to people, are kept. */
 async function idColumns(): Promise<Column[]> {
-  return await sql()<Column[]>`
-    select n.nspname as schema, c.relname as table, a.attname as column
-    from pg_attribute a
-    join pg_class c on c.oid = a.attrelid
-    join pg_namespace n on n.oid = c.relnamespace
-    where c.relkind in ('r', 'p') and n.nspname in ('public', 'private') and a.attnum > 0 and not a.attisdropped
-      and a.atttypid in ('uuid'::regtype, 'uuid[]'::regtype)
-    order by 1, 2, 3`;
+  return (await columns()).filter((c) => c.type === "uuid" || c.element === "uuid");
 }
 
 /**
