@@ -192,6 +192,11 @@ Deno.test("provider ids shaped like timestamps: no other person's event, deliver
     [],
     "no row of anyone else changed",
   );
+  assertEquals(
+    (await rowsHolding(victim)).map((h) => h.table),
+    ["public.member_erasures"],
+    "the member's id is kept in the erasure's record alone",
+  );
   const [left] = await sql()<
     { events: number; due: number; log: number; mails: number }[]
   >`
@@ -207,9 +212,6 @@ Deno.test("provider ids shaped like timestamps: no other person's event, deliver
   // The victim's own: their member.created and two donation.recorded events, and the two donations' ids.
   assertEquals(record.counts.webhook_events, 3);
   assertEquals(record.counts.donations_pseudonymized, 2);
-  assertEquals(await rowsHolding(victim).then((h) => h.map((x) => x.table)), [
-    "public.member_erasures",
-  ]);
 });
 
 Deno.test("a member's phone set to the church's own WhatsApp number id: other contacts' log rows, threads and messages stay", async () => {
@@ -240,6 +242,11 @@ Deno.test("a member's phone set to the church's own WhatsApp number id: other co
     [],
     "no row of anyone else changed",
   );
+  assertEquals(
+    (await rowsHolding(victim)).map((h) => h.table),
+    ["public.member_erasures"],
+    "the member's id is kept in the erasure's record alone",
+  );
 });
 
 Deno.test("a 7-digit phone equal to an amount: another person's donation event stays", async () => {
@@ -259,6 +266,11 @@ Deno.test("a 7-digit phone equal to an amount: another person's donation event s
     othersChanged(changedRows(before, after), own),
     [],
     "no row of anyone else changed",
+  );
+  assertEquals(
+    (await rowsHolding(victim)).map((h) => h.table),
+    ["public.member_erasures"],
+    "the member's id is kept in the erasure's record alone",
   );
   const [event] = await sql()<{ redacted_at: Date | null }[]>`
     select redacted_at from public.webhook_events
@@ -321,6 +333,11 @@ Deno.test("a bystander's thread re-linked to the member: the thread, its message
       `${key} no longer holds the member's id`,
     );
   }
+  assertEquals(
+    (await rowsHolding(victim)).map((h) => h.table),
+    ["public.member_erasures"],
+    "the member's id is kept in the erasure's record alone",
+  );
   const [kept] = await sql()<{ messages: number; member_ids: string[] }[]>`
     select (select count(*)::int from public.whatsapp_messages m where m.conversation_id = c.id) as messages,
            c.member_ids from public.whatsapp_conversations c where c.id = ${thread!.id}`;
