@@ -249,14 +249,21 @@ $$;
 
 -- `links` grown by those of `wanted` that are members of the organization now: a writer may link a
 -- row to a member (as setting its member_id does), never to an id that is no member's (an erased one).
+-- Runs on every write of a linked row: nothing new (the usual case) costs no query, and the new ones
+-- are looked up by primary key.
 create function private.member_links_grow(org uuid, links uuid[], wanted uuid[]) returns uuid[]
-language sql stable
+language plpgsql stable
 set search_path = ''
 as $$
-  select private.member_links_add(links, array(
-    select m.id from public.members m
-     where m.organization_id = org
-       and m.id = any (array(select unnest(wanted) except select unnest(coalesce(links, '{}'))))))
+declare
+  fresh uuid[] := array(select x from unnest(wanted) x where x is not null and x <> all (coalesce(links, '{}')));
+begin
+  if cardinality(fresh) = 0 then
+    return coalesce(links, '{}');
+  end if;
+  return private.member_links_add(links, array(
+    select m.id from public.members m where m.id = any (fresh) and m.organization_id = org));
+end;
 $$;
 
 -- The links of a row with a `member_id` (donations, recurring donations, WhatsApp threads): whatever

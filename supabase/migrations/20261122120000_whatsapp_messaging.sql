@@ -262,21 +262,24 @@ as $$
 declare
   erasing uuid := private.erasing_member();
   thread_links uuid[];
+  grown uuid[];
 begin
   if tg_op = 'UPDATE' and erasing is not null then
     new.member_ids := array_remove(old.member_ids, erasing);
     return new;
   end if;
-  select c.member_ids into thread_links from public.whatsapp_conversations c
+  select coalesce(c.member_ids, '{}') into thread_links from public.whatsapp_conversations c
    where c.organization_id = new.organization_id and c.id = new.conversation_id;
-  new.member_ids := private.member_links_add(
-    private.member_links_grow(new.organization_id, case when tg_op = 'UPDATE' then old.member_ids else '{}' end,
-                              new.member_ids),
-    thread_links);
-  if not coalesce(thread_links, '{}') @> new.member_ids then
-    update public.whatsapp_conversations c set member_ids = new.member_ids
-     where c.organization_id = new.organization_id and c.id = new.conversation_id;
+  grown := private.member_links_grow(new.organization_id,
+             case when tg_op = 'UPDATE' then old.member_ids else '{}' end, new.member_ids);
+  -- The usual case: nothing the thread does not have already (its links are sorted and distinct).
+  if thread_links @> grown then
+    new.member_ids := thread_links;
+    return new;
   end if;
+  new.member_ids := private.member_links_add(grown, thread_links);
+  update public.whatsapp_conversations c set member_ids = new.member_ids
+   where c.organization_id = new.organization_id and c.id = new.conversation_id;
   return new;
 end;
 $$;
@@ -289,14 +292,17 @@ language plpgsql security definer
 set search_path = ''
 as $$
 begin
+  -- Three lookups, each on its own unique index (an OR of them would read the organization's threads).
   new.member_ids := private.member_links_add('{}', array(
     select x from public.whatsapp_messages m, unnest(m.member_ids) x
      where m.organization_id = new.organization_id and m.provider_message_id = new.provider_message_id
     union all
     select x from public.whatsapp_conversations c, unnest(c.member_ids) x
-     where c.organization_id = new.organization_id
-       and (c.contact_phone = new.recipient_phone
-            or (new.recipient_phone is null and c.contact_user_id = new.recipient_user_id))));
+     where c.organization_id = new.organization_id and c.contact_phone = new.recipient_phone
+    union all
+    select x from public.whatsapp_conversations c, unnest(c.member_ids) x
+     where new.recipient_phone is null and c.organization_id = new.organization_id
+       and c.contact_user_id = new.recipient_user_id));
   return new;
 end;
 $$;
