@@ -6,9 +6,10 @@
 // One organization holds `other_rows` events (with deliveries) and inbound log rows of other members,
 // and each round a new person with `person_rows` rows of their own, spread over the kinds an erasure
 // reaches: attendance (each raising an event and a delivery, with an attempt whose response echoes the
-// body), inbound payment log rows naming their e-mail, and WhatsApp messages in their thread. The
-// erasure then reads the organization's whole history once (that is how it finds the person's copies),
-// so both sizes are printed.
+// body), inbound payment log rows naming their e-mail (linked to them, as applying a delivery records),
+// and WhatsApp messages in their thread. The erasure follows the person's links (its cost grows with
+// their rows), then its leftover report reads the organization's whole history once (that grows with
+// the organization): both sizes are printed, and the time of each stage.
 import postgres from "postgres";
 import { machine, summarize } from "./stats.ts";
 
@@ -56,6 +57,10 @@ interface Round {
   startMs: number;
   steps: number[];
   totalMs: number;
+  /** Following the person's links (erase_member and every stage before the report). */
+  linksMs: number;
+  /** The leftover report: reading the organization's history. */
+  reportMs: number;
 }
 const results: Round[] = [];
 /** Time spent per batch size and stage, over every person. */
@@ -78,10 +83,10 @@ for (let round = 1; round <= rounds; round++) {
             from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id
             where e.payload #>> '{data,row,member_id}' = ${m!.id}`;
     await sql`insert into public.inbound_webhook_log (organization_id, provider, event, idempotency_key, payload,
-              body_sha256, signature_valid, status)
+              body_sha256, signature_valid, status, member_ids)
             select ${orgId}, 'payments', 'payment.captured', ${`p${r}-`} || g,
                    jsonb_build_object('payment', jsonb_build_object('email', ${email}::text, 'amount', g)),
-                   sha256((${`p${r}-`} || g)::bytea), true, 'processed'
+                   sha256((${`p${r}-`} || g)::bytea), true, 'processed', array[${m!.id}::uuid]
             from generate_series(1, ${share}) g`;
     const [thread] = await sql<{ id: string }[]>`
     insert into public.whatsapp_conversations (organization_id, contact_phone, member_id, member_match)
@@ -110,6 +115,8 @@ for (let round = 1; round <= rounds; round++) {
     const startMs = performance.now() - t0;
     const steps: number[] = [];
     let stage = "whatsapp";
+    let linksMs = startMs;
+    let reportMs = 0;
     for (;;) {
       const s = performance.now();
       const [row] = await sql<
@@ -117,18 +124,31 @@ for (let round = 1; round <= rounds; round++) {
       >`select private.erasure_step(${created!.id}, ${batch}) as p`;
       const ms = performance.now() - s;
       steps.push(ms);
-      byStage.set(`${batch} ${stage}`, (byStage.get(`${batch} ${stage}`) ?? 0) + ms);
+      byStage.set(
+        `${batch} ${stage}`,
+        (byStage.get(`${batch} ${stage}`) ?? 0) + ms,
+      );
+      if (stage.startsWith("leftovers")) reportMs += ms;
+      else linksMs += ms;
       if (!row!.p || row!.p.status === "done") break;
       stage = row!.p.stage;
+      // The report's part, as the next step will read it (outside the timing).
+      if (stage === "leftovers") {
+        const [work] = await sql<{ part: string | null }[]>`
+          select report_part as part from private.member_erasure_work where erasure_id = ${created!.id}`;
+        stage = `leftovers:${work?.part ?? "inbound_log"}`;
+      }
     }
-    const totalMs = performance.now() - t0;
+    // The steps and erase_member only (not the probes of the report's part between steps).
+    const totalMs = linksMs + reportMs;
     const [done] = await sql<{ counts: Record<string, number> }[]>`
     select counts from public.member_erasures where id = ${created!.id}`;
-    const rows = Object.entries(done!.counts).filter(([k]) => !k.endsWith("_unlinked")).reduce(
-      (a, [, n]) => a + n,
-      0,
-    );
-    results.push({ batch, rows, startMs, steps, totalMs });
+    const rows = Object.entries(done!.counts).filter(([k]) => !k.endsWith("_unlinked") && k !== "shared_kept")
+      .reduce(
+        (a, [, n]) => a + n,
+        0,
+      );
+    results.push({ batch, rows, startMs, steps, totalMs, linksMs, reportMs });
     console.error(
       `person ${r} (batch ${batch}): ${rows} rows erased in ${
         totalMs.toFixed(0)
@@ -146,19 +166,29 @@ console.log(
   `organization: ${history!.events} webhook events (with deliveries) and ${history!.log} inbound log rows ` +
     `(loaded in ${loadSeconds.toFixed(0)} s)`,
 );
-console.log("| person | batch size | rows erased | erase_member | batches | total | per 10,000 rows |");
-console.log("|---|---|---|---|---|---|---|");
+console.log(
+  "| person | batch size | rows erased | erase_member | batches | total | per 10,000 rows | links | report |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const [i, r] of results.entries()) {
   const per10k = (r.totalMs / r.rows * 10_000 / 1000).toFixed(2);
   console.log(
     `| ${i + 1} | ${r.batch} | ${r.rows} | ${r.startMs.toFixed(0)} ms | ${r.steps.length} | ` +
-      `${(r.totalMs / 1000).toFixed(2)} s | ${per10k} s |`,
+      `${(r.totalMs / 1000).toFixed(2)} s | ${per10k} s | ${(r.linksMs / 1000).toFixed(2)} s | ` +
+      `${(r.reportMs / 1000).toFixed(2)} s |`,
   );
 }
 for (const batch of batches) {
   const mine = results.filter((r) => r.batch === batch);
   const steps = summarize(mine.flatMap((r) => r.steps));
   const per10k = median(mine.map((r) => r.totalMs / r.rows * 10_000)) / 1000;
+  const links10k = median(mine.map((r) => r.linksMs / r.rows * 10_000)) / 1000;
+  const history100k = (history!.events + history!.log) / 100_000;
+  const report100k = median(mine.map((r) => r.reportMs)) / history100k / 1000;
+  console.log(
+    `batch ${batch}: following the links, median ${links10k.toFixed(2)} s per 10,000 of the person's ` +
+      `rows; the report, median ${report100k.toFixed(2)} s per 100,000 rows of history (events and log)`,
+  );
   console.log(
     `batch ${batch}: median per 10,000 rows ${per10k.toFixed(2)} s; one batch p50 ${
       steps.p50.toFixed(0)

@@ -43,6 +43,8 @@ create table public.recurring_donations (
   amount_minor bigint check (amount_minor is null or amount_minor >= 0),
   currency text check (currency is null or currency ~ '^[A-Z]{3}$'),
   interval text constraint recurring_donations_interval_length check (length(interval) <= 64),
+  -- The members the row concerns ("Who a row concerns", end of 20261122100200_domain_core.sql).
+  member_ids uuid[] not null default '{}',
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   unique (organization_id, gateway_subscription_id),
@@ -64,6 +66,8 @@ create table public.donations (
   gateway_payment_id text
     constraint donations_gateway_payment_id_length check (length(gateway_payment_id) <= 255),
   donated_at timestamptz not null default now(),
+  -- The members the row concerns ("Who a row concerns", end of 20261122100200_domain_core.sql).
+  member_ids uuid[] not null default '{}',
   created_at timestamptz not null default now(),
   -- A provider payment is recorded once per organization, whatever retries or replays bring.
   unique (organization_id, gateway_payment_id),
@@ -231,3 +235,103 @@ revoke all on function private.create_organization_policy(text, text, text, regp
 
 select private.create_tenant_policies(t)
 from unnest(array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']) t;
+
+-- Who a row concerns ----------------------------------------------------------------------------------
+-- Every row that holds a person's data records, when it is written, which members it concerns: its
+-- `member_ids` (sorted, no duplicates). Erasing a member follows these links
+-- (20261125110000_person_erasure.sql), never a search of text that staff or a provider can plant. A
+-- row linked to the erased member alone is theirs and goes; a row linked to someone else too is kept
+-- for them. Links only grow: a later edit (staff re-linking a donation or a WhatsApp thread to another
+-- member) adds the new member and keeps the old, so no edit can hand one person's rows to another
+-- person's erasure. Only a running erasure removes a link, and only the member it erases.
+-- See docs/configuration-api.md#erasing-a-person
+
+-- The member whose erasure is running in this transaction (private.erasure_step sets it, as the server),
+-- or null. Users (PostgREST's roles, the configuration API's) never count as the erasure, whatever
+-- they set.
+create function private.erasing_member() returns uuid
+language sql stable
+set search_path = ''
+as $$
+  select case when coalesce(current_setting('role', true), 'none') not in ('anon', 'authenticated', 'config_api')
+              then nullif(current_setting('private.erasing_member', true), '')::uuid end
+$$;
+
+-- `links` with `additions`, sorted and without duplicates or nulls.
+create function private.member_links_add(links uuid[], additions uuid[]) returns uuid[]
+language sql immutable parallel safe
+set search_path = ''
+as $$
+  select coalesce(array_agg(distinct x order by x), '{}')
+  from unnest(coalesce(links, '{}') || coalesce(additions, '{}')) x
+  where x is not null
+$$;
+
+-- `links` grown by those of `wanted` that are members of the organization now: a writer may link a
+-- row to a member (as setting its member_id does), never to an id that is no member's (an erased one).
+-- Runs on every write of a linked row: nothing new (the usual case) costs no query, and the new ones
+-- are looked up by primary key.
+create function private.member_links_grow(org uuid, links uuid[], wanted uuid[]) returns uuid[]
+language plpgsql stable
+set search_path = ''
+as $$
+declare
+  fresh uuid[] := array(select x from unnest(wanted) x where x is not null and x <> all (coalesce(links, '{}')));
+begin
+  if cardinality(fresh) = 0 then
+    return coalesce(links, '{}');
+  end if;
+  return private.member_links_add(links, array(
+    select m.id from public.members m where m.id = any (fresh) and m.organization_id = org));
+end;
+$$;
+
+-- The links of a row with a `member_id` (donations, recurring donations, WhatsApp threads): whatever
+-- it had, plus its member now, plus any member the writer added. During an erasure the one change is
+-- the erased member leaving the links. Security definer: staff write these rows, and need no privilege
+-- on the helpers.
+create function private.link_member_id() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+declare
+  erasing uuid := private.erasing_member();
+begin
+  if tg_op = 'UPDATE' and erasing is not null then
+    new.member_ids := array_remove(old.member_ids, erasing);
+    return new;
+  end if;
+  new.member_ids := private.member_links_grow(new.organization_id,
+    case when tg_op = 'UPDATE' then old.member_ids else '{}' end, new.member_ids || new.member_id);
+  return new;
+end;
+$$;
+-- The links of a row addressed to an e-mail address (a mail, an invitation; the column is the
+-- trigger's argument): the organization's members with that address when it is written.
+create function private.link_member_email() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+declare
+  address text := lower(trim(to_jsonb(new) ->> tg_argv[0]));
+begin
+  new.member_ids := private.member_links_add('{}', array(
+    select m.id from public.members m
+     where m.organization_id = new.organization_id and lower(trim(m.email)) = address));
+  return new;
+end;
+$$;
+revoke all on function private.erasing_member(), private.member_links_add(uuid[], uuid[]),
+  private.member_links_grow(uuid, uuid[], uuid[]), private.link_member_id(), private.link_member_email()
+  from public, anon, authenticated;
+
+create trigger donations_member_links before insert or update of member_id, member_ids on public.donations
+  for each row execute function private.link_member_id();
+create trigger recurring_donations_member_links
+  before insert or update of member_id, member_ids on public.recurring_donations
+  for each row execute function private.link_member_id();
+create index donations_member_links_idx on public.donations using gin (member_ids) where member_ids <> '{}';
+create index recurring_donations_member_links_idx on public.recurring_donations using gin (member_ids)
+  where member_ids <> '{}';
+-- Mails and invitations are linked to the members with their address when they are written.
+create index members_email_idx on public.members (organization_id, lower(trim(email))) where email is not null;

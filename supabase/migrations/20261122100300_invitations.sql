@@ -24,6 +24,8 @@ create table public.organization_invitations (
   revoked_at timestamptz,
   -- Why, in words for the settings area: withdrawn, replaced, or its inviter's authority ended.
   revoked_reason text check (revoked_reason is null or revoked_at is not null),
+  -- The members with the invited address ("Who a row concerns", 20261122100200_domain_core.sql).
+  member_ids uuid[] not null default '{}',
   check (accepted_at is null or revoked_at is null)
 );
 -- One open invitation per address and organization (inviting again replaces it).
@@ -31,6 +33,11 @@ create unique index organization_invitations_open_idx on public.organization_inv
   where accepted_at is null and revoked_at is null;
 
 select private.create_tenant_triggers('organization_invitations');
+
+create trigger organization_invitations_member_links before insert on public.organization_invitations
+  for each row execute function private.link_member_email('email');
+create index organization_invitations_member_links_idx on public.organization_invitations using gin (member_ids)
+  where member_ids <> '{}';
 
 revoke all on public.organization_invitations from anon, authenticated;
 grant select (id, organization_id, email, role, invited_by, created_at, expires_at, accepted_at, accepted_by, revoked_at,

@@ -53,7 +53,11 @@ create table public.inbound_webhook_log (
   last_received_at timestamptz not null default now(),
   processed_at timestamptz,
   updated_at timestamptz not null default now(),
-  -- Set when a person the payload named was erased: the payload is then {"redacted": true}
+  -- The members the delivery concerns, recorded when it is applied (the subscription's, the payment's,
+  -- the WhatsApp threads'): what erasing a person follows (20261122100200_domain_core.sql, "Who a row
+  -- concerns").
+  member_ids uuid[] not null default '{}',
+  -- Set when the person the delivery concerns was erased: the payload is then {"redacted": true}
   -- (20261125110000_person_erasure.sql); keys, digest, status and times stay, so a provider's retry is
   -- still recognized.
   redacted_at timestamptz,
@@ -94,6 +98,8 @@ create index inbound_webhook_log_replayable_idx
   where status in ('failed', 'unmatched', 'received');
 create index inbound_webhook_log_account_idx on public.inbound_webhook_log (account_id)
   where account_id is not null;
+create index inbound_webhook_log_member_links_idx on public.inbound_webhook_log using gin (member_ids)
+  where member_ids <> '{}';
 
 select private.create_tenant_triggers('inbound_webhook_log');
 
@@ -257,6 +263,19 @@ as $$
   where id = p_log_id
 $$;
 
+-- Records which members an applied row concerns (added to what it had: a replay never drops a link).
+-- Only members of the organization now: a subscription of a member being erased names an id that will
+-- never be followed again.
+create function private.link_inbound_webhook(p_log_id uuid, p_members uuid[])
+returns void
+language sql
+set search_path = ''
+as $$
+  update public.inbound_webhook_log l
+  set member_ids = private.member_links_grow(l.organization_id, l.member_ids, p_members)
+  where l.id = p_log_id and cardinality(p_members) > 0 and not (l.member_ids @> p_members)
+$$;
+
 -- After a process function raised (its writes are gone): the error, for the admin and for replay.
 create function private.mark_inbound_webhook_failed(p_log_id uuid, p_error text)
 returns void
@@ -272,5 +291,6 @@ $$;
 -- schema private, so take it back explicitly.
 revoke all on function private.log_verified_webhook(uuid, text, uuid, text, text, bytea, jsonb, text, jsonb, bigint),
   private.log_refused_webhook(uuid, text, text, text, bigint), private.claim_inbound_webhook(uuid),
-  private.finish_inbound_webhook(uuid, jsonb, boolean), private.mark_inbound_webhook_failed(uuid, text)
+  private.finish_inbound_webhook(uuid, jsonb, boolean), private.mark_inbound_webhook_failed(uuid, text),
+  private.link_inbound_webhook(uuid, uuid[])
   from public, anon, authenticated;

@@ -76,6 +76,38 @@ select private.create_tenant_policies('donation_refunds', '{select}');
 alter table public.organization_settings add column payments_webhook_secret text;
 grant insert (payments_webhook_secret), update (payments_webhook_secret) on public.organization_settings to config_api;
 
+-- Provider ids of erased people -----------------------------------------------------------------------------
+-- Erasing a member (20261125110000_person_erasure.sql) keeps their donations, anonymous, but a provider's
+-- payment or subscription id names the payer at the provider, so it is replaced by a keyed digest of
+-- itself: `erased:` and the hex HMAC-SHA256 of the id under a key only the database holds (a plain hash of
+-- a short, digit-only id is reversed by trying them all). A provider retrying a payment after the
+-- erasure is still recognized (its id's digest is the one stored), so nothing is recorded twice;
+-- nothing can turn a digest back into the id.
+create table private.gateway_id_key (
+  singleton boolean primary key default true check (singleton),
+  key bytea not null default extensions.gen_random_bytes(32)
+);
+insert into private.gateway_id_key default values;
+alter table private.gateway_id_key enable row level security;
+revoke all on private.gateway_id_key from public, anon, authenticated;
+
+-- Security definer: whoever applies a delivery needs the digest, never the key.
+create function private.erased_gateway_id(id text) returns text
+language sql stable security definer
+set search_path = ''
+as $$
+  select 'erased:' || encode(extensions.hmac(convert_to(id, 'UTF8'), k.key, 'sha256'), 'hex')
+  from private.gateway_id_key k
+$$;
+
+-- An id as it may be stored: as the provider sent it, or erased.
+create function private.gateway_id_forms(id text) returns text[]
+language sql stable
+set search_path = ''
+as $$
+  select case when id is null then '{}'::text[] else array[id, private.erased_gateway_id(id)] end
+$$;
+
 -- Routing: which organizations could have sent this, with the secret to check it -------------------------
 -- The organization in the URL wins; otherwise one named in the payload; otherwise the organizations that
 -- know the subscription or payment id. Several candidates are possible (ids are unique per organization
@@ -93,13 +125,14 @@ as $$
     select p_organization_id as id where p_organization_id is not null
     union
     select rd.organization_id from public.recurring_donations rd
-    where p_organization_id is null and rd.gateway_subscription_id = p_subscription_id
+    where p_organization_id is null
+      and rd.gateway_subscription_id = any (private.gateway_id_forms(p_subscription_id))
     union
     select d.organization_id from public.donations d
-    where p_organization_id is null and d.gateway_payment_id = p_payment_id
+    where p_organization_id is null and d.gateway_payment_id = any (private.gateway_id_forms(p_payment_id))
     union
     select r.organization_id from public.donation_refunds r
-    where p_organization_id is null and r.gateway_payment_id = p_payment_id
+    where p_organization_id is null and r.gateway_payment_id = any (private.gateway_id_forms(p_payment_id))
   )
   select s.organization_id, t.secret
   from candidates c
@@ -136,27 +169,29 @@ declare
   d public.donations%rowtype;
   total bigint;
   state text;
+  -- The payment as sent, and as stored once its payer was erased.
+  forms text[] := private.gateway_id_forms(p_payment_id);
 begin
   select * into d from public.donations
-  where organization_id = p_organization_id and gateway_payment_id = p_payment_id
+  where organization_id = p_organization_id and gateway_payment_id = any (forms)
   for update;
   if not found then
     return;
   end if;
   if exists (
     select 1 from public.donation_refunds r
-    where r.organization_id = p_organization_id and r.gateway_payment_id = p_payment_id
+    where r.organization_id = p_organization_id and r.gateway_payment_id = any (forms)
       and r.currency <> d.currency
   ) then
     raise exception 'refund currency differs from donation currency % for payment %', d.currency, p_payment_id
       using errcode = '22023';
   end if;
   update public.donation_refunds r set donation_id = d.id
-  where r.organization_id = p_organization_id and r.gateway_payment_id = p_payment_id
+  where r.organization_id = p_organization_id and r.gateway_payment_id = any (forms)
     and r.donation_id is null;
   select coalesce(sum(r.amount_minor), 0) into total
   from public.donation_refunds r
-  where r.organization_id = p_organization_id and r.gateway_payment_id = p_payment_id
+  where r.organization_id = p_organization_id and r.gateway_payment_id = any (forms)
     and r.status = 'processed';
   if total > d.amount_minor then
     -- Amounts in minor units with their currency: the settings page says it as money.
@@ -186,6 +221,12 @@ declare
   payment_id text := p_payment ->> 'id';
 begin
   perform private.lock_gateway_payment(p_organization_id, payment_id);
+  -- Recorded before, for a payer since erased: known, and left as it is.
+  if exists (select 1 from public.donations d
+             where d.organization_id = p_organization_id
+               and d.gateway_payment_id = private.erased_gateway_id(payment_id)) then
+    return false;
+  end if;
   insert into public.donations as d (
     organization_id, member_id, recurring_donation_id, amount_minor, currency, source,
     gateway_payment_id, donated_at
@@ -235,7 +276,8 @@ declare
   donation_created boolean;
 begin
   select * into rd from public.recurring_donations
-  where organization_id = p_organization_id and gateway_subscription_id = p_change ->> 'subscription_id'
+  where organization_id = p_organization_id
+    and gateway_subscription_id = any (private.gateway_id_forms(p_change ->> 'subscription_id'))
   for update;
   if not found then
     return jsonb_build_object('outcome', 'unmatched');
@@ -287,6 +329,12 @@ declare
   has_donation boolean;
 begin
   perform private.lock_gateway_payment(p_organization_id, r ->> 'payment_id');
+  -- A refund of an erased payer's donation, recorded before: known, and left as it is.
+  select x.status into row_status from public.donation_refunds x
+  where x.organization_id = p_organization_id and x.gateway_refund_id = private.erased_gateway_id(r ->> 'id');
+  if row_status is not null then
+    return jsonb_build_object('outcome', 'applied', 'refund_status', row_status, 'donation_known', true);
+  end if;
   insert into public.donation_refunds as x (
     organization_id, gateway_refund_id, gateway_payment_id, amount_minor, currency, status, last_event_at
   ) values (
@@ -307,7 +355,8 @@ begin
   perform private.settle_donation_refunds(p_organization_id, r ->> 'payment_id');
   select exists (
     select 1 from public.donations
-    where organization_id = p_organization_id and gateway_payment_id = r ->> 'payment_id'
+    where organization_id = p_organization_id
+      and gateway_payment_id = any (private.gateway_id_forms(r ->> 'payment_id'))
   ) into has_donation;
 
   return jsonb_build_object(
@@ -333,7 +382,8 @@ declare
 begin
   if p_change ->> 'subscription_id' is not null then
     select * into rd from public.recurring_donations
-    where organization_id = p_organization_id and gateway_subscription_id = p_change ->> 'subscription_id';
+    where organization_id = p_organization_id
+      and gateway_subscription_id = any (private.gateway_id_forms(p_change ->> 'subscription_id'));
     if not found then
       return jsonb_build_object('outcome', 'unmatched');
     end if;
@@ -341,6 +391,24 @@ begin
   created := private.record_gateway_payment(p_organization_id, rd.id, rd.member_id, p_change -> 'payment');
   return jsonb_build_object('outcome', 'applied', 'donation_created', created, 'recurring_donation_id', rd.id);
 end;
+$$;
+
+-- The members a payment delivery concerns: the links of the subscription and of the payment it names
+-- (after applying, so a payment it just recorded counts). An event we ignore names them too.
+create function private.payment_webhook_members(p_organization_id uuid, p_change jsonb)
+returns uuid[]
+language sql stable
+set search_path = ''
+as $$
+  select private.member_links_add('{}', array(
+    select x from public.recurring_donations rd, unnest(rd.member_ids) x
+    where rd.organization_id = p_organization_id
+      and rd.gateway_subscription_id = any (private.gateway_id_forms(p_change ->> 'subscription_id'))
+    union all
+    select x from public.donations d, unnest(d.member_ids) x
+    where d.organization_id = p_organization_id
+      and d.gateway_payment_id = any (private.gateway_id_forms(coalesce(
+            p_change #>> '{payment,id}', p_change #>> '{refund,payment_id}', p_change ->> 'payment_id')))))
 $$;
 
 -- Applies one logged payment delivery, at most once (private.claim_inbound_webhook locks the log row and
@@ -370,6 +438,7 @@ begin
   if applied is null then
     raise exception 'unknown change kind %', p_change ->> 'kind' using errcode = '22023';
   end if;
+  perform private.link_inbound_webhook(p_log_id, private.payment_webhook_members(log.organization_id, p_change));
   perform private.finish_inbound_webhook(p_log_id, applied, applied ->> 'outcome' = 'unmatched');
   return applied;
 end;
@@ -381,4 +450,5 @@ revoke all on function private.inbound_webhook_targets(text, uuid, text, text),
   private.lock_gateway_payment(uuid, text), private.settle_donation_refunds(uuid, text),
   private.record_gateway_payment(uuid, uuid, uuid, jsonb), private.apply_subscription_event(uuid, jsonb),
   private.apply_refund_event(uuid, jsonb), private.apply_payment_event(uuid, jsonb),
-  private.process_payment_webhook(uuid, jsonb) from public, anon, authenticated;
+  private.process_payment_webhook(uuid, jsonb), private.erased_gateway_id(text), private.gateway_id_forms(text),
+  private.payment_webhook_members(uuid, jsonb) from public, anon, authenticated;

@@ -117,6 +117,8 @@ create table public.whatsapp_conversations (
   -- How member_id was decided: 'matched' (exactly one member has this number), 'ambiguous' (several
   -- do, so none is attached), 'none' (no member has it, or no phone is known), 'manual' (set by staff).
   member_match text not null default 'none' check (member_match in ('matched', 'ambiguous', 'none', 'manual')),
+  -- Who the row concerns: see "Who a thread, a message and a receipt concern" below.
+  member_ids uuid[] not null default '{}',
   last_message_at timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
@@ -160,6 +162,8 @@ create table public.whatsapp_messages (
   -- This message's part of the webhook (message, contact, metadata): never the whole body, which may
   -- carry other organizations' messages.
   raw jsonb,
+  -- Who the row concerns: see "Who a thread, a message and a receipt concern" below.
+  member_ids uuid[] not null default '{}',
   created_at timestamptz not null default now(),
   -- Redeliveries and duplicates of one message are stored once.
   unique (organization_id, provider_message_id),
@@ -187,6 +191,8 @@ create table public.whatsapp_message_receipts (
   recipient_user_id text,
   errors jsonb,
   raw jsonb,
+  -- Who the row concerns: see "Who a thread, a message and a receipt concern" below.
+  member_ids uuid[] not null default '{}',
   received_at timestamptz not null default now(),
   -- A redelivered receipt is the same fact: recorded once.
   unique (organization_id, provider_message_id, status)
@@ -251,12 +257,82 @@ create trigger whatsapp_messages_early_receipts
   for each row when (new.direction = 'outbound')
   execute function private.apply_early_receipts();
 
+-- Who a thread, a message and a receipt concern ----------------------------------------------------------
+-- (20261122100200_domain_core.sql, "Who a row concerns".) A thread: every member it was ever linked to
+-- (matched by number, or by staff). A message: its thread's members when it was written, plus the new
+-- thread's when it is moved to another; the thread takes the message's members too, so a thread's links
+-- hold those of every message in it and erasure finds them all through the thread. A receipt: its
+-- message's members, or those of its recipient's thread.
+create index whatsapp_conversations_member_links_idx on public.whatsapp_conversations using gin (member_ids)
+  where member_ids <> '{}';
+create index whatsapp_message_receipts_member_links_idx on public.whatsapp_message_receipts
+  using gin (member_ids) where member_ids <> '{}';
+
+create trigger whatsapp_conversations_member_links
+  before insert or update of member_id, member_ids on public.whatsapp_conversations
+  for each row execute function private.link_member_id();
+
+create function private.link_whatsapp_message() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+declare
+  erasing uuid := private.erasing_member();
+  thread_links uuid[];
+  grown uuid[];
+begin
+  if tg_op = 'UPDATE' and erasing is not null then
+    new.member_ids := array_remove(old.member_ids, erasing);
+    return new;
+  end if;
+  select coalesce(c.member_ids, '{}') into thread_links from public.whatsapp_conversations c
+   where c.organization_id = new.organization_id and c.id = new.conversation_id;
+  grown := private.member_links_grow(new.organization_id,
+             case when tg_op = 'UPDATE' then old.member_ids else '{}' end, new.member_ids);
+  -- The usual case: nothing the thread does not have already (its links are sorted and distinct).
+  if thread_links @> grown then
+    new.member_ids := thread_links;
+    return new;
+  end if;
+  new.member_ids := private.member_links_add(grown, thread_links);
+  update public.whatsapp_conversations c set member_ids = new.member_ids
+   where c.organization_id = new.organization_id and c.id = new.conversation_id;
+  return new;
+end;
+$$;
+create trigger whatsapp_messages_member_links
+  before insert or update of conversation_id, member_ids on public.whatsapp_messages
+  for each row execute function private.link_whatsapp_message();
+
+create function private.link_whatsapp_receipt() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+begin
+  -- Three lookups, each on its own unique index (an OR of them would read the organization's threads).
+  new.member_ids := private.member_links_add('{}', array(
+    select x from public.whatsapp_messages m, unnest(m.member_ids) x
+     where m.organization_id = new.organization_id and m.provider_message_id = new.provider_message_id
+    union all
+    select x from public.whatsapp_conversations c, unnest(c.member_ids) x
+     where c.organization_id = new.organization_id and c.contact_phone = new.recipient_phone
+    union all
+    select x from public.whatsapp_conversations c, unnest(c.member_ids) x
+     where new.recipient_phone is null and c.organization_id = new.organization_id
+       and c.contact_user_id = new.recipient_user_id));
+  return new;
+end;
+$$;
+create trigger whatsapp_message_receipts_member_links before insert on public.whatsapp_message_receipts
+  for each row execute function private.link_whatsapp_receipt();
+
 -- Housekeeping triggers shared with the domain tables --------------------------------------------------
 select private.create_tenant_triggers(t, t <> 'whatsapp_messages')
 from unnest(array['messaging_accounts', 'whatsapp_conversations', 'whatsapp_messages']) t;
 
 revoke all on function private.whatsapp_status_rank(text), private.lock_whatsapp_message(uuid, text),
-  private.apply_early_receipts(), private.hash_verify_token() from public;
+  private.apply_early_receipts(), private.hash_verify_token(), private.link_whatsapp_message(),
+  private.link_whatsapp_receipt() from public;
 grant execute on function private.whatsapp_status_rank(text) to authenticated, service_role;
 
 -- Row-level security ----------------------------------------------------------------------------------

@@ -262,6 +262,18 @@ begin
     raise exception 'webhook log row % does not own these changes', p_log_id using errcode = '22023';
   end if;
   applied := private.whatsapp_apply_webhook(messages, receipts) || jsonb_build_object('outcome', 'applied');
+  -- The row concerns the members of the threads its messages and receipts belong to (by number, and
+  -- by user id: each on its own index).
+  perform private.link_inbound_webhook(p_log_id, array(
+    select x from public.whatsapp_conversations c, unnest(c.member_ids) x
+     where c.organization_id = log.organization_id
+       and c.contact_phone = any (array(select coalesce(e ->> 'phone', e ->> 'recipient_phone')
+                                          from jsonb_array_elements(messages || receipts) e))
+    union all
+    select x from public.whatsapp_conversations c, unnest(c.member_ids) x
+     where c.organization_id = log.organization_id
+       and c.contact_user_id = any (array(select coalesce(e ->> 'user_id', e ->> 'recipient_user_id')
+                                            from jsonb_array_elements(messages || receipts) e))));
   perform private.finish_inbound_webhook(p_log_id, applied, false);
   return applied;
 end;

@@ -149,12 +149,18 @@ create table public.webhook_events (
   body_bytes integer generated always as (octet_length(payload::text)) stored
     check (body_bytes <= private.webhook_max_body_bytes()),
   created_at timestamptz not null default now(),
+  -- The member the event is about (its row's member, or the member row itself), recorded by the trigger
+  -- that raised it: what erasing a person follows ("Who a row concerns", 20261122100200_domain_core.sql).
+  -- Deliveries and their attempts concern whom their event concerns.
+  member_ids uuid[] not null default '{}',
   -- Set when the person the event is about was erased: the payload is then the envelope without the
   -- data (20261125110000_person_erasure.sql), and the event is never sent again.
   redacted_at timestamptz,
   unique (organization_id, id)
 );
 create index webhook_events_organization_idx on public.webhook_events (organization_id, created_at);
+-- A person's events in id order, for erasing them in batches; events about no one are not in it.
+create index webhook_events_member_links_idx on public.webhook_events (member_ids, id) where member_ids <> '{}';
 
 -- Deliveries -----------------------------------------------------------------------------------------
 create table public.webhook_deliveries (

@@ -72,7 +72,8 @@ $$;
 
 -- Stores one event per item and one delivery per subscribed enabled endpoint, then wakes local
 -- dispatchers (NOTIFY is delivered at commit, when the rows are visible). Items are
--- [{organization_id, row, delta}]. Returns the number of deliveries created.
+-- [{organization_id, row, delta, member_id}] (member_id: the member the event is about, if any).
+-- Returns the number of deliveries created.
 create function private.webhook_enqueue(event_type text, items jsonb) returns integer
 language plpgsql volatile security definer
 set search_path = ''
@@ -85,12 +86,13 @@ begin
   end if;
   with item as materialized (
     select gen_random_uuid() as id, (i ->> 'organization_id')::uuid as organization_id, i -> 'row' as row,
-           i -> 'delta' as delta
+           i -> 'delta' as delta, i ->> 'member_id' as member_id
     from jsonb_array_elements(items) i
   ), event as (
-    insert into public.webhook_events (id, organization_id, type, payload, created_at)
+    insert into public.webhook_events (id, organization_id, type, payload, created_at, member_ids)
     select item.id, item.organization_id, event_type,
-           private.webhook_envelope(item.id, event_type, item.organization_id, item.row, item.delta), now()
+           private.webhook_envelope(item.id, event_type, item.organization_id, item.row, item.delta), now(),
+           case when item.member_id is null then '{}'::uuid[] else array[item.member_id::uuid] end
     from item
     returning id, organization_id, body_bytes
   ), delivery as (
@@ -122,6 +124,15 @@ as $$
   where e.organization_id = any (organization_ids) and e.enabled and event_type = any (e.events)
 $$;
 
+-- The member an event about this row concerns: the member row itself, or the row's member. The row's
+-- links (member_ids) are ours, never part of the body.
+create function private.webhook_member_of(tbl text, "row" jsonb) returns text
+language sql immutable
+set search_path = ''
+as $$
+  select case when tbl = 'members' then "row" ->> 'id' else "row" ->> 'member_id' end
+$$;
+
 -- The one outbox trigger function (security definer: the inserting user may not write the outbox
 -- tables), attached per table and event with its arguments:
 --   tg_argv[0]        the event type;
@@ -148,24 +159,26 @@ begin
     if cardinality(orgs) = 0 then
       return null;
     end if;
-    select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', to_jsonb(n),
-                                        'delta', to_jsonb(n)))
+    select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', r.j, 'delta', r.j,
+                                        'member_id', private.webhook_member_of(tg_table_name, r.j)))
       into items
-      from new_rows n
-     where n.organization_id = any (orgs) and (col is null or to_jsonb(n) ->> col = any (raising));
+      from new_rows n, lateral (select to_jsonb(n) - 'member_ids' as j) r
+     where n.organization_id = any (orgs) and (col is null or r.j ->> col = any (raising));
   else
     select private.webhook_subscribed_organizations(event_type, array_agg(distinct n.organization_id))
       into orgs from new_rows n where to_jsonb(n) ->> col = any (raising);
     if cardinality(orgs) = 0 then
       return null;
     end if;
-    select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', to_jsonb(n),
-                                        'delta', private.jsonb_changed_fields(to_jsonb(o), to_jsonb(n))))
+    select jsonb_agg(jsonb_build_object('organization_id', n.organization_id, 'row', r.j,
+                                        'delta', private.jsonb_changed_fields(r.o, r.j),
+                                        'member_id', private.webhook_member_of(tg_table_name, r.j)))
       into items
       from new_rows n
       join old_rows o on o.id = n.id
-     where n.organization_id = any (orgs) and to_jsonb(n) ->> col = any (raising)
-       and not coalesce(to_jsonb(o) ->> col = any (raising), false);
+      cross join lateral (select to_jsonb(n) - 'member_ids' as j, to_jsonb(o) - 'member_ids' as o) r
+     where n.organization_id = any (orgs) and r.j ->> col = any (raising)
+       and not coalesce(r.o ->> col = any (raising), false);
   end if;
   perform private.webhook_enqueue(event_type, items);
   return null;
@@ -194,5 +207,6 @@ create trigger workflow_runs_webhook_completed_update after update on public.wor
 -- None of this is callable by users directly; the triggers run as their owner.
 revoke all on function private.jsonb_changed_fields(jsonb, jsonb), private.webhook_enqueue(text, jsonb),
   private.webhook_subscribed_organizations(text, uuid[]), private.webhook_outbox(),
+  private.webhook_member_of(text, jsonb),
   private.webhook_envelope(uuid, text, uuid, jsonb, jsonb) from public, authenticated;
 grant execute on function private.webhook_enqueue(text, jsonb) to service_role;

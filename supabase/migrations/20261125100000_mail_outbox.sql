@@ -30,6 +30,9 @@ create table private.mail_outbox (
   -- A sender holds a claimed row until then; a sender that died lets it run out.
   lease_token uuid,
   leased_until timestamptz,
+  -- An invitation's: the members with the recipient's address when it is queued ("Who a row concerns",
+  -- 20261122100200_domain_core.sql). Mails about endpoints go to admins' accounts and concern no member.
+  member_ids uuid[] not null default '{}',
   created_at timestamptz not null default now(),
   check ((status = 'pending') = (next_attempt_at is not null))
 );
@@ -38,6 +41,9 @@ create index mail_outbox_organization_idx on private.mail_outbox (organization_i
 create index mail_outbox_finished_idx on private.mail_outbox (created_at) where status <> 'pending';
 -- What one address was sent lately (private.mail_recipient_next_at).
 create index mail_outbox_recipient_idx on private.mail_outbox (recipient, created_at);
+create trigger mail_outbox_member_links before insert on private.mail_outbox
+  for each row when (new.kind = 'invitation') execute function private.link_member_email('recipient');
+create index mail_outbox_member_links_idx on private.mail_outbox using gin (member_ids) where member_ids <> '{}';
 revoke all on private.mail_outbox from public, anon, authenticated;
 
 -- Mails to one address --------------------------------------------------------------------------------
@@ -363,26 +369,39 @@ create trigger webhook_endpoints_mail_disabled after update of enabled on public
   for each row when (old.enabled and not new.enabled)
   execute function private.mail_endpoint_disabled();
 
--- Erasing a person (20261125110000_person_erasure.sql): mails to the erased address, or naming one of
--- the person's terms, lose recipient and content; pending ones are cancelled. At most `batch_size`, and
--- never a mail already redacted: each batch makes progress, so the erasure ends whatever its terms.
-create function private.mail_erase(org uuid, terms text[], batch_size integer) returns integer
+-- Erasing a person (20261125110000_person_erasure.sql): at most `batch_size` mails linked to the member.
+-- Those linked to them alone lose recipient and content (pending ones are cancelled); those linked to
+-- someone else too lose only the link. Returns {"seen": n, "redacted": n, "kept": [ids]}.
+create function private.mail_erase(org uuid, member uuid, batch_size integer) returns jsonb
 language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
-  redacted integer;
+  result jsonb;
 begin
-  update private.mail_outbox m
-     set recipient = 'redacted', data = '{"redacted": true}'::jsonb,
-         status = case when m.status = 'pending' then 'cancelled' else m.status end,
-         next_attempt_at = null, last_error = null, lease_token = null, leased_until = null
-   where m.id in (select x.id from private.mail_outbox x
-                   where x.organization_id = org and x.recipient <> 'redacted'
-                     and (x.recipient = any (terms) or private.erasure_mentions(x.data::text, terms))
-                   limit batch_size);
-  get diagnostics redacted = row_count;
-  return redacted;
+  with batch as (
+    select x.id, x.member_ids = array[member] as theirs from private.mail_outbox x
+     where x.organization_id = org and x.member_ids <> '{}' and x.member_ids @> array[member]
+     limit batch_size
+  ), changed as (
+    update private.mail_outbox m
+       set recipient = case when b.theirs then 'redacted' else m.recipient end,
+           data = case when b.theirs then '{"redacted": true}'::jsonb else m.data end,
+           status = case when b.theirs and m.status = 'pending' then 'cancelled' else m.status end,
+           next_attempt_at = case when b.theirs then null else m.next_attempt_at end,
+           last_error = case when b.theirs then null else m.last_error end,
+           lease_token = case when b.theirs then null else m.lease_token end,
+           leased_until = case when b.theirs then null else m.leased_until end,
+           member_ids = array_remove(m.member_ids, member)
+      from batch b
+     where m.id = b.id
+    returning m.id, b.theirs
+  )
+  select jsonb_build_object('seen', (select count(*) from batch),
+                            'redacted', (select count(*) from changed where theirs),
+                            'kept', (select coalesce(jsonb_agg(id), '[]') from changed where not theirs))
+    into result;
+  return result;
 end;
 $$;
 
@@ -509,7 +528,7 @@ revoke all on function private.mail_enqueue(uuid, text, text, jsonb, text, times
   private.organization_admin_emails(uuid), private.mail_cancel_stale(), private.mail_claim(integer, integer),
   private.mail_retry_delay(integer), private.mail_record(jsonb),
   private.mail_endpoint_admins(text, uuid, timestamptz, jsonb), private.mail_endpoint_alerts(),
-  private.mail_endpoint_disabled(), private.mail_erase(uuid, text[], integer), private.mail_housekeeping(),
+  private.mail_endpoint_disabled(), private.mail_erase(uuid, uuid, integer), private.mail_housekeeping(),
   private.mail_invoke_sender(), private.mail_wake_sender()
   from public, anon, authenticated;
 revoke all on function public.mail_operator_health(interval) from public, anon, authenticated;

@@ -4739,6 +4739,33 @@ export interface components {
                 };
             };
         };
+        /**
+         * @example {
+         *       "id": "5f0e6c1e-3b7a-4c55-9a39-0d4b6b7f2a10",
+         *       "member_id": "bbbbbbbb-0000-4000-8000-000000000001",
+         *       "requested_by": "aaaaaaaa-0000-4000-8000-000000000001",
+         *       "requested_at": "2026-11-28T09:00:00.000Z",
+         *       "finished_at": "2026-11-28T09:00:00.420Z",
+         *       "status": "done",
+         *       "stage": "done",
+         *       "steps": 9,
+         *       "counts": {
+         *         "members": 1,
+         *         "webhook_events": 4,
+         *         "inbound_webhook_log": 2,
+         *         "donations_pseudonymized": 1,
+         *         "shared_kept": 1
+         *       },
+         *       "leftovers": {
+         *         "webhook_deliveries": {
+         *           "count": 1,
+         *           "ids": [
+         *             "7d1c2f3e-8a9b-4c0d-9e1f-2a3b4c5d6e7f"
+         *           ]
+         *         }
+         *       }
+         *     }
+         */
         Erasure: {
             /** Format: uuid */
             id: string;
@@ -4760,12 +4787,20 @@ export interface components {
              * @description The kind of rows being worked through
              * @enum {string}
              */
-            stage: "whatsapp" | "inbound_log" | "events" | "attempts" | "mail" | "settle" | "done";
+            stage: "whatsapp" | "inbound_log" | "events" | "attempts" | "money" | "mail" | "leftovers" | "settle" | "done";
             /** @description Batches done so far */
             steps: number;
-            /** @description Rows removed or redacted, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, mails, invitations, ...) */
+            /** @description Rows removed, redacted or kept for someone else, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, donations_pseudonymized, mails, invitations, shared_kept, ...) */
             counts: {
                 [key: string]: number;
+            };
+            /** @description Rows the erasure kept that may still hold something of the person, per table, for the admin to look at: rows recorded as someone else's too (only the person's link left them), and rows a search for their e-mail, phone and provider ids found that were recorded as someone else's or nobody's (inbound_webhook_log, webhook_deliveries (what receivers answered), whatsapp_conversations, whatsapp_messages, donations, mails, ...) */
+            leftovers: {
+                [key: string]: {
+                    count: number;
+                    /** @description At most 20 of them */
+                    ids: string[];
+                };
             };
         };
         /**

@@ -28,7 +28,17 @@ export function paymentReceiver(spec: ProviderSpec): Receiver<Change> {
       const event = (body as { event?: unknown } | null)?.event;
       return typeof event === "string" ? event : null;
     },
-    normalize: (body, context) => spec.normalize(body, context.receivedAt).change,
+    normalize(body, context) {
+      const change = spec.normalize(body, context.receivedAt).change;
+      if (change.kind !== "none") return change;
+      // Ignored, but still about someone: the ids it names record whose delivery it is (erasure).
+      const { subscriptionId, paymentId } = safeHints(spec, body);
+      return {
+        ...change,
+        ...(subscriptionId ? { subscription_id: subscriptionId } : {}),
+        ...(paymentId ? { payment_id: paymentId } : {}),
+      };
+    },
     async apply(sql, logId, change) {
       const [row] = await sql<{ result: ApplyResult }[]>`
         select private.process_payment_webhook(${logId}::uuid, ${sql.json(change as never)}) as result`;

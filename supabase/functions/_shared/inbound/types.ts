@@ -116,8 +116,11 @@ export type Change =
     /** Set for a recurring-payment notification: the donation is linked to that subscription. */
     subscription_id?: string;
   }
-  /** A verified event we accept and log but that changes nothing (processed, outcome "ignored"). */
-  | { kind: "none" };
+  /**
+   * A verified event we accept and log but that changes nothing (processed, outcome "ignored"); the
+   * provider ids it names link its log row to the members they belong to.
+   */
+  | { kind: "none"; subscription_id?: string; payment_id?: string };
 
 export interface NormalizedEvent {
   /** The provider's event name, as logged. */

@@ -5,7 +5,7 @@ import { api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey } from "../../session.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
-import { describeCounts, type Erasure, STAGES } from "./types.ts";
+import { describeCounts, describeLeftovers, type Erasure, STAGES } from "./types.ts";
 
 export function ErasureStatus({ started }: { started: Erasure }) {
   const org = useOrgKey();
@@ -47,6 +47,15 @@ export function ErasureStatus({ started }: { started: Erasure }) {
             <p role="status">
               Removed or redacted: {describeCounts(e.counts)}.
             </p>
+            {describeLeftovers(e.leftovers) && (
+              <p>
+                Kept, but may still hold something of the erased person:{" "}
+                {describeLeftovers(e.leftovers)}. These rows are recorded as someone else's too, or as
+                nobody's, so the erasure did not change them; look at them (Webhook Logs for logs and
+                deliveries) and remove what is the erased person's. Row ids:{" "}
+                {Object.values(e.leftovers).flatMap((l) => l.ids).join(", ")}.
+              </p>
+            )}
           </>
         )}
       {current.error && (

@@ -39,6 +39,35 @@ const KINDS: Record<string, [string, string]> = {
   webhook_attempts: ["webhook response", "webhook responses"],
   mails: ["e-mail", "e-mails"],
   invitations: ["invitation", "invitations"],
+  donations_pseudonymized: [
+    "donation's payment id removed",
+    "donations' payment ids removed",
+  ],
+  recurring_donations_pseudonymized: [
+    "recurring donation's subscription id removed",
+    "recurring donations' subscription ids removed",
+  ],
+  donation_refunds_pseudonymized: [
+    "refund's ids removed",
+    "refunds' ids removed",
+  ],
+  shared_kept: [
+    "row kept for someone else it also concerns",
+    "rows kept for someone else they also concern",
+  ],
+};
+
+/** Where rows that may still mention the person were found, in words. */
+const LEFTOVER_KINDS: Record<string, string> = {
+  inbound_webhook_log: "payment and WhatsApp logs",
+  webhook_deliveries: "webhook deliveries",
+  whatsapp_conversations: "WhatsApp conversations",
+  whatsapp_messages: "WhatsApp messages",
+  whatsapp_message_receipts: "WhatsApp receipts",
+  donations: "donations",
+  recurring_donations: "recurring donations",
+  mails: "e-mails",
+  organization_invitations: "invitations",
 };
 
 export const STAGES: Record<Erasure["stage"], string> = {
@@ -46,7 +75,9 @@ export const STAGES: Record<Erasure["stage"], string> = {
   inbound_log: "payment and WhatsApp logs",
   events: "webhook events",
   attempts: "webhook responses",
+  money: "donations' payment ids",
   mail: "e-mails",
+  leftovers: "a search for anything left",
   settle: "webhook deliveries in flight",
   done: "done",
 };
@@ -57,4 +88,11 @@ export function describeCounts(counts: Erasure["counts"]): string {
     `${n} ${KINDS[k]?.[n === 1 ? 0 : 1] ?? k}`
   );
   return parts.length ? parts.join(", ") : "nothing";
+}
+
+/** "2 in webhook deliveries, 1 in e-mails" for what the search found and left unchanged; "" for none. */
+export function describeLeftovers(leftovers: Erasure["leftovers"]): string {
+  return Object.entries(leftovers).filter(([, l]) => l.count > 0).map(([k, l]) =>
+    `${l.count} in ${LEFTOVER_KINDS[k] ?? k}`
+  ).join(", ");
 }
