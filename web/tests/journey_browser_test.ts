@@ -103,6 +103,21 @@ async function verifies(req: ReceivedRequest, secret: string): Promise<boolean> 
   }
 }
 
+/** From "Create an account" on a sign-in form to "We sent a confirmation e-mail", focus checked on the way. */
+async function createAccount(on: Page, email: string, where: string) {
+  await on.getByRole("button", { name: "Create an account" }).click();
+  await on.getByRole("heading", { name: "Create an account" }).waitFor();
+  await focusOn(on, where, onHeading);
+  await fillAccount(on, email);
+}
+
+async function fillAccount(on: Page, email: string) {
+  await on.getByLabel("E-mail").fill(email);
+  await on.getByLabel("Password").fill(PASSWORD);
+  await on.getByRole("button", { name: "Create account" }).click();
+  await on.getByText(`We sent a confirmation e-mail to ${email}`).waitFor();
+}
+
 async function signIn(on: Page, email: string, password: string) {
   await on.getByLabel("E-mail").fill(email);
   await on.getByLabel("Password").fill(password);
@@ -146,13 +161,7 @@ Deno.test("walk 1: create an account, confirmed from the inbox", opts, async () 
   await page.waitForURL(/\/auth$/);
   await page.getByRole("heading", { name: "Sign in" }).waitFor();
   await check(page, "sign-in");
-  await page.getByRole("button", { name: "Create an account" }).click();
-  await page.getByRole("heading", { name: "Create an account" }).waitFor();
-  await focusOn(page, "the sign-up form", onHeading);
-  await page.getByLabel("E-mail").fill(FOUNDER);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Create account" }).click();
-  await page.getByText(`We sent a confirmation e-mail to ${FOUNDER}`).waitFor();
+  await createAccount(page, FOUNDER, "the sign-up form");
   await check(page, "sign-up-sent");
 
   const link = linkOf(await inboxMail(inbox, FOUNDER, /Confirm your e-mail address/));
@@ -234,13 +243,7 @@ Deno.test(
     await invitee.goto(link);
     await invitee.getByText("Sign in to see and accept your invitation.").waitFor();
     await check(invitee, "invitation-signed-out");
-    await invitee.getByRole("button", { name: "Create an account" }).click();
-    await invitee.getByRole("heading", { name: "Create an account" }).waitFor();
-    await focusOn(invitee, "the invitation's sign-up form", onHeading);
-    await invitee.getByLabel("E-mail").fill(STAFF);
-    await invitee.getByLabel("Password").fill(PASSWORD);
-    await invitee.getByRole("button", { name: "Create account" }).click();
-    await invitee.getByText(`We sent a confirmation e-mail to ${STAFF}`).waitFor();
+    await createAccount(invitee, STAFF, "the invitation's sign-up form");
     await check(invitee, "invitation-code");
     const code = codeOf(await inboxMail(inbox, STAFF, /Confirm your e-mail address/));
     assert(code, "the confirmation mail carries a code");
@@ -369,10 +372,7 @@ Deno.test(
   async () => {
     ops = await openPage(browser, consoleLines);
     await ops.goto(`${site.url}/auth/signup`);
-    await ops.getByLabel("E-mail").fill(OPS);
-    await ops.getByLabel("Password").fill(PASSWORD);
-    await ops.getByRole("button", { name: "Create account" }).click();
-    await ops.getByText(`We sent a confirmation e-mail to ${OPS}`).waitFor();
+    await fillAccount(ops, OPS);
     await ops.goto(linkOf(await inboxMail(inbox, OPS, /Confirm your e-mail address/))!);
     await ops.getByRole("heading", { name: "You are not in an organization" }).waitFor();
 
