@@ -2,8 +2,8 @@
 // catalogue's pages, docs/events/ (an index and a page per event type, from
 // supabase/functions/webhooks/catalogue.ts) and the rendered API reference, docs/api/index.html (from
 // docs/webhooks-openapi.json, by Redocly's CLI pinned in package.json). A test fails when a committed file
-// differs from what this makes now. (The table of scheduled jobs in docs/operations.md comes from a
-// database: tests/docs_cron_jobs_test.ts checks it and prints it.)
+// differs from what this makes now; and the table of scheduled jobs in docs/operations.md (from the
+// migrations' cron.schedule calls; its test also holds it against cron.job).
 //   npm run docs
 import { EVENT_CATALOGUE, type EventTypeName } from "../supabase/functions/webhooks/catalogue.ts";
 
@@ -53,7 +53,9 @@ export function eventPage(type: EventTypeName): string {
     "",
     "| field of `data.row` | type | example |",
     "|---|---|---|",
-    ...Object.entries(row).map(([field, value]) => `| \`${field}\` | ${typeOf(field, value)} | ${cell(value)} |`),
+    ...Object.entries(row).map(([field, value]) =>
+      `| \`${field}\` | ${typeOf(field, value)} | ${cell(value)} |`
+    ),
     "",
     "## Example",
     "",
@@ -113,6 +115,94 @@ export function eventFiles(): Map<string, string> {
   return files;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// The scheduled jobs table of docs/operations.md, from the migrations' cron.schedule(...) calls; the
+// test that checks it (tests/docs_cron_jobs_test.ts) also holds it against cron.job of a migrated
+// database, so a job added, renamed or rescheduled without its row fails there.
+
+export const OPERATIONS_GUIDE = new URL("../docs/operations.md", import.meta.url);
+const MIGRATIONS = new URL("../supabase/migrations/", import.meta.url);
+
+export interface CronJob {
+  jobname: string;
+  schedule: string;
+  command: string;
+}
+
+/** What each job is for: a job without a line here fails the test (and `npm run docs`). */
+export const CRON_JOB_PURPOSES: Record<string, string> = {
+  "webhook-dispatch":
+    "starts `webhook-dispatcher` through pg_net (one request, or one per 3,000 due, up to 8): a 70 s run " +
+    "that keeps polling once idle",
+  "webhook-dispatch-recover":
+    "only while the latest dispatcher invocation failed and something is due: one request for a run that " +
+    "drains and stops, so what waited during an outage goes out within seconds. pg_cron 1.5+ only (hosted " +
+    "projects); with 1.4 the minute job picks up instead (the health check's `scheduler` says which)",
+  "webhook-housekeeping":
+    "expires leases, ends deliveries whose 24-hour window closed, sets aside deliveries claimed 3 times " +
+    "without a result, disables endpoints failing for 5 days",
+  "mail-housekeeping":
+    "queues the failing-endpoint e-mails, cancels mails of invitations no longer open, gives up mails past " +
+    "their time, removes sent mail after 30 days, and starts `mail-sender` while mail is due",
+  "log-retention":
+    "deletes outbound history past each organization's retention, old inbound log rows and pg_cron's run " +
+    "history, in batches, at most 60 s a run ([retention](monitoring.md#retention))",
+  "person-erasure": "continues the erasures their request did not finish (batches of 500, at most 50 s)",
+  "whatsapp-orphan-receipts":
+    "drops WhatsApp delivery receipts whose message never arrived, 30 days after they came",
+};
+
+/** Every `cron.schedule('name', 'schedule', 'command')` of the migrations, in file order. */
+export async function migrationCronJobs(): Promise<CronJob[]> {
+  const files = [...Deno.readDirSync(MIGRATIONS)].map((e) => e.name).filter((n) => n.endsWith(".sql")).sort();
+  const jobs: CronJob[] = [];
+  for (const name of files) {
+    const text = await Deno.readTextFile(new URL(name, MIGRATIONS));
+    for (const m of text.matchAll(/cron\.schedule\(\s*'([^']+)',\s*'([^']+)',\s*'((?:[^']|'')*)'\s*\)/g)) {
+      jobs.push({ jobname: m[1]!, schedule: m[2]!, command: m[3]!.replaceAll("''", "'") });
+    }
+  }
+  return jobs;
+}
+
+function when(schedule: string): string {
+  const known: Record<string, string> = {
+    "* * * * *": "every minute",
+    "*/10 * * * *": "every 10 minutes",
+    "5 seconds": "every 5 seconds",
+  };
+  const daily = schedule.match(/^(\d+) (\d+) \* \* \*$/);
+  if (daily) return `daily at ${daily[2]!.padStart(2, "0")}:${daily[1]!.padStart(2, "0")} UTC`;
+  return known[schedule] ?? `\`${schedule}\``;
+}
+
+/** The Markdown between the cron-jobs markers of docs/operations.md. */
+export function cronJobsMarkdown(jobs: CronJob[]): string {
+  const missing = jobs.filter((j) => !CRON_JOB_PURPOSES[j.jobname]).map((j) => j.jobname);
+  if (missing.length) {
+    throw new Error(`no purpose for cron job(s) ${missing.join(", ")} in scripts/gen-docs.ts`);
+  }
+  return [
+    "<!-- cron-jobs:start -->",
+    "<!-- Generated from the migrations' cron.schedule calls by `npm run docs`; tests/docs_cron_jobs_test.ts holds it against cron.job. -->",
+    "",
+    "| pg_cron job | when | runs | does |",
+    "|---|---|---|---|",
+    ...jobs.map((j) =>
+      `| \`${j.jobname}\` | ${when(j.schedule)} | \`${j.command}\` | ${CRON_JOB_PURPOSES[j.jobname]} |`
+    ),
+    "<!-- cron-jobs:end -->",
+  ].join("\n");
+}
+
+const CRON_BLOCK = /<!-- cron-jobs:start -->\n[\s\S]*?<!-- cron-jobs:end -->/;
+
+/** The guide's text with the jobs table written from `jobs`. */
+export function withCronJobs(guide: string, jobs: CronJob[]): string {
+  if (!CRON_BLOCK.test(guide)) throw new Error("docs/operations.md has no cron-jobs:start/end block");
+  return guide.replace(CRON_BLOCK, () => cronJobsMarkdown(jobs));
+}
+
 /**
  * Renders the OpenAPI document into one self-contained HTML file at `out`: the renderer's JavaScript
  * inlined (--inlineBundle), the CLI's telemetry and update check off (nothing leaves this machine).
@@ -146,6 +236,9 @@ if (import.meta.main) {
   }
   for (const [name, text] of eventFiles()) await Deno.writeTextFile(new URL(name, EVENTS_DIR), text);
   console.log(`wrote ${EVENTS_DIR.pathname}`);
+  const guide = await Deno.readTextFile(OPERATIONS_GUIDE);
+  await Deno.writeTextFile(OPERATIONS_GUIDE, withCronJobs(guide, await migrationCronJobs()));
+  console.log(`wrote the scheduled jobs of ${OPERATIONS_GUIDE.pathname}`);
   await Deno.mkdir(new URL(".", API_REFERENCE), { recursive: true });
   await renderApiReference(API_REFERENCE);
   console.log(`wrote ${API_REFERENCE.pathname}`);
