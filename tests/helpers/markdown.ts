@@ -4,9 +4,9 @@ import { marked, type Token } from "marked";
 
 export const ROOT = new URL("../../", import.meta.url);
 
-/** README.md, BENCHMARKS.md, RELIABILITY.md and every Markdown file under docs/, as repository paths. */
+/** README.md, CHANGELOG.md, BENCHMARKS.md, RELIABILITY.md and every Markdown file under docs/. */
 export async function documentationFiles(): Promise<string[]> {
-  const files = ["README.md", "BENCHMARKS.md", "RELIABILITY.md"];
+  const files = ["README.md", "CHANGELOG.md", "BENCHMARKS.md", "RELIABILITY.md"];
   const walk = async (dir: string) => {
     for await (const e of Deno.readDir(new URL(dir, ROOT))) {
       const path = `${dir}${e.name}`;
