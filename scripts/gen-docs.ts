@@ -227,7 +227,25 @@ export async function renderApiReference(out: URL): Promise<void> {
     const d = new TextDecoder();
     throw new Error(`redocly build-docs failed:\n${d.decode(result.stdout)}${d.decode(result.stderr)}`);
   }
+  // The renderer's "API docs by Redocly" link shows a logo from Redocly's CDN. The page's policy would
+  // refuse that request, but a reader's browser would still try it: the logo is drawn here instead.
+  const html = await Deno.readTextFile(out);
+  let inlined = html;
+  for (const [url, svg] of Object.entries(REDOCLY_LOGOS)) inlined = inlined.replaceAll(url, svg);
+  if (inlined === html) throw new Error("the renderer no longer names its logo's URL: check REDOCLY_LOGOS");
+  await Deno.writeTextFile(out, inlined);
 }
+
+/** The renderer's two logo URLs, each with an inline stand-in (the word, in the renderer's own colour). */
+const logo = (width: number, text: string) =>
+  "data:image/svg+xml," + encodeURIComponent(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="20"><text x="0" y="15" ` +
+      `font-family="sans-serif" font-size="14" fill="#227a88">${text}</text></svg>`,
+  );
+const REDOCLY_LOGOS: Record<string, string> = {
+  "https://cdn.redoc.ly/redoc/logo-mini-full.svg": logo(64, "Redocly"),
+  "https://cdn.redoc.ly/redoc/logo-mini.svg": logo(20, "R"),
+};
 
 if (import.meta.main) {
   await Deno.mkdir(EVENTS_DIR, { recursive: true });
