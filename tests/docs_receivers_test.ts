@@ -27,10 +27,12 @@ const LANGUAGES: Language[] = [
   {
     name: "node",
     tool: "node",
-    // In the repository, so `import "standardwebhooks"` finds the package package.json pins, as it would
-    // in the reader's own project.
+    // Inside the repository's node_modules/ (which no static check reads), so `import "standardwebhooks"`
+    // finds the package package.json pins, as it would in the reader's own project.
     prepare: async (snippet) => {
-      const file = new URL(`.receiver-${crypto.randomUUID()}.mjs`, ROOT);
+      const dir = new URL("node_modules/.docs-receivers/", ROOT);
+      await Deno.mkdir(dir, { recursive: true });
+      const file = new URL(`receiver-${crypto.randomUUID()}.mjs`, dir);
       await Deno.writeTextFile(file, snippet);
       cleanups.push(() => Deno.remove(file));
       return () => ({ cmd: "node", args: [file.pathname] });
