@@ -134,7 +134,7 @@ create table public.platform_user_flags (
 -- for the organization through either door (private.claimed_organization_id below), the access-token
 -- hook lands no one in it, inbound webhooks are answered 503 and outbound deliveries wait. Here, beside
 -- the organizations, because the policy helpers read it. No user role reads it.
--- See docs/operations.md#suspending-an-organization
+-- See docs/platform-console.md#suspending-an-organization
 create table private.organization_suspensions (
   organization_id uuid primary key references public.organizations (id) on delete cascade,
   suspended_at timestamptz not null default now(),

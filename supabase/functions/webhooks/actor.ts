@@ -74,7 +74,7 @@ export async function asCaller<T>(
   const actor = c.get("actor");
   return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
     // `suspended`: the organization the token or key names is suspended by the platform, so nobody
-    // acts for it (docs/operations.md#suspending-an-organization).
+    // acts for it (docs/platform-console.md#suspending-an-organization).
     const [row] = await tx<{ org: string | null; live: boolean; suspended: boolean }[]>`
       select private.webhook_admin_organization_id() as org, private.session_is_live() as live,
              private.claimed_organization_is_suspended() as suspended`;
