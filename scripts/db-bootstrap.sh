@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a PostgreSQL database to behave like a Supabase project database, then applies the
 # migrations:
-#   1. pg_cron and pgTAP present and pg_cron preloaded (installs the Debian packages and sets
-#      shared_preload_libraries when run as root against a local cluster; otherwise says what to run);
+#   1. pg_cron present and preloaded (installs the Debian package and sets shared_preload_libraries
+#      when run as root against a local cluster; otherwise says what to run); pgTAP, for the tests,
+#      created where it is installed;
 #   2. Supabase's platform objects where missing (scripts/supabase-platform.sql);
 #   3. supabase/migrations applied with the Supabase CLI (they give edge_user, the configuration API's
 #      user-request pool, its login), and a check that edge_user can log in.
@@ -25,7 +26,20 @@ command -v psql >/dev/null || die "psql not found; install PostgreSQL's client (
 q() { PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning" psql "$url" -X -v ON_ERROR_STOP=1 -qAt "$@"; }
 
 if ! err=$(q -c 'select 1' 2>&1 >/dev/null); then
-  die "cannot connect to $shown: $(printf '%s' "$err" | head -n 1 | sed 's/^psql: //')"
+  reason=$(printf '%s' "$err" | head -n 1 | sed 's/^psql: //')
+  case "$err" in
+    *"password authentication failed"* | *"no password supplied"* | *"Peer authentication failed"* | *"Ident authentication failed"*)
+      # Debian's pg_createcluster makes local sockets `peer` and 127.0.0.1 `scram-sha-256`: postgres
+      # needs a password unless pg_hba.conf trusts it.
+      die "cannot connect to $shown: $reason
+  The server wants a password for postgres (Debian's default). Either give postgres one and say it:
+    sudo -u postgres psql -c '\\password postgres'
+    export SUPABASE_DB_URL=postgresql://postgres:<password>@127.0.0.1:5432/postgres
+  or trust local TCP connections in pg_hba.conf (a development machine only):
+    host all all 127.0.0.1/32 trust      (then: pg_ctlcluster $(psql --version | sed -E 's/.* ([0-9]+)\..*/\1/') main reload)"
+      ;;
+    *) die "cannot connect to $shown: $reason" ;;
+  esac
 fi
 
 is_local_url() {
@@ -40,15 +54,15 @@ preloaded=$(q -c "select current_setting('shared_preload_libraries') ~ '(^|[ ,])
 have_cron=$(q -c "select count(*) from pg_available_extensions where name = 'pg_cron'")
 have_tap=$(q -c "select count(*) from pg_available_extensions where name = 'pgtap'")
 
-if [ "$have_cron" = 0 ] || [ "$have_tap" = 0 ]; then
-  pkgs="postgresql-$major-cron postgresql-$major-pgtap"
+if [ "$have_cron" = 0 ]; then
+  pkgs="postgresql-$major-cron"
   if [ "$(id -u)" = 0 ] && is_local_url && command -v apt-get >/dev/null; then
     echo "db-bootstrap: installing $pkgs" >&2
     (apt-get install -y -qq $pkgs >/dev/null 2>&1) ||
       (apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs >/dev/null 2>&1) ||
       die "could not install $pkgs; run: apt-get update && apt-get install -y $pkgs"
   else
-    die "pg_cron or pgTAP is missing on $shown; run as root: apt-get install -y $pkgs"
+    die "pg_cron is missing on $shown; run as root: apt-get install -y $pkgs"
   fi
 fi
 
@@ -72,8 +86,11 @@ if [ "$(q -c "select current_database() = current_setting('cron.database_name')"
 fi
 
 q -f "$root/scripts/supabase-platform.sql" >/dev/null
-# pgTAP for the test suite (supabase test db expects it in the extensions schema too).
-q -c "create extension if not exists pgtap with schema extensions" >/dev/null
+# pgTAP for the test suite (supabase test db expects it in the extensions schema too), where installed:
+# the tests install it (scripts/ensure-deps.sh); `npm run dev` does not need it.
+if [ "$have_tap" != 0 ]; then
+  q -c "create extension if not exists pgtap with schema extensions" >/dev/null
+fi
 
 supabase=$root/node_modules/.bin/supabase
 [ -x "$supabase" ] || die "Supabase CLI missing; run: npm ci"

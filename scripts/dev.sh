@@ -5,7 +5,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bash scripts/ensure-deps.sh
+bash scripts/ensure-deps.sh --dev
 export SUPABASE_DB_URL=${SUPABASE_DB_URL:-postgresql://postgres@127.0.0.1:5432/postgres}
 # Make sure the default local cluster is up (it is a service on this kind of machine).
 if ! psql "$SUPABASE_DB_URL" -Atqc 'select 1' >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v pg_ctlcluster >/dev/null; then
@@ -24,5 +24,5 @@ fi
 export WEBHOOKS_ALLOW_PRIVATE_TARGETS=${WEBHOOKS_ALLOW_PRIVATE_TARGETS:-true}
 # A small V8 young generation (4 MiB semi-spaces): the in-process dispatcher makes ~50 KB of short-lived
 # garbage per delivery, and with V8's default the new space grows to its maximum under load, taking peak
-# RSS from ~140 to ~190 MiB at no gain in speed (README, "The dispatcher"; BENCHMARKS.md).
+# RSS from ~140 to ~190 MiB at no gain in speed (docs/architecture.md#memory).
 exec node_modules/.bin/deno run --v8-flags=--max-semi-space-size=4 --allow-net --allow-env --allow-read --allow-write=supabase/.temp --allow-sys --allow-run=node scripts/dev.ts

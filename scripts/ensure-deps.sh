@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the project needs on a fresh machine, and nothing when it is already there:
-# the pinned CLIs (npm ci), and as root the Debian packages for pg_cron, pgTAP, pg_prove and
-# pg_virtualenv. Safe to run every time.
-# See docs/getting-started.md#prerequisites
+# Installs what the project needs on a fresh machine, and nothing when it is already there: the pinned
+# CLIs (npm ci), and as root the Debian packages the tests use (pgTAP, pg_prove, pg_virtualenv, openssl,
+# PostgreSQL's server headers with make and gcc, PgBouncer; Chromium with --browser). With --dev only
+# the CLIs: `npm run dev` needs no test tool (db-bootstrap installs pg_cron itself). Safe to run every time.
+# See docs/getting-started.md#prerequisites and docs/development.md#tests
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,6 +16,8 @@ fi
 if [ ! -x web/node_modules/.bin/vite ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
   npm ci --prefix web --no-audit --no-fund --loglevel=error >/dev/null
 fi
+
+[ "${1:-}" = --dev ] && exit 0
 
 major=$(psql --version 2>/dev/null | sed -E 's/.* ([0-9]+)\..*/\1/')
 major=${major:-15}

@@ -3,7 +3,7 @@
 // private.operator_set_superadmin(), which also writes the platform's audit log. Run by whoever holds
 // the database connection; no user role can do this.
 //   SUPABASE_DB_URL='postgresql://...' npm run platform:superadmin -- --email you@example.org
-// See docs/operations.md#the-first-platform-administrator
+// See docs/platform-console.md#the-first-platform-administrator
 import { parseCli } from "./cli.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
 

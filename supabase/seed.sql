@@ -1,6 +1,6 @@
 -- Demo data for a first local run (the Supabase CLI convention: `supabase db reset` applies it, and so
 -- does `npm run dev` on an empty database). Local development only: every secret and password below is
--- public. Fixed ids so the README's examples can name them.
+-- public. Fixed ids so the guides' examples can name them (docs/getting-started.md#demo-data).
 --
 --   First Church  11111111-1111-4111-8111-111111111111   Grace Chapel  22222222-2222-4222-8222-222222222222
 --   admin@firstchurch.example  admin of both        staff@firstchurch.example  staff of First Church
@@ -37,7 +37,7 @@ values
   ('aaaaaaaa-0000-4000-8000-000000000002', '11111111-1111-4111-8111-111111111111', 'staff', 'Sam Staff',
    now() - interval '1 day');
 
--- Inbound checkout and card-payment signatures are keyed with these (README: inbound examples).
+-- Inbound checkout and card-payment signatures are keyed with these (docs/inbound-webhooks.md#requests).
 insert into public.organization_settings (organization_id, webhook_secret)
 values
   ('11111111-1111-4111-8111-111111111111', 'demo-checkout-secret-first'),
@@ -56,7 +56,8 @@ values
   ('bbbbbbbb-0000-4000-8000-000000000005', '22222222-2222-4222-8222-222222222222', 'Peter', 'Mensah',
    null, '+233 24 123 4567', 'active', 'import');
 
--- A monthly subscription (the README's checkout example charges it) and its donations.
+-- A monthly subscription (the checkout example of docs/inbound-webhooks.md#replay charges it) and its
+-- donations.
 insert into public.recurring_donations (id, organization_id, member_id, gateway_subscription_id, status,
   amount_minor, currency, interval)
 values
@@ -73,7 +74,7 @@ values
   ('22222222-2222-4222-8222-222222222222', 'bbbbbbbb-0000-4000-8000-000000000004', null, 10000, 'USD', 'online',
    'pay_demo_0002', now() - interval '1 day');
 
--- First Church's WhatsApp business number (the README's messaging example is addressed to it).
+-- First Church's WhatsApp business number (docs/whatsapp.md#messages-and-receipts-post is addressed to it).
 insert into public.messaging_accounts (id, organization_id, phone_number_id, display_phone_number)
 values
   ('dddddddd-0000-4000-8000-000000000001', '11111111-1111-4111-8111-111111111111', '106540352242922',

@@ -136,6 +136,26 @@ Deno.test("db-bootstrap ends with one clear line for an unreachable database", a
   assert(!stderr.includes("hunter2"), "password is not printed");
 });
 
+Deno.test("db-bootstrap refused for want of a password says how to give one or trust the local cluster", async () => {
+  // The run's cluster asks for a password, as Debian's default cluster does on 127.0.0.1 (scram-sha-256).
+  const url = new URL(testDbUrl());
+  url.password = "not-the-password";
+  const out = await new Deno.Command("bash", {
+    args: ["scripts/db-bootstrap.sh", url.href],
+    cwd: root,
+    env: { PGPASSWORD: "" },
+  }).output();
+  assertEquals(out.code, 1);
+  const stderr = new TextDecoder().decode(out.stderr).trim();
+  assertMatch(stderr, /^db-bootstrap: cannot connect to .*password authentication failed/);
+  assertMatch(
+    stderr,
+    /export SUPABASE_DB_URL=postgresql:\/\/postgres:<password>@127\.0\.0\.1:5432\/postgres/,
+  );
+  assertMatch(stderr, /host all all 127\.0\.0\.1\/32 trust/);
+  assert(!stderr.includes("not-the-password"), "the password is not printed");
+});
+
 Deno.test("db-bootstrap refuses a database without pg_cron preloaded, saying what to run", async () => {
   // The test cluster's template database stands in for "a database pg_cron does not run in".
   const url = testDbUrl().replace(/\/postgres$/, "/template1");

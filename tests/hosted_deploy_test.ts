@@ -7,7 +7,10 @@
 // the commands that only talk to Supabase's Management API (login, link, config diff/push, functions
 // deploy) are recorded (what config push sends is tests/config_push_test.ts's). The webhooks function then
 // runs from its deployed entry point with only what a hosted project gives it; Supabase Auth is played by
-// the local token service on the same database.
+// the local token service on the same database. The block's last step, the first platform administrator,
+// runs as written once a person has signed up (as the block says they must), with the block's connection
+// string pointed at the test's database; that person then opens the Platform console and creates the
+// first organization, as a church does.
 //
 // Before the migrations gave edge_user its login, the same run ended with every configuration API call
 // answering 500 ("role edge_user is not permitted to log in"), health saying ok, and db-bootstrap on the
@@ -22,7 +25,6 @@ import { createSql, type Sql } from "../supabase/functions/_shared/db.ts";
 import { type AuthService, createAuthService } from "../scripts/local-auth/service.ts";
 import { localSigningKey } from "../scripts/local-auth/keys.ts";
 import { loadAuthSettings } from "../scripts/local-auth/config.ts";
-import { upsertDevUser } from "../scripts/local-auth/users.ts";
 
 const REF = "abcdefghijklmnopqrst";
 
@@ -53,31 +55,47 @@ interface Deployed {
   output: string;
 }
 
-/** Runs the deploy block of docs/operations.md against `db`. */
-async function runDeployBlock(db: HostedDb): Promise<Deployed> {
+/** Where the deploy block's last step begins: it needs an account, made between the two parts. */
+const FIRST_ADMIN_STEP = "# The first platform administrator";
+
+/** The deploy block of docs/operations.md: the steps before the first administrator, and that step. */
+async function deployBlock(): Promise<{ deploy: string; firstAdmin: string }> {
   const block = markedBlock(await Deno.readTextFile(new URL("docs/operations.md", ROOT)), "deploy")
     .replaceAll("<project-ref>", REF);
+  const at = block.indexOf(FIRST_ADMIN_STEP);
+  assert(at > 0, `the deploy block ends with the step that begins "${FIRST_ADMIN_STEP}"`);
+  return { deploy: block.slice(0, at), firstAdmin: block.slice(at) };
+}
+
+/** Runs `script` (a part of the deploy block) in bash with `npx` played by the shim. */
+async function runPart(script: string, db: HostedDb, dir: string, name: string): Promise<string> {
+  const out = await new Deno.Command("bash", {
+    args: ["-euo", "pipefail", "-c", script],
+    cwd: ROOT.pathname,
+    env: {
+      PATH: `${dir}:${Deno.env.get("PATH")}`,
+      SHIM_DIR: dir,
+      SUPABASE_CLI,
+      HOSTED_DB_URL: db.url,
+      PGSSLMODE: "disable", // the test cluster has no TLS
+      ...CLI_OFFLINE_ENV,
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  const output = d.decode(out.stdout) + d.decode(out.stderr);
+  assertEquals(out.code, 0, `${name} failed:\n${output}`);
+  return output;
+}
+
+/** Runs the deploy block of docs/operations.md, but for its last step, against `db`. */
+async function runDeployBlock(db: HostedDb, deploy: string): Promise<Deployed> {
   const dir = await Deno.makeTempDir({ prefix: "deploy-shim-" });
   try {
     await Deno.writeTextFile(`${dir}/npx`, NPX_SHIM, { mode: 0o755 });
-    const out = await new Deno.Command("bash", {
-      args: ["-euo", "pipefail", "-c", block],
-      cwd: ROOT.pathname,
-      env: {
-        PATH: `${dir}:${Deno.env.get("PATH")}`,
-        SHIM_DIR: dir,
-        SUPABASE_CLI,
-        HOSTED_DB_URL: db.url,
-        PGSSLMODE: "disable", // the test cluster has no TLS
-        ...CLI_OFFLINE_ENV,
-      },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const d = new TextDecoder();
-    const output = d.decode(out.stdout) + d.decode(out.stderr);
-    assertEquals(out.code, 0, `the deploy block failed:\n${output}`);
+    const output = await runPart(deploy, db, dir, "the deploy block");
     const secrets: Record<string, string> = {};
     for (const pair of (await Deno.readTextFile(`${dir}/secrets`).catch(() => "")).split("\0")) {
       const eq = pair.indexOf("=");
@@ -85,6 +103,23 @@ async function runDeployBlock(db: HostedDb): Promise<Deployed> {
     }
     const commands = (await Deno.readTextFile(`${dir}/commands`)).trim().split("\n");
     return { commands, secrets, output };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/**
+ * The block's last step as written, for the account `email`: only its placeholders filled in (the
+ * dashboard's connection string becomes the test database's, as postgres).
+ */
+async function runFirstAdminStep(db: HostedDb, step: string, email: string): Promise<string> {
+  const connection = /'postgresql:\/\/postgres:<database password>@[^']+'/;
+  assert(connection.test(step), `the step sets the dashboard's connection string:\n${step}`);
+  assert(step.includes("<your e-mail>"), step);
+  const script = step.replace(connection, `'${db.url}'`).replaceAll("<your e-mail>", email);
+  const dir = await Deno.makeTempDir({ prefix: "first-admin-" });
+  try {
+    return await runPart(script, db, dir, "the first administrator's step");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -130,7 +165,7 @@ async function signIn(authUrl: string, anonKey: string, email: string, password:
 
 Deno.test({
   name:
-    "the deploy steps of docs/operations.md, run as written on a hosted-like database, end with the configuration API answering a signed-in admin",
+    "the deploy steps of docs/operations.md, run as written on a hosted-like database, end with a first administrator who creates the first organization and uses it",
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -143,7 +178,8 @@ Deno.test({
         (await db.psqlAdmin("select rolsuper from pg_roles where rolname = 'postgres'")).trim(),
         "f",
       );
-      const deployed = await runDeployBlock(db);
+      const block = await deployBlock();
+      const deployed = await runDeployBlock(db, block.deploy);
 
       // The block's own order: linked first, secrets before the database (the same dispatch secret goes
       // to both), the functions last.
@@ -172,11 +208,23 @@ Deno.test({
         "a replay secret of 32+ characters",
       );
 
-      // Sign-up and the first organization are played by the platform's role (not part of the block).
+      // The first person signs up (the settings UI's "Create an account"), then the block's last step
+      // makes them the platform's first administrator.
       auth = await startAuth(admin);
       const email = `admin-${crypto.randomUUID().slice(0, 8)}@example.org`;
       const password = "hosted-admin-password";
-      await upsertDevUser(admin, { email, password, organization: "First Church", role: "admin" });
+      const signup = await fetch(`${auth.url}/auth/v1/signup`, {
+        method: "POST",
+        headers: { apikey: auth.anonKey, "content-type": "application/json" },
+        body: JSON.stringify({ email, password }),
+      });
+      assertEquals(signup.status, 200, await signup.text());
+      const granted = await runFirstAdminStep(db, block.firstAdmin, email);
+      assert(granted.includes(`${email} (`) && granted.includes("is a platform superadmin"), granted);
+      const [flags] = await admin<{ is_superadmin: boolean }[]>`
+        select f.is_superadmin from public.platform_user_flags f join auth.users u on u.id = f.user_id
+        where u.email = ${email}`;
+      assertEquals(flags?.is_superadmin, true, "the block's last step made the person a superadmin");
 
       // The function as deployed: only the stored secrets and what the platform sets.
       const fn = await startFunctionProcess("webhooks", {
@@ -191,12 +239,37 @@ Deno.test({
         assertMatch(log, /"msg":"database pools log in".*"user":"edge_user"/);
         const health = await fetch(`${fn.base}/health`);
         assertEquals(health.status, 200, await health.text());
-        const token = await signIn(auth.url, auth.anonKey, email, password);
-        for (const path of ["/me", "/endpoints"]) {
-          const res = await fetch(`${fn.base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+        const call = async (token: string, path: string, body?: unknown) => {
+          const res = await fetch(`${fn.base}${path}`, {
+            method: body === undefined ? "GET" : "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
           const text = await res.text();
-          assertEquals(res.status, 200, `${path}: ${text}\n${fn.output()}`);
+          return { status: res.status, text, json: () => JSON.parse(text) };
+        };
+        // The superadmin opens the Platform console; nobody's organization exists yet.
+        const first = await signIn(auth.url, auth.anonKey, email, password);
+        const platform = await call(first, "/platform/organizations");
+        assertEquals(platform.status, 200, `${platform.text}\n${fn.output()}`);
+        // The first church sets itself up: the signed-in person creates it and is its admin.
+        const created = await call(first, "/organizations", {
+          name: "First Church",
+          time_zone: "Europe/London",
+        });
+        assertEquals(created.status, 201, `${created.text}\n${fn.output()}`);
+        assertEquals(created.json().role, "admin");
+        const token = await signIn(auth.url, auth.anonKey, email, password);
+        for (const path of ["/me", "/endpoints", "/platform/organizations"]) {
+          const res = await call(token, path);
+          assertEquals(res.status, 200, `${path}: ${res.text}\n${fn.output()}`);
         }
+        const me = (await call(token, "/me")).json();
+        assertEquals(
+          me.active_organization_id,
+          created.json().id,
+          "the next sign-in lands in the new organization",
+        );
       } finally {
         await fn.stop();
       }

@@ -7,7 +7,7 @@
 //
 // Needs pg_net installed and preloaded (shared_preload_libraries=pg_cron,pg_net); skipped, visibly, where
 // it is not (here and in CI). Vault is played by a table with its view's name if supabase_vault is absent.
-// How it was run: RELIABILITY.md, "Hosted dispatch with pg_net".
+// How it was run: docs/reliability/suites.md#hosted-dispatch-with-pg_net-hosted_dispatch_pgnet_testts
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, createTenant, sql, testDbUrl } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";

@@ -2,7 +2,7 @@
 // messaging-webhook sends each id's part to the registration whose app secret signed the body, so a
 // registration with the wrong secret (a squatter's) receives nothing and keeps nobody out, and nothing
 // the receiver answers tells one organization that another holds the number.
-// @see docs/inbound-webhooks.md#who-a-number-belongs-to
+// @see docs/whatsapp.md#who-a-number-belongs-to
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, createOrganization, sql, testDbUrl } from "./helpers/db.ts";
 import { serveFunction } from "./helpers/server.ts";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs scripts/bench/checkout_webhook.ts against a throwaway PostgreSQL cluster (the test run's settings:
 # pg_cron preloaded, fsync and synchronous_commit off), bootstrapped and migrated, removed afterwards.
-# Extra arguments go to the benchmark, e.g. `--write` to update BENCHMARKS.md.
+# Extra arguments go to the benchmark, e.g. `--write` to update docs/benchmarks/checkout-webhook.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"

@@ -1,6 +1,6 @@
 // Benchmark: checkout-webhook over loopback vs. the same SQL issued directly, at the same concurrency.
 //
-//   bash scripts/bench/checkout_webhook.sh [--write]     (throwaway cluster; --write updates BENCHMARKS.md)
+//   bash scripts/bench/checkout_webhook.sh [--write]     (throwaway cluster; --write updates docs/benchmarks/checkout-webhook.md)
 //   BENCH_DATABASE_URL=... deno run -A scripts/bench/checkout_webhook.ts [--write]
 //
 // Workload: signed `charged` events (unique Idempotency-Key and payment id) spread over 1000
@@ -300,15 +300,15 @@ const report = [
 console.log(report);
 
 if (values.write) {
-  const path = new URL("../../BENCHMARKS.md", import.meta.url);
+  const path = new URL("../../docs/benchmarks/checkout-webhook.md", import.meta.url);
   let doc = "";
   try {
     doc = await Deno.readTextFile(path);
   } catch {
-    doc = "# Benchmarks\n";
+    doc = "# checkout-webhook benchmark: the latest report\n";
   }
   const re = /<!-- checkout-webhook:start -->[\s\S]*<!-- checkout-webhook:end -->/;
   doc = re.test(doc) ? doc.replace(re, report) : `${doc.trimEnd()}\n\n${report}\n`;
   await Deno.writeTextFile(path, doc);
-  console.error("BENCHMARKS.md updated");
+  console.error("docs/benchmarks/checkout-webhook.md updated; copy its figures into BENCHMARKS.md's summary");
 }

@@ -17,7 +17,7 @@ alter default privileges in schema public revoke truncate, references, trigger o
 -- the day-to-day records) and the configuration API's role what it needs. (Functions keep Postgres's
 -- EXECUTE for PUBLIC, which per-schema defaults cannot take back: each migration revokes it, and the
 -- Security Advisor test refuses a security-definer function a user role may call.) The list, door by
--- door: docs/authentication.md#two-doors-one-rule
+-- door: docs/two-doors.md#two-doors-one-rule
 alter default privileges in schema public revoke all on tables from anon, authenticated;
 
 -- The login of the Edge Functions' user-request pool. NOINHERIT, so a query outside a request's
@@ -32,7 +32,7 @@ end
 $$;
 -- The configuration API's role (the `webhooks` function). It has everything `authenticated` has, and
 -- besides the tables and functions only the configuration API may reach (API keys, endpoint secrets,
--- invitations: see docs/authentication.md#two-doors-one-rule). PostgREST's `authenticator` is not a
+-- invitations: see docs/two-doors.md#two-doors-one-rule). PostgREST's `authenticator` is not a
 -- member of it, so no access token, whatever role it claims, reaches them through the Data API.
 do $$
 begin
@@ -134,7 +134,7 @@ create table public.platform_user_flags (
 -- for the organization through either door (private.claimed_organization_id below), the access-token
 -- hook lands no one in it, inbound webhooks are answered 503 and outbound deliveries wait. Here, beside
 -- the organizations, because the policy helpers read it. No user role reads it.
--- See docs/operations.md#suspending-an-organization
+-- See docs/platform-console.md#suspending-an-organization
 create table private.organization_suspensions (
   organization_id uuid primary key references public.organizations (id) on delete cascade,
   suspended_at timestamptz not null default now(),
@@ -153,7 +153,7 @@ revoke all on private.organization_suspensions from public, anon, authenticated;
 -- session whose rotated refresh token was reused, ends the session at once but not the token. So the
 -- caller is known only while the token's session is live (private.live_user_id()), and every helper
 -- below starts from it: through either door, a signed-out token reads and changes nothing from the
--- next statement on. See docs/authentication.md#sessions-end-everywhere
+-- next statement on. See docs/two-doors.md#sessions-end-everywhere
 
 -- The organization claimed in the JWT, or null; null too while that organization is suspended, so every
 -- helper below (and API keys' private.api_key_organization_id) finds no membership in it.
@@ -265,7 +265,7 @@ revoke all on all functions in schema private from public;
 grant execute on all functions in schema private to authenticated, service_role;
 
 -- Row-level security ----------------------------------------------------------------------------------
--- Two doors (docs/authentication.md#two-doors-one-rule): policies `to authenticated` hold for the Data
+-- Two doors (docs/two-doors.md#two-doors-one-rule): policies `to authenticated` hold for the Data
 -- API and for the configuration API alike (config_api is a member of authenticated); policies
 -- `to config_api` only for the configuration API, which PostgREST's login cannot become. What each role
 -- may do at all is granted table by table, after the policies.

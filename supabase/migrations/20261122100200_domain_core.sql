@@ -163,7 +163,7 @@ select private.create_tenant_triggers(t, t in ('members', 'recurring_donations')
 from unnest(array['members', 'recurring_donations', 'donations', 'attendance', 'workflows', 'workflow_runs']) t;
 
 -- Row-level security --------------------------------------------------------------------------------
--- Two doors (docs/authentication.md#two-doors-one-rule): the browser reaches these tables through
+-- Two doors (docs/two-doors.md#two-doors-one-rule): the browser reaches these tables through
 -- Supabase's Data API as `authenticated`, the settings area through the configuration API as
 -- `config_api` (a member of authenticated, which PostgREST cannot become). The helpers below give a
 -- table its policies for one of them.

@@ -3,7 +3,7 @@
 -- The token is the invitation (an account's e-mail address proves nothing: sign-up can confirm any
 -- address); only accepting creates the membership, with server-set columns. Everything is a function in
 -- `public` (security definer, fixed search_path) that only the configuration API's role may call: the
--- Data API reaches neither them nor the table (docs/authentication.md#two-doors-one-rule). Admins read
+-- Data API reaches neither them nor the table (docs/two-doors.md#two-doors-one-rule). Admins read
 -- their organization's rows without the hash. An invitation is an admin's authority passed on: it ends
 -- when its inviter stops being an admin there, as their API keys do.
 -- See docs/authentication.md#joining-and-leaving-invitations

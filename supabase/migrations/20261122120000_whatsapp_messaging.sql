@@ -11,7 +11,7 @@
 -- only: anyone may type any id, so a global unique key would tell one organization that another holds a
 -- number, and let whoever registers first keep the owner out. A body for the id belongs to the
 -- registrations whose app secret signed it (messaging-webhook/accounts.ts), so a registration with the
--- wrong secret receives nothing. See docs/inbound-webhooks.md#who-a-number-belongs-to
+-- wrong secret receives nothing. See docs/whatsapp.md#who-a-number-belongs-to
 create table public.messaging_accounts (
   id uuid primary key default gen_random_uuid(),
   organization_id uuid not null references public.organizations (id) on delete cascade,

@@ -12,7 +12,7 @@
 -- Upserted on (organization_id, contact_phone) so concurrent first messages meet in one row; a thread
 -- known by user id alone is adopted rather than duplicated. A member is linked only when exactly one
 -- matches (normalized phone, or a national spelling where the default country dials its code).
--- See docs/inbound-webhooks.md#messages-and-receipts-post (threads and member matching)
+-- See docs/whatsapp.md#messages-and-receipts-post (threads and member matching)
 create function private.whatsapp_upsert_thread(
   org uuid, phone text, user_id text, name text, last_at timestamptz,
   dial_countries text[] default '{}', national_forms text[] default '{}'

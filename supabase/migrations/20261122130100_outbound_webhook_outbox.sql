@@ -1,6 +1,6 @@
 -- Outbound webhooks, part 2: the outbox. Domain changes raise events in the same transaction as the
 -- change itself, so an event exists exactly when its change committed: never lost, never invented by a
--- rolled-back write. See docs/outbound-webhooks.md#events
+-- rolled-back write. See docs/events/README.md
 --
 -- The triggers are statement-level with transition tables: a 1,000-row insert runs each trigger once
 -- and fans out with two set-based inserts, with no per-row round trip. An organization without an

@@ -1,5 +1,5 @@
 -- Retention: the outbound delivery history and the inbound webhook log do not grow without bound; what
--- is removed when: See docs/operations.md#retention
+-- is removed when: See docs/monitoring.md#retention
 --
 -- private.retention_delete_batch() removes at most one bounded batch and returns what it removed: a short
 -- transaction that skips rows others have locked and gives up on a lock it would wait for more than

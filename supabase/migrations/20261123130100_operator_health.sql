@@ -1,7 +1,7 @@
 -- Operator health: one call that says whether outbound delivery is keeping up and whether the
 -- scheduled dispatcher works, with the reasons when it does not: public.webhook_operator_health().
--- Its answer and every alert, with the usual cause: See docs/operations.md#health-check and
--- docs/operations.md#alerts-to-set
+-- Its answer and every alert, with the usual cause: See docs/monitoring.md#health-check and
+-- docs/monitoring.md#alerts-to-set
 --
 -- A wrong Vault secret shows up here as failures with status 401 while cron keeps saying `succeeded`
 -- (pg_cron only knows that net.http_post queued the request).

@@ -12,7 +12,7 @@
 -- and housekeeping (20261122130200_outbound_webhook_dispatch.sql: its deliveries wait, due, and their
 -- 24-hour windows do not run out), endpoint auto-disable and operator health, and the inbound pipeline
 -- (supabase/functions/_shared/inbound/pipeline.ts: logged, then 503 so the provider sends it again).
--- See docs/operations.md#the-platform-console
+-- See docs/platform-console.md
 
 -- The audit log -----------------------------------------------------------------------------------------
 -- Append-only: written by the functions below (and the operator's command), never by a user role.

@@ -10,7 +10,7 @@ select has_role('service_role');
 select ok((select rolbypassrls from pg_roles where rolname = 'service_role'), 'service_role bypasses RLS');
 
 -- Two doors: the configuration API's role has all of authenticated's privileges, and PostgREST's login
--- cannot become it (docs/authentication.md#two-doors-one-rule).
+-- cannot become it (docs/two-doors.md#two-doors-one-rule).
 select ok(pg_has_role('config_api', 'authenticated', 'usage'), 'config_api has everything authenticated has');
 select ok(not pg_has_role('authenticator', 'config_api', 'member'), 'authenticator (the Data API) cannot become config_api');
 select ok(not (select rolcanlogin from pg_roles where rolname = 'config_api'), 'config_api cannot log in');

@@ -1,5 +1,5 @@
 -- Cross-tenant attack matrix. Every table in `public` that belongs to an organization is probed through
--- both doors (docs/authentication.md#two-doors-one-rule): the Data API, as PostgREST runs a request
+-- both doors (docs/two-doors.md#two-doors-one-rule): the Data API, as PostgREST runs a request
 -- (role `authenticated`), and the configuration API (role `config_api`), by:
 --   * an admin of organization A aiming at organization B's rows,
 --   * a staff member of A aiming at B,
@@ -263,7 +263,7 @@ select is(
   array['attendance', 'donation_refunds', 'donations', 'members', 'messaging_accounts', 'organizations', 'profiles',
         'recurring_donations', 'user_active_organization', 'whatsapp_conversations', 'whatsapp_message_receipts',
         'whatsapp_messages', 'workflow_runs', 'workflows'],
-  'the Data API serves exactly the day-to-day tenant tables (docs/authentication.md#two-doors-one-rule)');
+  'the Data API serves exactly the day-to-day tenant tables (docs/two-doors.md#two-doors-one-rule)');
 select is(
   (select count(*)::int from tenancy_probe.results r
    where r.actor like 'control (config_api)%' and r.got ~ '^[0-9]+$'),

@@ -1,4 +1,4 @@
--- Two doors, one rule (docs/authentication.md#two-doors-one-rule). The attacks as they were shown
+-- Two doors, one rule (docs/two-doors.md#two-doors-one-rule). The attacks as they were shown
 -- against a hosted project, performed as PostgREST performs a request (`authenticated` with the token's
 -- claims in request.jwt.claims, inside one transaction) and as the configuration API does (`config_api`):
 --   1. a signed-out (or stolen) admin token read endpoint signing secrets, made itself a permanent API

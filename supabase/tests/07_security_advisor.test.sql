@@ -1,7 +1,7 @@
 -- Supabase's Security Advisor, on our schema. Supabase Studio lints every project with splinter
 -- (supabase/splinter, lints/00NN_*.sql); these checks state the same rules over the same catalogue, so a
 -- migration that would raise an ERROR, or a WARN of the security category, fails here first. Each rule
--- names its lint. The exceptions, each justified, are listed in docs/authentication.md#supabases-security-advisor;
+-- names its lint. The exceptions, each justified, are listed in docs/two-doors.md#supabases-security-advisor;
 -- they are written out here so that a new one fails until it is justified there too.
 begin;
 select no_plan();
@@ -84,7 +84,7 @@ select is(array(
   array[]::text[], '0019 insecure_queue_exposed_in_api: no exposed queue');
 
 -- 0023 sensitive_columns_exposed, and our stronger rule: a secret is readable by no user role at all,
--- row-level security or not (docs/authentication.md#two-doors-one-rule). Secrets by name: splinter's
+-- row-level security or not (docs/two-doors.md#two-doors-one-rule). Secrets by name: splinter's
 -- credential names, and ours (signing secrets, provider secrets, key and token digests).
 create temp view secret_columns as
   select n.nspname, c.relname, a.attname, c.oid as relid, a.attnum
@@ -184,7 +184,7 @@ select is(array(
   array[]::text[], '0026 pg_graphql_anon_table_exposed: nothing of ours is readable before sign-in');
 
 -- 0027 pg_graphql_authenticated_table_exposed: what a signed-in browser may read is exactly the Data
--- API's list (docs/authentication.md#two-doors-one-rule): the day-to-day records the wider church app
+-- API's list (docs/two-doors.md#two-doors-one-rule): the day-to-day records the wider church app
 -- reads and writes, a user's own memberships, organizations and flags. Each is a justified exception to
 -- this lint (GraphQL shows signed-in users these tables' shapes; row-level security decides the rows).
 select is(array(

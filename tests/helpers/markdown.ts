@@ -1,11 +1,12 @@
 // Reading the documentation the way a reader (and GitHub) does: its headings and their anchors, its
 // links, and its code blocks, so tests can check links and run the commands the guides show.
+import { marked, type Token } from "marked";
 
 export const ROOT = new URL("../../", import.meta.url);
 
-/** README.md, BENCHMARKS.md, RELIABILITY.md and every Markdown file under docs/, as repository paths. */
+/** README.md, CHANGELOG.md, BENCHMARKS.md, RELIABILITY.md and every Markdown file under docs/. */
 export async function documentationFiles(): Promise<string[]> {
-  const files = ["README.md", "BENCHMARKS.md", "RELIABILITY.md"];
+  const files = ["README.md", "CHANGELOG.md", "BENCHMARKS.md", "RELIABILITY.md"];
   const walk = async (dir: string) => {
     for await (const e of Deno.readDir(new URL(dir, ROOT))) {
       const path = `${dir}${e.name}`;
@@ -162,4 +163,53 @@ export function commentPointers(source: string, kind: "ts" | "sql" | "sh" | stri
     }
   });
   return out;
+}
+
+export interface RenderProblem {
+  /** 1-based line of the fence or text the problem starts at. */
+  line: number;
+  problem: string;
+}
+
+/**
+ * What goes wrong when the Markdown is rendered (by marked, a CommonMark renderer, as GitHub renders
+ * it): a fenced code block that is never closed runs to the end of the file, turning the rest into
+ * code; a fence that lost its opening pair shows up as stray backticks in the text. Both come from one
+ * missing fence line, so both are reported.
+ */
+export function renderProblems(markdown: string): RenderProblem[] {
+  const problems: RenderProblem[] = [];
+  const lineAt = (offset: number) => markdown.slice(0, offset).split("\n").length;
+  const visit = (tokens: Token[], base: number) => {
+    let at = base;
+    for (const token of tokens) {
+      const start = markdown.indexOf(token.raw, at);
+      const where = start >= 0 ? start : at;
+      if (token.type === "code" && token.codeBlockStyle !== "indented") {
+        const fence = token.raw.match(/^\s*(`{3,}|~{3,})/)?.[1] ?? "```";
+        const lines = token.raw.replace(/\n+$/, "").split("\n");
+        const last = lines.at(-1)!.trim();
+        if (lines.length < 2 || !last.startsWith(fence) || last.replace(/[`~]/g, "") !== "") {
+          problems.push({
+            line: lineAt(where),
+            problem: `a ${fence} code block that is never closed (everything after it renders as code)`,
+          });
+        }
+      } else if (token.type === "paragraph" || token.type === "text") {
+        const stray = token.raw.search(/(^|\n)\s*(`{3,}|~{3,})/);
+        if (stray >= 0) {
+          problems.push({
+            line: lineAt(where + stray) + (token.raw[stray] === "\n" ? 1 : 0),
+            problem: "a fence inside a paragraph (its code block lost a fence line)",
+          });
+        }
+      }
+      const children = token as { tokens?: Token[]; items?: Token[] };
+      if (children.items) visit(children.items, where);
+      else if (children.tokens && token.type !== "paragraph") visit(children.tokens, where);
+      if (start >= 0) at = start + token.raw.length;
+    }
+  };
+  visit(marked.lexer(markdown), 0);
+  return problems;
 }

@@ -1,7 +1,7 @@
 // The gateway accounts (registrations of a phone-number id) a webhook may belong to, with the app
 // secrets that sign it, and the subscription handshake. These reads and marks run as the server: the
 // secrets table has no policy for any user role.
-// @see docs/inbound-webhooks.md#who-a-number-belongs-to
+// @see docs/whatsapp.md#who-a-number-belongs-to
 import type { Sql } from "../_shared/db.ts";
 import { bytesEqual, sha256 } from "../_shared/hmac.ts";
 

@@ -9,7 +9,7 @@
 // POST runs the shared inbound pipeline with the WhatsApp receiver (receiver.ts). Each phone-number id
 // a body names goes to the registration whose app secret signed it; ids none verifies for are skipped.
 // A body that verifies for no id is 401, whether or not anyone registered its ids, so the answer never
-// tells who holds a number. @see docs/inbound-webhooks.md#who-a-number-belongs-to
+// tells who holds a number. @see docs/whatsapp.md#who-a-number-belongs-to
 import type { Hono } from "hono";
 import { type AppDeps, newApp } from "../_shared/app.ts";
 import { badRequest, forbidden } from "../_shared/errors.ts";

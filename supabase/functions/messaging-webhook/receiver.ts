@@ -1,7 +1,7 @@
 // The WhatsApp Cloud API receiver as the inbound pipeline sees it: a body routes, for each phone-number
 // id it names, to the registration of that id whose app secret signed it; it is logged as one part per
 // account (only that account's changes), and applied through private.process_whatsapp_webhook.
-// @see docs/inbound-webhooks.md#messages-and-receipts-post
+// @see docs/whatsapp.md#messages-and-receipts-post
 import type { ApplyResult, Part, Receiver, Target } from "../_shared/inbound/types.ts";
 import { loadCandidates } from "./accounts.ts";
 import { warnUnknownIds } from "./unknown_ids.ts";

@@ -1,4 +1,4 @@
-// The headers every outbound delivery carries, in two schemes at once (docs/outbound-webhooks.md#request-and-headers):
+// The headers every outbound delivery carries, in two schemes at once (docs/receiving-webhooks.md#what-arrives):
 // x-webhook-signature, lowercase hex HMAC-SHA256(secret string, raw body), our contract; and Standard
 // Webhooks' webhook-signature, "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>", the key being the
 // base64 after "whsec_" or, for a secret the organization chose, its UTF-8 bytes (the libraries' "raw"

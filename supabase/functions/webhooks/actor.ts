@@ -1,7 +1,7 @@
 // Who is calling the configuration API: a person (Supabase JWT, RLS applies with their claims) or an
 // organization API key (automation platforms). Either way the request ends up with claims that
 // `withClaims` turns into a `config_api` transaction (everything `authenticated` may do, and what only
-// this API may: docs/authentication.md#two-doors-one-rule), so row-level security decides what it sees.
+// this API may: docs/two-doors.md#two-doors-one-rule), so row-level security decides what it sees.
 // @see docs/authentication.md#who-can-call-the-configuration-api
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../_shared/app.ts";
@@ -64,7 +64,7 @@ export function authenticate(sql: Sql, verify: TokenVerifier): MiddlewareHandler
 /**
  * Runs `fn` in one transaction as the caller, so row-level security decides what it sees. A person's
  * token must still belong to a live session, checked in the same first query that asks what the
- * caller may configure. @see docs/authentication.md#sessions-end-everywhere
+ * caller may configure. @see docs/two-doors.md#sessions-end-everywhere
  */
 export async function asCaller<T>(
   deps: AppDeps,
@@ -74,7 +74,7 @@ export async function asCaller<T>(
   const actor = c.get("actor");
   return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
     // `suspended`: the organization the token or key names is suspended by the platform, so nobody
-    // acts for it (docs/operations.md#suspending-an-organization).
+    // acts for it (docs/platform-console.md#suspending-an-organization).
     const [row] = await tx<{ org: string | null; live: boolean; suspended: boolean }[]>`
       select private.webhook_admin_organization_id() as org, private.session_is_live() as live,
              private.claimed_organization_is_suspended() as suspended`;

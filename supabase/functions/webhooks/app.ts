@@ -26,6 +26,7 @@ import { organizationRoutes } from "./routes/organizations.ts";
 import { platformRoutes } from "./routes/platform.ts";
 import { auditLogRoutes } from "./routes/audit_log.ts";
 import { logRetentionRoutes } from "./routes/log_retention.ts";
+import { withEventSchemas } from "./event_schemas.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -71,11 +72,13 @@ function api(deps: AppDeps, auth: MiddlewareHandler<ActorEnv>): OpenAPIHono<Acto
 
 /** The OpenAPI document, from the route declarations alone (no handler runs, nothing is connected). */
 export const document = () =>
-  openApiDocument(api({} as AppDeps, () => Promise.reject(new Error("not served"))), API_VERSION);
+  withEventSchemas(
+    openApiDocument(api({} as AppDeps, () => Promise.reject(new Error("not served"))), API_VERSION),
+  );
 
 export function createApp(deps: AppDeps): Hono {
   const app = api(deps, authenticate(deps.sql, createTokenVerifier(deps.config)));
-  const doc = openApiDocument(app, API_VERSION);
+  const doc = withEventSchemas(openApiDocument(app, API_VERSION));
   app.get("/openapi.json", (c) => c.json(doc));
   return app as unknown as Hono;
 }

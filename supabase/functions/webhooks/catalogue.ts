@@ -74,6 +74,10 @@ export const EVENT_CATALOGUE = {
     description:
       "A member was added: manually, in bulk, or through the visitor form. delta holds every field.",
     example: body("member.created", "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8", member, member),
+    table: "members",
+    fires:
+      "A row is inserted into `members`: added by hand, in bulk, through the visitor form or an import. " +
+      "A bulk insert of 1,000 members raises 1,000 events in the same statement.",
   },
   "member.lost": {
     description: "A member's status changed to lost. delta holds the fields that changed.",
@@ -83,15 +87,24 @@ export const EVENT_CATALOGUE = {
       { ...member, status: "lost" },
       { status: "lost", updated_at: AT },
     ),
+    table: "members",
+    fires: "A member's `status` changes to `lost`. No other update of a member raises an event.",
   },
   "donation.recorded": {
     description:
       "A donation was recorded (manual, online one-off, or a recurring charge). delta holds every field.",
     example: body("donation.recorded", "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a", donation, donation),
+    table: "donations",
+    fires:
+      "A row is inserted into `donations`: recorded by hand, an online one-off payment, or a charge of " +
+      "a recurring donation. Amounts are in minor units (`2500` USD is $25.00); a later refund changes " +
+      "`refunded_minor` and `refund_status` but raises no event.",
   },
   "attendance.marked": {
     description: "A member's attendance was marked. delta holds every field.",
     example: body("attendance.marked", "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b", attendance, attendance),
+    table: "attendance",
+    fires: "A row is inserted into `attendance`.",
   },
   "workflow.completed": {
     description: "A workflow run finished (status completed or failed). delta holds the fields that changed.",
@@ -101,6 +114,10 @@ export const EVENT_CATALOGUE = {
       workflowRun,
       { status: "completed", finished_at: AT },
     ),
+    table: "workflow_runs",
+    fires: "A `workflow_runs` row reaches a finished state, `completed` or `failed` (inserted finished, or " +
+      "updated to it); `cancelled` raises nothing. Failed runs raise it too, because a failed run has " +
+      "finished and automations usually need to know: check `data.row.status`.",
   },
   "webhook.endpoint.disabled": {
     description: "Another endpoint of the organization was disabled automatically: it answered 410 Gone, " +
@@ -111,8 +128,22 @@ export const EVENT_CATALOGUE = {
       disabled_reason: disabledEndpoint.disabled_reason,
       disabled_at: AT,
     }),
+    table: "webhook_endpoints",
+    fires: "The system disabled one of the organization's endpoints: it answered `410 Gone`, or every " +
+      "attempt failed for 5 days. It goes to the organization's other enabled endpoints subscribed to it; " +
+      "an administrator's own disable sends none. `data.row` is that endpoint, never its secret.",
   },
-} satisfies Record<string, { description: string; example: Record<string, unknown> }>;
+} satisfies Record<
+  string,
+  {
+    description: string;
+    example: Record<string, unknown>;
+    /** The table whose row is `data.row`. */
+    table: string;
+    /** When the event is raised, for the event's page of the docs (Markdown). */
+    fires: string;
+  }
+>;
 
 export type EventTypeName = keyof typeof EVENT_CATALOGUE;
 export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as [EventTypeName, ...EventTypeName[]];

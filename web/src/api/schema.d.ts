@@ -4934,6 +4934,397 @@ export interface components {
             };
             created_at: string;
         };
+        /**
+         * @description A member was added: manually, in bulk, or through the visitor form. delta holds every field.
+         * @example {
+         *       "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+         *       "type": "member.created",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "first_name": "Grace",
+         *           "last_name": "Hopper",
+         *           "email": "grace@example.org",
+         *           "primary_phone": "+1 (555) 010-2030",
+         *           "primary_phone_normalized": "15550102030",
+         *           "status": "active",
+         *           "source": "visitor_form",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "first_name": "Grace",
+         *           "last_name": "Hopper",
+         *           "email": "grace@example.org",
+         *           "primary_phone": "+1 (555) 010-2030",
+         *           "primary_phone_normalized": "15550102030",
+         *           "status": "active",
+         *           "source": "visitor_form",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.member.created": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "member.created";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `members` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    first_name?: string;
+                    last_name?: string;
+                    email?: string;
+                    primary_phone?: string;
+                    primary_phone_normalized?: string;
+                    status?: string;
+                    source?: string;
+                    /** Format: date-time */
+                    created_at?: string;
+                    /** Format: date-time */
+                    updated_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description A member's status changed to lost. delta holds the fields that changed.
+         * @example {
+         *       "id": "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
+         *       "type": "member.lost",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "first_name": "Grace",
+         *           "last_name": "Hopper",
+         *           "email": "grace@example.org",
+         *           "primary_phone": "+1 (555) 010-2030",
+         *           "primary_phone_normalized": "15550102030",
+         *           "status": "lost",
+         *           "source": "visitor_form",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "status": "lost",
+         *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.member.lost": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "member.lost";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `members` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    first_name?: string;
+                    last_name?: string;
+                    email?: string;
+                    primary_phone?: string;
+                    primary_phone_normalized?: string;
+                    status?: string;
+                    source?: string;
+                    /** Format: date-time */
+                    created_at?: string;
+                    /** Format: date-time */
+                    updated_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description A donation was recorded (manual, online one-off, or a recurring charge). delta holds every field.
+         * @example {
+         *       "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+         *       "type": "donation.recorded",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "recurring_donation_id": null,
+         *           "amount_minor": 2500,
+         *           "currency": "USD",
+         *           "source": "online",
+         *           "gateway_payment_id": "pay_Nq3xYz12AbCd",
+         *           "donated_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "refunded_minor": 0,
+         *           "refund_status": "none"
+         *         },
+         *         "delta": {
+         *           "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "recurring_donation_id": null,
+         *           "amount_minor": 2500,
+         *           "currency": "USD",
+         *           "source": "online",
+         *           "gateway_payment_id": "pay_Nq3xYz12AbCd",
+         *           "donated_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "refunded_minor": 0,
+         *           "refund_status": "none"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.donation.recorded": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "donation.recorded";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `donations` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    /** Format: uuid */
+                    member_id?: string;
+                    /** Format: uuid */
+                    recurring_donation_id?: string | null;
+                    amount_minor?: number;
+                    currency?: string;
+                    source?: string;
+                    gateway_payment_id?: string;
+                    /** Format: date-time */
+                    donated_at?: string;
+                    /** Format: date-time */
+                    created_at?: string;
+                    refunded_minor?: number;
+                    refund_status?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description A member's attendance was marked. delta holds every field.
+         * @example {
+         *       "id": "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b",
+         *       "type": "attendance.marked",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "service_date": "2026-11-22",
+         *           "service_name": "Sunday 10am",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "id": "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "service_date": "2026-11-22",
+         *           "service_name": "Sunday 10am",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.attendance.marked": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "attendance.marked";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `attendance` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    /** Format: uuid */
+                    member_id?: string;
+                    /** Format: date */
+                    service_date?: string;
+                    service_name?: string;
+                    /** Format: date-time */
+                    created_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description A workflow run finished (status completed or failed). delta holds the fields that changed.
+         * @example {
+         *       "id": "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
+         *       "type": "workflow.completed",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "workflow_id": "3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "status": "completed",
+         *           "started_at": "2026-11-21T09:00:00+00:00",
+         *           "finished_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "status": "completed",
+         *           "finished_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.workflow.completed": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "workflow.completed";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `workflow_runs` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    /** Format: uuid */
+                    workflow_id?: string;
+                    /** Format: uuid */
+                    member_id?: string;
+                    status?: string;
+                    /** Format: date-time */
+                    started_at?: string;
+                    /** Format: date-time */
+                    finished_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description Another endpoint of the organization was disabled automatically: it answered 410 Gone, or every attempt failed for 5 days. row is that endpoint (never its secret); delta holds the fields that changed.
+         * @example {
+         *       "id": "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d",
+         *       "type": "webhook.endpoint.disabled",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": false,
+         *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+         *           "disabled_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "enabled": false,
+         *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+         *           "disabled_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.disabled": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.disabled";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    disabled_reason?: string;
+                    /** Format: date-time */
+                    disabled_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
     };
     responses: never;
     parameters: never;

@@ -163,7 +163,7 @@ export async function runInbound<C>(
   // A suspended organization's parts stay in the log unapplied ('received'); the provider is answered
   // 503 and sends again, and the delivery after the organization is resumed applies them (or a replay
   // does). Other organizations' parts of the same body are applied as usual.
-  // @see docs/operations.md#suspending-an-organization
+  // @see docs/platform-console.md#suspending-an-organization
   const held = await onAnotherConnection(() =>
     suspendedOrganizations(sql, [...new Set(prepared.map((p) => p.target.organizationId))])
   );

@@ -1,7 +1,7 @@
 // The organization's audit log: what the platform's administrators did to it (suspended, resumed), with
 // their reasons and who, newest first, for the organization's admins.
 // @see docs/configuration-api.md#platform-console (the audit log's shape) and
-// docs/operations.md#the-platform-console
+// docs/platform-console.md
 import { asAdmin } from "../actor.ts";
 import { decodeCursor, pageOf } from "../cursor.ts";
 import { route, type RouteFactory } from "../route.ts";

@@ -3,7 +3,7 @@
 // each kind, never what was erased). The work itself is SQL (20261125110000_person_erasure.sql):
 // public.erase_member() as the admin, then bounded batches as the server, here while the request's
 // time allows and after that by the every-minute cron job. People only: API keys cannot read members.
-// @see docs/configuration-api.md#erasing-a-person and docs/operations.md#erasing-a-person
+// @see docs/configuration-api.md#erasing-a-person and docs/monitoring.md#erasing-a-person
 import { z } from "zod";
 import type { Sql } from "../../_shared/db.ts";
 import { AppError, notFound } from "../../_shared/errors.ts";

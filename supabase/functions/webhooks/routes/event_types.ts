@@ -1,5 +1,5 @@
 // The event catalogue, for the settings UI's event picker and for integrators.
-// @see docs/outbound-webhooks.md#events
+// @see docs/events/README.md
 import { z } from "zod";
 import { asCaller } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";

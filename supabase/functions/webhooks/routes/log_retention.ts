@@ -1,6 +1,6 @@
 // How long an organization keeps its delivery history (Webhook Logs): 1 to 90 days, 30 unless its admins
 // choose. A setting of the settings area, so it is reached here, not through the Data API.
-// @see docs/operations.md#retention
+// @see docs/monitoring.md#retention
 import { z } from "@hono/zod-openapi";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";

@@ -3,7 +3,7 @@
 // audit log of all of it. Decided in SQL by the caller's live flags and live session, never by the
 // token's is_platform_admin claim (20261128150000_platform_console.sql); nothing here returns a payload
 // body, a secret or an organization's people.
-// @see docs/configuration-api.md#platform-console and docs/operations.md#the-platform-console
+// @see docs/configuration-api.md#platform-console and docs/platform-console.md
 import { z } from "zod";
 import { AppError, badRequest, forbidden, notFound } from "../../_shared/errors.ts";
 import type { Tx } from "../../_shared/db.ts";
