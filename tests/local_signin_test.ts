@@ -57,8 +57,20 @@ Deno.test("an admin of two organizations lists them, switches, and then sees onl
     assertEquals(
       me.body.memberships,
       [
-        { organization_id: t.first, organization_name: t.names[0], role: "admin", suspended: false },
-        { organization_id: t.second, organization_name: t.names[1], role: "admin", suspended: false },
+        {
+          organization_id: t.first,
+          organization_name: t.names[0],
+          role: "admin",
+          suspended: false,
+          suspension_reason: null,
+        },
+        {
+          organization_id: t.second,
+          organization_name: t.names[1],
+          role: "admin",
+          suspended: false,
+          suspension_reason: null,
+        },
       ],
     );
     const before = await api(c, s, "/endpoints");

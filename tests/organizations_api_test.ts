@@ -37,6 +37,7 @@ Deno.test(
         organization_name: name,
         role: "admin",
         suspended: false,
+        suspension_reason: null,
       }]);
       assertEquals(me.data.active_organization_id, null, "creating does not switch; the client switches");
 

@@ -286,6 +286,20 @@ Deno.test("a suspended organization's people and keys can do nothing until it is
         .suspended,
       false,
     );
+    // The reason was written for the organization's admins: they read it while it lasts; staff do not.
+    assertEquals(
+      me.data.memberships.find((m: { organization_id: string }) => m.organization_id === t.organizationId)
+        .suspension_reason,
+      "Unpaid invoice",
+    );
+    const staffMe = await call(api.base, "GET", "/me", staffT);
+    assertEquals(
+      staffMe.data.memberships.map((m: { suspended: boolean; suspension_reason: string | null }) => [
+        m.suspended,
+        m.suspension_reason,
+      ]),
+      [[true, null]],
+    );
     const choose = await call(api.base, "POST", "/me/active-organization", adminT, {
       organization_id: t.organizationId,
     });

@@ -108,6 +108,18 @@ as $$
      and exists (select 1 from private.organization_suspensions s where s.organization_id = org)
 $$;
 
+-- For a suspended organization's own admins: why, in the platform administrator's words (written for
+-- them; the console says so). Staff, and everyone else, get null: they are told only that it is suspended.
+create function private.membership_suspension_reason(org uuid) returns text
+language sql stable security definer
+set search_path = ''
+as $$
+  select s.reason
+  from private.organization_suspensions s
+  join public.profiles p on p.organization_id = s.organization_id
+  where s.organization_id = org and p.user_id = private.live_user_id() and p.role = 'admin'
+$$;
+
 -- Health ------------------------------------------------------------------------------------------------
 -- Organizations with their health, a page at a time in (name, id) order: optionally one organization,
 -- those whose name contains `search`, or only the suspended ones. Each count reads a bounded number of
@@ -441,7 +453,7 @@ $$;
 
 revoke all on function private.platform_role(), private.require_platform_role(text),
   private.claimed_organization_is_suspended(), private.membership_is_suspended(uuid),
-  private.platform_count_cap(),
+  private.membership_suspension_reason(uuid), private.platform_count_cap(),
   private.platform_organizations(uuid, text, boolean, text, uuid, integer), private.platform_organization_totals(),
   private.platform_audit(uuid, text, text, jsonb, uuid), private.platform_suspend_organization(uuid, text),
   private.platform_resume_organization(uuid, text), private.platform_admins(), private.platform_user_by_email(text),
@@ -449,7 +461,7 @@ revoke all on function private.platform_role(), private.require_platform_role(te
   private.platform_audit_entries(uuid, timestamptz, uuid, integer), private.operator_set_superadmin(text, boolean)
   from public, anon, authenticated;
 grant execute on function private.platform_role(), private.claimed_organization_is_suspended(),
-  private.membership_is_suspended(uuid),
+  private.membership_is_suspended(uuid), private.membership_suspension_reason(uuid),
   private.platform_organizations(uuid, text, boolean, text, uuid, integer), private.platform_organization_totals(),
   private.platform_suspend_organization(uuid, text), private.platform_resume_organization(uuid, text),
   private.platform_admins(), private.platform_grant_admin(text), private.platform_revoke_admin(uuid),

@@ -2,7 +2,7 @@
 -- alone), what a suspension does to both doors, the access-token hook and the dispatcher, what resuming
 -- gives back, and who reads the audit log. Counts only rows of the organizations made here.
 begin;
-select plan(50);
+select plan(56);
 
 -- Church P (to be suspended) with an admin, a staff member and an API key; Church Q with its admin, who
 -- is also staff of P (so the hook has somewhere else to land him); a platform admin, a superadmin and an
@@ -107,6 +107,21 @@ select is((select count(*)::int from public.members) + (select count(*)::int fro
           + (select count(*)::int from public.organization_settings), 0,
   'the admin of P reads nothing of P through the configuration API''s role');
 select ok(private.claimed_organization_is_suspended(), 'and the API can tell him why');
+select is(private.membership_suspension_reason('c5000000-0000-4000-8000-0000000000aa'), 'Unpaid invoice',
+  'in the platform administrator''s words, written for him');
+select pg_temp.api_as(2, 'c5000000-0000-4000-8000-0000000000aa');
+select is(private.membership_suspension_reason('c5000000-0000-4000-8000-0000000000aa'), null,
+  'P''s staff is told only that it is suspended');
+select pg_temp.api_as(3, 'c5000000-0000-4000-8000-0000000000bb');
+select is(private.membership_suspension_reason('c5000000-0000-4000-8000-0000000000aa'), null,
+  'Q''s admin, no member of P, learns nothing');
+select tests.set_claims('config_api', '{"sub": "c5000000-0000-4000-8000-000000000001", "role": "authenticated", "session_id": "c5500000-0000-4000-8000-0000000000ff"}');
+select is(private.membership_suspension_reason('c5000000-0000-4000-8000-0000000000aa'), null,
+  'nor P''s admin once his session has ended');
+select tests.act_as('c5000000-0000-4000-8000-000000000001', 'c5000000-0000-4000-8000-0000000000aa');
+select throws_ok($$ select private.membership_suspension_reason('c5000000-0000-4000-8000-0000000000aa') $$,
+  '42501', null, 'the Data API''s role cannot ask');
+select pg_temp.api_as(1, 'c5000000-0000-4000-8000-0000000000aa');
 select throws_ok($$ insert into public.members (organization_id, first_name) values ('c5000000-0000-4000-8000-0000000000aa', 'x') $$,
   '42501', null, 'nor writes');
 select tests.act_as('c5000000-0000-4000-8000-000000000001', 'c5000000-0000-4000-8000-0000000000aa');
@@ -171,6 +186,8 @@ select is((select count(*)::int from private.webhook_claim(1000, 100000000, 16, 
   'housekeeping leaves them open and the dispatcher claims both');
 select pg_temp.api_as(1, 'c5000000-0000-4000-8000-0000000000aa');
 select is((select count(*)::int from public.members), 1, 'P''s admin reads P again');
+select is(private.membership_suspension_reason('c5000000-0000-4000-8000-0000000000aa'), null,
+  'and is given no reason any more');
 select tests.clear_act_as();
 select is(tests.token_claims('c5000000-0000-4000-8000-000000000001') ->> 'organization_id',
   'c5000000-0000-4000-8000-0000000000aa', 'and the hook lands him where he chose');

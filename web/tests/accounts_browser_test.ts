@@ -21,6 +21,7 @@ import {
   serveStatic,
   signInAs,
 } from "./helpers/browser.ts";
+import { codeOf, inboxMail, linkOf } from "./helpers/inbox.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const run = crypto.randomUUID().slice(0, 8);
@@ -35,33 +36,6 @@ async function check(page: Page, name: string) {
     ...await captureAndCheck(page, `accounts-${name}`, { everyImpact: true }),
   );
 }
-
-interface InboxMail {
-  subject: string;
-  html: string;
-  text: string;
-  to: { address: string }[];
-}
-
-/** The newest mail to `to` in MailDev whose subject matches, waiting for it. */
-async function inboxMail(
-  inbox: string,
-  to: string,
-  subject: RegExp,
-): Promise<InboxMail> {
-  for (let i = 0; i < 150; i++) {
-    const list = await (await fetch(`${inbox}/api/email`))
-      .json() as InboxMail[];
-    const found = list.filter((m) => m.to.some((t) => t.address === to) && subject.test(m.subject)).at(-1);
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`no mail to ${to} matching ${subject}`);
-}
-
-const linkOf = (m: InboxMail) =>
-  /href="([^"]+#token_hash=[^"]+)"/.exec(m.html)?.[1]?.replaceAll("&amp;", "&");
-const codeOf = (m: InboxMail) => /<strong>(\d{6})<\/strong>/.exec(m.html)?.[1];
 
 // With confirmations (the hosted project's setting) --------------------------------------------------------
 let confirmStack: DevStack;

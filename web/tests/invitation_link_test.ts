@@ -69,7 +69,9 @@ Deno.test(
         .organizationId!}`;
       assertEquals(member?.role, "staff");
       await page.getByRole("button", { name: `Open ${church}` }).click();
-      await page.getByRole("heading", { name: "Webhook settings are for administrators" }).waitFor();
+      // Staff land on what they may see: the church's details, not an administrators' page.
+      await page.waitForURL(/\/settings\/organization$/);
+      await page.getByText("Its administrators change these").waitFor();
 
       await page.goto(link);
       await page.getByText("This invitation link no longer works").waitFor();

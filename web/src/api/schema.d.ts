@@ -1957,6 +1957,8 @@ export interface paths {
                                 role: "admin" | "staff";
                                 /** @description Suspended by the platform's administrators: nobody acts for it, and it cannot be made active */
                                 suspended: boolean;
+                                /** @description Why it is suspended, in the platform administrator's words: for its admins only (null for staff, and when it is not suspended) */
+                                suspension_reason: string | null;
                             }[];
                         };
                     };

@@ -3,12 +3,14 @@ import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
 export function Navigation({ current }: { current: string }) {
-  const { isPlatformAdmin } = useSession();
+  const { isPlatformAdmin, setNotice } = useSession();
   const link = (p: (typeof PAGES)[number]) => (
     <li key={p.path}>
       <Link
         href={p.path}
         aria-current={p.path === current ? "page" : undefined}
+        // A notice says what just happened; moving on to another page leaves it behind.
+        onClick={() => setNotice(null)}
       >
         {p.title}
       </Link>

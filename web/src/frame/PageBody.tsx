@@ -71,9 +71,23 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
             </h2>
             <p>
               The platform's administrators suspended{" "}
-              {suspended.map((m) => m.organization_name).join(", ")}: nothing can be done for it until they
-              resume it. Payments and messages sent to it meanwhile are kept. Contact the platform's support
-              to find out why.
+              {suspended.map((m) => m.organization_name).join(", ")}: nothing can be done for{" "}
+              {suspended.length === 1 ? "it" : "them"} until they resume{" "}
+              {suspended.length === 1 ? "it" : "them"}. Payments and messages sent meanwhile are kept.
+            </p>
+            {/* The reason was written for the organization's admins; staff are told who can read it. */}
+            {suspended.map((m) =>
+              m.suspension_reason && (
+                <p key={m.organization_id}>
+                  {suspended.length === 1 ? "Their reason" : `Their reason for ${m.organization_name}`}:{" "}
+                  <q>{m.suspension_reason}</q>
+                </p>
+              )
+            )}
+            <p>
+              {suspended.some((m) => m.suspension_reason)
+                ? "Questions about it go to the platform's support."
+                : "Its administrators can see why; ask one of them, or the platform's support."}
             </p>
           </div>
         )}

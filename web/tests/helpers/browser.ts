@@ -109,17 +109,19 @@ export function headersForEveryPath(file: string): Record<string, string> {
 
 /**
  * A static host on loopback: files from `dir`, and index.html for any other path (the app routes), with
- * the headers of the build's `_headers` file, as the documented hosts apply them.
+ * the headers of the build's `_headers` file, as the documented hosts apply them. `port`: a port chosen
+ * beforehand (the stack's SITE_URL names it, so mail links lead here); any free one by default.
  */
 export function serveStatic(
   dir: string,
+  port = 0,
 ): { url: string; close(): Promise<void> } {
   let rules: Record<string, string> = {};
   try {
     rules = headersForEveryPath(Deno.readTextFileSync(`${dir}/_headers`));
   } catch { /* a build without one */ }
   const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    { hostname: "127.0.0.1", port, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
       const file = path.includes("..") || path.endsWith("/") || path === "/_headers" ? "/index.html" : path;

@@ -14,6 +14,10 @@ const Membership = z.object({
   suspended: z.boolean().describe(
     "Suspended by the platform's administrators: nobody acts for it, and it cannot be made active",
   ),
+  suspension_reason: z.string().nullable().describe(
+    "Why it is suspended, in the platform administrator's words: for its admins only (null for staff, " +
+      "and when it is not suspended)",
+  ),
 });
 const Me = z.object({
   user: z.object({ id: z.uuid(), email: z.string().nullable() }),
@@ -46,7 +50,8 @@ export const meRoutes: RouteFactory = (deps) => [
         (tx) =>
           tx<z.infer<typeof Membership>[]>`
           select p.organization_id, o.name as organization_name, p.role,
-                 private.membership_is_suspended(p.organization_id) as suspended
+                 private.membership_is_suspended(p.organization_id) as suspended,
+                 private.membership_suspension_reason(p.organization_id) as suspension_reason
           from public.profiles p join public.organizations o on o.id = p.organization_id
           where p.user_id = ${userId}
           order by o.name, p.organization_id`,

@@ -59,7 +59,7 @@ export function ApiKeysPage() {
       )}
       {keys.isPending && <Loading what="API keys" />}
       {keys.data && list.length === 0 && (
-        <Empty title="No API keys yet">
+        <Empty level={2} title="No API keys yet">
           <p>
             Create one above when you connect Zapier, Make, n8n or a script.
           </p>

@@ -40,7 +40,7 @@ export function AuditLogPage() {
       )}
       {log.isPending && <Loading what="the audit log" />}
       {log.data && entries.length === 0 && (
-        <Empty title="Nothing recorded">
+        <Empty level={2} title="Nothing recorded">
           <p>
             The platform's administrators have taken no action on this organization.
           </p>

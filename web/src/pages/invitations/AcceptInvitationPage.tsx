@@ -6,7 +6,9 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, ApiError, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
+import { HOME } from "../../pages.ts";
 import { navigate } from "../../router.tsx";
+import { ORGANIZATION_PATH } from "../organization/paths.ts";
 import { useSession } from "../../session.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
@@ -54,7 +56,8 @@ export function AcceptInvitationPage() {
               className="primary"
               onClick={async () => {
                 await session.switchOrganization(inv.organization_id);
-                navigate("/", { replace: true });
+                // Staff land where they may look (the church's details), not on an administrators' page.
+                navigate(inv.role === "admin" ? HOME : ORGANIZATION_PATH, { replace: true });
               }}
             >
               Open {inv.organization_name}

@@ -123,6 +123,7 @@ export function WebhookLogsPage() {
         anyFilter
           ? (
             <Empty
+              level={2}
               title={filters.q ? "No message with this id" : "No deliveries match these filters"}
             >
               <p>
@@ -136,7 +137,7 @@ export function WebhookLogsPage() {
             </Empty>
           )
           : (
-            <Empty title="No deliveries yet">
+            <Empty level={2} title="No deliveries yet">
               <p>
                 Deliveries appear here when something happens in your records, for example when a member is
                 added. To try an endpoint now, use “Send test event” on the Webhooks page.

@@ -119,6 +119,7 @@ export function PaymentWebhooksPage() {
       {log.isPending && <Loading what="the payment log" />}
       {log.data && rows.length === 0 && (
         <Empty
+          level={2}
           title={status || provider ? "No notifications match these filters" : "No payment notifications yet"}
         >
           <p>

@@ -14,6 +14,7 @@ import { Health } from "./Health.tsx";
 import { RecoverForm } from "./RecoverForm.tsx";
 import { RotateForm } from "./RotateForm.tsx";
 import { SendTestForm } from "./SendTestForm.tsx";
+import { useAttemptWatch } from "./useAttemptWatch.ts";
 
 type Open = null | "delete" | "rotate" | "recover" | "test";
 
@@ -31,6 +32,7 @@ export function EndpointCard(
   // What the last action did, in words (the forms in dialogs report here once they close).
   const [said, setSaid] = useState<string | null>(null);
   const headingId = useId();
+  const watchAttempt = useAttemptWatch(e);
   const toggle = useAction(async () => {
     await unwrap(api.PATCH("/webhooks/endpoints/{id}", {
       params: { path: { id: e.id } },
@@ -196,7 +198,10 @@ export function EndpointCard(
           endpoint={e}
           catalogue={catalogue}
           close={close}
-          onDone={done}
+          onDone={(text) => {
+            done(text);
+            watchAttempt();
+          }}
         />
       </Dialog>
     </li>

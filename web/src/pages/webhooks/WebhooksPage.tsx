@@ -89,7 +89,7 @@ export function WebhooksPage() {
       )}
       {endpoints.isPending && <Loading what="endpoints" />}
       {endpoints.data && list.length === 0 && !adding && (
-        <Empty title="No endpoints yet">
+        <Empty level={2} title="No endpoints yet">
           <p>
             Add the address of the system that should hear about new members, donations and attendance. You
             will choose which events it receives and get a secret to check that messages really come from us.
