@@ -43,6 +43,10 @@ end
 $$;
 grant authenticated to config_api;
 grant anon, authenticated, config_api to edge_user;
+-- The database owner may act through that door too, as it may become authenticated on a hosted project
+-- where it is not a superuser: what an operator checking a grant and the pgTAP suite
+-- (`supabase test db --linked`, tests.act_as_config_api) need.
+grant config_api to postgres;
 
 create schema if not exists private;
 revoke all on schema private from public;

@@ -60,4 +60,9 @@ grant usage on schema vault to postgres with grant option;
 grant select, delete on vault.secrets, vault.decrypted_secrets to postgres with grant option;
 grant execute on all routines in schema vault to postgres with grant option;
 
+-- postgres may become the Data API's roles, as Supabase's own migration grants
+-- (20230201083204_grant_auth_roles_to_postgres): what `set role authenticated` in the SQL editor and
+-- the pgTAP suite's tests.act_as (run by `supabase test db --linked` as postgres) rely on.
+grant anon, authenticated, service_role to postgres;
+
 alter role postgres nosuperuser createrole createdb replication bypassrls;
