@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Every test, on a fresh database: formatting, lint and type checks, then the pgTAP suite and the Deno
 # tests against a throwaway PostgreSQL cluster (pg_cron preloaded, database `postgres` as on Supabase)
-# that exists only for this run. Ends with one line: `N passed, N failed`. The run fails unless every
-# suite it expects (static, bootstrap, pgTAP, Deno, browser) reported and the cluster runner finished;
-# skipped and ignored tests are shown by name in the summary, not counted as passed.
+# that exists only for this run, with the pgTAP suite again (twice) on a hosted-like database that holds
+# data, and the test files shared out to lanes of their own clusters (scripts/test-in-cluster.sh). Ends
+# with one line: `N passed, N failed`. The run fails unless every suite it expects (static, bootstrap,
+# pgTAP, hosted-like pgTAP, Deno, browser) reported and the cluster runner finished; skipped and ignored
+# tests are shown by name in the summary, not counted as passed; each suite's row gives its time.
 #
 #   scripts/test.sh                       everything
 #   scripts/test.sh --no-static           skip fmt/lint/check
 #   scripts/test.sh tests/foo_test.ts     only these Deno tests (and no pgTAP unless .sql files are named)
 #   scripts/test.sh web/tests/            only the browser tests of the settings UI (Chromium)
+#   TEST_WORKERS=1 scripts/test.sh ...    the test files in one lane (default 3 lanes side by side)
+#   HOSTED_PGTAP=0 scripts/test.sh x.sql  pgTAP on the fresh database only, not the hosted-like one
 # See docs/development.md#tests
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,16 +43,20 @@ deps_flag=()
 [ ${#browser_targets[@]} -gt 0 ] && deps_flag=(--browser)
 bash scripts/ensure-deps.sh "${deps_flag[@]}" || { echo "0 passed, 1 failed"; exit 1; }
 
+run_started=$SECONDS
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
-# counts: one line per suite, `suite passed failed skipped`; notes: what the summary must say besides.
-record() { echo "$1 $2 $3 ${4:-0}" >>"$results/counts"; }
+# counts: one line per suite, `suite passed failed skipped [seconds]`; notes: what the summary must say
+# besides.
+record() { echo "$1 $2 $3 ${4:-0} ${5:-}" >>"$results/counts"; }
 note() { echo "$1" >>"$results/notes"; }
 # Every suite this run must hear from: a suite that never reports is a failure, not a zero.
 expected=()
 [ "$static" = 1 ] && expected+=(deno-fmt deno-lint deno-check)
 expected+=(bootstrap)
 [ ${#sql_targets[@]} -gt 0 ] && expected+=(pgtap)
+# The pgTAP suite twice more on a hosted-like database holding data (scripts/test-hosted-pgtap.sh).
+[ ${#sql_targets[@]} -gt 0 ] && [ "${HOSTED_PGTAP:-1}" = 1 ] && expected+=(pgtap-hosted pgtap-hosted-again)
 [ ${#deno_targets[@]} -gt 0 ] && expected+=(deno-test)
 [ ${#browser_targets[@]} -gt 0 ] && expected+=(browser)
 # The configuration API, receiver and dispatcher tests again through PgBouncer in transaction mode, in
@@ -65,9 +73,13 @@ runner=${TEST_CLUSTER_RUNNER:-scripts/test-in-cluster.sh}
 if [ "$static" = 1 ]; then
   for step in "fmt --check" "lint" "check supabase/functions scripts tests web/tests"; do
     echo "== deno $step"
+    step_started=$SECONDS
     # shellcheck disable=SC2086
-    if deno $step; then record "deno-${step%% *}" 1 0; else record "deno-${step%% *}" 0 1; fi
+    if deno $step; then ok=1; else ok=0; fi
+    record "deno-${step%% *}" "$ok" $((1 - ok)) 0 $((SECONDS - step_started))
   done
+  # Every test file was type-checked just now: the runner's `deno test` need not check them again.
+  export TEST_TYPECHECKED=1
 fi
 
 major=$(psql --version | sed -E 's/.* ([0-9]+)\..*/\1/')
@@ -100,11 +112,12 @@ echo
 echo "== summary"
 passed=0
 failed=0
-while read -r suite p f k; do
-  printf '  %-14s %5s passed %5s failed %5s skipped\n' "$suite" "$p" "$f" "${k:-0}"
+while read -r suite p f k secs; do
+  printf '  %-27s %5s passed %5s failed %5s skipped %6s\n' "$suite" "$p" "$f" "${k:-0}" "${secs:+${secs} s}"
   passed=$((passed + p))
   failed=$((failed + f))
 done <"$results/counts"
 [ -s "$results/notes" ] && sed 's/^/  /' "$results/notes"
+echo "  wall time $((SECONDS - run_started)) s (suites run side by side: their times overlap)"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -48,8 +48,22 @@ Deno.test("a suite that never reports fails the run even when the runner ends we
     "supabase/tests/x.test.sql",
   );
   assert(code !== 0, "exit code");
-  assertEquals(lines.at(-1), "6 passed, 1 failed");
-  assert(lines.some((l) => /pgtap: did not report/.test(l)), lines.join("\n"));
+  // pgTAP's pass on the fresh database and its two on the hosted-like one.
+  assertEquals(lines.at(-1), "6 passed, 3 failed");
+  for (const suite of ["pgtap", "pgtap-hosted", "pgtap-hosted-again"]) {
+    assert(lines.some((l) => new RegExp(`^\\s+${suite}: did not report`).test(l)), lines.join("\n"));
+  }
+});
+
+Deno.test("each suite's row gives its time, and the run its wall time", async () => {
+  const { code, lines } = await runWith(
+    `echo "bootstrap 1 0 0 4" >>"$results/counts"; echo "deno-test 5 0 0 93" >>"$results/counts"`,
+    "tests/some_test.ts",
+  );
+  assertEquals(code, 0);
+  assertEquals(lines.at(-1), "6 passed, 0 failed");
+  assert(lines.some((l) => /deno-test\s+5 passed\s+0 failed\s+0 skipped\s+93 s$/.test(l)), lines.join("\n"));
+  assert(lines.some((l) => /^\s+wall time \d+ s/.test(l)), lines.join("\n"));
 });
 
 Deno.test("skipped and ignored tests are shown, not counted as passed", async () => {

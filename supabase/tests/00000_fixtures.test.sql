@@ -129,6 +129,21 @@ create or replace function tests.can_become(role text) returns boolean
 language sql stable as $$ select pg_has_role(session_user, role, 'member') $$;
 create or replace function tests.is_superuser() returns boolean
 language sql stable as $$ select rolsuper from pg_roles where rolname = session_user $$;
+-- Every organization already in the database held, as a suspension holds one (its deliveries stay due
+-- and no claim or housekeeping takes them), and their leases out of the way, for the rest of the calling
+-- test's transaction: a test of the dispatcher's claim or housekeeping then sees only the organizations
+-- it makes afterwards, whatever other work a project's database has in flight. Nothing else sees this
+-- (the test rolls back; a dispatcher recording a result for one of those leases meanwhile waits for it).
+-- The number of organizations held.
+create or replace function tests.hold_existing_organizations() returns integer
+language sql as $$
+  delete from private.webhook_leases;
+  with held as (
+    insert into private.organization_suspensions (organization_id, reason)
+    select o.id, 'held by a pgTAP test' from public.organizations o
+    on conflict (organization_id) do nothing
+    returning 1)
+  select count(*)::int from held $$;
 -- Stand-ins for pg_net (net.http_post records each request in net.posted) and Vault (the dispatcher's
 -- URL and secret unless told), for a database that has neither: the test checks they are absent first.
 create or replace function tests.stand_in_pg_net() returns void language plpgsql as $$

@@ -33,8 +33,9 @@ grant select on tenancy_probe.tenant_tables to authenticated, anon;
 create table tenancy_probe.results (actor text, tbl text, probe text, got text);
 grant insert on tenancy_probe.results to authenticated, anon;
 
--- One template row per (table, organization), captured as the superuser, so that a probe can try to
--- insert a copy of another tenant's row without being able to read it.
+-- One template row per (table, organization), captured as the database owner, so that a probe can try
+-- to insert a copy of another tenant's row without being able to read it. Only A's and B's: a project's
+-- database holds other organizations too.
 create table tenancy_probe.templates (tbl text, org uuid, row_json jsonb);
 grant select on tenancy_probe.templates to authenticated, anon;
 
@@ -121,8 +122,9 @@ declare t record;
 begin
   for t in select * from tenancy_probe.tenant_tables loop
     execute format(
-      'insert into tenancy_probe.templates select %L, %I, to_jsonb(x) from public.%I x',
-      t.tbl, t.org_col, t.tbl);
+      'insert into tenancy_probe.templates select %L, %I, to_jsonb(x) from public.%I x where %I in (%L, %L)',
+      t.tbl, t.org_col, t.tbl, t.org_col,
+      'a1000000-0000-4000-8000-000000000000', 'b1000000-0000-4000-8000-000000000000');
   end loop;
 end;
 $$;

@@ -6,8 +6,10 @@
 begin;
 select plan(25);
 
--- Nothing else in the queue: other test files roll back, this one starts clean.
+-- Nothing else in the queue, whatever else the database holds (other test files roll back; a project's
+-- database has other organizations' work, in flight too): this transaction, rolled back, starts clean.
 delete from public.webhook_deliveries;
+delete from private.webhook_leases;
 -- Nor any cron history: in the throwaway test cluster pg_cron's own runs fail to connect (password
 -- auth), and a run that happened to fall in this test run would add a cron_job_failed alert.
 delete from cron.job_run_details;
@@ -38,11 +40,17 @@ select is((select (v -> 'queue') - 'oldest_due_at' - 'oldest_due_age_seconds' fr
           '{"open": 3, "due": 2, "in_flight": 1, "held_suspended": 0}'::jsonb, 'queue: open, due now and being sent');
 select ok((select (v #>> '{queue,oldest_due_age_seconds}')::int between 600 and 660 from h),
           'queue: the oldest due delivery''s age');
-select is((select jsonb_path_query_array(v -> 'alerts', '$[*].code') - 'dispatch_not_configured' from h),
-          '["queue_behind"]'::jsonb, 'a delivery due for 10 minutes: the queue is behind');
+-- The queue's alerts only: the others tell how this database dispatches (no pg_net here, pg_net never
+-- invoked on a fresh hosted project...), checked below and in hosted_extensions.test.sql.
+create function pg_temp.queue_alerts(health jsonb) returns jsonb language sql as $$
+  select jsonb_path_query_array(health -> 'alerts', '$[*] ? (@.code starts with "queue").code') $$;
+select is((select pg_temp.queue_alerts(v) from h), '["queue_behind"]'::jsonb,
+          'a delivery due for 10 minutes: the queue is behind');
 select is((select v ->> 'status' from h), 'critical', 'which is critical');
-select is((select public.webhook_operator_health(max_due_age => interval '1 hour') #>> '{alerts,0,code}'),
-          (select case when to_regclass('net._http_response') is null then null else 'dispatch_not_configured' end),
+-- (and on the local setup, with neither pg_net nor Vault, nothing else raises any alert either)
+select is((select case when to_regclass('net._http_response') is null and to_regclass('vault.decrypted_secrets') is null
+                       then jsonb_path_query_array(v -> 'alerts', '$[*].code') else pg_temp.queue_alerts(v) end
+             from (select public.webhook_operator_health(max_due_age => interval '1 hour') as v) x), '[]'::jsonb,
           'with a 1-hour threshold the same queue raises nothing');
 select ok((select v -> 'cron' ? 'webhook-dispatch' and v -> 'cron' ? 'log-retention' from h),
           'the cron jobs are listed');
@@ -81,7 +89,15 @@ delete from vault.decrypted_secrets where name = 'webhook_dispatch_secret';
 select ok(public.webhook_operator_health(max_due_age => interval '1 hour') @>
             '{"status": "critical", "alerts": [{"code": "dispatch_not_configured"}]}',
           'pg_net without the dispatcher''s Vault secrets: critical');
-insert into vault.decrypted_secrets values ('webhook_dispatch_secret', 's');
+-- (Vault's own function where Vault is installed, as on a hosted project; else the stand-in's table)
+do $$
+begin
+  if to_regprocedure('vault.create_secret(text, text, text)') is not null then
+    perform vault.create_secret('s', 'webhook_dispatch_secret');
+  else
+    insert into vault.decrypted_secrets (name, decrypted_secret) values ('webhook_dispatch_secret', 's');
+  end if;
+end $$;
 \else
 select skip('pg_net is installed here: its absence is played on the local test cluster', 1);
 \endif

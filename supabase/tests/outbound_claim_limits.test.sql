@@ -3,6 +3,8 @@
 -- turns within a claim (an organization's backlog never pushes another's lone delivery out of it).
 begin;
 select plan(14);
+-- Only this file's organizations are claimed (a project's database has others' work in flight).
+select tests.hold_existing_organizations();
 
 -- Bodies of known sizes: 1,000 bytes of padding each, more or less the envelope.
 -- The heavy organization: 4 endpoints with 30 due each, the oldest an hour old.

@@ -3,6 +3,8 @@
 -- nobody but the server writes the history), the outbox triggers, housekeeping, and the pg_cron jobs.
 begin;
 select plan(41);
+-- Only this file's organizations are claimed and housekept (a project's database has others' work).
+select tests.hold_existing_organizations();
 
 -- Two organizations, each with an admin (and a staff member in A); one endpoint each.
 select tests.create_tenants('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb',
@@ -15,21 +17,27 @@ select tests.create_endpoint('b0000000-0000-4000-8000-0000000000bb', 'b0000000-0
 insert into public.members (id, organization_id, first_name) values
   ('a0000000-0000-4000-8000-0000000000c1', 'a0000000-0000-4000-8000-0000000000aa', 'A1'),
   ('b0000000-0000-4000-8000-0000000000c1', 'b0000000-0000-4000-8000-0000000000bb', 'B1');
-select is((select count(*)::int from public.webhook_deliveries), 2, 'one member.created delivery per organization');
+select is((select count(*)::int from public.webhook_deliveries
+            where organization_id in ('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb')),
+          2, 'one member.created delivery per organization');
 select is(
   (select payload -> 'data' -> 'row' ->> 'first_name' from public.webhook_events
     where organization_id = 'a0000000-0000-4000-8000-0000000000aa'),
   'A1', 'the event carries the row');
 update public.members set email = 'a1@example.org' where id = 'a0000000-0000-4000-8000-0000000000c1';
-select is((select count(*)::int from public.webhook_events where type = 'member.lost'), 0,
+select is((select count(*)::int from public.webhook_events where type = 'member.lost'
+            and organization_id in ('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb')), 0,
   'an ordinary update raises no member.lost');
 update public.members set status = 'lost' where id in ('a0000000-0000-4000-8000-0000000000c1',
                                                       'b0000000-0000-4000-8000-0000000000c1');
-select is((select count(*)::int from public.webhook_events where type = 'member.lost'), 1,
+select is((select count(*)::int from public.webhook_events where type = 'member.lost'
+            and organization_id in ('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb')), 1,
   'member.lost only where an endpoint subscribed to it');
-select is((select payload -> 'data' -> 'delta' ->> 'status' from public.webhook_events where type = 'member.lost'),
+select is((select payload -> 'data' -> 'delta' ->> 'status' from public.webhook_events
+            where type = 'member.lost' and organization_id = 'a0000000-0000-4000-8000-0000000000aa'),
   'lost', 'the delta holds the changed status');
-select ok((select not (payload -> 'data' -> 'delta' ? 'first_name') from public.webhook_events where type = 'member.lost'),
+select ok((select not (payload -> 'data' -> 'delta' ? 'first_name') from public.webhook_events
+            where type = 'member.lost' and organization_id = 'a0000000-0000-4000-8000-0000000000aa'),
   'the delta leaves unchanged fields out');
 select matches((select secret from public.webhook_endpoints where id = 'a0000000-0000-4000-8000-0000000000e1'),
   '^whsec_[A-Za-z0-9+/]{43}=$', 'default secret: whsec_ + base64 of 32 random bytes');
@@ -37,10 +45,14 @@ select matches((select secret from public.webhook_endpoints where id = 'a0000000
 -- An attempt so the attempts table has a row for each organization (claimed, then failed).
 insert into private.webhook_leases (delivery_id, endpoint_id, organization_id, token, leased_until)
 select d.id, d.endpoint_id, d.organization_id, 'a0000000-0000-4000-8000-0000000000f0', now() + interval '40 seconds'
-from public.webhook_deliveries d where d.status = 'pending';
+from public.webhook_deliveries d where d.status = 'pending'
+ and d.organization_id in ('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb');
 select private.webhook_record_results(jsonb_agg(tests.result(d.id, d.endpoint_id, 'a0000000-0000-4000-8000-0000000000f0', 500)))
-from public.webhook_deliveries d where d.status = 'pending';
-select is((select count(*)::int from public.webhook_delivery_attempts), 3, 'attempts recorded');
+from public.webhook_deliveries d where d.status = 'pending'
+ and d.organization_id in ('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb');
+select is((select count(*)::int from public.webhook_delivery_attempts
+            where organization_id in ('a0000000-0000-4000-8000-0000000000aa', 'b0000000-0000-4000-8000-0000000000bb')),
+          3, 'attempts recorded');
 
 -- Tenancy -------------------------------------------------------------------------------------------
 select tests.act_as_config_api('a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-0000000000aa');
