@@ -70,15 +70,19 @@ fi
 # The cluster runner; tests of this script put a stand-in here.
 runner=${TEST_CLUSTER_RUNNER:-scripts/test-in-cluster.sh}
 
+# The static checks need no database: they run beside the cluster runner (their output shown after it).
 if [ "$static" = 1 ]; then
-  for step in "fmt --check" "lint" "check supabase/functions scripts tests web/tests"; do
-    echo "== deno $step"
-    step_started=$SECONDS
-    # shellcheck disable=SC2086
-    if deno $step; then ok=1; else ok=0; fi
-    record "deno-${step%% *}" "$ok" $((1 - ok)) 0 $((SECONDS - step_started))
-  done
-  # Every test file was type-checked just now: the runner's `deno test` need not check them again.
+  (
+    for step in "fmt --check" "lint" "check supabase/functions scripts tests web/tests"; do
+      echo "== deno $step"
+      step_started=$SECONDS
+      # shellcheck disable=SC2086
+      if deno $step; then ok=1; else ok=0; fi
+      record "deno-${step%% *}" "$ok" $((1 - ok)) 0 $((SECONDS - step_started))
+    done
+  ) >"$results/static.log" 2>&1 &
+  static_pid=$!
+  # `deno check` above type-checks every test file: the runner's `deno test` need not check them again.
   export TEST_TYPECHECKED=1
 fi
 
@@ -95,6 +99,10 @@ for attempt in 1 2 3; do
   echo "test: could not start a throwaway PostgreSQL cluster (attempt $attempt, exit $cluster_rc)" >&2
   sleep $((attempt * 2))
 done
+if [ -n "${static_pid:-}" ]; then
+  wait "$static_pid"
+  cat "$results/static.log"
+fi
 # The runner ends with 0 whatever its suites found (they report through counts): anything else means
 # it died on the way, and whatever it reported before cannot stand for the whole run.
 if [ "$cluster_rc" != 0 ]; then
