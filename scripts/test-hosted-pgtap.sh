@@ -12,7 +12,7 @@
 #   records suites pgtap-hosted and pgtap-hosted-again (and their tenancy-matrix rows) in RESULTS_DIR.
 # Run by scripts/test-in-cluster.sh beside the main lane; by hand:
 #   d=$(mktemp -d) && bash scripts/test-hosted-pgtap.sh "$d" supabase/tests/ && cat "$d/counts"
-# See docs/reliability/hosted.md#the-pgtap-suite-on-a-database-that-holds-data
+# See docs/testing.md#the-pgtap-suite-on-a-database-that-holds-data
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -9,13 +9,14 @@
 #     one (bootstrap, edge_user's login, the API role's guard, PgBouncer).
 # The queue holds one job per test file: the Deno tests (suite deno-test), the configuration API,
 # receiver and dispatcher tests again through PgBouncer (pooler), the browser tests (browser); longest
-# first by the last run's times (node_modules/.cache/test-durations.tsv; a file never timed goes first),
+# first by the last run's times (node_modules/.cache/test-durations.tsv, else scripts/test-durations.tsv;
+# a file never timed goes first),
 # so a new test file joins without anyone listing it. A worker runs `deno test` on one file at a time,
 # after retiring the endpoints earlier files left enabled (tests/helpers retireEndpoints does the same:
 # it ends their open deliveries, so a dispatcher in the next file, or the dev server the browser tests
 # drive, does not spend its time on them). Each suite is then one row of the summary, with the time
 # from its first file's start to its last file's end.
-# See docs/development.md#tests
+# See docs/testing.md#lanes
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -134,6 +135,7 @@ run_worker() {
 if [ "${1:-}" = --worker ]; then
   results=$2
   lane=$3
+  touch "$results/lane-$lane.started"
   read -r -a deno_flags <<<"${TEST_DENO_FLAGS:-}"
   if ! prepare_cluster "$lane" >"$results/lane-$lane.log" 2>&1; then
     cat "$results/lane-$lane.log"
@@ -195,14 +197,18 @@ else
   cat "$results/require-where.log" >&2
 fi
 
-# The queue, longest first.
+# The queue, longest first: by this machine's last run (the cache), else by the times committed in
+# scripts/test-durations.tsv (a fresh clone's), else first.
 durations="$root/node_modules/.cache/test-durations.tsv"
 {
   for f in ${deno_files[@]+"${deno_files[@]}"}; do echo "deno-test $f"; done
   for f in ${pooler_files[@]+"${pooler_files[@]}"}; do echo "pooler $f"; done
   for f in ${browser_files[@]+"${browser_files[@]}"}; do echo "browser $f"; done
-} | LC_ALL=C sort -u | awk -v cache="$durations" '
-  BEGIN { while ((getline line < cache) > 0) { split(line, a, "\t"); t[a[1] " " a[2]] = a[3] } }
+} | LC_ALL=C sort -u | awk -v seed=scripts/test-durations.tsv -v cache="$durations" '
+  BEGIN {
+    while ((getline line < seed) > 0) { split(line, a, "\t"); t[a[1] " " a[2]] = a[3] }
+    while ((getline line < cache) > 0) { split(line, a, "\t"); t[a[1] " " a[2]] = a[3] }
+  }
   { print ((($0 in t) ? t[$0] : 100000)) "\t" $0 }' | sort -t "$(printf '\t')" -k1,1nr | cut -f2- >"$results/queue"
 jobs_total=$(wc -l <"$results/queue")
 
@@ -211,13 +217,26 @@ workers=${TEST_WORKERS:-3}
 [ "$jobs_total" -lt "$workers" ] && workers=$((jobs_total > 0 ? jobs_total : 1))
 worker_pids=()
 major=$(psql -X -qAt -d postgres -c "select current_setting('server_version_num')::int / 10000")
+# Creating a cluster can lose a race for a free port with another one starting (these lanes, or another
+# run): try again, up to three times, as scripts/test.sh does.
+start_worker() {
+  local lane=$1 attempt
+  for attempt in 1 2 3; do
+    # shellcheck disable=SC2046
+    env $(printf -- '-u %s ' "${cluster_env[@]}") TEST_DENO_FLAGS="${deno_flags[*]}" \
+      pg_virtualenv -t -v "$major" \
+      -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
+      -o max_connections=300 -o fsync=off -o synchronous_commit=off \
+      bash "$0" --worker "$results" "$lane"
+    [ -e "$results/lane-$lane.started" ] && return
+    sleep $((attempt * 2))
+  done
+  note "lane $lane: could not start a throwaway PostgreSQL cluster (its jobs went to the other lanes)"
+}
 for lane in $(seq 2 "$workers"); do
-  env $(printf -- '-u %s ' "${cluster_env[@]}") TEST_DENO_FLAGS="${deno_flags[*]}" \
-    pg_virtualenv -t -v "$major" \
-    -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
-    -o max_connections=300 -o fsync=off -o synchronous_commit=off \
-    bash "$0" --worker "$results" "$lane" &
+  start_worker "$lane" &
   worker_pids+=($!)
+  sleep 1 # clusters started a moment apart pick their ports apart
 done
 
 started=$(date +%s)

@@ -3,7 +3,7 @@
 # PGPORT, PGUSER...), recorded in RESULTS_DIR as suite SUITE (see scripts/test.sh for the format).
 # Usage: test-pgtap.sh RESULTS_DIR SUITE SQL_TARGETS...
 # Used by scripts/test-in-cluster.sh (the fresh database) and scripts/test-hosted-pgtap.sh (the
-# hosted-like one, twice). See docs/development.md#tests
+# hosted-like one, twice). See docs/testing.md#lanes
 set -uo pipefail
 results=$1
 suite=$2

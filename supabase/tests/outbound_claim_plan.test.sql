@@ -57,7 +57,8 @@ select matches(tests.plan($q$
   'webhook_leases_endpoint_idx', 'an endpoint''s live leases are counted on the lease table''s endpoint index');
 select matches(tests.plan($q$
     select count(*) from private.webhook_live_leases l
-    where l.organization_id = 'c0000000-0000-4000-8000-0000000000cc'$q$),
+    where l.organization_id = 'c0000000-0000-4000-8000-0000000000cc'$q$,
+    'private.webhook_claim(integer, bigint, integer, integer, integer)'),
   'webhook_leases_organization_idx', 'an organization''s live leases are counted on the lease table''s organization index');
 select is((select count(*)::int from private.webhook_claim(500, 1048576, 16, 16, 40)), 0,
           'an organization whose cap is 16 gets nothing more, however many endpoints and rows it has');
