@@ -75,7 +75,22 @@ export function cliCommands(file: string, markdown: string): CliCommand[] {
   return out;
 }
 
+// The CLI takes about a second to answer even --help, mostly waiting: a few at once (the checks below
+// ask some 30 questions; one after another they took 30 s of the suite).
+let running = 0;
+const waiting: (() => void)[] = [];
 async function run(args: string[], env: Record<string, string> = {}) {
+  while (running >= 4) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await runNow(args, env);
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+async function runNow(args: string[], env: Record<string, string>) {
   const out = await new Deno.Command(CLI, {
     args,
     cwd: ROOT.pathname,
@@ -96,11 +111,19 @@ interface Help {
   flags: Set<string>;
 }
 
-const helpCache = new Map<string, Help>();
-async function help(path: string[]): Promise<Help> {
+// Promises, so that checks asking at the same time share one run of the CLI.
+const helpCache = new Map<string, Promise<Help>>();
+function help(path: string[]): Promise<Help> {
   const key = path.join(" ");
-  const cached = helpCache.get(key);
-  if (cached) return cached;
+  let cached = helpCache.get(key);
+  if (!cached) {
+    cached = readHelp(path);
+    helpCache.set(key, cached);
+  }
+  return cached;
+}
+
+async function readHelp(path: string[]): Promise<Help> {
   const { text } = await run([...path, "--help"]);
   const usage = text.match(/USAGE\s*\n\s*supabase\s+(.*)/)?.[1] ?? "";
   const flags = new Set<string>();
@@ -108,28 +131,22 @@ async function help(path: string[]): Promise<Help> {
     flags.add(m[1]!);
     if (m[2]) flags.add(m[2]);
   }
-  const h = {
+  return {
     path: usage.split(/\s+/).filter((w) => /^[a-z][\w-]*$/.test(w)).join(" "),
     group: usage.includes("<subcommand>"),
     flags,
   };
-  helpCache.set(key, h);
-  return h;
 }
 
 /** What is wrong with one command on the pinned CLI: an unknown (sub)command or flag; [] when none. */
 export async function problems(cmd: CliCommand): Promise<string[]> {
   const words = cmd.args.filter((a) => !a.startsWith("-"));
-  // The longest leading run of words the CLI knows as a command; the rest are its arguments.
-  let found: Help | undefined;
-  let length = words.length;
-  for (; length > 0; length--) {
-    const h = await help(words.slice(0, length));
-    if (h.path === words.slice(0, length).join(" ")) {
-      found = h;
-      break;
-    }
-  }
+  // One question: the CLI answers --help for the longest leading run of words it knows as a command
+  // (its USAGE line names it); the rest are that command's arguments.
+  const h = await help(words);
+  const known = h.path.split(" ").filter(Boolean);
+  let found: Help | undefined = known.length > 0 && known.every((w, i) => w === words[i]) ? h : undefined;
+  const length = known.length;
   if (found?.group && length < words.length) found = undefined; // `db shove`: no such subcommand of db
   if (!found) return [`${cmd.file}:${cmd.line}: no such command: supabase ${words.join(" ")}`];
   const bad = cmd.args.filter((a) => a.startsWith("-")).map((a) => a.split("=")[0]!)
@@ -148,9 +165,10 @@ Deno.test("the checker refuses what the pinned CLI does not have", async () => {
     "--use-api",
     "webhooks",
   ]]);
-  assertEquals(await problems(cmds[0]!), ["example.md:2: supabase db push has no flag --remote"]);
-  assertEquals((await problems(cmds[1]!)).length, 1, "an unknown subcommand");
-  assertEquals(await problems(cmds[2]!), [], "arguments after the command are not commands");
+  const [remote, shove, deploy] = await Promise.all(cmds.map(problems));
+  assertEquals(remote, ["example.md:2: supabase db push has no flag --remote"]);
+  assertEquals(shove!.length, 1, "an unknown subcommand");
+  assertEquals(deploy, [], "arguments after the command are not commands");
 });
 
 Deno.test("every supabase command in the guides exists on the pinned CLI, with every flag it uses", async () => {
@@ -163,8 +181,7 @@ Deno.test("every supabase command in the guides exists on the pinned CLI, with e
   for (const path of ["db push", "config push", "functions deploy", "secrets set", "link"]) {
     assert(deploy.some((c) => c.args.join(" ").startsWith(path)), `the deploy steps run supabase ${path}`);
   }
-  const found: string[] = [];
-  for (const cmd of commands) found.push(...await problems(cmd));
+  const found = (await Promise.all(commands.map(problems))).flat();
   assertEquals(found, []);
 });
 
