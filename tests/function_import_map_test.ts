@@ -17,15 +17,18 @@ async function functionNames(): Promise<string[]> {
   return names.sort();
 }
 
-/** `deno check` of one entry point with no configuration file, only the given import map (if any). */
-async function checkAlone(entry: URL, importMap?: URL) {
+/**
+ * `deno check` of entry points with no configuration file, only the given import map (if any): those
+ * that share a map in one run, so the modules they share are checked once.
+ */
+async function checkAlone(entries: URL[], importMap?: URL) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "check",
       "--quiet",
       "--no-config",
       ...(importMap ? ["--import-map", importMap.pathname] : []),
-      entry.pathname,
+      ...entries.map((e) => e.pathname),
     ],
     cwd: "/", // nowhere near the repository's deno.json
     stdout: "piped",
@@ -40,19 +43,24 @@ Deno.test("every function names an import map in supabase/config.toml, and its g
   };
   const names = await functionNames();
   assert(names.length >= 5, names.join(", "));
+  const byMap = new Map<string, { names: string[]; entries: URL[] }>();
   for (const name of names) {
     const block = config.functions?.[name];
     assert(block?.import_map, `[functions.${name}] names no import_map in supabase/config.toml`);
     // The CLI reads these paths relative to supabase/.
-    const map = new URL(block.import_map, supabaseDir);
-    const entry = new URL(block.entrypoint ?? `./functions/${name}/index.ts`, supabaseDir);
-    const { ok, text } = await checkAlone(entry, map);
-    assert(ok, `${name} does not check with ${block.import_map} alone:\n${text}`);
+    const group = byMap.get(block.import_map) ?? { names: [], entries: [] };
+    group.names.push(name);
+    group.entries.push(new URL(block.entrypoint ?? `./functions/${name}/index.ts`, supabaseDir));
+    byMap.set(block.import_map, group);
+  }
+  for (const [map, { names, entries }] of byMap) {
+    const { ok, text } = await checkAlone(entries, new URL(map, supabaseDir));
+    assert(ok, `${names.join(", ")}: does not check with ${map} alone:\n${text}`);
   }
 });
 
 Deno.test("without an import map a function's bare imports do not resolve (the check above is not vacuous)", async () => {
-  const { ok, text } = await checkAlone(new URL("functions/webhooks/index.ts", supabaseDir));
+  const { ok, text } = await checkAlone([new URL("functions/webhooks/index.ts", supabaseDir)]);
   assertEquals(ok, false);
   assert(/hono|zod/.test(text), text);
 });
