@@ -1,11 +1,12 @@
 // One endpoint: what it receives, its state and health, its activity, and its actions.
-import { useId, useState } from "react";
+import { useId, useRef, useState } from "react";
 import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { Link } from "../../router.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Badge } from "../../ui/Badge.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { Time } from "../../ui/Time.tsx";
 import { ActivityChart } from "./ActivityChart.tsx";
 import { DeleteForm } from "./DeleteForm.tsx";
@@ -18,13 +19,17 @@ import { useAttemptWatch } from "./useAttemptWatch.ts";
 
 type Open = null | "delete" | "rotate" | "recover" | "test";
 
+/** An endpoint's card on the page (it takes focus when what led to it, a new secret's panel, is gone). */
+export const endpointCard = (endpointId: string) => document.getElementById(`endpoint-${endpointId}`);
+
 export function EndpointCard(
   { endpoint: e, catalogue, targetPolicy, onDelete, onSecret }: {
     endpoint: Endpoint;
     catalogue: EventTypeInfo[] | undefined;
     targetPolicy: TargetPolicy | undefined;
     onDelete(): void;
-    onSecret(value: string): void;
+    /** A new secret to show; `returnTo` is where focus goes once it is saved. */
+    onSecret(value: string, returnTo: () => HTMLElement | null): void;
   },
 ) {
   const [editing, setEditing] = useState(false);
@@ -33,6 +38,12 @@ export function EndpointCard(
   const [said, setSaid] = useState<string | null>(null);
   const headingId = useId();
   const watchAttempt = useAttemptWatch(e);
+  const editButton = useRef<HTMLButtonElement>(null);
+  const rotateButton = useRef<HTMLButtonElement>(null);
+  const closeEditor = () => {
+    focusSoon(() => editButton.current);
+    setEditing(false);
+  };
   const toggle = useAction(async () => {
     await unwrap(api.PATCH("/webhooks/endpoints/{id}", {
       params: { path: { id: e.id } },
@@ -50,7 +61,7 @@ export function EndpointCard(
   };
 
   return (
-    <li className="card" aria-labelledby={headingId}>
+    <li className="card" id={`endpoint-${e.id}`} tabIndex={-1} aria-labelledby={headingId}>
       <div className="card-head">
         <h2 id={headingId} className="url">{e.url}</h2>
         <Badge
@@ -100,9 +111,9 @@ export function EndpointCard(
             catalogue={catalogue}
             catalogueError={null}
             targetPolicy={targetPolicy}
-            onCancel={() => setEditing(false)}
+            onCancel={closeEditor}
             onSaved={() => {
-              setEditing(false);
+              closeEditor();
               done("Changes saved.");
             }}
           />
@@ -113,7 +124,7 @@ export function EndpointCard(
             role="group"
             aria-label={`Actions for ${e.url}`}
           >
-            <button type="button" onClick={() => setEditing(true)}>Edit</button>
+            <button ref={editButton} type="button" onClick={() => setEditing(true)}>Edit</button>
             <button
               type="button"
               aria-disabled={toggle.isPending || undefined}
@@ -132,7 +143,7 @@ export function EndpointCard(
             >
               Send test event
             </button>
-            <button type="button" onClick={() => setDialog("rotate")}>
+            <button ref={rotateButton} type="button" onClick={() => setDialog("rotate")}>
               Rotate secret
             </button>
             <button
@@ -178,7 +189,7 @@ export function EndpointCard(
           close={close}
           onRotated={(secret) => {
             setDialog(null);
-            onSecret(secret);
+            onSecret(secret, () => rotateButton.current);
           }}
         />
       </Dialog>

