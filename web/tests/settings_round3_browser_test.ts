@@ -117,6 +117,65 @@ Deno.test("focus: Close details in Webhook Logs goes back to the row it was open
 });
 
 Deno.test(
+  "health tiles and the activity chart: the same numbers for the same period, said beside them, refreshed together",
+  opts,
+  async () => {
+    const url = `${receiver.url}/tiles`;
+    const [e] = await sql()<{ id: string }[]>`
+      insert into public.webhook_endpoints (organization_id, url, events, secret)
+      values (${organizationId}, ${url}, '{member.created}', private.webhook_new_secret()) returning id`;
+    const id = e!.id;
+    // 12 attempts an hour ago, 3 of them delivered; 2 delivered in the last 24 hours but before the chart's
+    // first hour (they once made the tiles say "35.7% of 14 attempts" beside "3 delivered, 9 failed").
+    await sql()`insert into public.webhook_endpoint_health_buckets (endpoint_id, bucket_start, organization_id,
+                  attempts, delivered, timed, duration_ms_sum, duration_histogram)
+                values (${id}, date_trunc('hour', now()) - interval '50 minutes', ${organizationId}, 12, 3, 3, 300,
+                        private.webhook_duration_histogram('{80,100,120}')),
+                       (${id}, date_trunc('hour', now()) - interval '23 hours' - interval '1 microsecond',
+                        ${organizationId}, 2, 2, 0, 0, '{}')`;
+    await sql()`insert into public.webhook_endpoint_health (endpoint_id, organization_id, last_attempt_at,
+                  last_response_status, last_outcome, consecutive_failures, failing_since)
+                values (${id}, ${organizationId}, now() - interval '40 minutes', 500, 'failed', 9,
+                        now() - interval '55 minutes')`;
+    await page.goto(`${site.url}/settings/integrations/webhooks`);
+    const tiles = page.locator("li.card").filter({ has: page.getByRole("heading", { name: url }) });
+    const summary = tiles.locator("section.activity p.small").first();
+    const health = tiles.locator("dl.health");
+    const tile = async (name: string) =>
+      (await health.locator("div").filter({ has: page.getByText(name, { exact: true }) }).locator("dd")
+        .textContent())!;
+
+    await summary.getByText(/^Last 24 hours: 3 delivered, 9 failed/).waitFor();
+    assertEquals(await tile("Success rate (24 h)"), "25.0% of 12 attempts");
+    assertMatch(await tile("Last delivery"), /^Failed \(HTTP 500\)/);
+    assertMatch(await tile("Failures in a row"), /^9 since /);
+    const median = (await summary.textContent())!.match(/median (\d+ ms)/)?.[1];
+    assertEquals(await tile("Median response time (24 h)"), median, "the median the words beside the chart say");
+    // The period is said beside the tiles, as the chart's first point starts.
+    await tiles.getByText(/^Health for the last 24 hours \(from .+\), the period the activity below shows; updated /)
+      .waitFor();
+    await check("webhooks-health-24h");
+
+    // The other period moves both.
+    await tiles.getByRole("button", { name: "7 days" }).click();
+    await summary.getByText(/^Last 7 days: 5 delivered, 9 failed/).waitFor();
+    assertEquals(await tile("Success rate (7 days)"), "35.7% of 14 attempts");
+    await tiles.getByText(/^Health for the last 7 days \(from /).waitFor();
+    await check("webhooks-health-7d");
+
+    // A delivery now: the tiles and the chart change in the same moment (one answer).
+    await tiles.getByRole("button", { name: "24 hours" }).click();
+    await summary.getByText(/^Last 24 hours: 3 delivered, 9 failed/).waitFor();
+    await tiles.getByRole("button", { name: "Send test event" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: /^Send/ }).click();
+    await health.getByText("Delivered (HTTP 200)").waitFor();
+    assertMatch((await summary.textContent())!, /^Last 24 hours: 4 delivered, 9 failed/);
+    assertEquals(await tile("Success rate (24 h)"), "30.8% of 13 attempts");
+    assertEquals(await tile("Failures in a row"), "0");
+  },
+);
+
+Deno.test(
   "development: a URL with an unsupported scheme is told the rule the help text states (http or https)",
   opts,
   async () => {

@@ -67,9 +67,9 @@ export interface paths {
                                     last_outcome: "delivered" | "failed" | null;
                                     /** @description Failed attempts since the last success */
                                     consecutive_failures: number;
-                                    /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt) */
+                                    /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the activity view's: the current hour and the 23 before it, so the two agree. */
                                     success_rate_24h: number | null;
-                                    /** @description Attempts over the last 24 hours */
+                                    /** @description Attempts over the last 24 hours (the activity view's 24 hours) */
                                     attempts_24h: number;
                                     /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
                                     failing_since: string | null;
@@ -273,9 +273,9 @@ export interface paths {
                                 last_outcome: "delivered" | "failed" | null;
                                 /** @description Failed attempts since the last success */
                                 consecutive_failures: number;
-                                /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt) */
+                                /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the activity view's: the current hour and the 23 before it, so the two agree. */
                                 success_rate_24h: number | null;
-                                /** @description Attempts over the last 24 hours */
+                                /** @description Attempts over the last 24 hours (the activity view's 24 hours) */
                                 attempts_24h: number;
                                 /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
                                 failing_since: string | null;
@@ -776,6 +776,26 @@ export interface paths {
                                 failed: number;
                                 p50_ms: number | null;
                                 p95_ms: number | null;
+                            };
+                            /** @description Start of the window: the first point's start */
+                            from: string;
+                            /** @description When these numbers were read; the window ends here */
+                            as_of: string;
+                            /** @description The endpoint's last attempt and its run of failures, read in the same snapshot as the points, so a page showing both never says 'nothing sent yet' beside a delivered attempt */
+                            latest: {
+                                /** @description When the endpoint was last tried */
+                                last_attempt_at: string | null;
+                                /** @description HTTP status of the last attempt (null: no response) */
+                                last_response_status: number | null;
+                                /**
+                                 * @description Result of the last attempt
+                                 * @enum {string|null}
+                                 */
+                                last_outcome: "delivered" | "failed" | null;
+                                /** @description Failed attempts since the last success */
+                                consecutive_failures: number;
+                                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                failing_since: string | null;
                             };
                         };
                     };

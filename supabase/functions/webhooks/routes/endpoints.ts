@@ -6,6 +6,7 @@ import { badRequest, notFound } from "../../_shared/errors.ts";
 import { checkTargetUrl } from "../../_shared/webhook_targets.ts";
 import type { Config } from "../../_shared/config.ts";
 import { asAdmin } from "../actor.ts";
+import { windowStart } from "../activity.ts";
 import { route, type RouteFactory } from "../route.ts";
 import {
   CreateEndpoint,
@@ -42,7 +43,8 @@ export const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled
   created_at, updated_at`;
 
 // Health comes from the summary tables the attempts trigger keeps (migration ..._webhook_endpoint_health):
-// one primary-key row per endpoint and its 10-minute buckets of the last 24 hours.
+// one primary-key row per endpoint and its 10-minute buckets of the last 24 hours, the same 24 hours as the
+// activity view's (the current hour and the 23 before it), so a page showing both says the same numbers.
 const HEALTH_SELECT = `
   select e.id,
          h.last_attempt_at, h.last_response_status, h.last_outcome,
@@ -55,7 +57,7 @@ const HEALTH_SELECT = `
     select sum(b.attempts)::int as attempts, sum(b.delivered)::int as delivered,
            sum(b.timed)::int as timed, sum(b.duration_ms_sum) as duration_ms_sum
     from public.webhook_endpoint_health_buckets b
-    where b.endpoint_id = e.id and b.bucket_start > now() - interval '24 hours'
+    where b.endpoint_id = e.id and b.bucket_start >= $2::timestamptz
   ) w on true
   where e.id = any ($1::uuid[])`;
 
@@ -77,7 +79,7 @@ export async function withHealth<T extends { id: string }>(
       failing_since: string | null;
       mean_response_ms_24h: number | null;
     }[]
-  >(HEALTH_SELECT, [rows.map((r) => r.id)]);
+  >(HEALTH_SELECT, [rows.map((r) => r.id), new Date(windowStart("24h", Date.now())).toISOString()]);
   const byId = new Map(found.map((h) => [h.id, h]));
   return rows.map((row) => {
     const h = byId.get(row.id);

@@ -8,7 +8,7 @@ import { Badge } from "../../ui/Badge.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { focusSoon } from "../../ui/focusSoon.ts";
 import { Time } from "../../ui/Time.tsx";
-import { ActivityChart } from "./ActivityChart.tsx";
+import { ActivityChart, useActivity, type Window } from "./ActivityChart.tsx";
 import { DeleteForm } from "./DeleteForm.tsx";
 import { EndpointForm } from "./EndpointForm.tsx";
 import { Health } from "./Health.tsx";
@@ -37,7 +37,10 @@ export function EndpointCard(
   // What the last action did, in words (the forms in dialogs report here once they close).
   const [said, setSaid] = useState<string | null>(null);
   const headingId = useId();
-  const watchAttempt = useAttemptWatch(e);
+  // One answer for the health tiles and the chart: the same numbers, period and moment.
+  const [window, setWindow] = useState<Window>("24h");
+  const activity = useActivity(e.id, window);
+  const watchAttempt = useAttemptWatch(e.id, activity.data?.latest.last_attempt_at);
   const editButton = useRef<HTMLButtonElement>(null);
   const rotateButton = useRef<HTMLButtonElement>(null);
   const closeEditor = () => {
@@ -101,8 +104,8 @@ export function EndpointCard(
           The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.
         </p>
       )}
-      <Health e={e} />
-      <ActivityChart endpointId={e.id} url={e.url} />
+      <Health a={activity.data} />
+      <ActivityChart url={e.url} window={window} setWindow={setWindow} activity={activity} />
 
       {editing
         ? (
