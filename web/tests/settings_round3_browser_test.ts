@@ -176,6 +176,48 @@ Deno.test(
 );
 
 Deno.test(
+  "Reveal secret: the password again (a wrong one said at the field), the secret shown, the audit log says who",
+  opts,
+  async () => {
+    await page.goto(`${site.url}/settings/integrations/webhooks`);
+    await card().getByRole("button", { name: "Reveal secret" }).click();
+    const dialog = page.getByRole("dialog", { name: "Reveal the signing secret" });
+    const password = dialog.getByLabel("Your password");
+    await password.waitFor();
+    assertEquals((await focused(page)).id, await password.getAttribute("id"), "the dialog opens on the password");
+    await password.fill("not-my-password");
+    await dialog.getByRole("button", { name: "Reveal secret" }).click();
+    await dialog.getByText("That is not your password. Try again.").waitFor();
+    assertEquals(await password.getAttribute("aria-invalid"), "true");
+    await check("webhooks-reveal-wrong");
+    const [user] = await sql()<{ id: string }[]>`select id from auth.users where email = ${ADMIN}`;
+    const sessions = async () =>
+      (await sql()<{ n: number }[]>`select count(*)::int as n from auth.sessions where user_id = ${user!.id}`)[0]!.n;
+    const before = await sessions();
+
+    await password.fill(PASSWORD);
+    await dialog.getByRole("button", { name: "Reveal secret" }).click();
+    const shown = page.getByRole("textbox", { name: "Signing secret" });
+    await shown.waitFor();
+    const [e] = await sql()<{ secret: string }[]>`select secret from public.webhook_endpoints where id = ${endpointId}`;
+    assertEquals(await shown.inputValue(), e!.secret, "the endpoint's current secret");
+    assertMatch((await focused(page)).text, /^Signing secret of /);
+    assertEquals(await sessions(), before, "the sign-in it replaced is ended at Auth: no session left behind");
+    await check("webhooks-revealed");
+    await page.getByRole("button", { name: "I have saved the secret" }).click();
+    const f = await focused(page);
+    assertEquals([f.tag, f.text], ["button", "Reveal secret"], "back on the card's Reveal secret");
+
+    await goTo("Audit log", /audit-log/);
+    const row = page.getByRole("region", { name: "Audit log" }).locator("tbody tr").first();
+    await row.getByText("Revealed an endpoint's signing secret").waitFor();
+    assertMatch((await row.textContent())!, new RegExp(`Administrator of this organization${ADMIN}`));
+    assert(!(await page.content()).includes(e!.secret), "the audit log never shows the secret");
+    await check("audit-log");
+  },
+);
+
+Deno.test(
   "development: a URL with an unsupported scheme is told the rule the help text states (http or https)",
   opts,
   async () => {

@@ -844,6 +844,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/endpoints/{id}/reveal-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Show an endpoint's signing secret (administrators signed in within 10 minutes; audited) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The secret; an audit entry records who revealed it and when */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The endpoint's current signing secret */
+                            secret: string;
+                            /** @description When it was revealed; the organization's audit log has the entry */
+                            revealed_at: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `admin_required` (staff, or not a member of the endpoint's organization), or `reauthentication_required` (the session's sign-in is more than 10 minutes old: sign in again) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such endpoint in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -4936,13 +5002,13 @@ export interface components {
             organization_id: string | null;
             organization_name: string | null;
             /** @enum {string} */
-            action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked";
+            action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked" | "endpoint.secret_revealed";
             actor: {
                 /**
-                 * @description operator: someone with database access, through the documented command
+                 * @description operator: someone with database access, through the documented command; admin: an administrator of the organization itself (endpoint.secret_revealed, where details name the endpoint)
                  * @enum {string}
                  */
-                kind: "platform_admin" | "operator";
+                kind: "platform_admin" | "operator" | "admin";
                 email: string | null;
             };
             /** @description Whose platform rights changed */

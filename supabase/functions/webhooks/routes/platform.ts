@@ -148,10 +148,12 @@ export const AuditEntry = z.object({
     "platform_admin.revoked",
     "superadmin.granted",
     "superadmin.revoked",
+    "endpoint.secret_revealed",
   ]),
   actor: z.object({
-    kind: z.enum(["platform_admin", "operator"]).describe(
-      "operator: someone with database access, through the documented command",
+    kind: z.enum(["platform_admin", "operator", "admin"]).describe(
+      "operator: someone with database access, through the documented command; admin: an administrator " +
+        "of the organization itself (endpoint.secret_revealed, where details name the endpoint)",
     ),
     email: z.string().nullable(),
   }),

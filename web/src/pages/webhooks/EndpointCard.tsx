@@ -8,16 +8,18 @@ import { Badge } from "../../ui/Badge.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { focusSoon } from "../../ui/focusSoon.ts";
 import { Time } from "../../ui/Time.tsx";
+import { useSession } from "../../session.tsx";
 import { ActivityChart, useActivity, type Window } from "./ActivityChart.tsx";
 import { DeleteForm } from "./DeleteForm.tsx";
 import { EndpointForm } from "./EndpointForm.tsx";
 import { Health } from "./Health.tsx";
 import { RecoverForm } from "./RecoverForm.tsx";
+import { RevealForm } from "./RevealForm.tsx";
 import { RotateForm } from "./RotateForm.tsx";
 import { SendTestForm } from "./SendTestForm.tsx";
 import { useAttemptWatch } from "./useAttemptWatch.ts";
 
-type Open = null | "delete" | "rotate" | "recover" | "test";
+type Open = null | "delete" | "rotate" | "recover" | "test" | "reveal";
 
 /** An endpoint's card on the page (it takes focus when what led to it, a new secret's panel, is gone). */
 export const endpointCard = (endpointId: string) => document.getElementById(`endpoint-${endpointId}`);
@@ -29,7 +31,7 @@ export function EndpointCard(
     targetPolicy: TargetPolicy | undefined;
     onDelete(): void;
     /** A new secret to show; `returnTo` is where focus goes once it is saved. */
-    onSecret(value: string, returnTo: () => HTMLElement | null): void;
+    onSecret(value: string, returnTo: () => HTMLElement | null, title: string): void;
   },
 ) {
   const [editing, setEditing] = useState(false);
@@ -43,6 +45,9 @@ export function EndpointCard(
   const watchAttempt = useAttemptWatch(e.id, activity.data?.latest.last_attempt_at);
   const editButton = useRef<HTMLButtonElement>(null);
   const rotateButton = useRef<HTMLButtonElement>(null);
+  const revealButton = useRef<HTMLButtonElement>(null);
+  const session = useSession();
+  const email = session.state.kind === "signed_in" ? session.state.session.user.email ?? "" : "";
   const closeEditor = () => {
     focusSoon(() => editButton.current);
     setEditing(false);
@@ -146,6 +151,9 @@ export function EndpointCard(
             >
               Send test event
             </button>
+            <button ref={revealButton} type="button" onClick={() => setDialog("reveal")}>
+              Reveal secret
+            </button>
             <button ref={rotateButton} type="button" onClick={() => setDialog("rotate")}>
               Rotate secret
             </button>
@@ -192,7 +200,22 @@ export function EndpointCard(
           close={close}
           onRotated={(secret) => {
             setDialog(null);
-            onSecret(secret, () => rotateButton.current);
+            onSecret(secret, () => rotateButton.current, `New secret for ${e.url}`);
+          }}
+        />
+      </Dialog>
+      <Dialog
+        title="Reveal the signing secret"
+        open={dialog === "reveal"}
+        onClose={close}
+      >
+        <RevealForm
+          endpoint={e}
+          email={email}
+          close={close}
+          onRevealed={(secret) => {
+            setDialog(null);
+            onSecret(secret, () => revealButton.current, `Signing secret of ${e.url}`);
           }}
         />
       </Dialog>

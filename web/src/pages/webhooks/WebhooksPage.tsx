@@ -123,7 +123,7 @@ export function WebhooksPage() {
             catalogue={catalogue.data}
             targetPolicy={endpoints.data?.target_policy}
             onDelete={() => remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
-            onSecret={(value, returnTo) => setSecret({ title: `New secret for ${e.url}`, value, returnTo })}
+            onSecret={(value, returnTo, title) => setSecret({ title, value, returnTo })}
           />
         ))}
       </ul>
