@@ -50,7 +50,8 @@ async function goTo(linkName: string, path: RegExp) {
   await page.waitForURL(path);
 }
 
-const card = () => page.locator("li.card").first();
+/** The first endpoint's card (the only one until the health test adds another). */
+const card = () => endpointId ? page.locator(`li#endpoint-${endpointId}`) : page.locator("li.card").first();
 
 Deno.test("setup: dev stack, an admin and a staff member, the production build, a receiver, Chromium", opts, async () => {
   const admin = await upsertDevUser({ email: ADMIN, password: PASSWORD, organization: CHURCH, role: "admin" });
