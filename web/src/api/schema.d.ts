@@ -5021,7 +5021,7 @@ export interface components {
             created_at: string;
         };
         /**
-         * @description A member was added: manually, in bulk, or through the visitor form. delta holds every field.
+         * @description Someone is added as a member: by hand, in bulk or through the visitor form. The message carries their details.
          * @example {
          *       "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
          *       "type": "member.created",
@@ -5095,7 +5095,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description A member's status changed to lost. delta holds the fields that changed.
+         * @description A member is marked as lost. The message carries their details and what changed.
          * @example {
          *       "id": "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
          *       "type": "member.lost",
@@ -5160,7 +5160,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description A donation was recorded (manual, online one-off, or a recurring charge). delta holds every field.
+         * @description A donation is recorded: entered by hand, given online, or a recurring gift's charge. The message carries the gift, its amount and who gave it.
          * @example {
          *       "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
          *       "type": "donation.recorded",
@@ -5239,7 +5239,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description A member's attendance was marked. delta holds every field.
+         * @description Someone's attendance is marked. The message says who and when.
          * @example {
          *       "id": "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b",
          *       "type": "attendance.marked",
@@ -5299,7 +5299,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description A workflow run finished (status completed or failed). delta holds the fields that changed.
+         * @description A workflow finishes running, whether it completed or failed; the message says which.
          * @example {
          *       "id": "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
          *       "type": "workflow.completed",
@@ -5358,7 +5358,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description Another endpoint of the organization was disabled automatically: it answered 410 Gone, or every attempt failed for 5 days. row is that endpoint (never its secret); delta holds the fields that changed.
+         * @description We switched off another of your endpoints because every delivery to it failed for 5 days, or it answered that it is gone (410). The message names that endpoint, never its secret.
          * @example {
          *       "id": "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d",
          *       "type": "webhook.endpoint.disabled",
