@@ -239,6 +239,83 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "API keys: the empty state under the title, a confirmation after revoking, the revoked badge whole at 390 px",
+  opts,
+  async () => {
+    await goTo("API keys", /api-keys/);
+    await page.getByRole("heading", { level: 2, name: "No API keys yet" }).waitFor();
+    await check("api-keys-empty");
+    await page.getByLabel("Name").fill("Zapier");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByRole("button", { name: "I have saved the key" }).click();
+    await page.getByRole("button", { name: "Revoke Zapier" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke key" }).click();
+    const said = page.getByRole("status").filter({ hasText: /^Revoked Zapier \(orgkey_/ });
+    await said.waitFor();
+    assertMatch((await said.textContent())!, /Anything using it is refused from now on\.$/);
+    assertMatch((await focused(page)).text, /^Revoked Zapier/, "focus on what happened, not <body>");
+    const badge = page.locator(".badge").filter({ hasText: "Revoked" });
+    assertEquals(await badge.textContent(), "Revoked");
+    await page.setViewportSize({ width: 390, height: 844 });
+    const fits = await badge.evaluate((b) => b.scrollWidth <= b.clientWidth);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    assert(fits, "the badge's text is not cut off");
+    await check("api-keys-revoked");
+  },
+);
+
+Deno.test("Payment webhooks: an unverified notification's row has a real button with a name", opts, async () => {
+  // As the receiver logs a wrong signature: nothing the sender chose is kept, so no event name either.
+  await sql()`insert into public.inbound_webhook_log (organization_id, provider, signature_valid, status, error)
+              values (${organizationId}, 'checkout', false, 'unverified', 'signature mismatch')`;
+  await goTo("Payment webhooks", /payment-webhooks/);
+  const button = page.getByRole("button", { name: /^Notification without an event name, received .+: show details$/ });
+  await button.waitFor();
+  assertEquals(await button.textContent(), "Show details");
+  const box = (await button.boundingBox())!;
+  assert(box.width >= 24 && box.height >= 24, `a target of ${box.width}x${box.height} px`);
+  await check("payments-unverified");
+});
+
+Deno.test("the events' descriptions are plain sentences: no 'delta holds every field'", opts, async () => {
+  await goTo("Webhooks", /webhooks$/);
+  await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+  await page.getByLabel("member.created").waitFor();
+  const help = await page.locator(".event-choice p.help").allTextContents();
+  assert(help.length >= 5, help.join("|"));
+  for (const h of help) assert(!/\bdelta\b|\brow is\b/.test(h), h);
+  await page.getByRole("button", { name: "Cancel" }).click();
+});
+
+Deno.test("a used or unknown invitation link is said at once: one question, no retries", opts, async () => {
+  const previews: string[] = [];
+  const onRequest = (r: { url(): string }) => {
+    if (r.url().includes("/invitations/preview")) previews.push(r.url());
+  };
+  page.on("request", onRequest);
+  await page.goto(`${site.url}/invitations/accept#token=inv_${"0".repeat(64)}`);
+  await page.getByText(/This invitation link no longer works/).waitFor();
+  await page.waitForTimeout(1500); // a retry would have been asked by now (the first after 1 s)
+  page.off("request", onRequest);
+  assertEquals(previews.length, 1, "asked once");
+  await check("invitation-gone");
+});
+
+Deno.test("staff see the pages they can use and one sentence about the rest", opts, async () => {
+  // A browser of their own: one context shares the admin's stored session.
+  const staffPage = await openPage(browser, consoleLines);
+  await signInAs(staffPage, site.url, STAFF, PASSWORD);
+  const nav = staffPage.getByRole("navigation", { name: "Settings" });
+  await nav.getByText(/are for the organization's administrators; you are staff here\./).waitFor();
+  assertEquals(await nav.getByRole("link").allTextContents(), ["Organization"]);
+  const before = page;
+  page = staffPage;
+  await check("staff-navigation");
+  page = before;
+  await staffPage.context().close();
+});
+
 Deno.test("no console problems", opts, () => {
   assertEquals(consoleProblems(consoleLines), []);
 });
