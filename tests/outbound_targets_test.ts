@@ -110,7 +110,10 @@ Deno.test("an unsupported scheme is refused with the rule in force: http or http
     assertEquals(checkTargetUrlSyntax(url, true), { ok: false, reason: "scheme must be http or https" }, url);
     assertEquals(checkTargetUrlSyntax(url, false), { ok: false, reason: "scheme must be https" }, url);
   }
-  assertEquals(checkTargetUrlSyntax("http://example.org/hook", false), { ok: false, reason: "scheme must be https" });
+  assertEquals(checkTargetUrlSyntax("http://example.org/hook", false), {
+    ok: false,
+    reason: "scheme must be https",
+  });
 });
 
 Deno.test("the database refuses malformed endpoint URLs and unknown event types when saved", async () => {

@@ -188,7 +188,11 @@ Deno.test("activity: one point per hour for 24 hours or 7 days, delivered and fa
     assertEquals(day.data.from, day.data.points[0].start);
     assert(Math.abs(Date.parse(day.data.as_of) - Date.now()) < 60_000, day.data.as_of);
     assertEquals(
-      [day.data.latest.last_outcome, day.data.latest.last_response_status, day.data.latest.consecutive_failures],
+      [
+        day.data.latest.last_outcome,
+        day.data.latest.last_response_status,
+        day.data.latest.consecutive_failures,
+      ],
       ["failed", 500, 1],
     );
 

@@ -30,7 +30,9 @@ Deno.test("reveal-secret: the admin's fresh session gets the secret and an audit
     assertEquals(ok.status, 200, ok.text);
     assertEquals(ok.data.secret, created.data.secret);
     assert(Math.abs(Date.parse(ok.data.revealed_at) - Date.now()) < 60_000);
-    const [entry] = await sql()<{ actor_kind: string; actor_user_id: string; actor_email: string; details: unknown }[]>`
+    const [entry] = await sql()<
+      { actor_kind: string; actor_user_id: string; actor_email: string; details: unknown }[]
+    >`
       select actor_kind, actor_user_id, actor_email, details from public.platform_audit_log
       where organization_id = ${a.organizationId} and action = 'endpoint.secret_revealed'`;
     assertEquals(entry, {
@@ -70,7 +72,10 @@ Deno.test("reveal-secret: the admin's fresh session gets the secret and an audit
     assertEquals(await reveals(b.organizationId), 0);
 
     // The Data API's role cannot call the function at all, even for the admin's fresh session.
-    const err = await asUser(a.adminClaims, (tx) => tx`select private.webhook_reveal_secret(${created.data.id})`)
+    const err = await asUser(
+      a.adminClaims,
+      (tx) => tx`select private.webhook_reveal_secret(${created.data.id})`,
+    )
       .then(() => null, (e: { code?: string }) => e.code);
     assertEquals(err, "42501", "permission denied to authenticated");
   } finally {

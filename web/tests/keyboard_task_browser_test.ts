@@ -60,7 +60,12 @@ async function tabTo(what: string, want: (f: Focus) => boolean, max = 60): Promi
 const text = (t: string) => (f: Focus) => f.text === t;
 
 Deno.test("setup: dev stack, an admin, the production build, a receiver, Chromium", opts, async () => {
-  await upsertDevUser({ email: ADMIN, password: PASSWORD, organization: `Keyboard Church ${run}`, role: "admin" });
+  await upsertDevUser({
+    email: ADMIN,
+    password: PASSWORD,
+    organization: `Keyboard Church ${run}`,
+    role: "admin",
+  });
   stack = await startDevStack();
   site = serveStatic(await buildWeb(stack.url, stack.anonKey));
   receiver = await startReceiver();
@@ -68,84 +73,97 @@ Deno.test("setup: dev stack, an admin, the production build, a receiver, Chromiu
   page = await openPage(browser, consoleLines);
 });
 
-Deno.test("keyboard only: add an endpoint, send a test, find it in Webhook Logs, redeliver", opts, async () => {
-  await page.goto(`${site.url}/auth`);
-  const email = page.getByLabel("E-mail");
-  await email.waitFor();
-  // The e-mail field, however many stops the page has before it (none when it opens there).
-  const emailId = await email.getAttribute("id");
-  if ((await focused(page)).id !== emailId) await tabTo("E-mail", (f) => f.id === emailId);
-  await page.keyboard.type(ADMIN);
-  await page.keyboard.press("Tab");
-  assertEquals((await focusAfter("Tab from e-mail")).id, await page.getByLabel("Password").getAttribute("id"));
-  await page.keyboard.type(PASSWORD);
-  await page.keyboard.press("Enter");
-  await page.waitForURL(/\/settings\/integrations\/webhooks$/);
-  await page.getByRole("heading", { name: "No endpoints yet" }).waitFor();
-  await focusAfter("sign in");
+Deno.test(
+  "keyboard only: add an endpoint, send a test, find it in Webhook Logs, redeliver",
+  opts,
+  async () => {
+    await page.goto(`${site.url}/auth`);
+    const email = page.getByLabel("E-mail");
+    await email.waitFor();
+    // The e-mail field, however many stops the page has before it (none when it opens there).
+    const emailId = await email.getAttribute("id");
+    if ((await focused(page)).id !== emailId) await tabTo("E-mail", (f) => f.id === emailId);
+    await page.keyboard.type(ADMIN);
+    await page.keyboard.press("Tab");
+    assertEquals(
+      (await focusAfter("Tab from e-mail")).id,
+      await page.getByLabel("Password").getAttribute("id"),
+    );
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/settings\/integrations\/webhooks$/);
+    await page.getByRole("heading", { name: "No endpoints yet" }).waitFor();
+    await focusAfter("sign in");
 
-  // Add an endpoint.
-  await tabTo("Add your first endpoint", text("Add your first endpoint"));
-  await page.keyboard.press("Enter");
-  const url = page.getByLabel("Endpoint URL");
-  await url.waitFor();
-  assertEquals((await focusAfter("Add your first endpoint")).id, await url.getAttribute("id"), "on the URL");
-  await page.keyboard.type(`${receiver.url}/keyboard`);
-  const memberCreated = await page.getByLabel("member.created").getAttribute("id");
-  await tabTo("member.created", (f) => f.id === memberCreated);
-  await page.keyboard.press("Space");
-  assert(await page.getByLabel("member.created").isChecked(), "Space ticks the event");
-  assertEquals((await focusAfter("Space on member.created")).id, memberCreated);
-  await tabTo("Add endpoint", text("Add endpoint"));
-  await page.keyboard.press("Enter");
-  await page.getByRole("button", { name: "I have saved the secret" }).waitFor();
-  assertMatch((await focusAfter("Add endpoint")).text, /^Endpoint added: /, "on the new secret's panel");
-  await tabTo("I have saved the secret", text("I have saved the secret"));
-  await page.keyboard.press("Enter");
-  const [e] = await sql()<{ id: string }[]>`select id from public.webhook_endpoints where url = ${`${receiver.url}/keyboard`}`;
-  assertEquals((await focusAfter("I have saved the secret")).id, `endpoint-${e!.id}`, "on the new card");
-  await problemsAt("keyboard-card");
+    // Add an endpoint.
+    await tabTo("Add your first endpoint", text("Add your first endpoint"));
+    await page.keyboard.press("Enter");
+    const url = page.getByLabel("Endpoint URL");
+    await url.waitFor();
+    assertEquals(
+      (await focusAfter("Add your first endpoint")).id,
+      await url.getAttribute("id"),
+      "on the URL",
+    );
+    await page.keyboard.type(`${receiver.url}/keyboard`);
+    const memberCreated = await page.getByLabel("member.created").getAttribute("id");
+    await tabTo("member.created", (f) => f.id === memberCreated);
+    await page.keyboard.press("Space");
+    assert(await page.getByLabel("member.created").isChecked(), "Space ticks the event");
+    assertEquals((await focusAfter("Space on member.created")).id, memberCreated);
+    await tabTo("Add endpoint", text("Add endpoint"));
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "I have saved the secret" }).waitFor();
+    assertMatch((await focusAfter("Add endpoint")).text, /^Endpoint added: /, "on the new secret's panel");
+    await tabTo("I have saved the secret", text("I have saved the secret"));
+    await page.keyboard.press("Enter");
+    const [e] = await sql()<
+      { id: string }[]
+    >`select id from public.webhook_endpoints where url = ${`${receiver.url}/keyboard`}`;
+    assertEquals((await focusAfter("I have saved the secret")).id, `endpoint-${e!.id}`, "on the new card");
+    await problemsAt("keyboard-card");
 
-  // Send a test event.
-  await tabTo("Send test event", text("Send test event"));
-  await page.keyboard.press("Enter");
-  const dialog = page.getByRole("dialog", { name: "Send a test event" });
-  await dialog.waitFor();
-  assertEquals((await focusAfter("Send test event")).tag, "select", "the dialog opens on its choice");
-  await tabTo("Send test", text("Send test"));
-  await page.keyboard.press("Enter");
-  await dialog.waitFor({ state: "hidden" });
-  assertEquals((await focusAfter("Send test")).text, "Send test event", "back on the button it came from");
-  await receiver.waitFor(1, 15_000);
+    // Send a test event.
+    await tabTo("Send test event", text("Send test event"));
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog", { name: "Send a test event" });
+    await dialog.waitFor();
+    assertEquals((await focusAfter("Send test event")).tag, "select", "the dialog opens on its choice");
+    await tabTo("Send test", text("Send test"));
+    await page.keyboard.press("Enter");
+    await dialog.waitFor({ state: "hidden" });
+    assertEquals((await focusAfter("Send test")).text, "Send test event", "back on the button it came from");
+    await receiver.waitFor(1, 15_000);
 
-  // Find it in Webhook Logs, from the card's own link.
-  await tabTo("View logs", text("View logs"));
-  await page.keyboard.press("Enter");
-  await page.waitForURL(/webhook-logs\?endpoint=/);
-  const row = page.locator("table.logs tbody tr").filter({ hasText: "webhook.test" });
-  await row.waitFor();
-  await focusAfter("View logs");
-  const opener = await row.getByRole("button", { name: /show details/ }).getAttribute("aria-label");
-  await tabTo("the delivery's row", (f) => f.label === opener);
-  await page.keyboard.press("Enter");
-  await page.getByRole("heading", { name: "Delivery details" }).waitFor();
-  assertEquals((await focusAfter("open the delivery")).text, "Delivery details");
-  await problemsAt("keyboard-delivery");
+    // Find it in Webhook Logs, from the card's own link.
+    await tabTo("View logs", text("View logs"));
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/webhook-logs\?endpoint=/);
+    const row = page.locator("table.logs tbody tr").filter({ hasText: "webhook.test" });
+    await row.waitFor();
+    await focusAfter("View logs");
+    const opener = await row.getByRole("button", { name: /show details/ }).getAttribute("aria-label");
+    await tabTo("the delivery's row", (f) => f.label === opener);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Delivery details" }).waitFor();
+    assertEquals((await focusAfter("open the delivery")).text, "Delivery details");
+    await problemsAt("keyboard-delivery");
 
-  // Redeliver: the same webhook-id arrives again; focus stays on the button.
-  await tabTo("Redeliver", text("Redeliver"));
-  await page.keyboard.press("Enter");
-  await page.getByText(/^Sent again/).waitFor();
-  assertMatch((await focusAfter("Redeliver")).text, /^Redeliver/);
-  const [first, again] = await receiver.waitFor(2, 15_000);
-  assertEquals(again!.headers.get("webhook-id"), first!.headers.get("webhook-id"));
+    // Redeliver: the same webhook-id arrives again; focus stays on the button.
+    await tabTo("Redeliver", text("Redeliver"));
+    await page.keyboard.press("Enter");
+    await page.getByText(/^Sent again/).waitFor();
+    assertMatch((await focusAfter("Redeliver")).text, /^Redeliver/);
+    const [first, again] = await receiver.waitFor(2, 15_000);
+    assertEquals(again!.headers.get("webhook-id"), first!.headers.get("webhook-id"));
 
-  // Close the details: back on the row.
-  await tabTo("Close details", text("Close details"));
-  await page.keyboard.press("Enter");
-  await page.getByRole("heading", { name: "Delivery details" }).waitFor({ state: "hidden" });
-  assertEquals((await focusAfter("Close details")).label, opener, "back on the row it was opened from");
-});
+    // Close the details: back on the row.
+    await tabTo("Close details", text("Close details"));
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Delivery details" }).waitFor({ state: "hidden" });
+    assertEquals((await focusAfter("Close details")).label, opener, "back on the row it was opened from");
+  },
+);
 
 async function problemsAt(name: string) {
   problems.push(...await captureAndCheck(page, name, { everyImpact: true }));

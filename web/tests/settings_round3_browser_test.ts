@@ -26,7 +26,6 @@ const CHURCH = `Hope Church ${run}`;
 const ADMIN = `r3-admin-${run}@hope.example`;
 const STAFF = `r3-staff-${run}@hope.example`;
 const PASSWORD = "demo-password";
-const LOGS = "/settings/integrations/webhook-logs";
 
 let stack: DevStack;
 let site: { url: string; close(): Promise<void> };
@@ -53,18 +52,27 @@ async function goTo(linkName: string, path: RegExp) {
 /** The first endpoint's card (the only one until the health test adds another). */
 const card = () => endpointId ? page.locator(`li#endpoint-${endpointId}`) : page.locator("li.card").first();
 
-Deno.test("setup: dev stack, an admin and a staff member, the production build, a receiver, Chromium", opts, async () => {
-  const admin = await upsertDevUser({ email: ADMIN, password: PASSWORD, organization: CHURCH, role: "admin" });
-  await upsertDevUser({ email: STAFF, password: PASSWORD, organization: CHURCH, role: "staff" });
-  organizationId = admin.organizationId!;
-  stack = await startDevStack();
-  site = serveStatic(await buildWeb(stack.url, stack.anonKey));
-  receiver = await startReceiver();
-  browser = await launchBrowser();
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await openPage(context, consoleLines);
-  await signInAs(page, site.url, ADMIN, PASSWORD);
-});
+Deno.test(
+  "setup: dev stack, an admin and a staff member, the production build, a receiver, Chromium",
+  opts,
+  async () => {
+    const admin = await upsertDevUser({
+      email: ADMIN,
+      password: PASSWORD,
+      organization: CHURCH,
+      role: "admin",
+    });
+    await upsertDevUser({ email: STAFF, password: PASSWORD, organization: CHURCH, role: "staff" });
+    organizationId = admin.organizationId!;
+    stack = await startDevStack();
+    site = serveStatic(await buildWeb(stack.url, stack.anonKey));
+    receiver = await startReceiver();
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await openPage(context, consoleLines);
+    await signInAs(page, site.url, ADMIN, PASSWORD);
+  },
+);
 
 Deno.test(
   "focus: after I have saved the secret it is on the new card; after Save changes on Edit; after a rotation's secret on Rotate secret",
@@ -151,9 +159,15 @@ Deno.test(
     assertMatch(await tile("Last delivery"), /^Failed \(HTTP 500\)/);
     assertMatch(await tile("Failures in a row"), /^9 since /);
     const median = (await summary.textContent())!.match(/median (\d+ ms)/)?.[1];
-    assertEquals(await tile("Median response time (24 h)"), median, "the median the words beside the chart say");
+    assertEquals(
+      await tile("Median response time (24 h)"),
+      median,
+      "the median the words beside the chart say",
+    );
     // The period is said beside the tiles, as the chart's first point starts.
-    await tiles.getByText(/^Health for the last 24 hours \(from .+\), the period the activity below shows; updated /)
+    await tiles.getByText(
+      /^Health for the last 24 hours \(from .+\), the period the activity below shows; updated /,
+    )
       .waitFor();
     await check("webhooks-health-24h");
 
@@ -185,7 +199,11 @@ Deno.test(
     const dialog = page.getByRole("dialog", { name: "Reveal the signing secret" });
     const password = dialog.getByLabel("Your password");
     await password.waitFor();
-    assertEquals((await focused(page)).id, await password.getAttribute("id"), "the dialog opens on the password");
+    assertEquals(
+      (await focused(page)).id,
+      await password.getAttribute("id"),
+      "the dialog opens on the password",
+    );
     await password.fill("not-my-password");
     await dialog.getByRole("button", { name: "Reveal secret" }).click();
     await dialog.getByText("That is not your password. Try again.").waitFor();
@@ -193,17 +211,25 @@ Deno.test(
     await check("webhooks-reveal-wrong");
     const [user] = await sql()<{ id: string }[]>`select id from auth.users where email = ${ADMIN}`;
     const sessions = async () =>
-      (await sql()<{ n: number }[]>`select count(*)::int as n from auth.sessions where user_id = ${user!.id}`)[0]!.n;
+      (await sql()<{ n: number }[]>`select count(*)::int as n from auth.sessions where user_id = ${
+        user!.id
+      }`)[0]!.n;
     const before = await sessions();
 
     await password.fill(PASSWORD);
     await dialog.getByRole("button", { name: "Reveal secret" }).click();
     const shown = page.getByRole("textbox", { name: "Signing secret" });
     await shown.waitFor();
-    const [e] = await sql()<{ secret: string }[]>`select secret from public.webhook_endpoints where id = ${endpointId}`;
+    const [e] = await sql()<
+      { secret: string }[]
+    >`select secret from public.webhook_endpoints where id = ${endpointId}`;
     assertEquals(await shown.inputValue(), e!.secret, "the endpoint's current secret");
     assertMatch((await focused(page)).text, /^Signing secret of /);
-    assertEquals(await sessions(), before, "the sign-in it replaced is ended at Auth: no session left behind");
+    assertEquals(
+      await sessions(),
+      before,
+      "the sign-in it replaced is ended at Auth: no session left behind",
+    );
     await check("webhooks-revealed");
     await page.getByRole("button", { name: "I have saved the secret" }).click();
     const f = await focused(page);
@@ -265,18 +291,24 @@ Deno.test(
   },
 );
 
-Deno.test("Payment webhooks: an unverified notification's row has a real button with a name", opts, async () => {
-  // As the receiver logs a wrong signature: nothing the sender chose is kept, so no event name either.
-  await sql()`insert into public.inbound_webhook_log (organization_id, provider, signature_valid, status, error)
+Deno.test(
+  "Payment webhooks: an unverified notification's row has a real button with a name",
+  opts,
+  async () => {
+    // As the receiver logs a wrong signature: nothing the sender chose is kept, so no event name either.
+    await sql()`insert into public.inbound_webhook_log (organization_id, provider, signature_valid, status, error)
               values (${organizationId}, 'checkout', false, 'unverified', 'signature mismatch')`;
-  await goTo("Payment webhooks", /payment-webhooks/);
-  const button = page.getByRole("button", { name: /^Notification without an event name, received .+: show details$/ });
-  await button.waitFor();
-  assertEquals(await button.textContent(), "Show details");
-  const box = (await button.boundingBox())!;
-  assert(box.width >= 24 && box.height >= 24, `a target of ${box.width}x${box.height} px`);
-  await check("payments-unverified");
-});
+    await goTo("Payment webhooks", /payment-webhooks/);
+    const button = page.getByRole("button", {
+      name: /^Notification without an event name, received .+: show details$/,
+    });
+    await button.waitFor();
+    assertEquals(await button.textContent(), "Show details");
+    const box = (await button.boundingBox())!;
+    assert(box.width >= 24 && box.height >= 24, `a target of ${box.width}x${box.height} px`);
+    await check("payments-unverified");
+  },
+);
 
 Deno.test("the events' descriptions are plain sentences: no 'delta holds every field'", opts, async () => {
   await goTo("Webhooks", /webhooks$/);

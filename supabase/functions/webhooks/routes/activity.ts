@@ -55,7 +55,11 @@ export const activityRoutes: RouteFactory = (deps) => [
         from: from.toISOString(),
         as_of: new Date(now).toISOString(),
         latest: latest
-          ? { ...latest, last_attempt_at: iso(latest.last_attempt_at)!, failing_since: iso(latest.failing_since) }
+          ? {
+            ...latest,
+            last_attempt_at: iso(latest.last_attempt_at)!,
+            failing_since: iso(latest.failing_since),
+          }
           : NOTHING_YET,
       });
     },

@@ -13,7 +13,10 @@ const Revealed = z.object({
   secret: z.string().describe("The endpoint's current signing secret"),
   revealed_at: z.string().describe("When it was revealed; the organization's audit log has the entry"),
 }).openapi({
-  example: { secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6Bj3Gq0+SbU=", revealed_at: "2026-12-01T10:00:00.000Z" },
+  example: {
+    secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6Bj3Gq0+SbU=",
+    revealed_at: "2026-12-01T10:00:00.000Z",
+  },
 });
 
 /** The function's refusals as API errors. */
@@ -52,7 +55,9 @@ export const secretRevealRoutes: RouteFactory = (deps) => [
       const endpointId = c.req.valid("param").id;
       const secret = await asCaller(deps, c, async (tx) => {
         try {
-          const [r] = await tx<{ secret: string }[]>`select private.webhook_reveal_secret(${endpointId}) as secret`;
+          const [r] = await tx<
+            { secret: string }[]
+          >`select private.webhook_reveal_secret(${endpointId}) as secret`;
           return r!.secret;
         } catch (err) {
           throw revealError(err);

@@ -28,7 +28,11 @@ export function AcceptInvitationPage() {
       // Refusals stay ApiErrors, which are not asked again: a used link said so only after two retries
       // (about 4.6 s of "Loading the invitation…"), and no retry can make it work.
       if (!token) {
-        throw new ApiError("This link carries no invitation. Open the link from the e-mail again.", 400, "no_token");
+        throw new ApiError(
+          "This link carries no invitation. Open the link from the e-mail again.",
+          400,
+          "no_token",
+        );
       }
       try {
         return await unwrap(api.POST("/webhooks/invitations/preview", { body: { token } }));

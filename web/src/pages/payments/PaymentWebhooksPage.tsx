@@ -167,8 +167,10 @@ export function PaymentWebhooksPage() {
                     {PROVIDERS[r.provider] ?? r.provider}
                   </td>
                   <td>
-                    {/* A notification whose signature failed has no event name we trust: the button still
-                        says what it does (a lone "—" was an 8 px target with no name). */}
+                    {
+                      /* A notification whose signature failed has no event name we trust: the button still
+                        says what it does (a lone "—" was an 8 px target with no name). */
+                    }
                     <button
                       type="button"
                       className="linkish"

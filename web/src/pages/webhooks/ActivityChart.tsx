@@ -28,7 +28,8 @@ const hourLabel = (iso: string, window: Window) =>
       : { weekday: "short", month: "short", day: "numeric", hour: "numeric" },
   );
 
-export const msText = (n: number | null) => n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
+export const msText = (n: number | null) =>
+  n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
 const ms = msText;
 
 /** The period an answer covers, in words: "the last 24 hours (from 10:00 AM)". */
