@@ -26,10 +26,14 @@ type Operation = {
   requestBody?: { content: Record<string, Media> };
   responses: Record<string, { content?: Record<string, Media> }>;
 };
-type Doc = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
+type Doc = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+};
 
 const doc = document() as unknown as Doc;
-const resolve = (s: Schema): Schema => s.$ref ? resolve(doc.components.schemas[s.$ref.split("/").pop()!]!) : s;
+const resolve = (s: Schema): Schema =>
+  s.$ref ? resolve(doc.components.schemas[s.$ref.split("/").pop()!]!) : s;
 
 /** The example the reference shows for a body: the media type's own, or its schema's. */
 const exampleOf = (m: Media): unknown => m.example ?? resolve(m.schema).example;
@@ -45,7 +49,9 @@ export function undocumentedKeys(value: unknown, schema: Schema, path = "$"): st
     const found = branches.map((b) => undocumentedKeys(value, b, path));
     return found.find((f) => f.length === 0) ?? found[0]!;
   }
-  if (Array.isArray(value)) return s.items ? value.flatMap((v, i) => undocumentedKeys(v, s.items!, `${path}[${i}]`)) : [];
+  if (Array.isArray(value)) {
+    return s.items ? value.flatMap((v, i) => undocumentedKeys(v, s.items!, `${path}[${i}]`)) : [];
+  }
   if (value === null || typeof value !== "object") return [];
   const properties: Record<string, Schema> = {};
   let open = s.additionalProperties;
@@ -71,7 +77,10 @@ function exampleProblems(what: string, media: Media | undefined, schema: z.ZodTy
   const problems = parsed.success
     ? []
     : parsed.error.issues.map((i) => `${what}'s example: ${i.path.join(".") || "(root)"}: ${i.message}`);
-  return [...problems, ...undocumentedKeys(example, media!.schema).map((k) => `${what}'s example: ${k} is not documented`)];
+  return [
+    ...problems,
+    ...undocumentedKeys(example, media!.schema).map((k) => `${what}'s example: ${k} is not documented`),
+  ];
 }
 
 function operationOf(spec: RouteSpec): Operation {
@@ -88,20 +97,30 @@ Deno.test("every operation has a short summary and examples its schemas accept",
     const name = `${spec.method.toUpperCase()} ${spec.path}`;
     const op = operationOf(spec);
     if (op.summary.length > 60) {
-      problems.push(`${name}: summary is ${op.summary.length} characters (at most 60; the rest goes in description)`);
+      problems.push(
+        `${name}: summary is ${op.summary.length} characters (at most 60; the rest goes in description)`,
+      );
     }
     if (spec.body) {
-      problems.push(...exampleProblems(`${name} request`, op.requestBody?.content["application/json"], spec.body));
+      problems.push(
+        ...exampleProblems(`${name} request`, op.requestBody?.content["application/json"], spec.body),
+      );
       examples++;
     }
     for (const [status, res] of Object.entries(spec.responses)) {
       if (Number(status) >= 300) continue;
       if (!res.schema) {
-        if (Number(status) !== 204) problems.push(`${name} ${status}: a response without a schema (204 has none)`);
+        if (Number(status) !== 204) {
+          problems.push(`${name} ${status}: a response without a schema (204 has none)`);
+        }
         continue;
       }
       problems.push(
-        ...exampleProblems(`${name} ${status}`, op.responses[status]?.content?.["application/json"], res.schema),
+        ...exampleProblems(
+          `${name} ${status}`,
+          op.responses[status]?.content?.["application/json"],
+          res.schema,
+        ),
       );
       examples++;
     }

@@ -105,7 +105,8 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       method: "get",
       path: "/deliveries",
       summary: "List deliveries, newest first",
-      description: "Filtered by endpoint, event type, state and time, or one found by id: `q` is a delivery " +
+      description:
+        "Filtered by endpoint, event type, state and time, or one found by id: `q` is a delivery " +
         "id, or an event id (the `webhook-id` header the receiver saw).",
       tag: "Webhook Logs",
       access: "admin",

@@ -315,7 +315,10 @@ export const endpointRoutes: RouteFactory = (deps) => [
       access: "admin",
       params: id,
       body: UpdateEndpoint,
-      bodyExample: { events: ["member.created", "member.lost", "donation.recorded"], rate_limit_per_second: null },
+      bodyExample: {
+        events: ["member.created", "member.lost", "donation.recorded"],
+        rate_limit_per_second: null,
+      },
       responses: {
         200: {
           description: "The endpoint",
@@ -459,7 +462,8 @@ export const endpointRoutes: RouteFactory = (deps) => [
       method: "post",
       path: "/endpoints/:id/recover",
       summary: "Send again the permanently failed deliveries since a time",
-      description: "Every delivery of this endpoint created since `since` that failed for good is queued again.",
+      description:
+        "Every delivery of this endpoint created since `since` that failed for good is queued again.",
       tag: "Endpoints",
       access: "admin",
       params: id,
