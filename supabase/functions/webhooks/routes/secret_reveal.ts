@@ -36,7 +36,11 @@ export const secretRevealRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints/:id/reveal-secret",
-      summary: "Show an endpoint's signing secret (administrators signed in within 10 minutes; audited)",
+      summary: "Reveal an endpoint's signing secret",
+      description: "For an administrator of the endpoint's organization whose session signed in within the " +
+        "last 10 minutes (the settings page asks for the password again); each reveal is written to the " +
+        "organization's audit log (`endpoint.secret_revealed`). No body. API keys, staff and other " +
+        "organizations are refused; a session signed in longer ago gets 403 `reauthentication_required`.",
       tag: "Endpoints",
       access: "user",
       refusal: "API keys cannot reveal a signing secret; an administrator can, in the settings area",
