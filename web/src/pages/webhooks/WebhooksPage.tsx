@@ -19,8 +19,8 @@ export function WebhooksPage() {
   const endpoints = useEndpoints({ live: true });
   const catalogue = useCatalogue();
   const [adding, setAdding] = useState(false);
-  // A secret just made, and where focus goes once it is saved: the new endpoint's card, or the Rotate
-  // secret button it came from.
+  // A secret just made or revealed, and where focus goes once it is saved: the new endpoint's card, or the
+  // Rotate secret or Reveal secret button it came from.
   const [secret, setSecret] = useState<
     { title: string; value: string; returnTo(): HTMLElement | null | undefined } | null
   >(null);
