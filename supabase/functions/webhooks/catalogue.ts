@@ -72,7 +72,8 @@ function body(type: string, id: string, row: Record<string, unknown>, delta: Rec
 export const EVENT_CATALOGUE = {
   "member.created": {
     description:
-      "A member was added: manually, in bulk, or through the visitor form. delta holds every field.",
+      "Someone is added as a member: by hand, in bulk or through the visitor form. The message carries " +
+      "their details.",
     example: body("member.created", "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8", member, member),
     table: "members",
     fires:
@@ -80,7 +81,7 @@ export const EVENT_CATALOGUE = {
       "A bulk insert of 1,000 members raises 1,000 events in the same statement.",
   },
   "member.lost": {
-    description: "A member's status changed to lost. delta holds the fields that changed.",
+    description: "A member is marked as lost. The message carries their details and what changed.",
     example: body(
       "member.lost",
       "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
@@ -92,7 +93,8 @@ export const EVENT_CATALOGUE = {
   },
   "donation.recorded": {
     description:
-      "A donation was recorded (manual, online one-off, or a recurring charge). delta holds every field.",
+      "A donation is recorded: entered by hand, given online, or a recurring gift's charge. The message " +
+      "carries the gift, its amount and who gave it.",
     example: body("donation.recorded", "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a", donation, donation),
     table: "donations",
     fires:
@@ -101,13 +103,13 @@ export const EVENT_CATALOGUE = {
       "`refunded_minor` and `refund_status` but raises no event.",
   },
   "attendance.marked": {
-    description: "A member's attendance was marked. delta holds every field.",
+    description: "Someone's attendance is marked. The message says who and when.",
     example: body("attendance.marked", "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b", attendance, attendance),
     table: "attendance",
     fires: "A row is inserted into `attendance`.",
   },
   "workflow.completed": {
-    description: "A workflow run finished (status completed or failed). delta holds the fields that changed.",
+    description: "A workflow finishes running, whether it completed or failed; the message says which.",
     example: body(
       "workflow.completed",
       "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
@@ -120,9 +122,8 @@ export const EVENT_CATALOGUE = {
       "finished and automations usually need to know: check `data.row.status`.",
   },
   "webhook.endpoint.disabled": {
-    description: "Another endpoint of the organization was disabled automatically: it answered 410 Gone, " +
-      "or every attempt failed for 5 days. row is that endpoint (never its secret); delta holds the " +
-      "fields that changed.",
+    description: "We switched off another of your endpoints because every delivery to it failed for 5 " +
+      "days, or it answered that it is gone (410). The message names that endpoint, never its secret.",
     example: body("webhook.endpoint.disabled", "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d", disabledEndpoint, {
       enabled: false,
       disabled_reason: disabledEndpoint.disabled_reason,

@@ -64,9 +64,10 @@ export const EndpointHealth = z.object({
   last_outcome: z.enum(["delivered", "failed"]).nullable().describe("Result of the last attempt"),
   consecutive_failures: z.number().int().describe("Failed attempts since the last success"),
   success_rate_24h: z.number().min(0).max(1).nullable().describe(
-    "Delivered attempts / attempts over the last 24 hours (null: no attempt)",
+    "Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the " +
+      "activity view's: the current hour and the 23 before it, so the two agree.",
   ),
-  attempts_24h: z.number().int().describe("Attempts over the last 24 hours"),
+  attempts_24h: z.number().int().describe("Attempts over the last 24 hours (the activity view's 24 hours)"),
   failing_since: z.string().nullable().describe(
     "First failed attempt of the current run of failures (null: the last attempt succeeded or none " +
       "yet). After 5 days of failures only, the endpoint is disabled automatically.",
@@ -142,9 +143,21 @@ export const Activity = z.object({
     p50_ms: z.number().int().nullable(),
     p95_ms: z.number().int().nullable(),
   }),
+  from: z.string().describe("Start of the window: the first point's start"),
+  as_of: z.string().describe("When these numbers were read; the window ends here"),
+  latest: z.object({
+    last_attempt_at: EndpointHealth.shape.last_attempt_at,
+    last_response_status: EndpointHealth.shape.last_response_status,
+    last_outcome: EndpointHealth.shape.last_outcome,
+    consecutive_failures: EndpointHealth.shape.consecutive_failures,
+    failing_since: EndpointHealth.shape.failing_since,
+  }).describe(
+    "The endpoint's last attempt and its run of failures, read in the same snapshot as the points, so a " +
+      "page showing both never says 'nothing sent yet' beside a delivered attempt",
+  ),
 }).describe(
-  "Attempts per hour (or per 6 hours) from the endpoint's health buckets. Percentiles are estimated from a histogram " +
-    "of response times (buckets about 1.6x apart), so they are approximate.",
+  "Attempts per hour (or per 6 hours) from the endpoint's health buckets, with its latest attempt. Percentiles " +
+    "are estimated from a histogram of response times (buckets about 1.6x apart), so they are approximate.",
 );
 
 export const Recover = z.object({

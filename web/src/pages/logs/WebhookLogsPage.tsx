@@ -9,6 +9,7 @@ import { timeZoneName } from "../../format.ts";
 import { setQuery, useLocation } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { Empty } from "../../ui/Empty.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { useTick } from "../../ui/useTick.ts";
@@ -160,7 +161,14 @@ export function WebhookLogsPage() {
           key={openId}
           id={openId}
           urlOf={urlOf}
-          close={() => setQuery({ delivery: null })}
+          close={() => {
+            // Back to the row it was opened from; a delivery found by id may have no row: the search.
+            focusSoon(
+              () => document.querySelector<HTMLElement>(`tr[data-delivery-id="${openId}"] button`),
+              () => document.querySelector<HTMLElement>(".table-wrap[aria-label=Deliveries]"),
+            );
+            setQuery({ delivery: null });
+          }}
         />
       )}
     </>
