@@ -9,9 +9,9 @@
 #     one (bootstrap, edge_user's login, the API role's guard, PgBouncer).
 # The queue holds one job per test file: the Deno tests (suite deno-test), the configuration API,
 # receiver and dispatcher tests again through PgBouncer (pooler), the browser tests (browser); longest
-# first by the last run's times (node_modules/.cache/test-durations.tsv, else scripts/test-durations.tsv;
-# a file never timed goes first),
-# so a new test file joins without anyone listing it. A worker runs `deno test` on one file at a time,
+# first by the last run's times (node_modules/.cache/test-durations.tsv, else the committed
+# scripts/test-durations.tsv; a file never timed goes first), so a new test file joins without anyone
+# listing it. A worker runs `deno test` on one file at a time,
 # after retiring the endpoints earlier files left enabled (tests/helpers retireEndpoints does the same:
 # it ends their open deliveries, so a dispatcher in the next file, or the dev server the browser tests
 # drive, does not spend its time on them). Each suite is then one row of the summary, with the time
