@@ -24,8 +24,9 @@ if [ "${1:-}" != --inside ]; then
   started=$SECONDS
   major=$(psql --version | sed -E 's/.* ([0-9]+)\..*/\1/')
   for attempt in 1 2 3; do
-    # Nothing of the calling cluster's environment (PGHOST, PGPORT, PG_CLUSTER_CONF_ROOT...) leaks in.
-    env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 \
+    # Nothing of the calling cluster's environment (PGHOST, PGPORT, PG_CLUSTER_CONF_ROOT...) leaks in; a
+    # port of its own (scripts/free-port.sh says why).
+    env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 PGPORT="$(bash scripts/free-port.sh)" \
       pg_virtualenv -t -v "$major" \
       -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
       -o cron.use_background_workers=on -o max_worker_processes=16 \

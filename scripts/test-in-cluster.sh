@@ -217,13 +217,14 @@ workers=${TEST_WORKERS:-3}
 [ "$jobs_total" -lt "$workers" ] && workers=$((jobs_total > 0 ? jobs_total : 1))
 worker_pids=()
 major=$(psql -X -qAt -d postgres -c "select current_setting('server_version_num')::int / 10000")
-# Creating a cluster can lose a race for a free port with another one starting (these lanes, or another
-# run): try again, up to three times, as scripts/test.sh does.
+# Each lane's cluster on a port the system just gave out (pg_virtualenv would take the first port no
+# cluster uses, the same one for lanes starting together); if it is taken meanwhile, another, up to three
+# times.
 start_worker() {
   local lane=$1 attempt
   for attempt in 1 2 3; do
     # shellcheck disable=SC2046
-    env $(printf -- '-u %s ' "${cluster_env[@]}") TEST_DENO_FLAGS="${deno_flags[*]}" \
+    env $(printf -- '-u %s ' "${cluster_env[@]}") TEST_DENO_FLAGS="${deno_flags[*]}" PGPORT="$(bash scripts/free-port.sh)" \
       pg_virtualenv -t -v "$major" \
       -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
       -o max_connections=300 -o fsync=off -o synchronous_commit=off \
@@ -236,7 +237,6 @@ start_worker() {
 for lane in $(seq 2 "$workers"); do
   start_worker "$lane" &
   worker_pids+=($!)
-  sleep 1 # clusters started a moment apart pick their ports apart
 done
 
 started=$(date +%s)

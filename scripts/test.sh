@@ -87,10 +87,11 @@ if [ "$static" = 1 ]; then
 fi
 
 major=$(psql --version | sed -E 's/.* ([0-9]+)\..*/\1/')
-# -t: a cluster in a fresh temporary directory, removed at the end whatever happens. Creating one can
-# fail when another run grabs the same free port at the same moment: try again, up to three times.
+# -t: a cluster in a fresh temporary directory, removed at the end whatever happens, on a port the system
+# just gave out (scripts/free-port.sh). Creating one can fail when another process takes that port at
+# the same moment: try again, up to three times.
 for attempt in 1 2 3; do
-  pg_virtualenv -t -v "$major" \
+  PGPORT=$(bash scripts/free-port.sh) pg_virtualenv -t -v "$major" \
     -o shared_preload_libraries=pg_cron -o cron.database_name=postgres \
     -o max_connections=300 -o fsync=off -o synchronous_commit=off \
     bash "$runner" "$results" "${#sql_targets[@]}" "${sql_targets[@]}" "${deno_targets[@]}"

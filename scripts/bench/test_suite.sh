@@ -13,7 +13,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 base=${1:-main}
 repeats=${BENCH_REPEATS:-1}
 work=$(mktemp -d /tmp/bench-test-suite.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# The clones go at the end; each run's whole output stays, for a failure to be read afterwards.
+logs=$(mktemp -d /tmp/bench-test-suite-logs.XXXXXX)
+trap 'cp "$work"/*.log "$work/times.tsv" "$logs/" 2>/dev/null; rm -rf "$work"; echo "logs: $logs"' EXIT
 
 for side in base head; do
   ref=$base
