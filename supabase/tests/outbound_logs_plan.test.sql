@@ -13,9 +13,10 @@ select plan(26);
 
 -- 40 organizations, 3 endpoints each; 500 events per organization over 60 days, each delivered to all
 -- three endpoints. Mostly delivered, 1 in 10 permanently failed, the newest few still pending. The same
--- rows every run, and more failed ones than a page holds: with 1 in 50 at random (fewer than a page,
--- their number varying) the planner's choice for the by-status listing varied from run to run and with
--- the dead rows earlier tests leave in the table (a bitmap scan and a sort of those few rows instead).
+-- rows every run, and every filtered listing below matching more rows than a page holds: with 1 in 50
+-- failed at random (fewer than a page, their number varying) the planner's choice for the by-status
+-- listing varied from run to run and with the dead rows earlier tests leave in the table (a bitmap scan
+-- and a sort of those few rows instead).
 insert into public.organizations (id, name)
 select ('d0000000-0000-4000-8000-' || lpad(g::text, 12, '0'))::uuid, 'Logs ' || g from generate_series(1, 40) g;
 insert into public.webhook_endpoints (id, organization_id, url, events)
@@ -116,8 +117,9 @@ select t from (values
    'Index Scan Backward using webhook_deliveries_log_idx on webhook_deliveries d\s+Index Cond: \(\(organization_id = \$0\) AND \(created_at >= .*ROW\(created_at, id\) < ROW',
    'deep cursor page by time range: the log index, between the range''s start and the cursor',
    'Seq Scan|Bitmap|Sort', 'deep cursor page by time range: no sort'),
-  -- Filters together (the API takes any combination): still one range of the log index.
-  ($$d.event_type = 'donation.recorded' and d.status = 'permanently_failed'$$,
+  -- Filters together (the API takes any combination): still one range of the log index. (Rows that more
+  -- than fill a page, as everywhere here: for fewer, the planner may as well read them all and sort.)
+  ($$d.event_type = 'donation.recorded' and d.status = 'delivered'$$,
    'Index Scan Backward using webhook_deliveries_log_idx on webhook_deliveries d\s+Index Cond: \(\(organization_id = \$0\) AND \(status = .*AND \(event_type = ',
    'status and event type together: both checked inside the log index',
    'Seq Scan|Bitmap|Sort', 'status and event type together: no sort'),
