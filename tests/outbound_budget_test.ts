@@ -1,6 +1,6 @@
 // How much a dispatcher run may still claim (budget.ts), with a CPU clock the test moves by hand: the
-// first claim at an assumed cost per delivery, then at the cost measured so far, a margin kept, the rows
-// still held counted, and a run that has claimed nothing always allowed one.
+// first claims at an assumed cost per delivery, then at the marginal cost measured from the first results
+// on, a margin kept, the rows still held counted, and a run that has claimed nothing always allowed one.
 import { assertEquals } from "./helpers/assert.ts";
 import { CPU_MARGIN, FIRST_ESTIMATE_MS, RunBudget } from "../supabase/functions/webhook-dispatcher/budget.ts";
 
@@ -22,7 +22,7 @@ Deno.test("a row cap counts what was claimed", () => {
   assertEquals(budget.spent({ claimed: 10, recorded: 10, held: 0 }), "rows");
 });
 
-Deno.test("CPU: the first claim at the assumed cost, later ones at the measured cost, less what is held", () => {
+Deno.test("CPU: claims at the assumed cost until rows are measured, then at their marginal cost, less what is held", () => {
   const cpu = clock();
   const budget = new RunBudget({ cpuMs: 100 }, cpu.read);
   const usable = 100 * (1 - CPU_MARGIN); // 75 ms
@@ -30,21 +30,43 @@ Deno.test("CPU: the first claim at the assumed cost, later ones at the measured 
     budget.allowance({ claimed: 0, recorded: 0, held: 0 }),
     Math.floor(usable / FIRST_ESTIMATE_MS),
   );
-  cpu.spend(30); // 100 recorded for 30 ms: 0.3 ms each; 45 ms left is 150 rows, 20 of them held
+  cpu.spend(10); // the start: connections, the first claim; the first 10 rows recorded
+  assertEquals(
+    budget.allowance({ claimed: 40, recorded: 10, held: 30 }),
+    Math.floor(65 / FIRST_ESTIMATE_MS) - 30,
+  );
+  cpu.spend(20); // 100 more recorded for 20 ms: 0.2 ms each; 45 ms left is 225 rows, 30 of them held
   assertEquals(budget.cpuUsed, 30);
-  assertEquals(budget.allowance({ claimed: 120, recorded: 100, held: 20 }), 130);
-  assertEquals(budget.spent({ claimed: 120, recorded: 100, held: 20 }), undefined);
+  assertEquals(budget.allowance({ claimed: 140, recorded: 110, held: 30 }), 195);
+  assertEquals(budget.spent({ claimed: 140, recorded: 110, held: 30 }), undefined);
   cpu.spend(45); // the usable share is gone: nothing more, whatever is held
   assertEquals(budget.allowance({ claimed: 250, recorded: 250, held: 0 }), 0);
   assertEquals(budget.spent({ claimed: 250, recorded: 250, held: 0 }), "cpu");
 });
 
+Deno.test("the start's cost is paid once, not charged to every row: a run that started dearly keeps claiming", () => {
+  const cpu = clock();
+  const budget = new RunBudget({ cpuMs: 2000 }, cpu.read);
+  budget.allowance({ claimed: 0, recorded: 0, held: 0 });
+  cpu.spend(150); // a cold start and the first 16 results
+  budget.allowance({ claimed: 128, recorded: 16, held: 112 });
+  cpu.spend(16); // 80 more at 0.2 ms each
+  // Spread over 96 rows, 166 ms would be 1.7 ms a row and leave nothing for the 112 held (the run
+  // that stopped at 128 deliveries with 193 ms used); at 0.2 ms a row there is room for 6,000 more.
+  assertEquals(budget.spent({ claimed: 128, recorded: 96, held: 32 }), undefined);
+  assertEquals(
+    budget.allowance({ claimed: 128, recorded: 96, held: 32 }),
+    Math.floor((1500 - 166) / 0.2) - 32,
+  );
+});
+
 Deno.test("rows held that would take the rest of the budget stop the claiming before the CPU is used", () => {
   const cpu = clock();
   const budget = new RunBudget({ cpuMs: 100 }, cpu.read);
+  budget.allowance({ claimed: 10, recorded: 10, held: 0 });
   cpu.spend(50); // 1 ms per recorded row; 25 ms left, 30 rows still held
-  assertEquals(budget.allowance({ claimed: 80, recorded: 50, held: 30 }), 0);
-  assertEquals(budget.spent({ claimed: 80, recorded: 50, held: 30 }), "cpu");
+  assertEquals(budget.allowance({ claimed: 90, recorded: 60, held: 30 }), 0);
+  assertEquals(budget.spent({ claimed: 90, recorded: 60, held: 30 }), "cpu");
 });
 
 Deno.test("a run that has claimed nothing may claim one, even with its budget spent", () => {

@@ -34,7 +34,12 @@ export interface RunOptions {
   /** Return once nothing is due or in flight, after `idleGraceMs` more of polling (outlasting a debounce). */
   stopWhenIdle?: boolean;
   idleGraceMs?: number;
-  /** Stops the run; attempts in flight get `stopGraceMs`, then are cut short and recorded as failed. */
+  /**
+   * Stops the run (the runtime's shutdown notice, SIGTERM): nothing more is claimed or starts sending;
+   * leases not sending yet, paced ones waiting for their turn and any a claim still brings, are given back
+   * (due again at once, no attempt counted); attempts in flight get `stopGraceMs`, then are cut short and
+   * recorded as failed; every outcome is written before run() returns.
+   */
   signal?: AbortSignal;
   /** While idle, look for due work (retries, expired leases) this often even without a wake-up. */
   pollMs?: number;
@@ -106,10 +111,12 @@ export class DeliveryEngine {
     const budget = new RunBudget({ cpuMs: options.cpuBudgetMs, maxRows: options.maxDeliveries });
     // Aborted by the caller's signal or at the deadline: ends claim retries and waits at once.
     const stop = new AbortController();
+    // Aborted by the caller's signal alone: paced leases still waiting for their turn are given back.
+    const unsent = new AbortController();
     const queue: LeaseQueue = new LeaseQueue(this.sql, {
       ...this.limits,
       allowance: (progress) => stop.signal.aborted ? 0 : budget.allowance(progress),
-      send: (leases) => this.start(leases, agent, queue),
+      send: (leases) => this.start(leases, agent, queue, unsent.signal),
       log: this.log,
     });
     this.queue = queue;
@@ -121,6 +128,8 @@ export class DeliveryEngine {
     };
     let cut: ReturnType<typeof setTimeout> | undefined;
     const onSignal = () => {
+      queue.stopSending();
+      unsent.abort();
       halt("signal");
       // What is still in flight then gets a failed outcome, recorded: sent again after the backoff.
       const error = new Error("the dispatcher stopped before the response arrived");
@@ -171,13 +180,22 @@ export class DeliveryEngine {
    * A claim came back: its leases start sending at once, under one deadline; those of an endpoint with a
    * rate limit each at the time the claim gave it, under a deadline of its own.
    */
-  private start(leases: Claimed[], agent: Agent, queue: LeaseQueue): void {
+  private start(leases: Claimed[], agent: Agent, queue: LeaseQueue, stopped: AbortSignal): void {
     const deadline = new Deadline(this.timeoutMs);
+    let given: Promise<"stopped"> | undefined;
     for (const lease of leases) {
       if (lease.send_at === null) this.send(lease, agent, queue, deadline);
       else {
-        void this.pacer.turn(lease.endpoint_id, lease.send_at)
-          .then(() => this.send(lease, agent, queue, new Deadline(this.timeoutMs)));
+        // A stop while it waits for its turn gives it back at once: it has not been sent.
+        given ??= new Promise((resolve) => {
+          if (stopped.aborted) resolve("stopped");
+          else stopped.addEventListener("abort", () => resolve("stopped"), { once: true });
+        });
+        void Promise.race([this.pacer.turn(lease.endpoint_id, lease.send_at), given]).then((why) =>
+          why === "stopped"
+            ? queue.giveBack(lease)
+            : this.send(lease, agent, queue, new Deadline(this.timeoutMs))
+        );
       }
     }
   }
