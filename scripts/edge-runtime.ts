@@ -3,7 +3,9 @@
 //   - EdgeRuntime.waitUntil keeps a request's background work going after its 202;
 //   - Deno.serve listens on 127.0.0.1 (EDGE_PORT, default a free port), whatever index.ts asks for, as
 //     the runtime too decides where a function listens; the first line printed is
-//     `serving http://127.0.0.1:<port>/<name>`;
+//     `serving http://127.0.0.1:<port>/<name>`; requests to /functions/v1/<name>/... reach the function
+//     as /<name>/..., as through the platform's gateway, so http://127.0.0.1:<port> can stand for the
+//     project URL that pg_net posts to;
 //   - SIGTERM or SIGINT is the runtime's shutdown notice: `beforeunload` is dispatched on globalThis, the
 //     background work gets EDGE_SHUTDOWN_MS (default 4000) to end, and the process exits: 0 when it ended
 //     in time, 1 when it was cut off (then `cut off` is logged with how many tasks were still running).
@@ -29,7 +31,13 @@ const serve = Deno.serve;
 const listening = Promise.withResolvers<void>();
 // index.ts calls Deno.serve(handler): the address is ours to choose, as it is the runtime's.
 (Deno as { serve: unknown }).serve = (...args: unknown[]) => {
-  const handler = args.find((a) => typeof a === "function") as Deno.ServeHandler;
+  const handle = args.find((a) => typeof a === "function") as Deno.ServeHandler;
+  const handler: Deno.ServeHandler = (req, info) => {
+    const url = new URL(req.url);
+    if (!url.pathname.startsWith("/functions/v1/")) return handle(req, info);
+    url.pathname = url.pathname.slice("/functions/v1".length);
+    return handle(new Request(url, req), info);
+  };
   server = serve({
     hostname: "127.0.0.1",
     port,

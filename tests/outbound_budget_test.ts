@@ -2,7 +2,12 @@
 // first claims at an assumed cost per delivery, then at the marginal cost measured from the first results
 // on, a margin kept, the rows still held counted, and a run that has claimed nothing always allowed one.
 import { assertEquals } from "./helpers/assert.ts";
-import { CPU_MARGIN, FIRST_ESTIMATE_MS, RunBudget } from "../supabase/functions/webhook-dispatcher/budget.ts";
+import {
+  CPU_MARGIN,
+  FIRST_ESTIMATE_MS,
+  HANDOVER_LEAD_MS,
+  RunBudget,
+} from "../supabase/functions/webhook-dispatcher/budget.ts";
 
 function clock(start = 5000) {
   let ms = start;
@@ -84,4 +89,41 @@ Deno.test("the process's CPU clock moves with work done", async () => {
   let x = 0;
   for (let i = 0; i < 2e7; i++) x += i;
   assertEquals(x > 0 && processCpuMs() > before, true);
+});
+
+Deno.test("hand-over: not before half the usable CPU is used, then once the rest would be gone within the lead", () => {
+  const cpu = clock();
+  let wall = 0;
+  const budget = new RunBudget({ cpuMs: 2000 }, cpu.read, () => wall);
+  const p = { claimed: 100, recorded: 100, held: 0 };
+  // 1,500 ms usable. A run spending CPU as fast as time passes: 700 ms used in 700 ms is under half.
+  cpu.spend(700);
+  wall = 700;
+  assertEquals(budget.handOver(p), false);
+  // 800 used in 800 ms: past half, 700 ms of CPU left is 700 ms of time, within the 1,500 ms lead.
+  cpu.spend(100);
+  wall = 800;
+  assertEquals(budget.handOver(p), true);
+});
+
+Deno.test("hand-over on a busy machine: a run spending CPU slowly asks later, when its last lead's worth is left", () => {
+  const cpu = clock();
+  let wall = 0;
+  const budget = new RunBudget({ cpuMs: 2000 }, cpu.read, () => wall);
+  const p = { claimed: 100, recorded: 100, held: 0 };
+  // A quarter of a core: 800 ms of CPU took 3,200 ms; the 700 left would take 2,800 ms.
+  cpu.spend(800);
+  wall = 3200;
+  assertEquals(budget.handOver(p), false);
+  // 1,200 in 4,800 ms: 300 left is 1,200 ms away.
+  cpu.spend(400);
+  wall = 4800;
+  assertEquals(budget.handOver(p), true);
+  assertEquals(HANDOVER_LEAD_MS, 1500);
+});
+
+Deno.test("hand-over with a row cap: at half the cap", () => {
+  const budget = new RunBudget({ maxRows: 10 });
+  assertEquals(budget.handOver({ claimed: 4, recorded: 0, held: 4 }), false);
+  assertEquals(budget.handOver({ claimed: 5, recorded: 0, held: 5 }), true);
 });

@@ -23,6 +23,11 @@ export const CPU_MARGIN = 0.25;
 export const FIRST_ESTIMATE_MS = 2;
 /** Rows recorded after the first results before their cost is taken as measured. */
 export const SAMPLE_ROWS = 32;
+/**
+ * How long before a run's budget is spent, at the pace it spends CPU, it asks for its successor: pg_net
+ * takes a request up within about a second, and the successor needs a few hundred ms to start.
+ */
+export const HANDOVER_LEAD_MS = 1500;
 
 /** This process's CPU time in ms (user + system); elapsed time where the runtime cannot tell. */
 export const processCpuMs: () => number = (() => {
@@ -42,11 +47,15 @@ export class RunBudget {
   /** CPU used and rows recorded when results were first seen: the marginal cost is measured from here. */
   private base: { cpu: number; recorded: number } | undefined;
 
+  private readonly wallStart: number;
+
   constructor(
     private readonly limits: { cpuMs?: number; maxRows?: number },
     private readonly cpuMs = processCpuMs,
+    private readonly now = () => performance.now(),
   ) {
     this.cpuStart = cpuMs();
+    this.wallStart = now();
   }
 
   /** CPU time used since the run began. */
@@ -58,6 +67,21 @@ export class RunBudget {
   allowance(p: Progress): number {
     const left = Math.max(0, Math.min(this.rowsLeft(p), this.cpuRowsLeft(p)));
     return p.claimed === 0 ? Math.max(1, left) : left;
+  }
+
+  /**
+   * Time to ask for a successor: half the row cap claimed; or at least half the usable CPU used and, at
+   * the pace the run has spent it, the rest gone within HANDOVER_LEAD_MS. Asked much earlier, the two
+   * runs overlap for long, and where they share a process each is charged the other's CPU as well.
+   */
+  handOver(p: Progress): boolean {
+    if (this.limits.maxRows !== undefined && p.claimed * 2 >= this.limits.maxRows) return true;
+    if (this.limits.cpuMs === undefined) return false;
+    const usable = this.limits.cpuMs * (1 - CPU_MARGIN);
+    const used = this.cpuUsed;
+    if (used * 2 < usable) return false;
+    const perMs = used / Math.max(1, this.now() - this.wallStart);
+    return (usable - used) / perMs <= HANDOVER_LEAD_MS;
   }
 
   /** What ran out, if anything. */

@@ -46,6 +46,11 @@ export interface RunOptions {
   /** Claim at most this many rows, and stop claiming with a margin before this much CPU (budget.ts). */
   maxDeliveries?: number;
   cpuBudgetMs?: number;
+  /**
+   * Called once, while the run is still claiming, when its budget will soon be spent (budget.ts
+   * handOver): the hosted dispatcher asks for its successor then, so it is up when this run stops.
+   */
+  onHandOver?: () => void;
 }
 
 /** Why a run returned: nothing left, its deadline, the caller's signal, or its budget (rows, CPU). */
@@ -55,6 +60,8 @@ export interface RunStats extends QueueStats {
   stopped?: StopReason;
   /** CPU time the process used during the run. */
   cpu_ms: number;
+  /** From the start until it stopped claiming; the rest of the run was sends and writes ending. */
+  claiming_ms: number;
 }
 
 const encoder = new TextEncoder();
@@ -141,8 +148,15 @@ export class DeliveryEngine {
       ? undefined
       : setTimeout(() => halt("deadline"), Math.max(0, options.deadline - Date.now()));
     let idleSince: number | undefined;
+    let handedOver = options.onHandOver === undefined;
+    const started = Date.now();
+    let claimingMs: number | undefined;
     try {
       while (!stop.signal.aborted) {
+        if (!handedOver && budget.handOver(queue.progress)) {
+          handedOver = true;
+          options.onHandOver!();
+        }
         if (queue.spent) {
           stopped = budget.spent(queue.progress);
           break;
@@ -166,6 +180,7 @@ export class DeliveryEngine {
         if (await queue.changed(queue.mayHaveWork ? undefined : options.pollMs ?? 1000)) queue.wake();
       }
     } finally {
+      claimingMs = Date.now() - started;
       options.signal?.removeEventListener("abort", onSignal);
       clearTimeout(deadline);
       await queue.close();
@@ -173,7 +188,7 @@ export class DeliveryEngine {
       if (this.queue === queue) this.queue = undefined;
       await agent.close().catch(() => {});
     }
-    return { ...queue.stats, stopped, cpu_ms: Math.round(budget.cpuUsed) };
+    return { ...queue.stats, stopped, cpu_ms: Math.round(budget.cpuUsed), claiming_ms: claimingMs };
   }
 
   /**
