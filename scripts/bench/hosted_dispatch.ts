@@ -8,6 +8,9 @@
 // Receivers in their own process (receivers_child.ts, 20 endpoints); each side in its own process, its
 // CPU read from /proc. Every hosted run's log line is kept: how many runs, how each stopped, the CPU each
 // used (the budget is 2,000 ms an invocation) and the gaps between them.
+// BENCH_BEFORE_ROOT=/tmp/old (`git archive <commit> | tar -x -C /tmp/old`, with this tree's
+// scripts/edge-runtime.ts copied in) adds a third side: that version's webhook-dispatcher on the hosted
+// path, against this database (an A/B of the dispatcher; the migrations are this tree's).
 // Run it through scripts/bench/hosted_dispatch.sh (a cluster with pg_net).
 //   BENCH_ROWS=1000 BENCH_REPEATS=3 bash scripts/bench/hosted_dispatch.sh
 import { createSql, type Sql } from "../../supabase/functions/_shared/db.ts";
@@ -16,6 +19,7 @@ const url = Deno.env.get("BENCH_DATABASE_URL");
 if (!url) throw new Error("BENCH_DATABASE_URL is not set; run scripts/bench/hosted_dispatch.sh");
 const ROWS = Number(Deno.env.get("BENCH_ROWS") ?? 1000);
 const REPEATS = Number(Deno.env.get("BENCH_REPEATS") ?? 3);
+const BEFORE_ROOT = Deno.env.get("BENCH_BEFORE_ROOT");
 const ENDPOINTS = 20;
 const root = new URL("../../", import.meta.url).pathname;
 const secret = `bench-${crypto.randomUUID()}`;
@@ -28,10 +32,10 @@ interface Child {
   until(pattern: RegExp, ms?: number): Promise<RegExpMatchArray>;
 }
 
-function spawn(args: string[], env: Record<string, string> = {}): Child {
+function spawn(args: string[], env: Record<string, string> = {}, cwd = root): Child {
   const process = new Deno.Command(Deno.execPath(), {
     args,
-    cwd: root,
+    cwd,
     env,
     stdin: "null",
     stdout: "piped",
@@ -173,20 +177,20 @@ async function local(): Promise<Burst> {
   }
 }
 
-async function hosted(): Promise<Burst> {
+async function hosted(tree = root): Promise<Burst> {
   const child = spawn(["run", "-A", "scripts/edge-runtime.ts", "webhook-dispatcher"], {
     SUPABASE_DB_URL: url!,
     WEBHOOK_DISPATCH_SECRET: secret,
     WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
-  });
+  }, tree);
   const base = (await child.until(/serving (http:\/\/127\.0\.0\.1:\d+)/))[1]!;
   await setSecrets(base);
   await sql`update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher'`;
   const logFrom = child.output().length;
   try {
     const result = await burst(child);
-    // The last runs may still be draining their idle grace: wait for every run's line.
-    await sleep(4000);
+    // The last run waits out its idle grace (10 s for a continuation): wait for every run's line.
+    await sleep(11_000);
     const runs = child.output().slice(logFrom).split("\n").flatMap((line) => {
       try {
         const e = JSON.parse(line);
@@ -206,12 +210,25 @@ const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length
 console.log(`deliveries per burst: ${ROWS * ENDPOINTS} (${ROWS} members x ${ENDPOINTS} endpoints)`);
 await local(); // warm-up: the database's caches and plans
 await hosted();
-const rows: { local: Burst; hosted: Burst }[] = [];
+const rows: { local: Burst; hosted: Burst; before?: Burst }[] = [];
 for (let i = 0; i < REPEATS; i++) {
   // Alternating which goes first.
-  const pair = i % 2 === 0
+  const pair: { local: Burst; hosted: Burst; before?: Burst } = i % 2 === 0
     ? { local: await local(), hosted: await hosted() }
     : { hosted: await hosted(), local: await local() };
+  if (BEFORE_ROOT) {
+    pair.before = await hosted(BEFORE_ROOT);
+    const r = pair.before.runs ?? [];
+    console.log(
+      `run ${i + 1} before (${BEFORE_ROOT}): hosted ${
+        pair.before.perSecond.toFixed(0)
+      }/s (${pair.before.cpuMs} ms CPU): ` +
+        `${((pair.before.perSecond / pair.local.perSecond) * 100).toFixed(0)}% of local; runs ${r.length}, ` +
+        `CPU per run max ${Math.max(0, ...r.map((x) => x.cpu_ms))} ms, deliveries per run ${
+          r.map((x) => x.claimed).join(" ")
+        }`,
+    );
+  }
   rows.push(pair);
   const runs = pair.hosted.runs ?? [];
   const stops = runs.reduce<Record<string, number>>(
@@ -234,6 +251,13 @@ const ratios = rows.map((r) => r.hosted.perSecond / r.local.perSecond);
 console.log("");
 console.log(`median deliveries/s: local loop ${l.toFixed(0)}, hosted path ${h.toFixed(0)}`);
 console.log(`hosted / local: median of the runs' ratios ${(median(ratios) * 100).toFixed(0)}%`);
+if (BEFORE_ROOT) {
+  const b = rows.map((r) => r.before!.perSecond / r.local.perSecond);
+  console.log(
+    `before (${BEFORE_ROOT}): median ${median(rows.map((r) => r.before!.perSecond)).toFixed(0)}/s, ` +
+      `of local: median ${(median(b) * 100).toFixed(0)}%`,
+  );
+}
 console.log(
   `hosted CPU per invocation, highest of all runs: ${
     Math.max(0, ...rows.flatMap((r) => (r.hosted.runs ?? []).map((x) => x.cpu_ms)))
