@@ -227,7 +227,8 @@ if (import.meta.main) {
   Deno.addSignalListener("SIGTERM", shutdown);
   await server.finished;
   await Promise.all([...answering]);
-  // The database work first (what was sent is recorded, what was not is given back), then the rest.
+  // The local loops stop as the runs did (what was sent recorded, what was not given back); the settings
+  // UI and the mail catcher with them; the pools last.
   await Promise.all([dispatcher?.stop(), mailSender?.stop(), web?.stop(), mailCatcher?.stop()]);
   authMailer.close();
   await Promise.all([deps.sql.end({ timeout: 2 }), deps.userSql?.end({ timeout: 2 })]);

@@ -1,7 +1,7 @@
 // A stop in the middle of a batch loses nothing and sends nothing twice, and the process is gone within
 // 5 s: the webhook-dispatcher served as the Edge Runtime serves it (scripts/edge-runtime.ts: a cron-style
 // run answered 202 and running under EdgeRuntime.waitUntil, SIGTERM dispatching `beforeunload`), and the
-// dev server (its local loop, plus a run a pg_net-style POST started). Each is stopped while 1,600
+// dev server (its local loop, plus a run a pg_net-style POST started). Each is stopped while 1,640
 // deliveries go to a real receiver on 127.0.0.1, started again, and left to finish; then every delivery
 // was received exactly once, recorded delivered after one attempt, and no lease is left.
 // docs/reliability/hosted.md#a-stop
@@ -15,10 +15,13 @@ const root = new URL("../", import.meta.url).pathname;
 const secret = `dispatch-${crypto.randomUUID()}`;
 const ENDPOINTS = 4;
 const MEMBERS = 400; // x 4 endpoints: 1,600 deliveries
+const PACED = 40; // attendance marks, to a fifth endpoint limited to 10 a second
+const TOTAL = MEMBERS * ENDPOINTS + PACED;
 
 /**
- * Four endpoints on one receiver that answers each request after 100 ms, counting each delivery; the
- * first is limited to 100 a second, so at any moment some of its claimed sends wait for their turn.
+ * Four endpoints on one receiver that answers each request after 100 ms, counting each delivery, and a
+ * fifth for attendance limited to 10 a second: a claim gives it a second's worth of sends (about 9), each
+ * waiting for its turn, so a stop made as its third arrives finds sends claimed and not started.
  */
 async function setup() {
   const tenant = await createTenant();
@@ -29,16 +32,26 @@ async function setup() {
     await new Promise((r) => setTimeout(r, 100));
     return new Response("ok");
   });
+  // Made before any endpoint exists: its own member.created goes nowhere.
+  const [member] = await sql()<{ id: string }[]>`
+    insert into public.members (organization_id, first_name) values (${tenant.organizationId}, 'p') returning id`;
   const endpoints: string[] = [];
   for (let i = 0; i < ENDPOINTS; i++) {
     endpoints.push(
       (await createEndpoint(tenant.organizationId, `${receiver.url}/e${i}`, ["member.created"])).id,
     );
   }
-  await sql()`update public.webhook_endpoints set rate_limit_per_second = 100 where id = ${endpoints[0]!}`;
-  // 1,600 deliveries, due at once.
-  const raise = () => addMembers(tenant.organizationId, MEMBERS);
-  return { tenant, received, receiver, endpoints, raise };
+  const paced = await createEndpoint(tenant.organizationId, `${receiver.url}/paced`, ["attendance.marked"]);
+  await sql()`update public.webhook_endpoints set rate_limit_per_second = 10 where id = ${paced.id}`;
+  endpoints.push(paced.id);
+  // 1,640 deliveries, due at once.
+  const raise = async () => {
+    await sql()`insert into public.attendance (organization_id, member_id)
+                select ${tenant.organizationId}, ${member!.id} from generate_series(1, ${PACED})`;
+    await addMembers(tenant.organizationId, MEMBERS);
+  };
+  const pacedReceived = () => [...received.keys()].filter((k) => k.startsWith("/paced ")).length;
+  return { tenant, received, receiver, endpoints, raise, pacedReceived };
 }
 
 async function counts(endpoints: string[]) {
@@ -111,14 +124,14 @@ async function edgeRuntime() {
 }
 
 Deno.test("SIGTERM to the hosted path mid-batch: out within 5 s, what was sent recorded, the rest given back; after a restart 0 sent twice, 0 lost", async () => {
-  const { received, receiver, endpoints, raise } = await setup();
+  const { received, receiver, endpoints, raise, pacedReceived } = await setup();
   try {
     const first = await edgeRuntime();
     await raise();
     // What the cron job posts: a run with no stop_when_idle, 70 s of budget.
     const started = await first.post({});
     assertEquals([started.status, started.body.started], [202, true]);
-    await until("a quarter of the deliveries", () => received.size >= 400);
+    await until("the paced endpoint's third delivery", () => pacedReceived() >= 3);
     const stopped = await first.stop();
     assert(stopped.ms < 5000, `the stop took ${stopped.ms} ms:\n${stopped.out}`);
     assertEquals(stopped.code, 0, stopped.out);
@@ -135,7 +148,7 @@ Deno.test("SIGTERM to the hosted path mid-batch: out within 5 s, what was sent r
     // Nothing sent is left unrecorded, nothing claimed is left leased.
     const after = await counts(endpoints);
     const receivedThen = received.size;
-    assert(receivedThen < MEMBERS * ENDPOINTS, "the stop came mid-batch");
+    assert(receivedThen < TOTAL, "the stop came mid-batch");
     assertEquals(after.delivered, receivedThen, "every delivery received was recorded delivered");
     assertEquals(after.attempts, receivedThen, "and nothing else was attempted");
     assertEquals(after.leases, 0, `no lease left behind: ${JSON.stringify(finished)}`);
@@ -151,7 +164,7 @@ Deno.test("SIGTERM to the hosted path mid-batch: out within 5 s, what was sent r
     await until(
       "every delivery",
       async () => {
-        if ((await counts(endpoints)).delivered === MEMBERS * ENDPOINTS) return true;
+        if ((await counts(endpoints)).delivered === TOTAL) return true;
         assertEquals((await second.post({ stop_when_idle: true })).status, 202);
         await new Promise((r) => setTimeout(r, 1000));
         return false;
@@ -166,13 +179,11 @@ Deno.test("SIGTERM to the hosted path mid-batch: out within 5 s, what was sent r
     const total = await counts(endpoints);
     assertEquals(
       [received.size, dupes, total.delivered, total.attempts, total.leases],
-      [MEMBERS * ENDPOINTS, 0, MEMBERS * ENDPOINTS, MEMBERS * ENDPOINTS, 0],
+      [TOTAL, 0, TOTAL, TOTAL, 0],
       "received once each, delivered after one attempt",
     );
     console.log(
-      `hosted path: stopped after ${receivedThen} of ${
-        MEMBERS * ENDPOINTS
-      } in ${stopped.ms} ms; claimed ${finished.claimed}, recorded ${finished.recorded}, given back ${finished.released}`,
+      `hosted path: stopped after ${receivedThen} of ${TOTAL} in ${stopped.ms} ms; claimed ${finished.claimed}, recorded ${finished.recorded}, given back ${finished.released}`,
     );
   } finally {
     await retireEndpoints(...endpoints);
@@ -206,23 +217,23 @@ Deno.test("SIGTERM to the dev server mid-batch (its local loop and a pg_net-styl
 
     const after = await counts(endpoints);
     const receivedThen = received.size;
-    assert(receivedThen < MEMBERS * ENDPOINTS, "the stop came mid-batch");
+    assert(receivedThen < TOTAL, "the stop came mid-batch");
     assertEquals(after.delivered, receivedThen, "every delivery received was recorded delivered");
     assertEquals(after.attempts, receivedThen, "and nothing else was attempted");
     assertEquals(after.leases, 0, "no lease left behind");
 
     const second = await startDevStack({ env });
-    await until("every delivery", async () => (await counts(endpoints)).delivered === MEMBERS * ENDPOINTS);
+    await until("every delivery", async () => (await counts(endpoints)).delivered === TOTAL);
     await second.stop("SIGTERM", 5000);
 
     const dupes = [...received.values()].filter((n) => n > 1).length;
     const total = await counts(endpoints);
     assertEquals(
       [received.size, dupes, total.delivered, total.attempts, total.leases],
-      [MEMBERS * ENDPOINTS, 0, MEMBERS * ENDPOINTS, MEMBERS * ENDPOINTS, 0],
+      [TOTAL, 0, TOTAL, TOTAL, 0],
       "received once each, delivered after one attempt",
     );
-    console.log(`dev server: stopped after ${receivedThen} of ${MEMBERS * ENDPOINTS} in ${ms} ms`);
+    console.log(`dev server: stopped after ${receivedThen} of ${TOTAL} in ${ms} ms`);
   } finally {
     await retireEndpoints(...endpoints);
     await receiver.close();

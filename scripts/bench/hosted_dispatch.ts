@@ -20,6 +20,9 @@ if (!url) throw new Error("BENCH_DATABASE_URL is not set; run scripts/bench/host
 const ROWS = Number(Deno.env.get("BENCH_ROWS") ?? 1000);
 const REPEATS = Number(Deno.env.get("BENCH_REPEATS") ?? 3);
 const BEFORE_ROOT = Deno.env.get("BENCH_BEFORE_ROOT");
+/** BENCH_LOG_DIR: each hosted side's whole log (every run's line, errors) goes to a file there. */
+const LOG_DIR = Deno.env.get("BENCH_LOG_DIR");
+let hostedBursts = 0;
 const ENDPOINTS = 20;
 const root = new URL("../../", import.meta.url).pathname;
 const secret = `bench-${crypto.randomUUID()}`;
@@ -202,6 +205,7 @@ async function hosted(tree = root): Promise<Burst> {
     return { ...result, runs };
   } finally {
     await stop(child);
+    if (LOG_DIR) Deno.writeTextFileSync(`${LOG_DIR}/hosted-${++hostedBursts}.log`, child.output());
   }
 }
 

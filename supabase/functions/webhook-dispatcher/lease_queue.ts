@@ -57,7 +57,7 @@ export class LeaseQueue {
   readonly stats: QueueStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0, released: 0 };
   private readonly slots: Slots;
   private readonly writer: ResultWriter<Outcome>;
-  /** Leases given back unsent, released in batches as results are written. */
+  /** Leases given back unsent, released at once (a batch while a release is under way). */
   private readonly releaser: ResultWriter<Claimed>;
   /** Told to stop sending: leases not yet sending are given back. */
   private releasing = false;
@@ -106,11 +106,6 @@ export class LeaseQueue {
   /** Nothing in flight, being claimed or waiting to be written. */
   get idle(): boolean {
     return this.slots.rows === 0 && this.claims === 0 && this.writer.idle && this.releaser.idle;
-  }
-
-  /** Told to stop sending (stopSending): leases not sending yet are to be given back. */
-  get stopping(): boolean {
-    return this.releasing;
   }
 
   get progress(): Progress {
