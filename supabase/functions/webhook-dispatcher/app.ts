@@ -79,8 +79,9 @@ export function createApp(deps: AppDeps, options: DispatcherOptions = {}): Hono 
     let next: Promise<boolean | null> | undefined;
     let nextAtMs: number | undefined;
     let runStarted = started;
-    const askNext = () => {
-      nextAtMs ??= Date.now() - runStarted; // as claiming_ms, from the run's start
+    /** `atMs`: when, counted from the run's start as claiming_ms is (the engine's hand-over says). */
+    const askNext = (atMs = Date.now() - runStarted) => {
+      nextAtMs ??= atMs;
       return next ??= requestNext().catch((err) => {
         log({ level: "error", msg: "could not request the next dispatcher run", error: String(err) });
         return null;
@@ -99,7 +100,7 @@ export function createApp(deps: AppDeps, options: DispatcherOptions = {}): Hono 
         maxDeliveries: body.max_deliveries,
         cpuBudgetMs,
         signal,
-        onHandOver: () => void askNext(),
+        onHandOver: (atMs) => void askNext(atMs),
       });
       // Stopped at its budget: more is probably due, and the next cron minute would leave it waiting while
       // capacity is idle. The database decides (only if something is due, only with pg_net); asked again

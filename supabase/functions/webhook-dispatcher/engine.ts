@@ -48,9 +48,10 @@ export interface RunOptions {
   cpuBudgetMs?: number;
   /**
    * Called once, while the run is still claiming, when its budget will soon be spent (budget.ts
-   * handOver): the hosted dispatcher asks for its successor then, so it is up when this run stops.
+   * handOver): the hosted dispatcher asks for its successor then, so it is up when this run stops. Told
+   * the ms since the run started, counted as `claiming_ms` is.
    */
-  onHandOver?: () => void;
+  onHandOver?: (elapsedMs: number) => void;
 }
 
 /** Why a run returned: nothing left, its deadline, the caller's signal, or its budget (rows, CPU). */
@@ -155,7 +156,7 @@ export class DeliveryEngine {
       while (!stop.signal.aborted) {
         if (!handedOver && budget.handOver(queue.progress)) {
           handedOver = true;
-          options.onHandOver!();
+          options.onHandOver!(Date.now() - started);
         }
         if (queue.spent) {
           stopped = budget.spent(queue.progress);
