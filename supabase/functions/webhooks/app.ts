@@ -14,6 +14,7 @@ import { apiKeyRoutes } from "./routes/api_keys.ts";
 import { inboundLogRoutes } from "./routes/inbound_log.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
 import { activityRoutes } from "./routes/activity.ts";
+import { alertRoutes } from "./routes/alerts.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
@@ -34,6 +35,7 @@ export function routes(deps: AppDeps): Route[] {
   return [
     ...endpointRoutes(deps),
     ...activityRoutes(deps),
+    ...alertRoutes(deps),
     ...deliveryRoutes(deps),
     ...eventTypeRoutes(deps),
     ...automationRoutes(deps),

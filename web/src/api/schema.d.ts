@@ -32,7 +32,7 @@ export interface paths {
                                 /** Format: uuid */
                                 id: string;
                                 url: string;
-                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabled_reason: string | null;
@@ -118,7 +118,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         url: string;
-                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                         description?: string;
                         /** @description Your own secret; generated when omitted */
                         secret?: string;
@@ -139,7 +139,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -238,7 +238,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -376,7 +376,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         url?: string;
-                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                         description?: string | null;
                         enabled?: boolean;
                         /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
@@ -395,7 +395,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -569,7 +569,7 @@ export interface paths {
                          * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
                          * @enum {string}
                          */
-                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                     };
                 };
             };
@@ -635,6 +635,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/endpoints/{id}/recover/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many permanently failed deliveries a recovery with these fields would send again */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Recover permanently failed deliveries created at or after this time */
+                    since: string;
+                    /** @description …and created before this time (default: now) */
+                    until?: string;
+                    /** @description Only deliveries of this event type */
+                    event_type?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The count, before anything is sent */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description How many deliveries a recovery with these fields would send again */
+                            count: number;
+                            /** @description true when there are more than count (counting stops at 100,000) */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/endpoints/{id}/recover": {
         parameters: {
             query?: never;
@@ -644,7 +728,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send again every permanently failed delivery of this endpoint created since a time */
+        /** Send again every permanently failed delivery of this endpoint created in a window (since, until), optionally of one event type */
         post: {
             parameters: {
                 query?: never;
@@ -659,21 +743,34 @@ export interface paths {
                     "application/json": {
                         /**
                          * Format: date-time
-                         * @description Recover permanently failed deliveries created since this time
+                         * @description Recover permanently failed deliveries created at or after this time
                          */
                         since: string;
+                        /**
+                         * Format: date-time
+                         * @description …and created before this time (default: now)
+                         */
+                        until?: string;
+                        /** @description Only deliveries of this event type */
+                        event_type?: string;
                     };
                 };
             };
             responses: {
-                /** @description How many deliveries were queued again */
+                /** @description How many deliveries were queued again, and the recovery's id to list them by */
                 202: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
+                            /** @description How many deliveries were queued again */
                             recovered: number;
+                            /**
+                             * Format: uuid
+                             * @description Lists them in Webhook Logs: GET /webhooks/deliveries?recovery_id=… (the page: ?recovery=…)
+                             */
+                            recovery_id: string;
                         };
                     };
                 };
@@ -824,6 +921,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Failure alerts: their thresholds, and the endpoints they go to */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Thresholds and alert endpoints */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description An endpoint that fails every attempt this long is reported failing: a mail to the admins and webhook.endpoint.failing to the alert endpoints */
+                            failing_after_seconds: number;
+                            /** @description An endpoint that fails every attempt this long is disabled (webhook.endpoint.disabled) */
+                            disable_after_seconds: number;
+                            /** @description The organization's admins get a mail at each step */
+                            mail_to_admins: boolean;
+                            /** @description The organization's endpoints subscribed to an alert event type: where alerts go */
+                            endpoints: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                enabled: boolean;
+                                /** @description The alert event types it subscribed to */
+                                events: ("webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.endpoint.disabled")[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -831,7 +998,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List deliveries, newest first, filtered by endpoint, event type, state and time, or found by id (q) */
+        /** List deliveries, newest first, filtered by endpoint, event type, state, time, tests and recovery, found by id (q) or by what their body contains (contains) */
         get: {
             parameters: {
                 query?: {
@@ -844,6 +1011,12 @@ export interface paths {
                     since?: string;
                     /** @description Created before */
                     until?: string;
+                    /** @description Test deliveries (Send test event): listed with the others, left out, or listed alone */
+                    tests?: "include" | "exclude" | "only";
+                    /** @description The deliveries one recovery sent again (its recovery_id) */
+                    recovery_id?: string;
+                    /** @description Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id) */
+                    contains?: string;
                     limit?: number;
                     /** @description next_cursor of the previous page */
                     cursor?: string;
@@ -881,6 +1054,13 @@ export interface paths {
                                 last_response_status: number | null;
                                 last_error: string | null;
                                 delivered_at: string | null;
+                                /** @description A test delivery (Send test event); its body carries "test": true */
+                                test: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The recovery that last sent it again, if any
+                                 */
+                                recovery_id: string | null;
                                 created_at: string;
                             }[];
                             /** @description Pass as cursor for the next page */
@@ -970,6 +1150,13 @@ export interface paths {
                             last_response_status: number | null;
                             last_error: string | null;
                             delivered_at: string | null;
+                            /** @description A test delivery (Send test event); its body carries "test": true */
+                            test: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The recovery that last sent it again, if any
+                             */
+                            recovery_id: string | null;
                             created_at: string;
                             /** @description The exact body text that is signed and sent, byte for byte: HMAC-SHA256(secret, body) is the x-webhook-signature */
                             body: string;
@@ -1080,6 +1267,13 @@ export interface paths {
                             last_response_status: number | null;
                             last_error: string | null;
                             delivered_at: string | null;
+                            /** @description A test delivery (Send test event); its body carries "test": true */
+                            test: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The recovery that last sent it again, if any
+                             */
+                            recovery_id: string | null;
                             created_at: string;
                         };
                     };
@@ -1150,7 +1344,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                                 description: string;
                                 example: {
                                     [key: string]: unknown;
@@ -1200,7 +1394,7 @@ export interface paths {
                     "application/json": {
                         target_url: string;
                         /** @enum {string} */
-                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                     };
                 };
             };
@@ -1219,7 +1413,7 @@ export interface paths {
                             id: string;
                             target_url: string;
                             /** @enum {string} */
-                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                             /** @description Signing secret, for receivers that verify signatures */
                             secret: string;
                         };
@@ -1343,7 +1537,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                 };
                 cookie?: never;
             };
@@ -5318,6 +5512,119 @@ export interface components {
                     disabled_reason?: string;
                     /** Format: date-time */
                     disabled_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description Another endpoint of the organization has failed every attempt for an hour. row is that endpoint (never its secret): since when it fails, how many attempts failed in a row, its last answer and when it will be disabled if it goes on failing.
+         * @example {
+         *       "id": "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e",
+         *       "type": "webhook.endpoint.failing",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": true,
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "consecutive_failures": 14,
+         *           "last_response_status": 503,
+         *           "disable_at": "2026-11-27T09:10:00.5+00:00"
+         *         },
+         *         "delta": {
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "consecutive_failures": 14
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.failing": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.failing";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    /** Format: date-time */
+                    failing_since?: string;
+                    consecutive_failures?: number;
+                    last_response_status?: number;
+                    /** Format: date-time */
+                    disable_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description An endpoint that a webhook.endpoint.failing event was about delivered again. row is that endpoint (never its secret), with the run of failures it recovered from.
+         * @example {
+         *       "id": "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f",
+         *       "type": "webhook.endpoint.recovered",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": true,
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "recovered_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "last_response_status": 200
+         *         },
+         *         "delta": {
+         *           "recovered_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.recovered": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.recovered";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    /** Format: date-time */
+                    failing_since?: string;
+                    /** Format: date-time */
+                    recovered_at?: string;
+                    last_response_status?: number;
                 };
                 /** @description The fields that changed (for an insert, every field) */
                 delta: Record<string, never>;

@@ -13,8 +13,8 @@ import { mapSqlErrors } from "../sql_errors.ts";
 // index (see webhook_deliveries_log_*_idx in the outbound tables migration).
 const DELIVERY_SELECT = `
   select d.id, d.event_id, d.endpoint_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at,
-         d.first_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.delivered_at, d.created_at,
-         d.created_at::text as cursor_at
+         d.first_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.delivered_at, d.test,
+         d.recovery_id, d.created_at, d.created_at::text as cursor_at
   from public.webhook_deliveries d`;
 
 /**
@@ -39,6 +39,17 @@ export function listDeliveriesQuery(
   if (q.status) where.push(`d.status = ${arg(q.status)}`);
   if (q.since) where.push(`d.created_at >= ${arg(q.since)}::timestamptz`);
   if (q.until) where.push(`d.created_at < ${arg(q.until)}::timestamptz`);
+  if (q.tests === "exclude") where.push(`not d.test`);
+  if (q.tests === "only") where.push(`d.test`);
+  // A recovery's deliveries: its own partial index (webhook_deliveries_recovery_idx).
+  if (q.recovery_id) where.push(`d.recovery_id = ${arg(q.recovery_id)}::uuid`);
+  // What is inside: the events whose body contains the text (the trigram index on payload::text,
+  // 20261129100000_webhook_logs_search.sql), bounded to the caller's organization by the events'
+  // policy and by the deliveries' own.
+  if (q.contains) {
+    where.push(`d.event_id in (select e.id from public.webhook_events e
+                               where e.payload::text ilike ${arg(`%${likeEscaped(q.contains)}%`)})`);
+  }
   if (cursor) {
     // The cursor's timestamp goes in as text: a timestamptz parameter would pass through a
     // JavaScript Date in the driver and lose its microseconds.
@@ -47,6 +58,11 @@ export function listDeliveriesQuery(
   const text = `${DELIVERY_SELECT} ${where.length ? `where ${where.join(" and ")}` : ""}
     order by d.created_at desc, d.id desc limit ${arg(q.limit + 1)}`;
   return { text, args };
+}
+
+/** The text as a LIKE pattern matching itself: its %, _ and \ stand for themselves. */
+export function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 type Row = DeliveryRow & { cursor_at?: string };
@@ -62,8 +78,8 @@ export const deliveryRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/deliveries",
-      summary:
-        "List deliveries, newest first, filtered by endpoint, event type, state and time, or found by id (q)",
+      summary: "List deliveries, newest first, filtered by endpoint, event type, state, time, tests and " +
+        "recovery, found by id (q) or by what their body contains (contains)",
       tag: "Webhook Logs",
       access: "admin",
       query: ListDeliveries,

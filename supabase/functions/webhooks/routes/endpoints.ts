@@ -15,6 +15,9 @@ import {
   EndpointWithHealth,
   EndpointWithSecret,
   Recover,
+  RecoverPreview,
+  RecoverPreviewQuery,
+  RecoverResult,
   RotateSecret,
   SendTest,
   UpdateEndpoint,
@@ -22,6 +25,8 @@ import {
 import { mapSqlErrors } from "../sql_errors.ts";
 
 const id = { id: z.uuid() };
+// A preview counts at most this many (a recovery itself has no cap).
+const PREVIEW_CAP = 100_000;
 
 /** Refuses URLs the dispatcher would refuse (non-https in production, private or metadata addresses). */
 export async function assertSafeTarget(config: Config, url: string): Promise<void> {
@@ -362,17 +367,46 @@ export const endpointRoutes: RouteFactory = (deps) => [
   ),
   route(
     {
+      method: "get",
+      path: "/endpoints/:id/recover/preview",
+      summary: "How many permanently failed deliveries a recovery with these fields would send again",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      query: RecoverPreviewQuery,
+      responses: {
+        200: { description: "The count, before anything is sent", schema: RecoverPreview },
+        404: { description: "No such endpoint" },
+      },
+    },
+    async (c) => {
+      const endpointId = c.req.valid("param").id;
+      const q = c.req.valid("query");
+      const n = await asAdmin(deps, c, async (tx) => {
+        await visibleEndpoint(tx, endpointId);
+        const [r] = await mapSqlErrors(() =>
+          tx<{ n: number }[]>`select public.webhook_recover_preview(${endpointId}, ${q.since}::timestamptz,
+                                ${q.until ?? null}::timestamptz, ${q.event_type ?? null}, ${PREVIEW_CAP}) as n`
+        );
+        return r!.n;
+      });
+      return c.json({ count: Math.min(n, PREVIEW_CAP), more: n > PREVIEW_CAP });
+    },
+  ),
+  route(
+    {
       method: "post",
       path: "/endpoints/:id/recover",
-      summary: "Send again every permanently failed delivery of this endpoint created since a time",
+      summary: "Send again every permanently failed delivery of this endpoint created in a window " +
+        "(since, until), optionally of one event type",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: Recover,
       responses: {
         202: {
-          description: "How many deliveries were queued again",
-          schema: z.object({ recovered: z.number().int() }),
+          description: "How many deliveries were queued again, and the recovery's id to list them by",
+          schema: RecoverResult,
         },
         404: { description: "No such endpoint" },
         409: { description: "The endpoint is disabled" },
@@ -381,16 +415,17 @@ export const endpointRoutes: RouteFactory = (deps) => [
     async (c) => {
       const endpointId = c.req.valid("param").id;
       const input = c.req.valid("json");
+      const recoveryId = crypto.randomUUID();
       const recovered = await asAdmin(deps, c, async (tx) => {
         await visibleEndpoint(tx, endpointId);
         const [r] = await mapSqlErrors(() =>
-          tx<
-            { n: number }[]
-          >`select public.webhook_recover_failed(${endpointId}, ${input.since}::timestamptz) as n`
+          tx<{ n: number }[]>`select public.webhook_recover_failed(${endpointId}, ${input.since}::timestamptz,
+                                ${input.until ?? null}::timestamptz, ${input.event_type ?? null},
+                                ${recoveryId}) as n`
         );
         return r!.n;
       });
-      return c.json({ recovered }, 202);
+      return c.json({ recovered, recovery_id: recoveryId }, 202);
     },
   ),
 ];
