@@ -113,7 +113,8 @@ begin
   with recovered_delivery as (
     update public.webhook_deliveries d
        set status = 'pending', next_attempt_at = now(), first_attempt_at = null, recovery_id = recovery
-     where d.id in (select c.id from private.webhook_recoverable(ep.id, since, until, event_type) c)
+     where d.id in (select c.id from private.webhook_recoverable(ep.id, webhook_recover_failed.since,
+                        webhook_recover_failed.until, webhook_recover_failed.event_type) c)
     returning d.id
   ), fenced as (
     -- As for a redeliver: an attempt still in flight (the endpoint was disabled meanwhile) is fenced
@@ -139,7 +140,8 @@ set search_path = ''
 as $$
   select d.id from public.webhook_deliveries d
    where d.endpoint_id = webhook_recoverable.endpoint_id and d.status = 'permanently_failed'
-     and d.created_at >= since and (until is null or d.created_at < until)
+     and d.created_at >= webhook_recoverable.since
+     and (webhook_recoverable.until is null or d.created_at < webhook_recoverable.until)
      and (webhook_recoverable.event_type is null or d.event_type = webhook_recoverable.event_type)
      and not exists (select 1 from public.webhook_events ev where ev.id = d.event_id and ev.redacted_at is not null)
 $$;
@@ -167,7 +169,9 @@ begin
     perform private.webhook_not_found(org, 'endpoint');
   end if;
   select count(*) into n
-    from (select 1 from private.webhook_recoverable(ep.id, since, until, event_type) limit cap + 1) c;
+    from (select 1 from private.webhook_recoverable(ep.id, webhook_recover_preview.since,
+                        webhook_recover_preview.until, webhook_recover_preview.event_type)
+          limit cap + 1) c;
   return n;
 end;
 $$;

@@ -11,7 +11,8 @@ import { ActivityChart } from "./ActivityChart.tsx";
 import { DeleteForm } from "./DeleteForm.tsx";
 import { EndpointForm } from "./EndpointForm.tsx";
 import { Health } from "./Health.tsx";
-import { RecoverForm } from "./RecoverForm.tsx";
+import { RecoverForm, type Said } from "./RecoverForm.tsx";
+import { AlertsNote } from "./AlertsNote.tsx";
 import { RotateForm } from "./RotateForm.tsx";
 import { SendTestForm } from "./SendTestForm.tsx";
 import { useAttemptWatch } from "./useAttemptWatch.ts";
@@ -30,7 +31,7 @@ export function EndpointCard(
   const [editing, setEditing] = useState(false);
   const [dialog, setDialog] = useState<Open>(null);
   // What the last action did, in words (the forms in dialogs report here once they close).
-  const [said, setSaid] = useState<string | null>(null);
+  const [said, setSaid] = useState<Said | null>(null);
   const headingId = useId();
   const watchAttempt = useAttemptWatch(e);
   const toggle = useAction(async () => {
@@ -43,10 +44,10 @@ export function EndpointCard(
       : "Endpoint enabled.";
   });
   const close = () => setDialog(null);
-  const done = (text: string) => {
+  const done = (text: string | Said) => {
     setDialog(null);
     toggle.reset();
-    setSaid(text);
+    setSaid(typeof text === "string" ? { text } : text);
   };
 
   return (
@@ -91,6 +92,7 @@ export function EndpointCard(
         </p>
       )}
       <Health e={e} />
+      <AlertsNote endpoint={e} />
       <ActivityChart endpointId={e.id} url={e.url} />
 
       {editing
@@ -158,7 +160,17 @@ export function EndpointCard(
           </div>
         )}
       {said && !toggle.isPending && !toggle.error && !toggle.data
-        ? <p className="ok" role="status">{said}</p>
+        ? (
+          <p className="ok" role="status">
+            {said.text}
+            {said.link && (
+              <>
+                {" "}
+                <Link href={said.link.href}>{said.link.label}</Link>
+              </>
+            )}
+          </p>
+        )
         : <ActionResult action={toggle} />}
 
       <Dialog
