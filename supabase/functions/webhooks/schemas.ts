@@ -158,7 +158,8 @@ const RecoverWindow = {
   ),
   event_type: z.string().min(1).max(100).optional().describe("Only deliveries of this event type"),
 };
-const sinceUntil = (r: { since: string; until?: string }) => !r.until || Date.parse(r.until) > Date.parse(r.since);
+const sinceUntil = (r: { since: string; until?: string }) =>
+  !r.until || Date.parse(r.until) > Date.parse(r.since);
 const UNTIL_AFTER_SINCE = { message: "until must be after since", path: ["until"] };
 
 export const Recover = z.object(RecoverWindow).strict().refine(sinceUntil, UNTIL_AFTER_SINCE).openapi({
@@ -196,7 +197,7 @@ export const Delivery = z.object({
   last_response_status: z.number().int().nullable(),
   last_error: z.string().nullable(),
   delivered_at: z.string().nullable(),
-  test: z.boolean().describe("A test delivery (Send test event); its body carries \"test\": true"),
+  test: z.boolean().describe('A test delivery (Send test event); its body carries "test": true'),
   recovery_id: z.uuid().nullable().describe("The recovery that last sent it again, if any"),
   created_at: z.string(),
 });

@@ -386,7 +386,9 @@ export const endpointRoutes: RouteFactory = (deps) => [
         await visibleEndpoint(tx, endpointId);
         const [r] = await mapSqlErrors(() =>
           tx<{ n: number }[]>`select public.webhook_recover_preview(${endpointId}, ${q.since}::timestamptz,
-                                ${q.until ?? null}::timestamptz, ${q.event_type ?? null}, ${PREVIEW_CAP}) as n`
+                                ${q.until ?? null}::timestamptz, ${
+            q.event_type ?? null
+          }, ${PREVIEW_CAP}) as n`
         );
         return r!.n;
       });

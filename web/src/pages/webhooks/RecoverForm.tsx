@@ -61,15 +61,13 @@ export function RecoverForm(
     }));
     const n = r.recovered;
     onDone(
-      n === 0
-        ? { text: "No permanently failed deliveries in that window: nothing to send again." }
-        : {
-          text: `${plural(n, "failed delivery is", "failed deliveries are")} being sent again.`,
-          link: {
-            href: `/settings/integrations/webhook-logs?recovery=${r.recovery_id}`,
-            label: `Follow ${n === 1 ? "it" : "them"} in Webhook Logs`,
-          },
+      n === 0 ? { text: "No permanently failed deliveries in that window: nothing to send again." } : {
+        text: `${plural(n, "failed delivery is", "failed deliveries are")} being sent again.`,
+        link: {
+          href: `/settings/integrations/webhook-logs?recovery=${r.recovery_id}`,
+          label: `Follow ${n === 1 ? "it" : "them"} in Webhook Logs`,
         },
+      },
     );
   });
   const events = [...endpoint.events, "webhook.test"];
@@ -116,7 +114,9 @@ export function RecoverForm(
             ? "Counting the failed deliveries…"
             : count === 0
             ? "No permanently failed deliveries in this window."
-            : `${plural(count, "delivery", "deliveries")}${preview.data?.more ? " or more" : ""} will be sent again.`)}
+            : `${plural(count, "delivery", "deliveries")}${
+              preview.data?.more ? " or more" : ""
+            } will be sent again.`)}
       </p>
       <ActionResult action={recover} />
       <div className="actions">
