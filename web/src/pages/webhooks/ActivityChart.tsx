@@ -58,7 +58,9 @@ export function ActivityChart(
   });
   const a = activity.data;
   return (
-    <section className="activity" aria-labelledby={`${id}-h`}>
+    // Named with its endpoint: with several cards, each activity region is its own landmark (axe
+    // landmark-unique).
+    <section className="activity" aria-label={`Activity of ${url}`}>
       <div className="activity-head">
         <h3 id={`${id}-h`}>Activity</h3>
         <div role="group" aria-label={`Activity period for ${url}`}>
