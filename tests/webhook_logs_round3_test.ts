@@ -187,6 +187,35 @@ Deno.test("contains: deliveries whose body holds a value, any letter case, this 
       admin,
     );
     assertEquals(filtered.data.data.length, 1);
+
+    // A text in more bodies than the index step collects (5,000): the listing walks the deliveries
+    // newest first and checks each body, with the same answers and pages.
+    const common = `common-${mark}`;
+    for (const org of [t.organizationId, other.organizationId]) {
+      const endpoint = org === t.organizationId ? ep.id : theirs.id;
+      await sql()`
+        with ev as (
+          insert into public.webhook_events (organization_id, type, payload, created_at)
+          select ${org}::uuid, 'member.created', jsonb_build_object('note', ${common}::text, 'n', g),
+                 now() - interval '10 days' + make_interval(secs => g)
+          from generate_series(1, 5100) g returning id, created_at)
+        insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at,
+                                               created_at)
+        select ${org}::uuid, ev.id, ${endpoint}::uuid, 'delivered', null, ev.created_at from ev`;
+    }
+    const first = await call(api.base, "GET", `/deliveries?contains=${common}&limit=200`, admin);
+    assertEquals(first.status, 200, first.text);
+    assertEquals(first.data.data.length, 200);
+    assert(first.data.data.every((d: { endpoint_id: string }) => d.endpoint_id === ep.id), "ours only");
+    const second = await call(
+      api.base,
+      "GET",
+      `/deliveries?contains=${common}&limit=200&cursor=${encodeURIComponent(first.data.next_cursor)}`,
+      admin,
+    );
+    assertEquals(second.data.data.length, 200);
+    const ids = new Set([...first.data.data, ...second.data.data].map((d: { id: string }) => d.id));
+    assertEquals(ids.size, 400, "two pages, no delivery twice");
   } finally {
     await retireEndpoints(ep.id, theirs.id);
     await api.close();

@@ -70,7 +70,10 @@ const big = orgs[0]!.id;
 const endpoints = new Map<string, string>();
 for (const o of orgs) {
   const [e] = await sql<{ id: string }[]>`insert into public.webhook_endpoints (organization_id, url, events)
-    values (${o.id}, 'https://crm.example.org/hook', ${["member.created", "donation.recorded"]}) returning id`;
+    values (${o.id}, 'https://crm.example.org/hook', ${[
+    "member.created",
+    "donation.recorded",
+  ]}) returning id`;
   endpoints.set(o.id, e!.id);
 }
 // Loaded without the trigram index, which is then built once (as `create index` does on a live table).
@@ -108,11 +111,16 @@ const n = Math.floor(total / 2) + 1; // an event in the middle of the history
 const searches: [string, Record<string, string>][] = [
   ["an e-mail address (1 body)", { contains: `member${n % 3 === 0 ? n + 1 : n}@example.org` }],
   ["a payment id (1 body)", { contains: `pay_${await md5(3 * Math.floor(n / 3))}` }],
-  ["a phone number, digits only (1 body)", { contains: `55119${String(n % 3 === 0 ? n + 1 : n).padStart(8, "0")}` }],
+  ["a phone number, digits only (1 body)", {
+    contains: `55119${String(n % 3 === 0 ? n + 1 : n).padStart(8, "0")}`,
+  }],
   ["a surname and number prefix (~111 bodies)", { contains: `Fernandes ${String(n).slice(0, 4)}` }],
   ["an address nobody has (0 bodies)", { contains: "nobody@nowhere.example" }],
   ["a word in every body (example.org)", { contains: "example.org" }],
-  ["an e-mail address, with status=delivered", { contains: `member${n % 3 === 0 ? n + 1 : n}@example.org`, status: "delivered" }],
+  ["an e-mail address, with status=delivered", {
+    contains: `member${n % 3 === 0 ? n + 1 : n}@example.org`,
+    status: "delivered",
+  }],
 ];
 
 async function md5(g: number) {
@@ -120,7 +128,8 @@ async function md5(g: number) {
   return r!.h;
 }
 
-const SCANS = /(Seq Scan|Index Scan(?: Backward)? using \S+|Index Only Scan(?: Backward)? using \S+|Bitmap \w+ Scan(?: on \S+)?|Sort|Nested Loop|Hash Join)/g;
+const SCANS =
+  /(Seq Scan|Index Scan(?: Backward)? using \S+|Index Only Scan(?: Backward)? using \S+|Bitmap \w+ Scan(?: on \S+)?|Sort|Nested Loop|Hash Join)/g;
 
 // Both steps the API takes, timed together: the matching bodies through the index, then the page.
 async function time(filter: Record<string, string>, withoutIndex: boolean) {
@@ -151,7 +160,9 @@ console.log(`Webhook Logs content search (GET /webhooks/deliveries?contains=…)
 console.log(`machine: ${machine()}`);
 console.log(
   `data: ${total} deliveries in the measured organization (one per event, bodies ${size!.avg} bytes on ` +
-    `average), ${OTHERS} others with ${OTHER_EACH} each; loaded in ${loadSeconds.toFixed(0)} s; trigram index ` +
+    `average), ${OTHERS} others with ${OTHER_EACH} each; loaded in ${
+      loadSeconds.toFixed(0)
+    } s; trigram index ` +
     `built in ${buildSeconds.toFixed(0)} s, ${size!.index} (events table with its indexes: ${size!.events})`,
 );
 console.log(`| search | bodies matched | rows | p50 | p90 | max | listing plan | without the index: p50 |`);
@@ -160,7 +171,9 @@ for (const [name, filter] of searches) {
   const w = await time(filter, false);
   const wo = await time(filter, true);
   console.log(
-    `| ${name} | ${w.found} | ${w.rows} | ${fmt(w.p50)} | ${fmt(w.p90)} | ${fmt(w.max)} | ${w.plan} | ${fmt(wo.p50)} |`,
+    `| ${name} | ${w.found} | ${w.rows} | ${fmt(w.p50)} | ${fmt(w.p90)} | ${fmt(w.max)} | ${w.plan} | ${
+      fmt(wo.p50)
+    } |`,
   );
 }
 await sql.end();

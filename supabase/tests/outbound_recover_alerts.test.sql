@@ -3,7 +3,7 @@
 -- endpoints an organization chooses (webhook.endpoint.failing / .recovered), once per run of failures,
 -- never to the endpoint they are about, never to another organization.
 begin;
-select plan(28);
+select plan(31);
 
 select tests.create_tenants('e7000000-0000-4000-8000-0000000000aa', 'e7000000-0000-4000-8000-0000000000bb',
                             'e7000000-0000-4000-8000-0000000000a1', 'e7000000-0000-4000-8000-0000000000a2',
@@ -85,6 +85,21 @@ select tests.create_members('e7000000-0000-4000-8000-0000000000aa', 1);
 select is((select count(*)::int from public.webhook_deliveries
             where endpoint_id = 'e7000000-0000-4000-8000-0000000000e1' and not test and status = 'pending'
               and recovery_id is null), 1, 'a real one is not');
+
+-- Content search: the caller's organization only ---------------------------------------------------
+insert into public.webhook_events (organization_id, type, payload)
+values ('e7000000-0000-4000-8000-0000000000aa', 'member.created', '{"email": "needle@example.org"}'),
+       ('e7000000-0000-4000-8000-0000000000bb', 'member.created', '{"email": "needle@example.org"}');
+select tests.act_as_config_api('e7000000-0000-4000-8000-0000000000b1', 'e7000000-0000-4000-8000-0000000000bb');
+select is((select organization_id from public.webhook_events
+            where id = any (private.webhook_events_containing('%NEEDLE@example%', 10))),
+          'e7000000-0000-4000-8000-0000000000bb'::uuid, 'a search finds its own organization''s body only');
+select tests.clear_act_as();
+select tests.act_as_config_api('e7000000-0000-4000-8000-0000000000a2', 'e7000000-0000-4000-8000-0000000000aa');
+select throws_ok($$select private.webhook_events_containing('%needle%', 10)$$, '42501', null, 'staff cannot search');
+select tests.clear_act_as();
+select ok(not has_function_privilege('authenticated', 'private.webhook_events_containing(text, integer)', 'execute'),
+          'the Data API''s roles cannot');
 
 -- Failure alerts ---------------------------------------------------------------------------------------
 -- A's endpoints: e1 (above), e2 and e3 subscribed to the alerts; B's e4 subscribed to them too.
