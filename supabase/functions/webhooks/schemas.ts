@@ -162,27 +162,21 @@ const sinceUntil = (r: { since: string; until?: string }) =>
   !r.until || Date.parse(r.until) > Date.parse(r.since);
 const UNTIL_AFTER_SINCE = { message: "until must be after since", path: ["until"] };
 
-export const Recover = z.object(RecoverWindow).strict().refine(sinceUntil, UNTIL_AFTER_SINCE).openapi({
-  example: {
-    since: "2026-11-21T00:00:00Z",
-    until: "2026-11-22T00:00:00Z",
-    event_type: "donation.recorded",
-  },
-});
+export const Recover = z.object(RecoverWindow).strict().refine(sinceUntil, UNTIL_AFTER_SINCE);
 
 export const RecoverPreviewQuery = z.object(RecoverWindow).refine(sinceUntil, UNTIL_AFTER_SINCE);
 
 export const RecoverPreview = z.object({
   count: z.number().int().describe("How many deliveries a recovery with these fields would send again"),
   more: z.boolean().describe("true when there are more than count (counting stops at 100,000)"),
-}).openapi({ example: { count: 12, more: false } });
+});
 
 export const RecoverResult = z.object({
   recovered: z.number().int().describe("How many deliveries were queued again"),
   recovery_id: z.uuid().describe(
     "Lists them in Webhook Logs: GET /webhooks/deliveries?recovery_id=… (the page: ?recovery=…)",
   ),
-}).openapi({ example: { recovered: 12, recovery_id: "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b" } });
+});
 
 export const Delivery = z.object({
   id: z.uuid(),

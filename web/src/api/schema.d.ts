@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's webhook endpoints (secrets are never listed) */
+        /**
+         * List the organization's webhook endpoints
+         * @description Newest first, each with its health. Secrets are never listed.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -27,6 +30,70 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "url": "https://crm.gracechapel.example/hooks/church",
+                         *           "events": [
+                         *             "member.created",
+                         *             "donation.recorded"
+                         *           ],
+                         *           "description": "Church CRM",
+                         *           "enabled": true,
+                         *           "disabled_reason": null,
+                         *           "disabled_at": null,
+                         *           "previous_secret_expires_at": null,
+                         *           "rate_limit_per_second": 20,
+                         *           "paused_until": null,
+                         *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_by_display": "Ruth Okafor",
+                         *           "created_at": "2026-11-20T10:15:00.000Z",
+                         *           "updated_at": "2026-11-20T10:15:00.000Z",
+                         *           "health": {
+                         *             "last_attempt_at": "2026-11-28T09:58:12.000Z",
+                         *             "last_response_status": 200,
+                         *             "last_outcome": "delivered",
+                         *             "consecutive_failures": 0,
+                         *             "success_rate_24h": 0.9934,
+                         *             "attempts_24h": 152,
+                         *             "failing_since": null,
+                         *             "mean_response_ms_24h": 184
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+                         *           "url": "https://hooks.zapier.example/hooks/catch/1234567/abcdef/",
+                         *           "events": [
+                         *             "attendance.marked"
+                         *           ],
+                         *           "description": null,
+                         *           "enabled": false,
+                         *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+                         *           "disabled_at": "2026-11-22T10:16:02.000Z",
+                         *           "previous_secret_expires_at": null,
+                         *           "rate_limit_per_second": null,
+                         *           "paused_until": null,
+                         *           "created_by": null,
+                         *           "created_by_display": "API key Zapier",
+                         *           "created_at": "2026-11-20T10:15:00.000Z",
+                         *           "updated_at": "2026-11-22T10:16:02.000Z",
+                         *           "health": {
+                         *             "last_attempt_at": "2026-11-22T10:16:01.000Z",
+                         *             "last_response_status": 404,
+                         *             "last_outcome": "failed",
+                         *             "consecutive_failures": 212,
+                         *             "success_rate_24h": null,
+                         *             "attempts_24h": 0,
+                         *             "failing_since": "2026-11-17T10:15:30.000Z",
+                         *             "mean_response_ms_24h": null
+                         *           }
+                         *         }
+                         *       ],
+                         *       "target_policy": "public_https"
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -91,6 +158,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -100,13 +175,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
         put?: never;
-        /** Add an endpoint: a URL and the events it receives. The response carries the secret. */
+        /**
+         * Add an endpoint: a URL and the events it receives
+         * @description The response carries the signing secret: the only time it is shown, until a rotation.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -116,6 +202,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "url": "https://crm.gracechapel.example/hooks/church",
+                     *       "events": [
+                     *         "member.created",
+                     *         "donation.recorded"
+                     *       ],
+                     *       "description": "Church CRM",
+                     *       "rate_limit_per_second": 20
+                     *     }
+                     */
                     "application/json": {
                         url: string;
                         events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
@@ -135,6 +232,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": 20,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-20T10:15:00.000Z",
+                         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -173,6 +292,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -182,6 +317,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -191,6 +334,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -234,6 +385,37 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": 20,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-20T10:15:00.000Z",
+                         *       "health": {
+                         *         "last_attempt_at": "2026-11-28T09:58:12.000Z",
+                         *         "last_response_status": 200,
+                         *         "last_outcome": "delivered",
+                         *         "consecutive_failures": 0,
+                         *         "success_rate_24h": 0.9934,
+                         *         "attempts_24h": 152,
+                         *         "failing_since": null,
+                         *         "mean_response_ms_24h": 184
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -291,6 +473,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -300,6 +490,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -339,6 +537,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -348,6 +554,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -362,7 +576,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Change an endpoint's URL, events, description or rate limit, or enable/disable it */
+        /**
+         * Change, enable or disable an endpoint
+         * @description Give any of its URL, events, description, rate limit and `enabled`; the rest stays.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -374,6 +591,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         "member.created",
+                     *         "member.lost",
+                     *         "donation.recorded"
+                     *       ],
+                     *       "rate_limit_per_second": null
+                     *     }
+                     */
                     "application/json": {
                         url?: string;
                         events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
@@ -391,6 +618,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "member.lost",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": null,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-28T10:02:45.000Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -427,6 +676,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -436,6 +701,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -445,6 +718,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -468,7 +749,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace the signing secret; the old one keeps signing (a second signature) during a grace period */
+        /**
+         * Replace an endpoint's signing secret
+         * @description The old secret keeps signing too (a second signature in `webhook-signature`) during a grace period, so receivers can switch without losing a delivery.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -480,6 +764,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "grace_seconds": 86400
+                     *     }
+                     */
                     "application/json": {
                         /** @description How long the old secret keeps signing too (default 86400, at most 7 days) */
                         grace_seconds?: number;
@@ -495,6 +784,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "secret": "whsec_Q2xrYjV0N2pGdXBxWjRkTmM4c0t3aEV5",
+                         *       "previous_secret_expires_at": "2026-11-29T10:05:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             secret: string;
                             previous_secret_expires_at: string | null;
@@ -507,6 +802,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: grace_seconds",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "grace_seconds",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -516,6 +827,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -525,6 +844,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -552,7 +879,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a test event to this endpoint: webhook.test, or any event type with its example body */
+        /**
+         * Send a test event to this endpoint
+         * @description `webhook.test`, or any event type of the catalogue with its example body.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -564,6 +894,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "event_type": "donation.recorded"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
@@ -580,6 +915,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "event_id": "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             event_id: string;
@@ -592,6 +932,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: event_type",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "event_type",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -601,6 +957,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -610,6 +974,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -642,7 +1014,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** How many permanently failed deliveries a recovery with these fields would send again */
+        /**
+         * Count what a recovery would send again
+         * @description How many permanently failed deliveries `POST /endpoints/{id}/recover` with the same fields would queue again, counted up to 100,000 (`more`: there are more).
+         */
         get: {
             parameters: {
                 query: {
@@ -667,6 +1042,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "count": 37,
+                         *       "more": false
+                         *     }
+                         */
                         "application/json": {
                             /** @description How many deliveries a recovery with these fields would send again */
                             count: number;
@@ -681,6 +1062,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: since",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "since",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -690,6 +1087,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -699,6 +1104,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -728,7 +1141,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send again every permanently failed delivery of this endpoint created in a window (since, until), optionally of one event type */
+        /**
+         * Send again the permanently failed deliveries in a window
+         * @description Every delivery of this endpoint created in [`since`, `until`) (`until`: now when left out) that failed for good, of `event_type` only when given, is queued again. The answer's `recovery_id` lists them: `GET /deliveries?recovery_id=…`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -740,6 +1156,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "since": "2026-11-27T00:00:00Z",
+                     *       "until": "2026-11-28T00:00:00Z",
+                     *       "event_type": "donation.recorded"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: date-time
@@ -763,6 +1186,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "recovered": 37,
+                         *       "recovery_id": "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b"
+                         *     }
+                         */
                         "application/json": {
                             /** @description How many deliveries were queued again */
                             recovered: number;
@@ -780,6 +1209,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: since",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "since",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -789,6 +1234,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -798,6 +1251,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -830,7 +1291,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint's attempts per hour (or 6 hours) over 24 hours or 7 days, with response time percentiles */
+        /**
+         * An endpoint's attempts and response times over time
+         * @description Attempts per hour (or 6 hours) over 24 hours or 7 days, delivered and failed, with estimated response time percentiles. The example is cut to 3 of its 24 points.
+         */
         get: {
             parameters: {
                 query?: {
@@ -852,6 +1316,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "window": "24h",
+                         *       "bucket_seconds": 3600,
+                         *       "points": [
+                         *         {
+                         *           "start": "2026-11-27T11:00:00.000Z",
+                         *           "delivered": 6,
+                         *           "failed": 0,
+                         *           "p50_ms": 142,
+                         *           "p95_ms": 310
+                         *         },
+                         *         {
+                         *           "start": "2026-11-27T12:00:00.000Z",
+                         *           "delivered": 9,
+                         *           "failed": 2,
+                         *           "p50_ms": 171,
+                         *           "p95_ms": 9400
+                         *         },
+                         *         {
+                         *           "start": "2026-11-27T13:00:00.000Z",
+                         *           "delivered": 0,
+                         *           "failed": 0,
+                         *           "p50_ms": null,
+                         *           "p95_ms": null
+                         *         }
+                         *       ],
+                         *       "totals": {
+                         *         "delivered": 151,
+                         *         "failed": 2,
+                         *         "p50_ms": 158,
+                         *         "p95_ms": 420
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             /** @enum {string} */
                             window: "24h" | "7d";
@@ -883,6 +1382,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: window",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "window",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -892,6 +1407,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -901,6 +1424,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -928,7 +1459,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Failure alerts: their thresholds, and the endpoints they go to */
+        /**
+         * Failure alerts: thresholds and where they go
+         * @description When an endpoint's failures are reported (a mail to the admins, and `webhook.endpoint.failing` to the alert endpoints) and when it is disabled; the alert endpoints are the organization's endpoints subscribed to a `webhook.endpoint.*` event type.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -944,6 +1478,25 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "failing_after_seconds": 3600,
+                         *       "disable_after_seconds": 432000,
+                         *       "mail_to_admins": true,
+                         *       "endpoints": [
+                         *         {
+                         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+                         *           "url": "https://alerts.example.org/hooks/webhooks",
+                         *           "enabled": true,
+                         *           "events": [
+                         *             "webhook.endpoint.failing",
+                         *             "webhook.endpoint.recovered",
+                         *             "webhook.endpoint.disabled"
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description An endpoint that fails every attempt this long is reported failing: a mail to the admins and webhook.endpoint.failing to the alert endpoints */
                             failing_after_seconds: number;
@@ -969,6 +1522,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -978,6 +1539,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -998,7 +1567,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List deliveries, newest first, filtered by endpoint, event type, state, time, tests and recovery, found by id (q) or by what their body contains (contains) */
+        /**
+         * List deliveries, newest first
+         * @description Filtered by endpoint, event type, state, time, test deliveries (`tests`) and recovery (`recovery_id`), or one found by id: `q` is a delivery id, or an event id (the `webhook-id` header the receiver saw). `contains` finds the deliveries whose body contains a text (an e-mail address, a payment id), in any letter case.
+         */
         get: {
             parameters: {
                 query?: {
@@ -1033,6 +1605,47 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
+                         *           "event_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *           "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "event_type": "donation.recorded",
+                         *           "status": "delivered",
+                         *           "attempt_count": 2,
+                         *           "next_attempt_at": null,
+                         *           "first_attempt_at": "2026-11-28T09:41:07.000Z",
+                         *           "last_attempt_at": "2026-11-28T09:41:13.000Z",
+                         *           "last_response_status": 200,
+                         *           "last_error": null,
+                         *           "delivered_at": "2026-11-28T09:41:13.000Z",
+                         *           "test": false,
+                         *           "recovery_id": null,
+                         *           "created_at": "2026-11-28T09:41:07.000Z"
+                         *         },
+                         *         {
+                         *           "id": "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
+                         *           "event_id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *           "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "event_type": "member.created",
+                         *           "status": "retrying",
+                         *           "attempt_count": 3,
+                         *           "next_attempt_at": "2026-11-28T10:12:00.000Z",
+                         *           "first_attempt_at": "2026-11-28T09:38:55.000Z",
+                         *           "last_attempt_at": "2026-11-28T09:42:00.000Z",
+                         *           "last_response_status": 503,
+                         *           "last_error": "HTTP 503",
+                         *           "delivered_at": null,
+                         *           "test": false,
+                         *           "recovery_id": null,
+                         *           "created_at": "2026-11-28T09:38:55.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": "WyIyMDI2LTExLTI4IDA5OjM4OjU1LjUxMjkzNCswMCIsIjBmMWUyZDNjLTRiNWEtNDY5Ny04ODc3LTY2NTVhNGIzYzJkMSJd"
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -1074,6 +1687,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1083,6 +1712,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1092,6 +1729,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1130,6 +1775,80 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
+                         *       "event_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "event_type": "donation.recorded",
+                         *       "status": "delivered",
+                         *       "attempt_count": 2,
+                         *       "next_attempt_at": null,
+                         *       "first_attempt_at": "2026-11-28T09:41:07.000Z",
+                         *       "last_attempt_at": "2026-11-28T09:41:13.000Z",
+                         *       "last_response_status": 200,
+                         *       "last_error": null,
+                         *       "delivered_at": "2026-11-28T09:41:13.000Z",
+                         *       "test": false,
+                         *       "recovery_id": null,
+                         *       "created_at": "2026-11-28T09:41:07.000Z",
+                         *       "body": "{\"id\":\"e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a\",\"type\":\"donation.recorded\",\"created_at\":\"2026-11-28T09:41:07.000Z\",\"organization_id\":\"0c0ffee0-1234-4abc-8def-0123456789ab\",\"data\":{\"row\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"},\"delta\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"}}}",
+                         *       "payload": {
+                         *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *         "type": "donation.recorded",
+                         *         "created_at": "2026-11-28T09:41:07.000Z",
+                         *         "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *         "data": {
+                         *           "row": {
+                         *             "id": "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8",
+                         *             "amount_cents": 5000,
+                         *             "currency": "GBP"
+                         *           },
+                         *           "delta": {
+                         *             "id": "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8",
+                         *             "amount_cents": 5000,
+                         *             "currency": "GBP"
+                         *           }
+                         *         }
+                         *       },
+                         *       "attempts": [
+                         *         {
+                         *           "id": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+                         *           "attempt_number": 1,
+                         *           "attempted_at": "2026-11-28T09:41:07.000Z",
+                         *           "duration_ms": 10000,
+                         *           "response_status": null,
+                         *           "error": "timeout after 10000 ms",
+                         *           "response_excerpt": null,
+                         *           "request_headers": {
+                         *             "content-type": "application/json",
+                         *             "webhook-id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *             "webhook-timestamp": "1795772467",
+                         *             "webhook-signature": "v1,K5oZ…"
+                         *           },
+                         *           "response_headers": null
+                         *         },
+                         *         {
+                         *           "id": "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
+                         *           "attempt_number": 2,
+                         *           "attempted_at": "2026-11-28T09:41:13.000Z",
+                         *           "duration_ms": 184,
+                         *           "response_status": 200,
+                         *           "error": null,
+                         *           "response_excerpt": "{\"ok\":true}",
+                         *           "request_headers": {
+                         *             "content-type": "application/json",
+                         *             "webhook-id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *             "webhook-timestamp": "1795772473",
+                         *             "webhook-signature": "v1,pQ3n…"
+                         *           },
+                         *           "response_headers": {
+                         *             "content-type": "application/json; charset=utf-8"
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1191,6 +1910,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1200,6 +1927,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1229,7 +1964,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send this delivery again now (same event id, so receivers can de-duplicate) */
+        /**
+         * Send this delivery again now
+         * @description With the same event id (`webhook-id`), so receivers can de-duplicate.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1247,6 +1985,25 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
+                         *       "event_id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "event_type": "member.created",
+                         *       "status": "pending",
+                         *       "attempt_count": 3,
+                         *       "next_attempt_at": "2026-11-28T10:05:00.000Z",
+                         *       "first_attempt_at": "2026-11-28T09:38:55.000Z",
+                         *       "last_attempt_at": "2026-11-28T09:42:00.000Z",
+                         *       "last_response_status": 503,
+                         *       "last_error": "HTTP 503",
+                         *       "delivered_at": null,
+                         *       "test": false,
+                         *       "recovery_id": null,
+                         *       "created_at": "2026-11-28T09:38:55.000Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1284,6 +2041,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1293,6 +2058,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1325,7 +2098,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The events an endpoint can subscribe to, each with an example body */
+        /**
+         * The events an endpoint can subscribe to
+         * @description Each with what it means, when it fires and an example body. (The example shows the first of them.)
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1341,6 +2117,52 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "type": "member.created",
+                         *           "description": "A member was added: manually, in bulk, or through the visitor form. delta holds every field.",
+                         *           "example": {
+                         *             "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *             "type": "member.created",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "data": {
+                         *               "row": {
+                         *                 "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "first_name": "Grace",
+                         *                 "last_name": "Hopper",
+                         *                 "email": "grace@example.org",
+                         *                 "primary_phone": "+1 (555) 010-2030",
+                         *                 "primary_phone_normalized": "15550102030",
+                         *                 "status": "active",
+                         *                 "source": "visitor_form",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "updated_at": "2026-11-22T10:15:30.123456+00:00"
+                         *               },
+                         *               "delta": {
+                         *                 "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "first_name": "Grace",
+                         *                 "last_name": "Hopper",
+                         *                 "email": "grace@example.org",
+                         *                 "primary_phone": "+1 (555) 010-2030",
+                         *                 "primary_phone_normalized": "15550102030",
+                         *                 "status": "active",
+                         *                 "source": "visitor_form",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "updated_at": "2026-11-22T10:15:30.123456+00:00"
+                         *               }
+                         *             }
+                         *           },
+                         *           "table": "members",
+                         *           "fires": "A row is inserted into `members`: added by hand, in bulk, through the visitor form or an import. A bulk insert of 1,000 members raises 1,000 events in the same statement."
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** @enum {string} */
@@ -1349,6 +2171,10 @@ export interface paths {
                                 example: {
                                     [key: string]: unknown;
                                 };
+                                /** @description The table whose row is `data.row` */
+                                table: string;
+                                /** @description When the event is raised (Markdown) */
+                                fires: string;
                             }[];
                         };
                     };
@@ -1359,6 +2185,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1381,7 +2215,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** REST-hook subscribe: deliver one event type to target_url */
+        /**
+         * REST-hook subscribe: deliver one event type to target_url
+         * @description Zapier's performSubscribe. The subscription is an endpoint like any other: delivered, retried, logged, and disabled when the target answers 410 Gone.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1391,6 +2228,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "target_url": "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/",
+                     *       "event": "donation.recorded"
+                     *     }
+                     */
                     "application/json": {
                         target_url: string;
                         /** @enum {string} */
@@ -1405,6 +2248,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+                         *       "target_url": "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/",
+                         *       "event": "donation.recorded",
+                         *       "secret": "whsec_Vm9yZ2V0UzNjcmV0S2V5Rm9yWmFwaWVyMQ"
+                         *     }
+                         */
                         "application/json": {
                             /**
                              * Format: uuid
@@ -1425,6 +2276,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: target_url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "target_url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1434,6 +2301,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1443,6 +2318,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1496,6 +2379,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1505,6 +2396,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1529,7 +2428,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recent bodies of this event type, newest first, exactly as delivered (Zapier performList); at most 1 MiB of bodies */
+        /**
+         * Recent bodies of one event type, as delivered
+         * @description Newest first, exactly as delivered (Zapier's performList), at most `limit` of them and 1 MiB of bodies.
+         */
         get: {
             parameters: {
                 query?: {
@@ -1549,6 +2451,46 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example [
+                         *       {
+                         *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *         "type": "donation.recorded",
+                         *         "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *         "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *         "data": {
+                         *           "row": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           },
+                         *           "delta": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           }
+                         *         }
+                         *       }
+                         *     ]
+                         */
                         "application/json": {
                             [key: string]: unknown;
                         }[];
@@ -1560,6 +2502,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1569,6 +2527,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1578,6 +2544,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1605,7 +2579,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's API keys (never the keys themselves) */
+        /**
+         * List the organization's API keys
+         * @description Never the keys themselves: `key_prefix` tells them apart.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1621,6 +2598,36 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *           "name": "Zapier",
+                         *           "key_prefix": "orgkey_GksToRv",
+                         *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_by_display": "Ruth Okafor",
+                         *           "created_at": "2026-11-21T08:12:00.000Z",
+                         *           "last_used_at": "2026-11-28T09:58:01.000Z",
+                         *           "status": "active",
+                         *           "revoked_at": null,
+                         *           "revoked_reason": null
+                         *         },
+                         *         {
+                         *           "id": "9b8a7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d",
+                         *           "name": "Make (old)",
+                         *           "key_prefix": "orgkey_p0Lq7Zx",
+                         *           "created_by": "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
+                         *           "created_by_display": "removed member",
+                         *           "created_at": "2026-10-02T14:00:00.000Z",
+                         *           "last_used_at": "2026-11-10T22:31:45.000Z",
+                         *           "status": "revoked",
+                         *           "revoked_at": "2026-11-12T09:00:00.000Z",
+                         *           "revoked_reason": "its creator left the organization"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -1655,13 +2662,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
         put?: never;
-        /** Create an API key for automation platforms; the key is returned once */
+        /**
+         * Create an API key; the key is returned once
+         * @description For automation platforms (Zapier, Make, n8n): they send it as `X-API-Key`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1671,6 +2689,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Zapier"
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                     };
@@ -1683,6 +2706,21 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *       "name": "Zapier",
+                         *       "key_prefix": "orgkey_GksToRv",
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-21T08:12:00.000Z",
+                         *       "last_used_at": null,
+                         *       "status": "active",
+                         *       "revoked_at": null,
+                         *       "revoked_reason": null,
+                         *       "key": "orgkey_GksToRvawhEdqMOD2Hd5sCtAcMDewCzNarbuiMegu78"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1717,6 +2755,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1726,6 +2780,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1765,6 +2827,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *       "name": "Zapier",
+                         *       "key_prefix": "orgkey_GksToRv",
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-21T08:12:00.000Z",
+                         *       "last_used_at": "2026-11-28T09:58:01.000Z",
+                         *       "status": "revoked",
+                         *       "revoked_at": "2026-11-28T10:20:00.000Z",
+                         *       "revoked_reason": "revoked by an administrator"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1797,6 +2873,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1835,6 +2919,61 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": "subscription.charged",
+                         *           "idempotency_key": "evt_Nq3P8xVbE1sKzA",
+                         *           "status": "processed",
+                         *           "signature_valid": true,
+                         *           "error": null,
+                         *           "deliveries": 1,
+                         *           "attempts": 1,
+                         *           "body_bytes": 1184,
+                         *           "received_at": "2026-11-28T09:40:02.000Z",
+                         *           "last_received_at": "2026-11-28T09:40:02.000Z",
+                         *           "processed_at": "2026-11-28T09:40:02.000Z"
+                         *         },
+                         *         {
+                         *           "id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": "subscription.cancelled",
+                         *           "idempotency_key": "evt_Nq3Q1aRfT7mWcB",
+                         *           "status": "unmatched",
+                         *           "signature_valid": true,
+                         *           "error": null,
+                         *           "deliveries": 1,
+                         *           "attempts": 1,
+                         *           "body_bytes": 902,
+                         *           "received_at": "2026-11-28T09:12:44.000Z",
+                         *           "last_received_at": "2026-11-28T09:12:44.000Z",
+                         *           "processed_at": "2026-11-28T09:12:44.000Z"
+                         *         },
+                         *         {
+                         *           "id": "82328025-6e3c-4fa0-9c59-2b4d0e3f4051",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": null,
+                         *           "idempotency_key": null,
+                         *           "status": "unverified",
+                         *           "signature_valid": false,
+                         *           "error": "signature mismatch",
+                         *           "deliveries": 3,
+                         *           "attempts": 0,
+                         *           "body_bytes": 3120,
+                         *           "received_at": "2026-11-28T08:03:10.000Z",
+                         *           "last_received_at": "2026-11-28T08:47:31.000Z",
+                         *           "processed_at": null
+                         *         }
+                         *       ],
+                         *       "next_cursor": "WyIyMDI2LTExLTI4IDA4OjAzOjEwLjQwMjExOCswMCIsIjgyMzI4MDI1LTZlM2MtNGZhMC05YzU5LTJiNGQwZTNmNDA1MSJd"
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -1873,6 +3012,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: provider",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "provider",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1882,6 +3037,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1920,6 +3083,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
+                         *       "provider": "checkout",
+                         *       "account_id": null,
+                         *       "event": "subscription.charged",
+                         *       "idempotency_key": "evt_Nq3P8xVbE1sKzA",
+                         *       "status": "processed",
+                         *       "signature_valid": true,
+                         *       "error": null,
+                         *       "deliveries": 1,
+                         *       "attempts": 1,
+                         *       "body_bytes": 1184,
+                         *       "received_at": "2026-11-28T09:40:02.000Z",
+                         *       "last_received_at": "2026-11-28T09:40:02.000Z",
+                         *       "processed_at": "2026-11-28T09:40:02.000Z",
+                         *       "payload": {
+                         *         "event": "subscription.charged",
+                         *         "subscription_id": "sub_NqJ3x8vKp2LmQa",
+                         *         "payment_id": "pay_NqJ4c1ZwYb7TfR",
+                         *         "amount": 5000,
+                         *         "currency": "GBP",
+                         *         "occurred_at": "2026-11-28T09:40:01Z"
+                         *       },
+                         *       "headers": {
+                         *         "content-type": "application/json",
+                         *         "user-agent": "Razorpay-Webhook/v1",
+                         *         "x-razorpay-event-id": "evt_Nq3P8xVbE1sKzA"
+                         *       },
+                         *       "result": {
+                         *         "outcome": "applied",
+                         *         "donation_created": true
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1960,6 +3158,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1989,7 +3195,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Apply a logged payload again (an applied one changes nothing) */
+        /**
+         * Apply a logged payload again
+         * @description Through the code path a live delivery takes; one applied already changes nothing.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2007,6 +3216,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "log_id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *       "status": "processed",
+                         *       "outcome": "applied"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             log_id: string;
@@ -2023,6 +3239,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2057,7 +3281,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replay every failed or unmatched entry of the organization, oldest first */
+        /**
+         * Replay every failed or unmatched inbound webhook
+         * @description Every such entry of the organization, oldest first, one at a time.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2073,6 +3300,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "log_id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *           "status": "processed",
+                         *           "outcome": "applied"
+                         *         },
+                         *         {
+                         *           "log_id": "93439136-7f4d-4ab1-8d6a-3c5e1f405162",
+                         *           "status": "unmatched",
+                         *           "outcome": "unmatched"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -2091,6 +3334,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2116,7 +3367,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user, their active organization and every membership with its role */
+        /**
+         * The signed-in user and their memberships
+         * @description Who is signed in, their active organization, and every organization they belong to with their role there.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -2132,6 +3386,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "user": {
+                         *         "id": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *         "email": "ruth@firstchurch.example"
+                         *       },
+                         *       "active_organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "memberships": [
+                         *         {
+                         *           "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *           "organization_name": "First Church",
+                         *           "role": "admin",
+                         *           "suspended": false,
+                         *           "suspension_reason": null
+                         *         },
+                         *         {
+                         *           "organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f",
+                         *           "organization_name": "Grace Chapel",
+                         *           "role": "staff",
+                         *           "suspended": false,
+                         *           "suspension_reason": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             user: {
                                 /** Format: uuid */
@@ -2163,6 +3442,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2185,7 +3472,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Choose the active organization; then refresh the session (supabase.auth.refreshSession()) */
+        /**
+         * Choose the active organization
+         * @description Then refresh the session (`supabase.auth.refreshSession()`): the new token carries it.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2195,6 +3485,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         organization_id: string;
@@ -2208,6 +3503,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "active_organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             active_organization_id: string;
@@ -2220,6 +3520,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: organization_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "organization_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2229,6 +3545,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2270,6 +3594,38 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+                         *           "email": "grace@firstchurch.example",
+                         *           "role": "staff",
+                         *           "status": "pending",
+                         *           "invited_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_at": "2026-11-28T09:00:00.000Z",
+                         *           "expires_at": "2026-12-05T09:00:00.000Z",
+                         *           "accepted_at": null,
+                         *           "accepted_by": null,
+                         *           "revoked_at": null,
+                         *           "resend_available_at": "2026-11-28T09:01:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "4c5d6e7f-8091-4a2b-9c3d-4e5f6a7b8c9d",
+                         *           "email": "samuel@firstchurch.example",
+                         *           "role": "admin",
+                         *           "status": "accepted",
+                         *           "invited_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_at": "2026-11-20T15:30:00.000Z",
+                         *           "expires_at": "2026-11-27T15:30:00.000Z",
+                         *           "accepted_at": "2026-11-20T16:02:11.000Z",
+                         *           "accepted_by": "7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b",
+                         *           "revoked_at": null,
+                         *           "resend_available_at": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -2299,13 +3655,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
         put?: never;
-        /** Invite an e-mail address with a role (admins); the token is returned once */
+        /**
+         * Invite an e-mail address with a role (admins)
+         * @description The invitation mail goes with its link; the token is also returned here, once.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2354,6 +3721,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: email",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "email",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2363,6 +3746,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2397,7 +3788,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send an open or expired invitation again (admins): a new one with a new link replaces it */
+        /**
+         * Send an invitation again (admins)
+         * @description An open or expired one: a new invitation with a new link replaces it.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2436,6 +3830,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2523,6 +3925,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2549,7 +3959,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** What an invitation is for (organization, role, address), given its token; nothing is accepted */
+        /**
+         * What an invitation is for, given its token
+         * @description The organization, role and address it was sent to; nothing is accepted.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2559,6 +3972,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
+                     *     }
+                     */
                     "application/json": {
                         /** @description The token from the invitation link (inv_...) */
                         token: string;
@@ -2572,6 +3990,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "organization_name": "First Church",
+                         *       "email": "grace@firstchurch.example",
+                         *       "role": "staff",
+                         *       "created_at": "2026-11-28T09:00:00.000Z",
+                         *       "expires_at": "2026-12-05T09:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -2593,6 +4022,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2602,6 +4047,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2629,7 +4082,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation with its token (from the link that was sent) */
+        /**
+         * Accept an invitation with its token
+         * @description The token from the link that was sent. Any signed-in account may accept it: the token is the invitation.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2639,6 +4095,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
+                     *     }
+                     */
                     "application/json": {
                         /** @description The token from the invitation link (inv_...) */
                         token: string;
@@ -2652,6 +4113,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "role": "staff"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             organization_id: string;
@@ -2666,6 +4133,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2675,6 +4158,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2727,6 +4218,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             organization_id: string;
@@ -2739,6 +4235,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2771,7 +4275,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's members with role, joined date and last sign-in, admins first (admins) */
+        /**
+         * List the organization's members (admins)
+         * @description With their role, when they joined and when they last signed in, admins first; at most 1000.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -2818,6 +4325,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2841,7 +4356,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a member from the organization (admins); they lose access at their next request, and the API keys they made end. The last admin cannot be removed */
+        /**
+         * Remove a member from the organization (admins)
+         * @description They lose access at their next request, and the API keys they made end. The last admin cannot be removed.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -2886,6 +4404,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2907,7 +4433,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Change a member's role (admins); it applies from their next request. The last admin stays admin */
+        /**
+         * Change a member's role (admins)
+         * @description It applies from their next request. The last admin of the organization stays admin.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -2962,6 +4491,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: role",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "role",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2971,6 +4516,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2999,7 +4552,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Find members of the organization by e-mail, phone or name, to erase one (admins) */
+        /**
+         * Find members by e-mail, phone or name (admins)
+         * @description To erase one: only the organization's own members are searched.
+         */
         get: {
             parameters: {
                 query: {
@@ -3018,6 +4574,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "bbbbbbbb-0000-4000-8000-000000000001",
+                         *           "first_name": "Sheena",
+                         *           "last_name": "Nelson",
+                         *           "email": "sheena.nelson@mail.example",
+                         *           "primary_phone": "+44 7700 900123",
+                         *           "created_at": "2026-03-14T11:20:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -3037,6 +4607,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3046,6 +4632,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3082,6 +4676,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "6a1f7d2f-4c8b-4d66-8b4a-1e5c7c8f3b21",
+                         *           "member_id": "bbbbbbbb-0000-4000-8000-000000000002",
+                         *           "requested_by": "aaaaaaaa-0000-4000-8000-000000000001",
+                         *           "requested_at": "2026-11-28T10:30:00.000Z",
+                         *           "finished_at": null,
+                         *           "status": "running",
+                         *           "stage": "events",
+                         *           "steps": 3,
+                         *           "counts": {
+                         *             "members": 1,
+                         *             "whatsapp_messages": 500,
+                         *             "inbound_webhook_log": 12
+                         *           },
+                         *           "leftovers": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Erasure"][];
                         };
@@ -3093,6 +4709,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3140,6 +4764,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: member_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "member_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3149,6 +4789,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3208,6 +4856,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3235,7 +4891,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization's provider connections: URLs, secrets (set or not), numbers, last payloads */
+        /**
+         * The organization's provider connections
+         * @description For each provider: the URL to give it, whether its secret is set, the WhatsApp numbers, the last payload received and recent failures.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -3375,6 +5034,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3397,7 +5064,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set or replace a payment provider's secret (write-only; generated when omitted) */
+        /**
+         * Set or replace a payment provider's secret
+         * @description Write-only. Omit `secret` to have one generated: it is returned once, to enter in the provider's dashboard.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3440,6 +5110,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: secret",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "secret",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3449,12 +5135,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
-        /** Remove a payment provider's secret: its deliveries are refused until a new one is set */
+        /**
+         * Remove a payment provider's secret
+         * @description Its deliveries are refused until a new one is set.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -3490,6 +5187,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3509,7 +5214,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a signed test event through the provider's real receiver and report what it answered */
+        /**
+         * Send a signed test event to the provider's receiver
+         * @description Through the real receiver, signed with the stored secret; the answer says what it did.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3552,6 +5260,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3586,7 +5302,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register a WhatsApp business number: its phone-number id, the Meta app's secret, a verify token */
+        /**
+         * Register a WhatsApp business number
+         * @description Its phone-number id, the Meta app's secret, and a verify token (generated when omitted) to enter in Meta's webhook settings.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3646,6 +5365,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: phone_number_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "phone_number_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3655,6 +5390,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3683,7 +5426,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a number; its conversations stay, and bodies for it are refused from now on */
+        /**
+         * Remove a WhatsApp number
+         * @description Its conversations stay; bodies for it are refused from now on.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -3708,6 +5454,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3778,6 +5532,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: display_phone_number",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "display_phone_number",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3787,6 +5557,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3810,7 +5588,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace a number's verify token (generated when omitted); the handshake must happen again */
+        /**
+         * Replace a number's verify token
+         * @description Generated when omitted. Meta's subscription handshake must happen again.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3867,6 +5648,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: verify_token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "verify_token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3876,6 +5673,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3903,7 +5708,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an organization; the caller becomes its admin (5 per person per 24 hours) */
+        /**
+         * Create an organization; the caller becomes its admin
+         * @description Anyone signed in, at most 5 in 24 hours.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3962,6 +5770,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3971,6 +5795,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4003,7 +5835,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The active organization: name, time zone, contact address and your role */
+        /**
+         * The active organization
+         * @description Its name, time zone and contact address, and your role there.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4040,6 +5875,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4057,7 +5900,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the active organization's name, time zone or contact address (admins) */
+        /**
+         * Change the active organization (admins)
+         * @description Any of its name, time zone and contact address.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -4115,6 +5961,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4124,6 +5986,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4152,7 +6022,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's platform rights, from the live flags (the token's claims are only a hint) */
+        /**
+         * The caller's platform rights
+         * @description From the live flags: the token's claims are only a hint.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4181,6 +6054,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4201,7 +6082,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every organization with its health, by name (platform administrators) */
+        /**
+         * Every organization with its health (platform admins)
+         * @description By name, filtered by part of the name or by suspension.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4242,6 +6126,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4251,6 +6151,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4278,7 +6186,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One organization with its health (platform administrators) */
+        /** One organization with its health (platform admins) */
         get: {
             parameters: {
                 query?: never;
@@ -4305,6 +6213,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4341,7 +6257,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Suspend an organization: its people and API keys can do nothing, inbound webhooks are answered 503 (kept), deliveries wait (platform administrators) */
+        /**
+         * Suspend an organization (platform admins)
+         * @description Its people and API keys can do nothing, inbound webhooks are answered 503 (and kept), deliveries wait. Its admins read the reason in their audit log.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4375,6 +6294,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: reason",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "reason",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4384,6 +6319,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4425,7 +6368,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resume a suspended organization: what waited is delivered, with the suspended time given back to each delivery's 24-hour window (platform administrators) */
+        /**
+         * Resume a suspended organization (platform admins)
+         * @description What waited is delivered, with the suspended time given back to each delivery's 24-hour window.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4459,6 +6405,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: reason",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "reason",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4468,6 +6430,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4507,7 +6477,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The platform administrators (platform administrators) */
+        /** The platform administrators (platform admins) */
         get: {
             parameters: {
                 query?: never;
@@ -4523,6 +6493,26 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "user_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                         *           "email": "founder@platform.example",
+                         *           "is_superadmin": true,
+                         *           "since": "2026-11-01T08:00:00.000Z",
+                         *           "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+                         *         },
+                         *         {
+                         *           "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
+                         *           "email": "ops@platform.example",
+                         *           "is_superadmin": false,
+                         *           "since": "2026-11-20T08:00:00.000Z",
+                         *           "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["PlatformAdmin"][];
                         };
@@ -4534,6 +6524,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4547,7 +6545,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Make the account with this e-mail a platform administrator (superadmins) */
+        /**
+         * Make an account a platform administrator (superadmins)
+         * @description The account with this e-mail address; effective at the person's next request.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4582,6 +6583,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: email",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "email",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4591,6 +6608,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4626,7 +6651,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** End a person's platform administrator rights, at their next request (superadmins) */
+        /**
+         * End a person's platform admin rights (superadmins)
+         * @description At their next request. Superadmins are changed by an operator only.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -4658,6 +6686,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4696,7 +6732,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every platform action, newest first (platform administrators) */
+        /** Every platform action, newest first (platform admins) */
         get: {
             parameters: {
                 query?: {
@@ -4718,6 +6754,60 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.resumed",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Invoice paid",
+                         *           "details": {
+                         *             "suspended_seconds": 86400,
+                         *             "deliveries_released": 12
+                         *           },
+                         *           "created_at": "2026-11-29T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.suspended",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Unpaid invoice since October; contact billing@platform.example",
+                         *           "details": {
+                         *             "deliveries_open": 12
+                         *           },
+                         *           "created_at": "2026-11-28T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "1f2e3d4c-5b6a-4798-8a6b-5c4d3e2f1a0b",
+                         *           "organization_id": null,
+                         *           "organization_name": null,
+                         *           "action": "platform_admin.granted",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "founder@platform.example"
+                         *           },
+                         *           "subject_email": "ops@platform.example",
+                         *           "reason": null,
+                         *           "details": {},
+                         *           "created_at": "2026-11-20T08:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["AuditEntry"][];
                             /** @description Pass as cursor for the next page */
@@ -4731,6 +6821,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4740,6 +6846,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4767,7 +6881,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the platform's administrators did to this organization, newest first (admins) */
+        /**
+         * The organization's audit log (admins)
+         * @description What the platform's administrators did to this organization (suspended, resumed), with their reasons, newest first.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4787,6 +6904,46 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.resumed",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Invoice paid",
+                         *           "details": {
+                         *             "suspended_seconds": 86400,
+                         *             "deliveries_released": 12
+                         *           },
+                         *           "created_at": "2026-11-29T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.suspended",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Unpaid invoice since October; contact billing@platform.example",
+                         *           "details": {
+                         *             "deliveries_open": 12
+                         *           },
+                         *           "created_at": "2026-11-28T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["AuditEntry"][];
                             /** @description Pass as cursor for the next page */
@@ -4800,6 +6957,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4809,6 +6982,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4859,12 +7040,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
-        /** Choose how long the organization keeps its delivery history (1 to 90 days) */
+        /**
+         * Choose how long delivery history is kept
+         * @description 1 to 90 days (30 until chosen). Older history goes at the next clean-up.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -4900,6 +7092,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: webhook_log_days",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "webhook_log_days",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4909,6 +7117,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };

@@ -12,14 +12,28 @@ export const activityRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/endpoints/:id/activity",
-      summary:
-        "An endpoint's attempts per hour (or 6 hours) over 24 hours or 7 days, with response time percentiles",
+      summary: "An endpoint's attempts and response times over time",
+      description: "Attempts per hour (or 6 hours) over 24 hours or 7 days, delivered and failed, with " +
+        "estimated response time percentiles. The example is cut to 3 of its 24 points.",
       tag: "Endpoints",
       access: "admin",
       params: { id: z.uuid() },
       query: ActivityQuery,
       responses: {
-        200: { description: "One point per hour (or per `bucket`), oldest first", schema: Activity },
+        200: {
+          description: "One point per hour (or per `bucket`), oldest first",
+          schema: Activity,
+          example: {
+            window: "24h",
+            bucket_seconds: 3600,
+            points: [
+              { start: "2026-11-27T11:00:00.000Z", delivered: 6, failed: 0, p50_ms: 142, p95_ms: 310 },
+              { start: "2026-11-27T12:00:00.000Z", delivered: 9, failed: 2, p50_ms: 171, p95_ms: 9400 },
+              { start: "2026-11-27T13:00:00.000Z", delivered: 0, failed: 0, p50_ms: null, p95_ms: null },
+            ],
+            totals: { delivered: 151, failed: 2, p50_ms: 158, p95_ms: 420 },
+          },
+        },
         404: { description: "No such endpoint" },
       },
     },

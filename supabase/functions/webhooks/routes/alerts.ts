@@ -27,29 +27,34 @@ const Alerts = z.object({
     enabled: z.boolean(),
     events: z.array(z.enum(ALERT_EVENTS)).describe("The alert event types it subscribed to"),
   })).describe("The organization's endpoints subscribed to an alert event type: where alerts go"),
-}).openapi({
-  example: {
-    failing_after_seconds: 3600,
-    disable_after_seconds: 432000,
-    mail_to_admins: true,
-    endpoints: [{
-      id: "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
-      url: "https://alerts.example.org/hooks/webhooks",
-      enabled: true,
-      events: ["webhook.endpoint.failing", "webhook.endpoint.recovered", "webhook.endpoint.disabled"],
-    }],
-  },
 });
+
+const ALERTS_EXAMPLE = {
+  failing_after_seconds: 3600,
+  disable_after_seconds: 432000,
+  mail_to_admins: true,
+  endpoints: [{
+    id: "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+    url: "https://alerts.example.org/hooks/webhooks",
+    enabled: true,
+    events: ["webhook.endpoint.failing", "webhook.endpoint.recovered", "webhook.endpoint.disabled"],
+  }],
+};
 
 export const alertRoutes: RouteFactory = (deps) => [
   route(
     {
       method: "get",
       path: "/alerts",
-      summary: "Failure alerts: their thresholds, and the endpoints they go to",
+      summary: "Failure alerts: thresholds and where they go",
+      description: "When an endpoint's failures are reported (a mail to the admins, and " +
+        "`webhook.endpoint.failing` to the alert endpoints) and when it is disabled; the alert endpoints " +
+        "are the organization's endpoints subscribed to a `webhook.endpoint.*` event type.",
       tag: "Endpoints",
       access: "admin",
-      responses: { 200: { description: "Thresholds and alert endpoints", schema: Alerts } },
+      responses: {
+        200: { description: "Thresholds and alert endpoints", schema: Alerts, example: ALERTS_EXAMPLE },
+      },
     },
     async (c) => {
       const body = await asAdmin(deps, c, async (tx) => {

@@ -5,19 +5,33 @@
 import { asAdmin } from "../actor.ts";
 import { decodeCursor, pageOf } from "../cursor.ts";
 import { route, type RouteFactory } from "../route.ts";
-import { AUDIT_COLUMNS, AuditPage, ListAudit } from "./platform.ts";
+import {
+  AUDIT_COLUMNS,
+  AUDIT_RESUMED_EXAMPLE,
+  AUDIT_SUSPENDED_EXAMPLE,
+  AuditPage,
+  ListAudit,
+} from "./platform.ts";
 
 export const auditLogRoutes: RouteFactory = (deps) => [
   route(
     {
       method: "get",
       path: "/audit-log",
-      summary: "What the platform's administrators did to this organization, newest first (admins)",
+      summary: "The organization's audit log (admins)",
+      description: "What the platform's administrators did to this organization (suspended, resumed), " +
+        "with their reasons, newest first.",
       tag: "Audit log",
       access: "user",
       refusal: "API keys cannot read the audit log",
       query: ListAudit,
-      responses: { 200: { description: "A page of audit entries", schema: AuditPage } },
+      responses: {
+        200: {
+          description: "A page of audit entries",
+          schema: AuditPage,
+          example: { data: [AUDIT_RESUMED_EXAMPLE, AUDIT_SUSPENDED_EXAMPLE], next_cursor: null },
+        },
+      },
     },
     async (c) => {
       const q = c.req.valid("query");

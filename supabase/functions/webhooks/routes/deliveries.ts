@@ -95,6 +95,52 @@ export function likeEscaped(text: string): string {
 
 type Row = DeliveryRow & { cursor_at?: string };
 
+// The reference's examples (tests parse each with its schema).
+const DELIVERY_EXAMPLE = {
+  id: "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
+  event_id: "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+  endpoint_id: "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+  event_type: "donation.recorded",
+  status: "delivered",
+  attempt_count: 2,
+  next_attempt_at: null,
+  first_attempt_at: "2026-11-28T09:41:07.000Z",
+  last_attempt_at: "2026-11-28T09:41:13.000Z",
+  last_response_status: 200,
+  last_error: null,
+  delivered_at: "2026-11-28T09:41:13.000Z",
+  test: false,
+  recovery_id: null,
+  created_at: "2026-11-28T09:41:07.000Z",
+};
+const FAILED_EXAMPLE = {
+  ...DELIVERY_EXAMPLE,
+  id: "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
+  event_id: "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+  event_type: "member.created",
+  status: "retrying",
+  attempt_count: 3,
+  next_attempt_at: "2026-11-28T10:12:00.000Z",
+  last_response_status: 503,
+  last_error: "HTTP 503",
+  delivered_at: null,
+  test: false,
+  recovery_id: null,
+  created_at: "2026-11-28T09:38:55.000Z",
+  first_attempt_at: "2026-11-28T09:38:55.000Z",
+  last_attempt_at: "2026-11-28T09:42:00.000Z",
+};
+const BODY_EXAMPLE = {
+  id: DELIVERY_EXAMPLE.event_id,
+  type: "donation.recorded",
+  created_at: "2026-11-28T09:41:07.000Z",
+  organization_id: "0c0ffee0-1234-4abc-8def-0123456789ab",
+  data: {
+    row: { id: "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8", amount_cents: 5000, currency: "GBP" },
+    delta: { id: "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8", amount_cents: 5000, currency: "GBP" },
+  },
+};
+
 export async function visibleDelivery(tx: Tx, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await tx.unsafe<Row[]>(`${DELIVERY_SELECT} where d.id = $1`, [deliveryId]);
   if (!row) throw notFound("not_found", "No such delivery");
@@ -106,12 +152,25 @@ export const deliveryRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/deliveries",
-      summary: "List deliveries, newest first, filtered by endpoint, event type, state, time, tests and " +
-        "recovery, found by id (q) or by what their body contains (contains)",
+      summary: "List deliveries, newest first",
+      description: "Filtered by endpoint, event type, state, time, test deliveries (`tests`) and recovery " +
+        "(`recovery_id`), or one found by id: `q` is a delivery id, or an event id (the `webhook-id` " +
+        "header the receiver saw). `contains` finds the deliveries whose body contains a text (an " +
+        "e-mail address, a payment id), in any letter case.",
       tag: "Webhook Logs",
       access: "admin",
       query: ListDeliveries,
-      responses: { 200: { description: "A page of deliveries", schema: Page(Delivery) } },
+      responses: {
+        200: {
+          description: "A page of deliveries",
+          schema: Page(Delivery),
+          example: {
+            data: [DELIVERY_EXAMPLE, FAILED_EXAMPLE],
+            next_cursor:
+              "WyIyMDI2LTExLTI4IDA5OjM4OjU1LjUxMjkzNCswMCIsIjBmMWUyZDNjLTRiNWEtNDY5Ny04ODc3LTY2NTVhNGIzYzJkMSJd",
+          },
+        },
+      },
     },
     async (c) => {
       const q = c.req.valid("query");
@@ -133,7 +192,46 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       access: "admin",
       params: { id: z.uuid() },
       responses: {
-        200: { description: "The delivery", schema: DeliveryDetail },
+        200: {
+          description: "The delivery",
+          schema: DeliveryDetail,
+          example: {
+            ...DELIVERY_EXAMPLE,
+            body: JSON.stringify(BODY_EXAMPLE),
+            payload: BODY_EXAMPLE,
+            attempts: [{
+              id: "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+              attempt_number: 1,
+              attempted_at: "2026-11-28T09:41:07.000Z",
+              duration_ms: 10000,
+              response_status: null,
+              error: "timeout after 10000 ms",
+              response_excerpt: null,
+              request_headers: {
+                "content-type": "application/json",
+                "webhook-id": DELIVERY_EXAMPLE.event_id,
+                "webhook-timestamp": "1795772467",
+                "webhook-signature": "v1,K5oZ…",
+              },
+              response_headers: null,
+            }, {
+              id: "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
+              attempt_number: 2,
+              attempted_at: "2026-11-28T09:41:13.000Z",
+              duration_ms: 184,
+              response_status: 200,
+              error: null,
+              response_excerpt: '{"ok":true}',
+              request_headers: {
+                "content-type": "application/json",
+                "webhook-id": DELIVERY_EXAMPLE.event_id,
+                "webhook-timestamp": "1795772473",
+                "webhook-signature": "v1,pQ3n…",
+              },
+              response_headers: { "content-type": "application/json; charset=utf-8" },
+            }],
+          },
+        },
         404: { description: "No such delivery" },
       },
     },
@@ -158,12 +256,21 @@ export const deliveryRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/deliveries/:id/redeliver",
-      summary: "Send this delivery again now (same event id, so receivers can de-duplicate)",
+      summary: "Send this delivery again now",
+      description: "With the same event id (`webhook-id`), so receivers can de-duplicate.",
       tag: "Webhook Logs",
       access: "admin",
       params: { id: z.uuid() },
       responses: {
-        202: { description: "Queued again", schema: Delivery },
+        202: {
+          description: "Queued again",
+          schema: Delivery,
+          example: {
+            ...FAILED_EXAMPLE,
+            status: "pending",
+            next_attempt_at: "2026-11-28T10:05:00.000Z",
+          },
+        },
         404: { description: "No such delivery" },
         409: { description: "The endpoint is disabled, or the event was redacted (its person was erased)" },
       },

@@ -28,6 +28,35 @@ const id = { id: z.uuid() };
 // A preview counts at most this many (a recovery itself has no cap).
 const PREVIEW_CAP = 100_000;
 
+// The reference's examples (tests parse each with its schema).
+const ENDPOINT_EXAMPLE = {
+  id: "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+  url: "https://crm.gracechapel.example/hooks/church",
+  events: ["member.created", "donation.recorded"],
+  description: "Church CRM",
+  enabled: true,
+  disabled_reason: null,
+  disabled_at: null,
+  previous_secret_expires_at: null,
+  rate_limit_per_second: 20,
+  paused_until: null,
+  created_by: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+  created_by_display: "Ruth Okafor",
+  created_at: "2026-11-20T10:15:00.000Z",
+  updated_at: "2026-11-20T10:15:00.000Z",
+};
+const HEALTH_EXAMPLE = {
+  last_attempt_at: "2026-11-28T09:58:12.000Z",
+  last_response_status: 200,
+  last_outcome: "delivered",
+  consecutive_failures: 0,
+  success_rate_24h: 0.9934,
+  attempts_24h: 152,
+  failing_since: null,
+  mean_response_ms_24h: 184,
+};
+const SECRET_EXAMPLE = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
 /** Refuses URLs the dispatcher would refuse (non-https in production, private or metadata addresses). */
 export async function assertSafeTarget(config: Config, url: string): Promise<void> {
   const verdict = await checkTargetUrl(url, { allowPrivate: config.allowPrivateTargets });
@@ -159,12 +188,42 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/endpoints",
-      summary: "List the organization's webhook endpoints (secrets are never listed)",
+      summary: "List the organization's webhook endpoints",
+      description: "Newest first, each with its health. Secrets are never listed.",
       tag: "Endpoints",
       access: "admin",
       responses: {
         200: {
           description: "Endpoints, newest first, each with its health",
+          example: {
+            data: [{ ...ENDPOINT_EXAMPLE, health: HEALTH_EXAMPLE }, {
+              ...ENDPOINT_EXAMPLE,
+              id: "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+              url: "https://hooks.zapier.example/hooks/catch/1234567/abcdef/",
+              events: ["attendance.marked"],
+              description: null,
+              enabled: false,
+              disabled_reason:
+                "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+              disabled_at: "2026-11-22T10:16:02.000Z",
+              rate_limit_per_second: null,
+              created_by: null,
+              created_by_display: "API key Zapier",
+              updated_at: "2026-11-22T10:16:02.000Z",
+              health: {
+                ...HEALTH_EXAMPLE,
+                last_attempt_at: "2026-11-22T10:16:01.000Z",
+                last_response_status: 404,
+                last_outcome: "failed",
+                consecutive_failures: 212,
+                success_rate_24h: null,
+                attempts_24h: 0,
+                failing_since: "2026-11-17T10:15:30.000Z",
+                mean_response_ms_24h: null,
+              },
+            }],
+            target_policy: "public_https",
+          },
           schema: z.object({
             data: z.array(EndpointWithHealth),
             target_policy: z.enum(["public_https", "development"]).describe(
@@ -193,12 +252,23 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints",
-      summary: "Add an endpoint: a URL and the events it receives. The response carries the secret.",
+      summary: "Add an endpoint: a URL and the events it receives",
+      description: "The response carries the signing secret: the only time it is shown, until a rotation.",
       tag: "Endpoints",
       access: "admin",
       body: CreateEndpoint,
+      bodyExample: {
+        url: ENDPOINT_EXAMPLE.url,
+        events: ENDPOINT_EXAMPLE.events,
+        description: ENDPOINT_EXAMPLE.description,
+        rate_limit_per_second: 20,
+      },
       responses: {
-        201: { description: "The endpoint, with its signing secret", schema: EndpointWithSecret },
+        201: {
+          description: "The endpoint, with its signing secret",
+          schema: EndpointWithSecret,
+          example: { ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE },
+        },
         409: { description: "too_many_endpoints: the organization has 100 endpoints, the most it can have" },
       },
     },
@@ -222,7 +292,11 @@ export const endpointRoutes: RouteFactory = (deps) => [
       access: "admin",
       params: id,
       responses: {
-        200: { description: "The endpoint, with its health", schema: EndpointWithHealth },
+        200: {
+          description: "The endpoint, with its health",
+          schema: EndpointWithHealth,
+          example: { ...ENDPOINT_EXAMPLE, health: HEALTH_EXAMPLE },
+        },
         404: { description: "No such endpoint" },
       },
     },
@@ -240,13 +314,27 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "patch",
       path: "/endpoints/:id",
-      summary: "Change an endpoint's URL, events, description or rate limit, or enable/disable it",
+      summary: "Change, enable or disable an endpoint",
+      description: "Give any of its URL, events, description, rate limit and `enabled`; the rest stays.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: UpdateEndpoint,
+      bodyExample: {
+        events: ["member.created", "member.lost", "donation.recorded"],
+        rate_limit_per_second: null,
+      },
       responses: {
-        200: { description: "The endpoint", schema: Endpoint },
+        200: {
+          description: "The endpoint",
+          schema: Endpoint,
+          example: {
+            ...ENDPOINT_EXAMPLE,
+            events: ["member.created", "member.lost", "donation.recorded"],
+            rate_limit_per_second: null,
+            updated_at: "2026-11-28T10:02:45.000Z",
+          },
+        },
         404: { description: "No such endpoint" },
       },
     },
@@ -299,16 +387,22 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints/:id/rotate-secret",
-      summary:
-        "Replace the signing secret; the old one keeps signing (a second signature) during a grace period",
+      summary: "Replace an endpoint's signing secret",
+      description: "The old secret keeps signing too (a second signature in `webhook-signature`) during a " +
+        "grace period, so receivers can switch without losing a delivery.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: RotateSecret,
+      bodyExample: { grace_seconds: 86400 },
       responses: {
         200: {
           description: "The new secret",
           schema: z.object({ secret: z.string(), previous_secret_expires_at: z.string().nullable() }),
+          example: {
+            secret: "whsec_Q2xrYjV0N2pGdXBxWjRkTmM4c0t3aEV5",
+            previous_secret_expires_at: "2026-11-29T10:05:00.000Z",
+          },
         },
         404: { description: "No such endpoint" },
       },
@@ -338,15 +432,18 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints/:id/test",
-      summary: "Send a test event to this endpoint: webhook.test, or any event type with its example body",
+      summary: "Send a test event to this endpoint",
+      description: "`webhook.test`, or any event type of the catalogue with its example body.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: SendTest,
+      bodyExample: { event_type: "donation.recorded" },
       responses: {
         202: {
           description: "Queued; the delivery appears in the logs",
           schema: z.object({ event_id: z.uuid() }),
+          example: { event_id: "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a" },
         },
         404: { description: "No such endpoint" },
         409: { description: "The endpoint is disabled" },
@@ -369,13 +466,19 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/endpoints/:id/recover/preview",
-      summary: "How many permanently failed deliveries a recovery with these fields would send again",
+      summary: "Count what a recovery would send again",
+      description: "How many permanently failed deliveries `POST /endpoints/{id}/recover` with the same " +
+        "fields would queue again, counted up to 100,000 (`more`: there are more).",
       tag: "Endpoints",
       access: "admin",
       params: id,
       query: RecoverPreviewQuery,
       responses: {
-        200: { description: "The count, before anything is sent", schema: RecoverPreview },
+        200: {
+          description: "The count, before anything is sent",
+          schema: RecoverPreview,
+          example: { count: 37, more: false },
+        },
         404: { description: "No such endpoint" },
       },
     },
@@ -399,16 +502,24 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints/:id/recover",
-      summary: "Send again every permanently failed delivery of this endpoint created in a window " +
-        "(since, until), optionally of one event type",
+      summary: "Send again the permanently failed deliveries in a window",
+      description: "Every delivery of this endpoint created in [`since`, `until`) (`until`: now when left " +
+        "out) that failed for good, of `event_type` only when given, is queued again. The answer's " +
+        "`recovery_id` lists them: `GET /deliveries?recovery_id=…`.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: Recover,
+      bodyExample: {
+        since: "2026-11-27T00:00:00Z",
+        until: "2026-11-28T00:00:00Z",
+        event_type: "donation.recorded",
+      },
       responses: {
         202: {
           description: "How many deliveries were queued again, and the recovery's id to list them by",
           schema: RecoverResult,
+          example: { recovered: 37, recovery_id: "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b" },
         },
         404: { description: "No such endpoint" },
         409: { description: "The endpoint is disabled" },
