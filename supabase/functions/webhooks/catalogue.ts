@@ -156,9 +156,8 @@ export const EVENT_CATALOGUE = {
       "an administrator's own disable sends none. `data.row` is that endpoint, never its secret.",
   },
   "webhook.endpoint.failing": {
-    description: "Another endpoint of the organization has failed every attempt for an hour. row is that " +
-      "endpoint (never its secret): since when it fails, how many attempts failed in a row, its last " +
-      "answer and when it will be disabled if it goes on failing.",
+    description: "Another of your endpoints has failed every attempt for an hour. The message names it " +
+      "(never its secret), since when it fails, how many attempts failed in a row and its last answer.",
     example: body("webhook.endpoint.failing", "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e", failingEndpoint, {
       failing_since: failingEndpoint.failing_since,
       consecutive_failures: failingEndpoint.consecutive_failures,
@@ -170,8 +169,8 @@ export const EVENT_CATALOGUE = {
       "endpoint that fails cannot alert itself in a loop. `data.row` is that endpoint, never its secret.",
   },
   "webhook.endpoint.recovered": {
-    description: "An endpoint that a webhook.endpoint.failing event was about delivered again. row is " +
-      "that endpoint (never its secret), with the run of failures it recovered from.",
+    description: "An endpoint you were told was failing delivers again. The message names it (never its " +
+      "secret) and when it recovered.",
     example: body("webhook.endpoint.recovered", "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f", recoveredEndpoint, {
       recovered_at: AT,
     }),

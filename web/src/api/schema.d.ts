@@ -7859,7 +7859,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description Another endpoint of the organization has failed every attempt for an hour. row is that endpoint (never its secret): since when it fails, how many attempts failed in a row, its last answer and when it will be disabled if it goes on failing.
+         * @description Another of your endpoints has failed every attempt for an hour. The message names it (never its secret), since when it fails, how many attempts failed in a row and its last answer.
          * @example {
          *       "id": "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e",
          *       "type": "webhook.endpoint.failing",
@@ -7917,7 +7917,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description An endpoint that a webhook.endpoint.failing event was about delivered again. row is that endpoint (never its secret), with the run of failures it recovered from.
+         * @description An endpoint you were told was failing delivers again. The message names it (never its secret) and when it recovered.
          * @example {
          *       "id": "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f",
          *       "type": "webhook.endpoint.recovered",
