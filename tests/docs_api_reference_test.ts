@@ -1,9 +1,151 @@
 // docs/api/index.html, the rendered reference of the configuration API, must be what the pinned renderer
 // makes of docs/webhooks-openapi.json now, and must load nothing from the network when opened: it is
-// read from a checkout or served as is, by people who may be offline or behind a strict proxy.
+// read from a checkout or served as is, by people who may be offline or behind a strict proxy. Every
+// operation in it reads well: a short summary, and realistic examples that its schemas accept.
+import type { z } from "zod";
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { API_REFERENCE, renderApiReference } from "../scripts/gen-docs.ts";
 import { CHROMIUM, launchBrowser } from "../web/tests/helpers/browser.ts";
+import { document, routes } from "../supabase/functions/webhooks/app.ts";
+import type { AppDeps } from "../supabase/functions/_shared/app.ts";
+import type { RouteSpec } from "../supabase/functions/webhooks/route.ts";
+
+type Schema = {
+  $ref?: string;
+  example?: unknown;
+  properties?: Record<string, Schema>;
+  additionalProperties?: boolean | Schema;
+  items?: Schema;
+  allOf?: Schema[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+};
+type Media = { schema: Schema; example?: unknown };
+type Operation = {
+  summary: string;
+  requestBody?: { content: Record<string, Media> };
+  responses: Record<string, { content?: Record<string, Media> }>;
+};
+type Doc = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+};
+
+const doc = document() as unknown as Doc;
+const resolve = (s: Schema): Schema =>
+  s.$ref ? resolve(doc.components.schemas[s.$ref.split("/").pop()!]!) : s;
+
+/** The example the reference shows for a body: the media type's own, or its schema's. */
+const exampleOf = (m: Media): unknown => m.example ?? resolve(m.schema).example;
+
+/**
+ * Keys of `value` its documented schema does not name, as paths: zod's parse lets unknown keys of an
+ * output object through, so an example could keep a field the API no longer has.
+ */
+export function undocumentedKeys(value: unknown, schema: Schema, path = "$"): string[] {
+  const s = resolve(schema);
+  const branches = s.anyOf ?? s.oneOf;
+  if (branches) {
+    const found = branches.map((b) => undocumentedKeys(value, b, path));
+    return found.find((f) => f.length === 0) ?? found[0]!;
+  }
+  if (Array.isArray(value)) {
+    return s.items ? value.flatMap((v, i) => undocumentedKeys(v, s.items!, `${path}[${i}]`)) : [];
+  }
+  if (value === null || typeof value !== "object") return [];
+  const properties: Record<string, Schema> = {};
+  let open = s.additionalProperties;
+  for (const part of [s, ...(s.allOf ?? []).map(resolve)]) {
+    Object.assign(properties, part.properties);
+    open ??= part.additionalProperties;
+  }
+  if (Object.keys(properties).length === 0) return []; // a record: any key
+  return Object.entries(value).flatMap(([k, v]) =>
+    properties[k]
+      ? undocumentedKeys(v, properties[k], `${path}.${k}`)
+      : open
+      ? typeof open === "object" ? undocumentedKeys(v, open, `${path}.${k}`) : []
+      : [`${path}.${k}`]
+  );
+}
+
+/** What is wrong with one declared example, or nothing. */
+function exampleProblems(what: string, media: Media | undefined, schema: z.ZodType): string[] {
+  const example = media && exampleOf(media);
+  if (example === undefined) return [`${what} has no example`];
+  const parsed = schema.safeParse(example);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => `${what}'s example: ${i.path.join(".") || "(root)"}: ${i.message}`);
+  return [
+    ...problems,
+    ...undocumentedKeys(example, media!.schema).map((k) => `${what}'s example: ${k} is not documented`),
+  ];
+}
+
+function operationOf(spec: RouteSpec): Operation {
+  const path = "/webhooks" + spec.path.replace(/:([A-Za-z_]+)/g, "{$1}");
+  const op = doc.paths[path]?.[spec.method];
+  assert(op, `${spec.method} ${path} is in the document`);
+  return op;
+}
+
+Deno.test("every operation has a short summary and examples its schemas accept", () => {
+  const problems: string[] = [];
+  let examples = 0;
+  for (const { spec } of routes({} as AppDeps)) {
+    const name = `${spec.method.toUpperCase()} ${spec.path}`;
+    const op = operationOf(spec);
+    if (op.summary.length > 60) {
+      problems.push(
+        `${name}: summary is ${op.summary.length} characters (at most 60; the rest goes in description)`,
+      );
+    }
+    if (spec.body) {
+      problems.push(
+        ...exampleProblems(`${name} request`, op.requestBody?.content["application/json"], spec.body),
+      );
+      examples++;
+    }
+    for (const [status, res] of Object.entries(spec.responses)) {
+      if (Number(status) >= 300) continue;
+      if (!res.schema) {
+        if (Number(status) !== 204) {
+          problems.push(`${name} ${status}: a response without a schema (204 has none)`);
+        }
+        continue;
+      }
+      problems.push(
+        ...exampleProblems(
+          `${name} ${status}`,
+          op.responses[status]?.content?.["application/json"],
+          res.schema,
+        ),
+      );
+      examples++;
+    }
+  }
+  assertEquals(problems, [], "see RouteSpec in supabase/functions/webhooks/route.ts");
+  assert(examples > 60, `${examples} examples checked`);
+});
+
+Deno.test("an example with a field its schema lacks, or lacking one it requires, is caught", async () => {
+  const { z } = await import("zod");
+  const schema = z.object({ id: z.uuid(), items: z.array(z.object({ n: z.number() })) });
+  const media = (example: unknown): Media => ({
+    example,
+    schema: {
+      properties: { id: {}, items: { items: { properties: { n: {} } } } },
+    },
+  });
+  const id = "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f";
+  assertEquals(exampleProblems("x", media({ id, items: [{ n: 1 }] }), schema), []);
+  assertEquals(exampleProblems("x", media({ id, items: [{ n: 1, gone: true }] }), schema), [
+    "x's example: $.items[0].gone is not documented",
+  ]);
+  assertEquals(exampleProblems("x", media({ items: [] }), schema).length, 1);
+  assertEquals(exampleProblems("x", { schema: {} }, schema), ["x has no example"]);
+});
 
 const LOCAL = /^(file|data|blob|about):/;
 

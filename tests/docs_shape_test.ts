@@ -5,7 +5,7 @@
 // suite's duration said in one place (the suite's own summary, and the benchmark row), not repeated in
 // the guides where it goes stale: three different durations of one suite once stood in three files.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { documentationFiles, ROOT } from "./helpers/markdown.ts";
+import { documentationFiles, longTableCells, ROOT } from "./helpers/markdown.ts";
 
 const read = (path: string) => Deno.readTextFile(new URL(path, ROOT));
 const lineCount = (text: string) => text.replace(/\n$/, "").split("\n").length;
@@ -22,6 +22,28 @@ Deno.test("no guide in docs/ is over 400 lines, and the README is under 200", as
   assertEquals(long, []);
   const readme = lineCount(await read("README.md"));
   assert(readme < 200, `README.md has ${readme} lines`);
+});
+
+Deno.test("no table cell of a guide or the README is over 300 characters (longer ones become prose or lists)", async () => {
+  const long: string[] = [];
+  for (const file of await documentationFiles()) {
+    // The same guides as above; the records under docs/benchmarks/ and docs/reliability/ keep their
+    // evidence in their tables.
+    if (file !== "README.md" && !/^docs\/([^/]+|events\/[^/]+)\.md$/.test(file)) continue;
+    for (const cell of longTableCells(await read(file), 300)) {
+      long.push(`${file}: a cell of ${cell.length} characters in the row "${cell.row}"`);
+    }
+  }
+  assertEquals(long, []);
+});
+
+Deno.test("a long cell is found in a table, and not in a code block", () => {
+  const cell = "x".repeat(301);
+  assertEquals(longTableCells(`| a | b |\n|---|---|\n| \`GET /x\` | ${cell} |\n`, 300), [
+    { row: "`GET /x`", length: 301 },
+  ]);
+  assertEquals(longTableCells("```\n| a | b |\n|---|---|\n| c | " + cell + " |\n```\n", 300), []);
+  assertEquals(longTableCells(`| a | b |\n|---|---|\n| c | ${"x".repeat(300)} |\n`, 300), []);
 });
 
 /** The rows of the first Markdown table after `## Summary`, as cells by column name. */

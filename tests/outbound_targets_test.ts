@@ -105,6 +105,17 @@ Deno.test("with WEBHOOKS_ALLOW_PRIVATE_TARGETS, loopback and http are allowed (s
   assert(!checkTargetUrlSyntax("file:///etc/passwd", true).ok);
 });
 
+Deno.test("an unsupported scheme is refused with the rule in force: http or https in development, https else", () => {
+  for (const url of ["ftp://example.org/hook", "file:///etc/passwd", "ws://127.0.0.1:8080/"]) {
+    assertEquals(checkTargetUrlSyntax(url, true), { ok: false, reason: "scheme must be http or https" }, url);
+    assertEquals(checkTargetUrlSyntax(url, false), { ok: false, reason: "scheme must be https" }, url);
+  }
+  assertEquals(checkTargetUrlSyntax("http://example.org/hook", false), {
+    ok: false,
+    reason: "scheme must be https",
+  });
+});
+
 Deno.test("the database refuses malformed endpoint URLs and unknown event types when saved", async () => {
   const tenant = await createTenant();
   for (

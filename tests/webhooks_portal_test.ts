@@ -183,10 +183,39 @@ Deno.test("activity: one point per hour for 24 hours or 7 days, delivered and fa
     const last = day.data.points.at(-1);
     assertEquals([last.delivered, last.failed], [1, 1]);
     assert(last.p50_ms !== null && last.p50_ms < 1000, JSON.stringify(last));
+    // Its window is said (the first point's start, and when it was read), with the latest attempt read in
+    // the same snapshot.
+    assertEquals(day.data.from, day.data.points[0].start);
+    assert(Math.abs(Date.parse(day.data.as_of) - Date.now()) < 60_000, day.data.as_of);
+    assertEquals(
+      [
+        day.data.latest.last_outcome,
+        day.data.latest.last_response_status,
+        day.data.latest.consecutive_failures,
+      ],
+      ["failed", 500, 1],
+    );
+
+    // Attempts in the last 24 hours but before the chart's first hour: the endpoint's health leaves them
+    // out too, so the tiles and the chart on a card say the same numbers.
+    await sql()`insert into public.webhook_endpoint_health_buckets (endpoint_id, bucket_start, organization_id,
+                  attempts, delivered)
+                values (${t.endpoint.id}, date_trunc('hour', now()) - interval '23 hours' - interval '1 microsecond',
+                        ${t.tenant.organizationId}, 3, 0)`;
+    const again = await call(t.api.base, "GET", `/endpoints/${t.endpoint.id}/activity`, t.admin);
+    const listed = await call(t.api.base, "GET", `/endpoints/${t.endpoint.id}`, t.admin);
+    assertEquals([again.data.totals.delivered, again.data.totals.failed], [1, 1]);
+    assertEquals([listed.data.health.attempts_24h, listed.data.health.success_rate_24h], [2, 0.5]);
+    assertEquals(
+      again.data.latest,
+      Object.fromEntries(Object.keys(again.data.latest).map((k) => [k, listed.data.health[k]])),
+      "the latest attempt as the endpoint's health says it",
+    );
 
     const week = await call(t.api.base, "GET", `/endpoints/${t.endpoint.id}/activity?window=7d`, t.admin);
     assertEquals(week.data.points.length, 168);
-    assertEquals([week.data.totals.delivered, week.data.totals.failed], [5, 1]);
+    // The week: the day's two, the three just before its first hour, and the four of three days ago.
+    assertEquals([week.data.totals.delivered, week.data.totals.failed], [5, 4]);
     assert(week.data.totals.p95_ms >= 750, JSON.stringify(week.data.totals));
     // The same week in 6-hour points: the same attempts, fewer and wider points.
     const wide = await call(
@@ -199,7 +228,7 @@ Deno.test("activity: one point per hour for 24 hours or 7 days, delivered and fa
     assertEquals(wide.data.totals, week.data.totals);
     const sum = (ps: { delivered: number; failed: number }[]) =>
       ps.reduce((a, p) => [a[0]! + p.delivered, a[1]! + p.failed], [0, 0]);
-    assertEquals(sum(wide.data.points), [5, 1]);
+    assertEquals(sum(wide.data.points), [5, 4]);
     assertEquals(
       (await call(t.api.base, "GET", `/endpoints/${t.endpoint.id}/activity?window=7d&bucket=2h`, t.admin))
         .status,

@@ -509,6 +509,7 @@ declare
   failed integer;
   expired integer;
   disabled integer;
+  alerts integer;
 begin
   with poisoned as (
     delete from private.webhook_leases l
@@ -546,9 +547,11 @@ begin
   delete from private.webhook_endpoint_pace p where p.next_send_at < now() - interval '1 minute';
 
   disabled := private.webhook_disable_failing_endpoints();
+  -- Failing and recovered endpoints, told to the alert endpoints (20261129110000_endpoint_alerts.sql).
+  alerts := private.webhook_endpoint_alerts();
 
   return jsonb_build_object('set_aside', set_aside, 'permanently_failed', failed, 'expired_leases', expired,
-                            'disabled_endpoints', disabled);
+                            'disabled_endpoints', disabled, 'endpoint_alerts', alerts);
 end;
 $$;
 

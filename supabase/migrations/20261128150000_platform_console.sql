@@ -15,18 +15,22 @@
 -- See docs/platform-console.md
 
 -- The audit log -----------------------------------------------------------------------------------------
--- Append-only: written by the functions below (and the operator's command), never by a user role.
--- organization_id is the affected organization; null for changes to platform administrators, which
--- concern no organization (platform administrators read those).
+-- Append-only: written by the functions below (and the operator's command), and by
+-- private.webhook_reveal_secret (20261201100000_webhook_secret_reveal.sql: an organization's own admin
+-- who revealed a signing secret), never by a user role. organization_id is the affected organization;
+-- null for changes to platform administrators, which concern no organization (platform administrators
+-- read those).
 create table public.platform_audit_log (
   id uuid primary key default gen_random_uuid(),
   organization_id uuid references public.organizations (id) on delete cascade,
   action text not null check (action in ('organization.suspended', 'organization.resumed',
                                          'platform_admin.granted', 'platform_admin.revoked',
-                                         'superadmin.granted', 'superadmin.revoked')),
-  -- Who did it: a platform administrator (their account and its e-mail as it was then), or an operator
-  -- with database access (scripts/platform-admin.ts), who has no account here.
-  actor_kind text not null check (actor_kind in ('platform_admin', 'operator')),
+                                         'superadmin.granted', 'superadmin.revoked',
+                                         'endpoint.secret_revealed')),
+  -- Who did it: a platform administrator (their account and its e-mail as it was then), an operator
+  -- with database access (scripts/platform-admin.ts), who has no account here, or an administrator of
+  -- the organization itself.
+  actor_kind text not null check (actor_kind in ('platform_admin', 'operator', 'admin')),
   actor_user_id uuid references auth.users (id) on delete set null,
   actor_email text,
   -- Whose platform rights changed (platform_admin.* and superadmin.*).
@@ -38,7 +42,7 @@ create table public.platform_audit_log (
   -- "deliveries_released": 12} on resumption.
   details jsonb not null default '{}'::jsonb,
   created_at timestamptz not null default now(),
-  check ((organization_id is null) = (action !~ '^organization\.'))
+  check ((organization_id is null) = (action ~ '^(platform_admin|superadmin)\.'))
 );
 -- An organization's entries, newest first (its admins' Audit log page); everything, newest first.
 create index platform_audit_log_organization_idx
@@ -418,6 +422,8 @@ begin
   from public.platform_audit_log a
   left join public.organizations o on o.id = a.organization_id
   where (org is null or a.organization_id = org)
+    -- What the platform's people did; an organization's own admins' entries are its business.
+    and a.actor_kind in ('platform_admin', 'operator')
     and (before_at is null or (a.created_at, a.id) < (before_at, before_id))
   order by a.created_at desc, a.id desc
   limit greatest(least(max_rows, 200), 1);

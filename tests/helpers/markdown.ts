@@ -1,6 +1,6 @@
 // Reading the documentation the way a reader (and GitHub) does: its headings and their anchors, its
 // links, and its code blocks, so tests can check links and run the commands the guides show.
-import { marked, type Token } from "marked";
+import { marked, type Token, type Tokens } from "marked";
 
 export const ROOT = new URL("../../", import.meta.url);
 
@@ -212,4 +212,26 @@ export function renderProblems(markdown: string): RenderProblem[] {
   };
   visit(marked.lexer(markdown), 0);
   return problems;
+}
+
+/** A table cell longer than a reader takes in at a glance. */
+export interface LongCell {
+  /** The first words of the cell's row. */
+  row: string;
+  length: number;
+}
+
+/** The cells of the Markdown's tables (as rendered, so not inside code) over `max` characters of source. */
+export function longTableCells(markdown: string, max: number): LongCell[] {
+  const out: LongCell[] = [];
+  for (const token of marked.lexer(markdown)) {
+    if (token.type !== "table") continue;
+    const table = token as Tokens.Table;
+    for (const row of table.rows) {
+      for (const cell of row) {
+        if (cell.text.length > max) out.push({ row: row[0]!.text.slice(0, 60), length: cell.text.length });
+      }
+    }
+  }
+  return out;
 }

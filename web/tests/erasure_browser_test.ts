@@ -1,7 +1,8 @@
 // Settings > Privacy > Erase a person, in a real browser against the real dev stack: an admin finds a
 // member by e-mail, confirms, watches the erasure finish, and sees its record; nothing of the member
 // is left in any table; staff are told the page is for administrators. axe-core finds no violation
-// of any impact on the page, its dialog or its result.
+// of any impact on the page, its dialog or its result. A development build (preact/debug), whose console
+// must stay silent: no warning (a duplicate key once was one).
 import { assert, assertEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { rowsMentioning } from "../../tests/helpers/catalogue_search.ts";
@@ -10,6 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import {
   buildWeb,
   captureAndCheck,
+  consoleProblems,
   launchBrowser,
   openPage,
   serveStatic,
@@ -34,6 +36,7 @@ let browser: Browser;
 let page: Page;
 let organizationId: string;
 const problems: string[] = [];
+const consoleLines: string[] = [];
 
 /** Screenshots, and axe at both sizes with every violation, whatever its impact (none at all on this page). */
 async function axeViolations(name: string): Promise<void> {
@@ -70,9 +73,9 @@ Deno.test(
                 from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id
                 where e.organization_id = ${organizationId} and e.payload #>> '{data,row,first_name}' = 'Grace'`;
     stack = await startDevStack({ env: { WEBHOOKS_DEV_DISPATCH: "false" } });
-    site = serveStatic(await buildWeb(stack.url, stack.anonKey));
+    site = serveStatic(await buildWeb(stack.url, stack.anonKey, { debug: true }));
     browser = await launchBrowser();
-    page = await openPage(browser);
+    page = await openPage(browser, consoleLines);
   },
 );
 
@@ -165,6 +168,10 @@ Deno.test(
 
 Deno.test("no accessibility problem on any state of the page", opts, () => {
   assertEquals(problems, []);
+});
+
+Deno.test("nothing wrong in the development console (preact/debug warns of duplicate keys)", opts, () => {
+  assertEquals(consoleProblems(consoleLines), []);
 });
 
 Deno.test("teardown", opts, async () => {

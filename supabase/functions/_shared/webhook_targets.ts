@@ -140,10 +140,11 @@ export function checkTargetUrlSyntax(raw: string, allowPrivate: boolean): Target
   } catch {
     return { ok: false, reason: "not a valid URL" };
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return { ok: false, reason: "scheme must be https" };
+  // The reason names the rule in force: a development setup also accepts http (and says so beside the field).
+  const schemes = allowPrivate ? ["https:", "http:"] : ["https:"];
+  if (!schemes.includes(url.protocol)) {
+    return { ok: false, reason: allowPrivate ? "scheme must be http or https" : "scheme must be https" };
   }
-  if (url.protocol === "http:" && !allowPrivate) return { ok: false, reason: "scheme must be https" };
   if (url.username || url.password) return { ok: false, reason: "credentials in the URL are not allowed" };
   if (raw.length > 2048) return { ok: false, reason: "URL longer than 2048 characters" };
   // The WHATWG parser has already turned 0x7f.1, 2130706433 and friends into dotted IPv4.

@@ -65,6 +65,27 @@ const disabledEndpoint = {
   disabled_at: AT,
 };
 
+const failingEndpoint = {
+  id: "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+  url: "https://crm.example.org/hooks/church",
+  description: "CRM sync",
+  enabled: true,
+  failing_since: "2026-11-22T09:10:00.5+00:00",
+  consecutive_failures: 14,
+  last_response_status: 503,
+  disable_at: "2026-11-27T09:10:00.5+00:00",
+};
+
+const recoveredEndpoint = {
+  id: failingEndpoint.id,
+  url: failingEndpoint.url,
+  description: failingEndpoint.description,
+  enabled: true,
+  failing_since: failingEndpoint.failing_since,
+  recovered_at: AT,
+  last_response_status: 200,
+};
+
 function body(type: string, id: string, row: Record<string, unknown>, delta: Record<string, unknown>) {
   return { id, type, created_at: AT, organization_id: ORG, data: { row, delta } };
 }
@@ -72,7 +93,8 @@ function body(type: string, id: string, row: Record<string, unknown>, delta: Rec
 export const EVENT_CATALOGUE = {
   "member.created": {
     description:
-      "A member was added: manually, in bulk, or through the visitor form. delta holds every field.",
+      "Someone is added as a member: by hand, in bulk or through the visitor form. The message carries " +
+      "their details.",
     example: body("member.created", "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8", member, member),
     table: "members",
     fires:
@@ -80,7 +102,7 @@ export const EVENT_CATALOGUE = {
       "A bulk insert of 1,000 members raises 1,000 events in the same statement.",
   },
   "member.lost": {
-    description: "A member's status changed to lost. delta holds the fields that changed.",
+    description: "A member is marked as lost. The message carries their details and what changed.",
     example: body(
       "member.lost",
       "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
@@ -92,7 +114,8 @@ export const EVENT_CATALOGUE = {
   },
   "donation.recorded": {
     description:
-      "A donation was recorded (manual, online one-off, or a recurring charge). delta holds every field.",
+      "A donation is recorded: entered by hand, given online, or a recurring gift's charge. The message " +
+      "carries the gift, its amount and who gave it.",
     example: body("donation.recorded", "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a", donation, donation),
     table: "donations",
     fires:
@@ -101,13 +124,13 @@ export const EVENT_CATALOGUE = {
       "`refunded_minor` and `refund_status` but raises no event.",
   },
   "attendance.marked": {
-    description: "A member's attendance was marked. delta holds every field.",
+    description: "Someone's attendance is marked. The message says who and when.",
     example: body("attendance.marked", "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b", attendance, attendance),
     table: "attendance",
     fires: "A row is inserted into `attendance`.",
   },
   "workflow.completed": {
-    description: "A workflow run finished (status completed or failed). delta holds the fields that changed.",
+    description: "A workflow finishes running, whether it completed or failed; the message says which.",
     example: body(
       "workflow.completed",
       "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
@@ -120,9 +143,8 @@ export const EVENT_CATALOGUE = {
       "finished and automations usually need to know: check `data.row.status`.",
   },
   "webhook.endpoint.disabled": {
-    description: "Another endpoint of the organization was disabled automatically: it answered 410 Gone, " +
-      "or every attempt failed for 5 days. row is that endpoint (never its secret); delta holds the " +
-      "fields that changed.",
+    description: "We switched off another of your endpoints because every delivery to it failed for 5 " +
+      "days, or it answered that it is gone (410). The message names that endpoint, never its secret.",
     example: body("webhook.endpoint.disabled", "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d", disabledEndpoint, {
       enabled: false,
       disabled_reason: disabledEndpoint.disabled_reason,
@@ -132,6 +154,30 @@ export const EVENT_CATALOGUE = {
     fires: "The system disabled one of the organization's endpoints: it answered `410 Gone`, or every " +
       "attempt failed for 5 days. It goes to the organization's other enabled endpoints subscribed to it; " +
       "an administrator's own disable sends none. `data.row` is that endpoint, never its secret.",
+  },
+  "webhook.endpoint.failing": {
+    description: "Another of your endpoints has failed every attempt for an hour. The message names it " +
+      "(never its secret), since when it fails, how many attempts failed in a row and its last answer.",
+    example: body("webhook.endpoint.failing", "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e", failingEndpoint, {
+      failing_since: failingEndpoint.failing_since,
+      consecutive_failures: failingEndpoint.consecutive_failures,
+    }),
+    table: "webhook_endpoints",
+    fires: "One of the organization's enabled endpoints has failed every attempt for an hour (the same " +
+      "threshold as the administrators' mail), once per run of failures. It goes to the organization's " +
+      "other enabled endpoints subscribed to it, never to the failing endpoint itself, so an alert " +
+      "endpoint that fails cannot alert itself in a loop. `data.row` is that endpoint, never its secret.",
+  },
+  "webhook.endpoint.recovered": {
+    description: "An endpoint you were told was failing delivers again. The message names it (never its " +
+      "secret) and when it recovered.",
+    example: body("webhook.endpoint.recovered", "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f", recoveredEndpoint, {
+      recovered_at: AT,
+    }),
+    table: "webhook_endpoints",
+    fires: "An endpoint about which a `webhook.endpoint.failing` event was raised answered an attempt " +
+      "with a 2xx again (checked every minute). It goes to the same endpoints as the failing event: " +
+      "the organization's other enabled endpoints subscribed to it.",
   },
 } satisfies Record<
   string,

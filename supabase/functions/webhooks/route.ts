@@ -1,7 +1,8 @@
 // A route is declared once: its path, who may call it, its zod schemas and responses, and its handler.
 // `register` turns the declaration into a @hono/zod-openapi route, so Hono validates the input with
 // those schemas (validate.ts decides the errors), the handler reads it typed (`c.req.valid(...)`), and
-// the OpenAPI document is generated from the same declaration.
+// the OpenAPI document is generated from the same declaration. The reference shows a declaration's
+// examples beside its schemas; tests/docs_api_reference_test.ts holds every route to the rule below.
 import { type OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../_shared/app.ts";
@@ -9,11 +10,21 @@ import { AppError } from "../_shared/errors.ts";
 import type { Actor, ActorEnv } from "./actor.ts";
 import { jsonBody } from "./validate.ts";
 
+/**
+ * A route's declaration. The reference (docs/api/index.html) shows it to integrators, so each one has:
+ * a summary of at most 60 characters (the line in the reference's menu) with the rest in `description`;
+ * a realistic `bodyExample` when it takes a body; and an `example` for each 2xx response with a
+ * schema. Examples are parsed with their schemas by the tests, so they cannot drift from them. (A
+ * schema's own `.openapi({ example })` counts too, where the example belongs to the schema wherever used.)
+ */
 export interface RouteSpec {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** Hono-style path below /webhooks, e.g. "/endpoints/:id". */
   path: string;
+  /** At most 60 characters. */
   summary: string;
+  /** What the summary leaves out, shown below it (Markdown). */
+  description?: string;
   tag: string;
   /**
    * Who may call it: admins of the organization or its API keys ("admin"), any signed-in caller or API
@@ -25,7 +36,9 @@ export interface RouteSpec {
   params?: Record<string, z.ZodType>;
   query?: z.ZodObject;
   body?: z.ZodType;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /** A realistic request body, valid for `body`. */
+  bodyExample?: unknown;
+  responses: Record<number, { description: string; schema?: z.ZodType; example?: unknown }>;
 }
 
 type Out<T> = T extends z.ZodType ? z.output<T> : never;
@@ -60,8 +73,17 @@ const ErrorBody = z.object({
   }),
 }).openapi("Error");
 
-const json = (schema: z.ZodType) => ({ "application/json": { schema } });
-const error = (description: string) => ({ description, content: json(ErrorBody) });
+const json = (schema: z.ZodType, example?: unknown) => ({
+  "application/json": example === undefined ? { schema } : { schema, example },
+});
+const error = (description: string, code: string, message: string, details?: Record<string, unknown>) => ({
+  description,
+  content: json(ErrorBody, { error: details ? { code, message, details } : { code, message } }),
+});
+
+/** The first field of an object schema, for the example of a 400 answer. */
+const firstField = (schema?: z.ZodType) =>
+  schema instanceof z.ZodObject ? Object.keys(schema.shape)[0] : undefined;
 
 function refuseApiKeys(message: string): MiddlewareHandler<ActorEnv> {
   return async (c, next) => {
@@ -76,15 +98,32 @@ export function register(app: OpenAPIHono<ActorEnv>, r: Route, auth: MiddlewareH
   const responses: RouteConfig["responses"] = {};
   for (const [status, res] of Object.entries(spec.responses)) {
     responses[status] = res.schema
-      ? { description: res.description, content: json(res.schema) }
+      ? { description: res.description, content: json(res.schema, res.example) }
       : { description: res.description };
   }
-  if (spec.body || spec.query) responses[400] = error("Invalid input; `details.fields` names each bad field");
+  if (spec.body || spec.query) {
+    const where = spec.body ? "body" : "query";
+    const field = firstField(spec.body ?? spec.query) ?? where;
+    responses[400] = error(
+      "Invalid input; `details.fields` names each bad field",
+      "invalid_request",
+      `Invalid ${where}: ${field}`,
+      { fields: [{ field, message: "Invalid input" }] },
+    );
+  }
   if (spec.access !== "public") {
-    responses[401] = error("Missing, invalid or expired credentials, or a session that has ended");
+    responses[401] = error(
+      "Missing, invalid or expired credentials, or a session that has ended",
+      "token_expired",
+      "Access token has expired",
+    );
   }
   if (spec.access === "admin") {
-    responses[403] = error("The caller is not an administrator of the organization");
+    responses[403] = error(
+      "The caller is not an administrator of the organization",
+      "admin_required",
+      "Only administrators of the organization can do this",
+    );
   }
   const middleware: MiddlewareHandler[] = [];
   if (spec.access !== "public") middleware.push(auth as MiddlewareHandler);
@@ -97,6 +136,7 @@ export function register(app: OpenAPIHono<ActorEnv>, r: Route, auth: MiddlewareH
       method: spec.method,
       path: spec.path.replace(/:([A-Za-z_]+)/g, "{$1}"),
       summary: spec.summary,
+      ...(spec.description ? { description: spec.description } : {}),
       tags: [spec.tag],
       security: spec.access === "public"
         ? []
@@ -107,7 +147,7 @@ export function register(app: OpenAPIHono<ActorEnv>, r: Route, auth: MiddlewareH
       request: {
         params: spec.params && z.object(spec.params),
         query: spec.query,
-        body: spec.body && { required: true, content: json(spec.body) },
+        body: spec.body && { required: true, content: json(spec.body, spec.bodyExample) },
       },
       responses,
     },

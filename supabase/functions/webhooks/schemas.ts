@@ -64,9 +64,10 @@ export const EndpointHealth = z.object({
   last_outcome: z.enum(["delivered", "failed"]).nullable().describe("Result of the last attempt"),
   consecutive_failures: z.number().int().describe("Failed attempts since the last success"),
   success_rate_24h: z.number().min(0).max(1).nullable().describe(
-    "Delivered attempts / attempts over the last 24 hours (null: no attempt)",
+    "Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the " +
+      "activity view's: the current hour and the 23 before it, so the two agree.",
   ),
-  attempts_24h: z.number().int().describe("Attempts over the last 24 hours"),
+  attempts_24h: z.number().int().describe("Attempts over the last 24 hours (the activity view's 24 hours)"),
   failing_since: z.string().nullable().describe(
     "First failed attempt of the current run of failures (null: the last attempt succeeded or none " +
       "yet). After 5 days of failures only, the endpoint is disabled automatically.",
@@ -142,16 +143,53 @@ export const Activity = z.object({
     p50_ms: z.number().int().nullable(),
     p95_ms: z.number().int().nullable(),
   }),
+  from: z.string().describe("Start of the window: the first point's start"),
+  as_of: z.string().describe("When these numbers were read; the window ends here"),
+  latest: z.object({
+    last_attempt_at: EndpointHealth.shape.last_attempt_at,
+    last_response_status: EndpointHealth.shape.last_response_status,
+    last_outcome: EndpointHealth.shape.last_outcome,
+    consecutive_failures: EndpointHealth.shape.consecutive_failures,
+    failing_since: EndpointHealth.shape.failing_since,
+  }).describe(
+    "The endpoint's last attempt and its run of failures, read in the same snapshot as the points, so a " +
+      "page showing both never says 'nothing sent yet' beside a delivered attempt",
+  ),
 }).describe(
-  "Attempts per hour (or per 6 hours) from the endpoint's health buckets. Percentiles are estimated from a histogram " +
-    "of response times (buckets about 1.6x apart), so they are approximate.",
+  "Attempts per hour (or per 6 hours) from the endpoint's health buckets, with its latest attempt. Percentiles " +
+    "are estimated from a histogram of response times (buckets about 1.6x apart), so they are approximate.",
 );
 
-export const Recover = z.object({
+// Recover failed deliveries: a window of creation times, optionally one event type. The same fields
+// ask for the preview (how many would be sent again) and for the recovery itself.
+const RecoverWindow = {
   since: z.iso.datetime({ offset: true }).describe(
-    "Recover permanently failed deliveries created since this time",
+    "Recover permanently failed deliveries created at or after this time",
   ),
-}).strict();
+  until: z.iso.datetime({ offset: true }).optional().describe(
+    "…and created before this time (default: now)",
+  ),
+  event_type: z.string().min(1).max(100).optional().describe("Only deliveries of this event type"),
+};
+const sinceUntil = (r: { since: string; until?: string }) =>
+  !r.until || Date.parse(r.until) > Date.parse(r.since);
+const UNTIL_AFTER_SINCE = { message: "until must be after since", path: ["until"] };
+
+export const Recover = z.object(RecoverWindow).strict().refine(sinceUntil, UNTIL_AFTER_SINCE);
+
+export const RecoverPreviewQuery = z.object(RecoverWindow).refine(sinceUntil, UNTIL_AFTER_SINCE);
+
+export const RecoverPreview = z.object({
+  count: z.number().int().describe("How many deliveries a recovery with these fields would send again"),
+  more: z.boolean().describe("true when there are more than count (counting stops at 100,000)"),
+});
+
+export const RecoverResult = z.object({
+  recovered: z.number().int().describe("How many deliveries were queued again"),
+  recovery_id: z.uuid().describe(
+    "Lists them in Webhook Logs: GET /webhooks/deliveries?recovery_id=… (the page: ?recovery=…)",
+  ),
+});
 
 export const Delivery = z.object({
   id: z.uuid(),
@@ -166,6 +204,8 @@ export const Delivery = z.object({
   last_response_status: z.number().int().nullable(),
   last_error: z.string().nullable(),
   delivered_at: z.string().nullable(),
+  test: z.boolean().describe('A test delivery (Send test event); its body carries "test": true'),
+  recovery_id: z.uuid().nullable().describe("The recovery that last sent it again, if any"),
   created_at: z.string(),
 });
 export type DeliveryRow = z.infer<typeof Delivery>;
@@ -205,6 +245,14 @@ export const ListDeliveries = z.object({
   status: z.enum(DELIVERY_STATES).optional(),
   since: z.iso.datetime({ offset: true }).optional().describe("Created at or after"),
   until: z.iso.datetime({ offset: true }).optional().describe("Created before"),
+  tests: z.enum(["include", "exclude", "only"]).default("include").describe(
+    "Test deliveries (Send test event): listed with the others, left out, or listed alone",
+  ),
+  recovery_id: z.uuid().optional().describe("The deliveries one recovery sent again (its recovery_id)"),
+  contains: z.string().trim().min(3, "enter at least 3 characters to search for").max(200).optional()
+    .describe(
+      "Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id)",
+    ),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(200).optional().describe("next_cursor of the previous page"),
 });

@@ -65,3 +65,26 @@ export function describeAuthError(
   }
   return error.message || "Sign-in failed.";
 }
+
+/**
+ * Asks Supabase Auth whether `password` is the signed-in person's, by signing in with it anew: what
+ * needs a recent sign-in (revealing a signing secret) then has one. The session it replaces is ended at
+ * Auth too, so no forgotten session stays alive. Returns what to tell the person, or null when it was
+ * right.
+ */
+export async function confirmPassword(email: string, password: string): Promise<string | null> {
+  const before = (await auth.getSession()).data.session;
+  const { error } = await auth.signInWithPassword({ email, password });
+  if (error) {
+    return error.code === "invalid_credentials" || /invalid login credentials/i.test(error.message)
+      ? "That is not your password. Try again."
+      : describeAuthError(error);
+  }
+  if (before) {
+    await fetch(`${SUPABASE_URL}/auth/v1/logout?scope=local`, {
+      method: "POST",
+      headers: { apikey: anonKey, Authorization: `Bearer ${before.access_token}` },
+    }).catch(() => {});
+  }
+  return null;
+}

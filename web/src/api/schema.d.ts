@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's webhook endpoints (secrets are never listed) */
+        /**
+         * List the organization's webhook endpoints
+         * @description Newest first, each with its health. Secrets are never listed.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -27,12 +30,76 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "url": "https://crm.gracechapel.example/hooks/church",
+                         *           "events": [
+                         *             "member.created",
+                         *             "donation.recorded"
+                         *           ],
+                         *           "description": "Church CRM",
+                         *           "enabled": true,
+                         *           "disabled_reason": null,
+                         *           "disabled_at": null,
+                         *           "previous_secret_expires_at": null,
+                         *           "rate_limit_per_second": 20,
+                         *           "paused_until": null,
+                         *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_by_display": "Ruth Okafor",
+                         *           "created_at": "2026-11-20T10:15:00.000Z",
+                         *           "updated_at": "2026-11-20T10:15:00.000Z",
+                         *           "health": {
+                         *             "last_attempt_at": "2026-11-28T09:58:12.000Z",
+                         *             "last_response_status": 200,
+                         *             "last_outcome": "delivered",
+                         *             "consecutive_failures": 0,
+                         *             "success_rate_24h": 0.9934,
+                         *             "attempts_24h": 152,
+                         *             "failing_since": null,
+                         *             "mean_response_ms_24h": 184
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+                         *           "url": "https://hooks.zapier.example/hooks/catch/1234567/abcdef/",
+                         *           "events": [
+                         *             "attendance.marked"
+                         *           ],
+                         *           "description": null,
+                         *           "enabled": false,
+                         *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+                         *           "disabled_at": "2026-11-22T10:16:02.000Z",
+                         *           "previous_secret_expires_at": null,
+                         *           "rate_limit_per_second": null,
+                         *           "paused_until": null,
+                         *           "created_by": null,
+                         *           "created_by_display": "API key Zapier",
+                         *           "created_at": "2026-11-20T10:15:00.000Z",
+                         *           "updated_at": "2026-11-22T10:16:02.000Z",
+                         *           "health": {
+                         *             "last_attempt_at": "2026-11-22T10:16:01.000Z",
+                         *             "last_response_status": 404,
+                         *             "last_outcome": "failed",
+                         *             "consecutive_failures": 212,
+                         *             "success_rate_24h": null,
+                         *             "attempts_24h": 0,
+                         *             "failing_since": "2026-11-17T10:15:30.000Z",
+                         *             "mean_response_ms_24h": null
+                         *           }
+                         *         }
+                         *       ],
+                         *       "target_policy": "public_https"
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
                                 id: string;
                                 url: string;
-                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabled_reason: string | null;
@@ -67,9 +134,9 @@ export interface paths {
                                     last_outcome: "delivered" | "failed" | null;
                                     /** @description Failed attempts since the last success */
                                     consecutive_failures: number;
-                                    /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt) */
+                                    /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the activity view's: the current hour and the 23 before it, so the two agree. */
                                     success_rate_24h: number | null;
-                                    /** @description Attempts over the last 24 hours */
+                                    /** @description Attempts over the last 24 hours (the activity view's 24 hours) */
                                     attempts_24h: number;
                                     /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
                                     failing_since: string | null;
@@ -91,6 +158,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -100,13 +175,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
         put?: never;
-        /** Add an endpoint: a URL and the events it receives. The response carries the secret. */
+        /**
+         * Add an endpoint: a URL and the events it receives
+         * @description The response carries the signing secret: the only time it is shown, until a rotation.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -116,9 +202,20 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "url": "https://crm.gracechapel.example/hooks/church",
+                     *       "events": [
+                     *         "member.created",
+                     *         "donation.recorded"
+                     *       ],
+                     *       "description": "Church CRM",
+                     *       "rate_limit_per_second": 20
+                     *     }
+                     */
                     "application/json": {
                         url: string;
-                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                         description?: string;
                         /** @description Your own secret; generated when omitted */
                         secret?: string;
@@ -135,11 +232,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": 20,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-20T10:15:00.000Z",
+                         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -173,6 +292,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -182,6 +317,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -191,6 +334,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -234,11 +385,42 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": 20,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-20T10:15:00.000Z",
+                         *       "health": {
+                         *         "last_attempt_at": "2026-11-28T09:58:12.000Z",
+                         *         "last_response_status": 200,
+                         *         "last_outcome": "delivered",
+                         *         "consecutive_failures": 0,
+                         *         "success_rate_24h": 0.9934,
+                         *         "attempts_24h": 152,
+                         *         "failing_since": null,
+                         *         "mean_response_ms_24h": 184
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -273,9 +455,9 @@ export interface paths {
                                 last_outcome: "delivered" | "failed" | null;
                                 /** @description Failed attempts since the last success */
                                 consecutive_failures: number;
-                                /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt) */
+                                /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the activity view's: the current hour and the 23 before it, so the two agree. */
                                 success_rate_24h: number | null;
-                                /** @description Attempts over the last 24 hours */
+                                /** @description Attempts over the last 24 hours (the activity view's 24 hours) */
                                 attempts_24h: number;
                                 /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
                                 failing_since: string | null;
@@ -291,6 +473,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -300,6 +490,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -339,6 +537,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -348,6 +554,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -362,7 +576,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Change an endpoint's URL, events, description or rate limit, or enable/disable it */
+        /**
+         * Change, enable or disable an endpoint
+         * @description Give any of its URL, events, description, rate limit and `enabled`; the rest stays.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -374,9 +591,19 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         "member.created",
+                     *         "member.lost",
+                     *         "donation.recorded"
+                     *       ],
+                     *       "rate_limit_per_second": null
+                     *     }
+                     */
                     "application/json": {
                         url?: string;
-                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                         description?: string | null;
                         enabled?: boolean;
                         /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
@@ -391,11 +618,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "member.lost",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": null,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-28T10:02:45.000Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -427,6 +676,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -436,6 +701,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -445,6 +718,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -468,7 +749,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace the signing secret; the old one keeps signing (a second signature) during a grace period */
+        /**
+         * Replace an endpoint's signing secret
+         * @description The old secret keeps signing too (a second signature in `webhook-signature`) during a grace period, so receivers can switch without losing a delivery.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -480,6 +764,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "grace_seconds": 86400
+                     *     }
+                     */
                     "application/json": {
                         /** @description How long the old secret keeps signing too (default 86400, at most 7 days) */
                         grace_seconds?: number;
@@ -495,6 +784,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "secret": "whsec_Q2xrYjV0N2pGdXBxWjRkTmM4c0t3aEV5",
+                         *       "previous_secret_expires_at": "2026-11-29T10:05:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             secret: string;
                             previous_secret_expires_at: string | null;
@@ -507,6 +802,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: grace_seconds",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "grace_seconds",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -516,6 +827,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -525,6 +844,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -552,7 +879,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a test event to this endpoint: webhook.test, or any event type with its example body */
+        /**
+         * Send a test event to this endpoint
+         * @description `webhook.test`, or any event type of the catalogue with its example body.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -564,12 +894,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "event_type": "donation.recorded"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
                          * @enum {string}
                          */
-                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                     };
                 };
             };
@@ -580,6 +915,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "event_id": "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             event_id: string;
@@ -592,6 +932,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: event_type",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "event_type",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -601,6 +957,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -610,6 +974,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -635,6 +1007,131 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/endpoints/{id}/recover/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count what a recovery would send again
+         * @description How many permanently failed deliveries `POST /endpoints/{id}/recover` with the same fields would queue again, counted up to 100,000 (`more`: there are more).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Recover permanently failed deliveries created at or after this time */
+                    since: string;
+                    /** @description …and created before this time (default: now) */
+                    until?: string;
+                    /** @description Only deliveries of this event type */
+                    event_type?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The count, before anything is sent */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "count": 37,
+                         *       "more": false
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description How many deliveries a recovery with these fields would send again */
+                            count: number;
+                            /** @description true when there are more than count (counting stops at 100,000) */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: since",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "since",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/endpoints/{id}/recover": {
         parameters: {
             query?: never;
@@ -644,7 +1141,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send again every permanently failed delivery of this endpoint created since a time */
+        /**
+         * Send again the permanently failed deliveries in a window
+         * @description Every delivery of this endpoint created in [`since`, `until`) (`until`: now when left out) that failed for good, of `event_type` only when given, is queued again. The answer's `recovery_id` lists them: `GET /deliveries?recovery_id=…`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -656,24 +1156,50 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "since": "2026-11-27T00:00:00Z",
+                     *       "until": "2026-11-28T00:00:00Z",
+                     *       "event_type": "donation.recorded"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: date-time
-                         * @description Recover permanently failed deliveries created since this time
+                         * @description Recover permanently failed deliveries created at or after this time
                          */
                         since: string;
+                        /**
+                         * Format: date-time
+                         * @description …and created before this time (default: now)
+                         */
+                        until?: string;
+                        /** @description Only deliveries of this event type */
+                        event_type?: string;
                     };
                 };
             };
             responses: {
-                /** @description How many deliveries were queued again */
+                /** @description How many deliveries were queued again, and the recovery's id to list them by */
                 202: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "recovered": 37,
+                         *       "recovery_id": "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b"
+                         *     }
+                         */
                         "application/json": {
+                            /** @description How many deliveries were queued again */
                             recovered: number;
+                            /**
+                             * Format: uuid
+                             * @description Lists them in Webhook Logs: GET /webhooks/deliveries?recovery_id=… (the page: ?recovery=…)
+                             */
+                            recovery_id: string;
                         };
                     };
                 };
@@ -683,6 +1209,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: since",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "since",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -692,6 +1234,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -701,6 +1251,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -733,7 +1291,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint's attempts per hour (or 6 hours) over 24 hours or 7 days, with response time percentiles */
+        /**
+         * An endpoint's attempts and response times over time
+         * @description Attempts per hour (or 6 hours) over 24 hours or 7 days, delivered and failed, with estimated response time percentiles, the window's start (`from`) and end (`as_of`), and the endpoint's latest attempt read in the same snapshot (`latest`): one answer for a page's health tiles and chart. The example is cut to 3 of its 24 points.
+         */
         get: {
             parameters: {
                 query?: {
@@ -755,6 +1316,50 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "window": "24h",
+                         *       "bucket_seconds": 3600,
+                         *       "points": [
+                         *         {
+                         *           "start": "2026-11-27T11:00:00.000Z",
+                         *           "delivered": 6,
+                         *           "failed": 0,
+                         *           "p50_ms": 142,
+                         *           "p95_ms": 310
+                         *         },
+                         *         {
+                         *           "start": "2026-11-27T12:00:00.000Z",
+                         *           "delivered": 9,
+                         *           "failed": 2,
+                         *           "p50_ms": 171,
+                         *           "p95_ms": 9400
+                         *         },
+                         *         {
+                         *           "start": "2026-11-27T13:00:00.000Z",
+                         *           "delivered": 0,
+                         *           "failed": 0,
+                         *           "p50_ms": null,
+                         *           "p95_ms": null
+                         *         }
+                         *       ],
+                         *       "totals": {
+                         *         "delivered": 151,
+                         *         "failed": 2,
+                         *         "p50_ms": 158,
+                         *         "p95_ms": 420
+                         *       },
+                         *       "from": "2026-11-26T14:00:00.000Z",
+                         *       "as_of": "2026-11-27T13:42:05.118Z",
+                         *       "latest": {
+                         *         "last_attempt_at": "2026-11-27T13:40:12.530Z",
+                         *         "last_response_status": 200,
+                         *         "last_outcome": "delivered",
+                         *         "consecutive_failures": 0,
+                         *         "failing_since": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             /** @enum {string} */
                             window: "24h" | "7d";
@@ -777,6 +1382,26 @@ export interface paths {
                                 p50_ms: number | null;
                                 p95_ms: number | null;
                             };
+                            /** @description Start of the window: the first point's start */
+                            from: string;
+                            /** @description When these numbers were read; the window ends here */
+                            as_of: string;
+                            /** @description The endpoint's last attempt and its run of failures, read in the same snapshot as the points, so a page showing both never says 'nothing sent yet' beside a delivered attempt */
+                            latest: {
+                                /** @description When the endpoint was last tried */
+                                last_attempt_at: string | null;
+                                /** @description HTTP status of the last attempt (null: no response) */
+                                last_response_status: number | null;
+                                /**
+                                 * @description Result of the last attempt
+                                 * @enum {string|null}
+                                 */
+                                last_outcome: "delivered" | "failed" | null;
+                                /** @description Failed attempts since the last success */
+                                consecutive_failures: number;
+                                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                failing_since: string | null;
+                            };
                         };
                     };
                 };
@@ -786,6 +1411,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: window",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "window",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -795,6 +1436,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -804,6 +1453,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -824,6 +1481,191 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/endpoints/{id}/reveal-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reveal an endpoint's signing secret
+         * @description For an administrator of the endpoint's organization whose session signed in within the last 10 minutes (the settings page asks for the password again); each reveal is written to the organization's audit log (`endpoint.secret_revealed`). No body. API keys, staff and other organizations are refused; a session signed in longer ago gets 403 `reauthentication_required`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The secret; an audit entry records who revealed it and when */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The endpoint's current signing secret */
+                            secret: string;
+                            /** @description When it was revealed; the organization's audit log has the entry */
+                            revealed_at: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `admin_required` (staff, or not a member of the endpoint's organization), or `reauthentication_required` (the session's sign-in is more than 10 minutes old: sign in again) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such endpoint in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Failure alerts: thresholds and where they go
+         * @description When an endpoint's failures are reported (a mail to the admins, and `webhook.endpoint.failing` to the alert endpoints) and when it is disabled; the alert endpoints are the organization's endpoints subscribed to a `webhook.endpoint.*` event type.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Thresholds and alert endpoints */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "failing_after_seconds": 3600,
+                         *       "disable_after_seconds": 432000,
+                         *       "mail_to_admins": true,
+                         *       "endpoints": [
+                         *         {
+                         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+                         *           "url": "https://alerts.example.org/hooks/webhooks",
+                         *           "enabled": true,
+                         *           "events": [
+                         *             "webhook.endpoint.failing",
+                         *             "webhook.endpoint.recovered",
+                         *             "webhook.endpoint.disabled"
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description An endpoint that fails every attempt this long is reported failing: a mail to the admins and webhook.endpoint.failing to the alert endpoints */
+                            failing_after_seconds: number;
+                            /** @description An endpoint that fails every attempt this long is disabled (webhook.endpoint.disabled) */
+                            disable_after_seconds: number;
+                            /** @description The organization's admins get a mail at each step */
+                            mail_to_admins: boolean;
+                            /** @description The organization's endpoints subscribed to an alert event type: where alerts go */
+                            endpoints: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                enabled: boolean;
+                                /** @description The alert event types it subscribed to */
+                                events: ("webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.endpoint.disabled")[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -831,7 +1673,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List deliveries, newest first, filtered by endpoint, event type, state and time, or found by id (q) */
+        /**
+         * List deliveries, newest first
+         * @description Filtered by endpoint, event type, state, time, test deliveries (`tests`) and recovery (`recovery_id`), or one found by id: `q` is a delivery id, or an event id (the `webhook-id` header the receiver saw). `contains` finds the deliveries whose body contains a text (an e-mail address, a payment id), in any letter case.
+         */
         get: {
             parameters: {
                 query?: {
@@ -844,6 +1689,12 @@ export interface paths {
                     since?: string;
                     /** @description Created before */
                     until?: string;
+                    /** @description Test deliveries (Send test event): listed with the others, left out, or listed alone */
+                    tests?: "include" | "exclude" | "only";
+                    /** @description The deliveries one recovery sent again (its recovery_id) */
+                    recovery_id?: string;
+                    /** @description Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id) */
+                    contains?: string;
                     limit?: number;
                     /** @description next_cursor of the previous page */
                     cursor?: string;
@@ -860,6 +1711,47 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
+                         *           "event_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *           "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "event_type": "donation.recorded",
+                         *           "status": "delivered",
+                         *           "attempt_count": 2,
+                         *           "next_attempt_at": null,
+                         *           "first_attempt_at": "2026-11-28T09:41:07.000Z",
+                         *           "last_attempt_at": "2026-11-28T09:41:13.000Z",
+                         *           "last_response_status": 200,
+                         *           "last_error": null,
+                         *           "delivered_at": "2026-11-28T09:41:13.000Z",
+                         *           "test": false,
+                         *           "recovery_id": null,
+                         *           "created_at": "2026-11-28T09:41:07.000Z"
+                         *         },
+                         *         {
+                         *           "id": "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
+                         *           "event_id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *           "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "event_type": "member.created",
+                         *           "status": "retrying",
+                         *           "attempt_count": 3,
+                         *           "next_attempt_at": "2026-11-28T10:12:00.000Z",
+                         *           "first_attempt_at": "2026-11-28T09:38:55.000Z",
+                         *           "last_attempt_at": "2026-11-28T09:42:00.000Z",
+                         *           "last_response_status": 503,
+                         *           "last_error": "HTTP 503",
+                         *           "delivered_at": null,
+                         *           "test": false,
+                         *           "recovery_id": null,
+                         *           "created_at": "2026-11-28T09:38:55.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": "WyIyMDI2LTExLTI4IDA5OjM4OjU1LjUxMjkzNCswMCIsIjBmMWUyZDNjLTRiNWEtNDY5Ny04ODc3LTY2NTVhNGIzYzJkMSJd"
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -881,6 +1773,13 @@ export interface paths {
                                 last_response_status: number | null;
                                 last_error: string | null;
                                 delivered_at: string | null;
+                                /** @description A test delivery (Send test event); its body carries "test": true */
+                                test: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The recovery that last sent it again, if any
+                                 */
+                                recovery_id: string | null;
                                 created_at: string;
                             }[];
                             /** @description Pass as cursor for the next page */
@@ -894,6 +1793,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -903,6 +1818,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -912,6 +1835,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -950,6 +1881,80 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
+                         *       "event_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "event_type": "donation.recorded",
+                         *       "status": "delivered",
+                         *       "attempt_count": 2,
+                         *       "next_attempt_at": null,
+                         *       "first_attempt_at": "2026-11-28T09:41:07.000Z",
+                         *       "last_attempt_at": "2026-11-28T09:41:13.000Z",
+                         *       "last_response_status": 200,
+                         *       "last_error": null,
+                         *       "delivered_at": "2026-11-28T09:41:13.000Z",
+                         *       "test": false,
+                         *       "recovery_id": null,
+                         *       "created_at": "2026-11-28T09:41:07.000Z",
+                         *       "body": "{\"id\":\"e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a\",\"type\":\"donation.recorded\",\"created_at\":\"2026-11-28T09:41:07.000Z\",\"organization_id\":\"0c0ffee0-1234-4abc-8def-0123456789ab\",\"data\":{\"row\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"},\"delta\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"}}}",
+                         *       "payload": {
+                         *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *         "type": "donation.recorded",
+                         *         "created_at": "2026-11-28T09:41:07.000Z",
+                         *         "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *         "data": {
+                         *           "row": {
+                         *             "id": "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8",
+                         *             "amount_cents": 5000,
+                         *             "currency": "GBP"
+                         *           },
+                         *           "delta": {
+                         *             "id": "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8",
+                         *             "amount_cents": 5000,
+                         *             "currency": "GBP"
+                         *           }
+                         *         }
+                         *       },
+                         *       "attempts": [
+                         *         {
+                         *           "id": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+                         *           "attempt_number": 1,
+                         *           "attempted_at": "2026-11-28T09:41:07.000Z",
+                         *           "duration_ms": 10000,
+                         *           "response_status": null,
+                         *           "error": "timeout after 10000 ms",
+                         *           "response_excerpt": null,
+                         *           "request_headers": {
+                         *             "content-type": "application/json",
+                         *             "webhook-id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *             "webhook-timestamp": "1795772467",
+                         *             "webhook-signature": "v1,K5oZ…"
+                         *           },
+                         *           "response_headers": null
+                         *         },
+                         *         {
+                         *           "id": "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
+                         *           "attempt_number": 2,
+                         *           "attempted_at": "2026-11-28T09:41:13.000Z",
+                         *           "duration_ms": 184,
+                         *           "response_status": 200,
+                         *           "error": null,
+                         *           "response_excerpt": "{\"ok\":true}",
+                         *           "request_headers": {
+                         *             "content-type": "application/json",
+                         *             "webhook-id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *             "webhook-timestamp": "1795772473",
+                         *             "webhook-signature": "v1,pQ3n…"
+                         *           },
+                         *           "response_headers": {
+                         *             "content-type": "application/json; charset=utf-8"
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -970,6 +1975,13 @@ export interface paths {
                             last_response_status: number | null;
                             last_error: string | null;
                             delivered_at: string | null;
+                            /** @description A test delivery (Send test event); its body carries "test": true */
+                            test: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The recovery that last sent it again, if any
+                             */
+                            recovery_id: string | null;
                             created_at: string;
                             /** @description The exact body text that is signed and sent, byte for byte: HMAC-SHA256(secret, body) is the x-webhook-signature */
                             body: string;
@@ -1004,6 +2016,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1013,6 +2033,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1042,7 +2070,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send this delivery again now (same event id, so receivers can de-duplicate) */
+        /**
+         * Send this delivery again now
+         * @description With the same event id (`webhook-id`), so receivers can de-duplicate.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1060,6 +2091,25 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
+                         *       "event_id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "event_type": "member.created",
+                         *       "status": "pending",
+                         *       "attempt_count": 3,
+                         *       "next_attempt_at": "2026-11-28T10:05:00.000Z",
+                         *       "first_attempt_at": "2026-11-28T09:38:55.000Z",
+                         *       "last_attempt_at": "2026-11-28T09:42:00.000Z",
+                         *       "last_response_status": 503,
+                         *       "last_error": "HTTP 503",
+                         *       "delivered_at": null,
+                         *       "test": false,
+                         *       "recovery_id": null,
+                         *       "created_at": "2026-11-28T09:38:55.000Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1080,6 +2130,13 @@ export interface paths {
                             last_response_status: number | null;
                             last_error: string | null;
                             delivered_at: string | null;
+                            /** @description A test delivery (Send test event); its body carries "test": true */
+                            test: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The recovery that last sent it again, if any
+                             */
+                            recovery_id: string | null;
                             created_at: string;
                         };
                     };
@@ -1090,6 +2147,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1099,6 +2164,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1131,7 +2204,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The events an endpoint can subscribe to, each with an example body */
+        /**
+         * The events an endpoint can subscribe to
+         * @description Each with what it means, when it fires and an example body. (The example shows the first of them.)
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1147,14 +2223,64 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "type": "member.created",
+                         *           "description": "Someone is added as a member: by hand, in bulk or through the visitor form. The message carries their details.",
+                         *           "example": {
+                         *             "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *             "type": "member.created",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "data": {
+                         *               "row": {
+                         *                 "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "first_name": "Grace",
+                         *                 "last_name": "Hopper",
+                         *                 "email": "grace@example.org",
+                         *                 "primary_phone": "+1 (555) 010-2030",
+                         *                 "primary_phone_normalized": "15550102030",
+                         *                 "status": "active",
+                         *                 "source": "visitor_form",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "updated_at": "2026-11-22T10:15:30.123456+00:00"
+                         *               },
+                         *               "delta": {
+                         *                 "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "first_name": "Grace",
+                         *                 "last_name": "Hopper",
+                         *                 "email": "grace@example.org",
+                         *                 "primary_phone": "+1 (555) 010-2030",
+                         *                 "primary_phone_normalized": "15550102030",
+                         *                 "status": "active",
+                         *                 "source": "visitor_form",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "updated_at": "2026-11-22T10:15:30.123456+00:00"
+                         *               }
+                         *             }
+                         *           },
+                         *           "table": "members",
+                         *           "fires": "A row is inserted into `members`: added by hand, in bulk, through the visitor form or an import. A bulk insert of 1,000 members raises 1,000 events in the same statement."
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                                 description: string;
                                 example: {
                                     [key: string]: unknown;
                                 };
+                                /** @description The table whose row is `data.row` */
+                                table: string;
+                                /** @description When the event is raised (Markdown) */
+                                fires: string;
                             }[];
                         };
                     };
@@ -1165,6 +2291,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1187,7 +2321,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** REST-hook subscribe: deliver one event type to target_url */
+        /**
+         * REST-hook subscribe: deliver one event type to target_url
+         * @description Zapier's performSubscribe. The subscription is an endpoint like any other: delivered, retried, logged, and disabled when the target answers 410 Gone.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1197,10 +2334,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "target_url": "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/",
+                     *       "event": "donation.recorded"
+                     *     }
+                     */
                     "application/json": {
                         target_url: string;
                         /** @enum {string} */
-                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                     };
                 };
             };
@@ -1211,6 +2354,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+                         *       "target_url": "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/",
+                         *       "event": "donation.recorded",
+                         *       "secret": "whsec_Vm9yZ2V0UzNjcmV0S2V5Rm9yWmFwaWVyMQ"
+                         *     }
+                         */
                         "application/json": {
                             /**
                              * Format: uuid
@@ -1219,7 +2370,7 @@ export interface paths {
                             id: string;
                             target_url: string;
                             /** @enum {string} */
-                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                             /** @description Signing secret, for receivers that verify signatures */
                             secret: string;
                         };
@@ -1231,6 +2382,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: target_url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "target_url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1240,6 +2407,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1249,6 +2424,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1302,6 +2485,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1311,6 +2502,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1335,7 +2534,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recent bodies of this event type, newest first, exactly as delivered (Zapier performList); at most 1 MiB of bodies */
+        /**
+         * Recent bodies of one event type, as delivered
+         * @description Newest first, exactly as delivered (Zapier's performList), at most `limit` of them and 1 MiB of bodies.
+         */
         get: {
             parameters: {
                 query?: {
@@ -1343,7 +2545,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                 };
                 cookie?: never;
             };
@@ -1355,6 +2557,46 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example [
+                         *       {
+                         *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *         "type": "donation.recorded",
+                         *         "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *         "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *         "data": {
+                         *           "row": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           },
+                         *           "delta": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           }
+                         *         }
+                         *       }
+                         *     ]
+                         */
                         "application/json": {
                             [key: string]: unknown;
                         }[];
@@ -1366,6 +2608,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1375,6 +2633,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1384,6 +2650,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1411,7 +2685,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's API keys (never the keys themselves) */
+        /**
+         * List the organization's API keys
+         * @description Never the keys themselves: `key_prefix` tells them apart.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1427,6 +2704,36 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *           "name": "Zapier",
+                         *           "key_prefix": "orgkey_GksToRv",
+                         *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_by_display": "Ruth Okafor",
+                         *           "created_at": "2026-11-21T08:12:00.000Z",
+                         *           "last_used_at": "2026-11-28T09:58:01.000Z",
+                         *           "status": "active",
+                         *           "revoked_at": null,
+                         *           "revoked_reason": null
+                         *         },
+                         *         {
+                         *           "id": "9b8a7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d",
+                         *           "name": "Make (old)",
+                         *           "key_prefix": "orgkey_p0Lq7Zx",
+                         *           "created_by": "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
+                         *           "created_by_display": "removed member",
+                         *           "created_at": "2026-10-02T14:00:00.000Z",
+                         *           "last_used_at": "2026-11-10T22:31:45.000Z",
+                         *           "status": "revoked",
+                         *           "revoked_at": "2026-11-12T09:00:00.000Z",
+                         *           "revoked_reason": "its creator left the organization"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -1461,13 +2768,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
         put?: never;
-        /** Create an API key for automation platforms; the key is returned once */
+        /**
+         * Create an API key; the key is returned once
+         * @description For automation platforms (Zapier, Make, n8n): they send it as `X-API-Key`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1477,6 +2795,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Zapier"
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                     };
@@ -1489,6 +2812,21 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *       "name": "Zapier",
+                         *       "key_prefix": "orgkey_GksToRv",
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-21T08:12:00.000Z",
+                         *       "last_used_at": null,
+                         *       "status": "active",
+                         *       "revoked_at": null,
+                         *       "revoked_reason": null,
+                         *       "key": "orgkey_GksToRvawhEdqMOD2Hd5sCtAcMDewCzNarbuiMegu78"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1523,6 +2861,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1532,6 +2886,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1571,6 +2933,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *       "name": "Zapier",
+                         *       "key_prefix": "orgkey_GksToRv",
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-21T08:12:00.000Z",
+                         *       "last_used_at": "2026-11-28T09:58:01.000Z",
+                         *       "status": "revoked",
+                         *       "revoked_at": "2026-11-28T10:20:00.000Z",
+                         *       "revoked_reason": "revoked by an administrator"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1603,6 +2979,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1641,6 +3025,61 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": "subscription.charged",
+                         *           "idempotency_key": "evt_Nq3P8xVbE1sKzA",
+                         *           "status": "processed",
+                         *           "signature_valid": true,
+                         *           "error": null,
+                         *           "deliveries": 1,
+                         *           "attempts": 1,
+                         *           "body_bytes": 1184,
+                         *           "received_at": "2026-11-28T09:40:02.000Z",
+                         *           "last_received_at": "2026-11-28T09:40:02.000Z",
+                         *           "processed_at": "2026-11-28T09:40:02.000Z"
+                         *         },
+                         *         {
+                         *           "id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": "subscription.cancelled",
+                         *           "idempotency_key": "evt_Nq3Q1aRfT7mWcB",
+                         *           "status": "unmatched",
+                         *           "signature_valid": true,
+                         *           "error": null,
+                         *           "deliveries": 1,
+                         *           "attempts": 1,
+                         *           "body_bytes": 902,
+                         *           "received_at": "2026-11-28T09:12:44.000Z",
+                         *           "last_received_at": "2026-11-28T09:12:44.000Z",
+                         *           "processed_at": "2026-11-28T09:12:44.000Z"
+                         *         },
+                         *         {
+                         *           "id": "82328025-6e3c-4fa0-9c59-2b4d0e3f4051",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": null,
+                         *           "idempotency_key": null,
+                         *           "status": "unverified",
+                         *           "signature_valid": false,
+                         *           "error": "signature mismatch",
+                         *           "deliveries": 3,
+                         *           "attempts": 0,
+                         *           "body_bytes": 3120,
+                         *           "received_at": "2026-11-28T08:03:10.000Z",
+                         *           "last_received_at": "2026-11-28T08:47:31.000Z",
+                         *           "processed_at": null
+                         *         }
+                         *       ],
+                         *       "next_cursor": "WyIyMDI2LTExLTI4IDA4OjAzOjEwLjQwMjExOCswMCIsIjgyMzI4MDI1LTZlM2MtNGZhMC05YzU5LTJiNGQwZTNmNDA1MSJd"
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -1679,6 +3118,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: provider",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "provider",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1688,6 +3143,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1726,6 +3189,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
+                         *       "provider": "checkout",
+                         *       "account_id": null,
+                         *       "event": "subscription.charged",
+                         *       "idempotency_key": "evt_Nq3P8xVbE1sKzA",
+                         *       "status": "processed",
+                         *       "signature_valid": true,
+                         *       "error": null,
+                         *       "deliveries": 1,
+                         *       "attempts": 1,
+                         *       "body_bytes": 1184,
+                         *       "received_at": "2026-11-28T09:40:02.000Z",
+                         *       "last_received_at": "2026-11-28T09:40:02.000Z",
+                         *       "processed_at": "2026-11-28T09:40:02.000Z",
+                         *       "payload": {
+                         *         "event": "subscription.charged",
+                         *         "subscription_id": "sub_NqJ3x8vKp2LmQa",
+                         *         "payment_id": "pay_NqJ4c1ZwYb7TfR",
+                         *         "amount": 5000,
+                         *         "currency": "GBP",
+                         *         "occurred_at": "2026-11-28T09:40:01Z"
+                         *       },
+                         *       "headers": {
+                         *         "content-type": "application/json",
+                         *         "user-agent": "Razorpay-Webhook/v1",
+                         *         "x-razorpay-event-id": "evt_Nq3P8xVbE1sKzA"
+                         *       },
+                         *       "result": {
+                         *         "outcome": "applied",
+                         *         "donation_created": true
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -1766,6 +3264,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1795,7 +3301,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Apply a logged payload again (an applied one changes nothing) */
+        /**
+         * Apply a logged payload again
+         * @description Through the code path a live delivery takes; one applied already changes nothing.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1813,6 +3322,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "log_id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *       "status": "processed",
+                         *       "outcome": "applied"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             log_id: string;
@@ -1829,6 +3345,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1863,7 +3387,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replay every failed or unmatched entry of the organization, oldest first */
+        /**
+         * Replay every failed or unmatched inbound webhook
+         * @description Every such entry of the organization, oldest first, one at a time.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1879,6 +3406,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "log_id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *           "status": "processed",
+                         *           "outcome": "applied"
+                         *         },
+                         *         {
+                         *           "log_id": "93439136-7f4d-4ab1-8d6a-3c5e1f405162",
+                         *           "status": "unmatched",
+                         *           "outcome": "unmatched"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -1897,6 +3440,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1922,7 +3473,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user, their active organization and every membership with its role */
+        /**
+         * The signed-in user and their memberships
+         * @description Who is signed in, their active organization, and every organization they belong to with their role there.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1938,6 +3492,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "user": {
+                         *         "id": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *         "email": "ruth@firstchurch.example"
+                         *       },
+                         *       "active_organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "memberships": [
+                         *         {
+                         *           "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *           "organization_name": "First Church",
+                         *           "role": "admin",
+                         *           "suspended": false,
+                         *           "suspension_reason": null
+                         *         },
+                         *         {
+                         *           "organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f",
+                         *           "organization_name": "Grace Chapel",
+                         *           "role": "staff",
+                         *           "suspended": false,
+                         *           "suspension_reason": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             user: {
                                 /** Format: uuid */
@@ -1969,6 +3548,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1991,7 +3578,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Choose the active organization; then refresh the session (supabase.auth.refreshSession()) */
+        /**
+         * Choose the active organization
+         * @description Then refresh the session (`supabase.auth.refreshSession()`): the new token carries it.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2001,6 +3591,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         organization_id: string;
@@ -2014,6 +3609,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "active_organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             active_organization_id: string;
@@ -2026,6 +3626,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: organization_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "organization_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2035,6 +3651,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2076,6 +3700,38 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+                         *           "email": "grace@firstchurch.example",
+                         *           "role": "staff",
+                         *           "status": "pending",
+                         *           "invited_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_at": "2026-11-28T09:00:00.000Z",
+                         *           "expires_at": "2026-12-05T09:00:00.000Z",
+                         *           "accepted_at": null,
+                         *           "accepted_by": null,
+                         *           "revoked_at": null,
+                         *           "resend_available_at": "2026-11-28T09:01:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "4c5d6e7f-8091-4a2b-9c3d-4e5f6a7b8c9d",
+                         *           "email": "samuel@firstchurch.example",
+                         *           "role": "admin",
+                         *           "status": "accepted",
+                         *           "invited_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_at": "2026-11-20T15:30:00.000Z",
+                         *           "expires_at": "2026-11-27T15:30:00.000Z",
+                         *           "accepted_at": "2026-11-20T16:02:11.000Z",
+                         *           "accepted_by": "7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b",
+                         *           "revoked_at": null,
+                         *           "resend_available_at": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -2105,13 +3761,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
         put?: never;
-        /** Invite an e-mail address with a role (admins); the token is returned once */
+        /**
+         * Invite an e-mail address with a role (admins)
+         * @description The invitation mail goes with its link; the token is also returned here, once.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2160,6 +3827,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: email",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "email",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2169,6 +3852,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2203,7 +3894,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send an open or expired invitation again (admins): a new one with a new link replaces it */
+        /**
+         * Send an invitation again (admins)
+         * @description An open or expired one: a new invitation with a new link replaces it.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2242,6 +3936,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2329,6 +4031,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2355,7 +4065,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** What an invitation is for (organization, role, address), given its token; nothing is accepted */
+        /**
+         * What an invitation is for, given its token
+         * @description The organization, role and address it was sent to; nothing is accepted.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2365,6 +4078,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
+                     *     }
+                     */
                     "application/json": {
                         /** @description The token from the invitation link (inv_...) */
                         token: string;
@@ -2378,6 +4096,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "organization_name": "First Church",
+                         *       "email": "grace@firstchurch.example",
+                         *       "role": "staff",
+                         *       "created_at": "2026-11-28T09:00:00.000Z",
+                         *       "expires_at": "2026-12-05T09:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -2399,6 +4128,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2408,6 +4153,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2435,7 +4188,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation with its token (from the link that was sent) */
+        /**
+         * Accept an invitation with its token
+         * @description The token from the link that was sent. Any signed-in account may accept it: the token is the invitation.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2445,6 +4201,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
+                     *     }
+                     */
                     "application/json": {
                         /** @description The token from the invitation link (inv_...) */
                         token: string;
@@ -2458,6 +4219,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "role": "staff"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             organization_id: string;
@@ -2472,6 +4239,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2481,6 +4264,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2533,6 +4324,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             organization_id: string;
@@ -2545,6 +4341,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2577,7 +4381,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's members with role, joined date and last sign-in, admins first (admins) */
+        /**
+         * List the organization's members (admins)
+         * @description With their role, when they joined and when they last signed in, admins first; at most 1000.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -2624,6 +4431,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2647,7 +4462,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a member from the organization (admins); they lose access at their next request, and the API keys they made end. The last admin cannot be removed */
+        /**
+         * Remove a member from the organization (admins)
+         * @description They lose access at their next request, and the API keys they made end. The last admin cannot be removed.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -2692,6 +4510,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2713,7 +4539,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Change a member's role (admins); it applies from their next request. The last admin stays admin */
+        /**
+         * Change a member's role (admins)
+         * @description It applies from their next request. The last admin of the organization stays admin.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -2768,6 +4597,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: role",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "role",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2777,6 +4622,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2805,7 +4658,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Find members of the organization by e-mail, phone or name, to erase one (admins) */
+        /**
+         * Find members by e-mail, phone or name (admins)
+         * @description To erase one: only the organization's own members are searched.
+         */
         get: {
             parameters: {
                 query: {
@@ -2824,6 +4680,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "bbbbbbbb-0000-4000-8000-000000000001",
+                         *           "first_name": "Sheena",
+                         *           "last_name": "Nelson",
+                         *           "email": "sheena.nelson@mail.example",
+                         *           "primary_phone": "+44 7700 900123",
+                         *           "created_at": "2026-03-14T11:20:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** Format: uuid */
@@ -2843,6 +4713,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2852,6 +4738,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2888,6 +4782,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "6a1f7d2f-4c8b-4d66-8b4a-1e5c7c8f3b21",
+                         *           "member_id": "bbbbbbbb-0000-4000-8000-000000000002",
+                         *           "requested_by": "aaaaaaaa-0000-4000-8000-000000000001",
+                         *           "requested_at": "2026-11-28T10:30:00.000Z",
+                         *           "finished_at": null,
+                         *           "status": "running",
+                         *           "stage": "events",
+                         *           "steps": 3,
+                         *           "counts": {
+                         *             "members": 1,
+                         *             "whatsapp_messages": 500,
+                         *             "inbound_webhook_log": 12
+                         *           },
+                         *           "leftovers": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["Erasure"][];
                         };
@@ -2899,6 +4815,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2946,6 +4870,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: member_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "member_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2955,6 +4895,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3014,6 +4962,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3041,7 +4997,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization's provider connections: URLs, secrets (set or not), numbers, last payloads */
+        /**
+         * The organization's provider connections
+         * @description For each provider: the URL to give it, whether its secret is set, the WhatsApp numbers, the last payload received and recent failures.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -3181,6 +5140,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3203,7 +5170,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set or replace a payment provider's secret (write-only; generated when omitted) */
+        /**
+         * Set or replace a payment provider's secret
+         * @description Write-only. Omit `secret` to have one generated: it is returned once, to enter in the provider's dashboard.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3246,6 +5216,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: secret",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "secret",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3255,12 +5241,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
-        /** Remove a payment provider's secret: its deliveries are refused until a new one is set */
+        /**
+         * Remove a payment provider's secret
+         * @description Its deliveries are refused until a new one is set.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -3296,6 +5293,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3315,7 +5320,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a signed test event through the provider's real receiver and report what it answered */
+        /**
+         * Send a signed test event to the provider's receiver
+         * @description Through the real receiver, signed with the stored secret; the answer says what it did.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3358,6 +5366,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3392,7 +5408,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register a WhatsApp business number: its phone-number id, the Meta app's secret, a verify token */
+        /**
+         * Register a WhatsApp business number
+         * @description Its phone-number id, the Meta app's secret, and a verify token (generated when omitted) to enter in Meta's webhook settings.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3452,6 +5471,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: phone_number_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "phone_number_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3461,6 +5496,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3489,7 +5532,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a number; its conversations stay, and bodies for it are refused from now on */
+        /**
+         * Remove a WhatsApp number
+         * @description Its conversations stay; bodies for it are refused from now on.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -3514,6 +5560,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3584,6 +5638,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: display_phone_number",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "display_phone_number",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3593,6 +5663,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3616,7 +5694,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace a number's verify token (generated when omitted); the handshake must happen again */
+        /**
+         * Replace a number's verify token
+         * @description Generated when omitted. Meta's subscription handshake must happen again.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3673,6 +5754,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: verify_token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "verify_token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3682,6 +5779,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3709,7 +5814,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an organization; the caller becomes its admin (5 per person per 24 hours) */
+        /**
+         * Create an organization; the caller becomes its admin
+         * @description Anyone signed in, at most 5 in 24 hours.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3768,6 +5876,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3777,6 +5901,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3809,7 +5941,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The active organization: name, time zone, contact address and your role */
+        /**
+         * The active organization
+         * @description Its name, time zone and contact address, and your role there.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -3846,6 +5981,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3863,7 +6006,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the active organization's name, time zone or contact address (admins) */
+        /**
+         * Change the active organization (admins)
+         * @description Any of its name, time zone and contact address.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -3921,6 +6067,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3930,6 +6092,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3958,7 +6128,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's platform rights, from the live flags (the token's claims are only a hint) */
+        /**
+         * The caller's platform rights
+         * @description From the live flags: the token's claims are only a hint.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -3987,6 +6160,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4007,7 +6188,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every organization with its health, by name (platform administrators) */
+        /**
+         * Every organization with its health (platform admins)
+         * @description By name, filtered by part of the name or by suspension.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4048,6 +6232,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4057,6 +6257,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4084,7 +6292,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One organization with its health (platform administrators) */
+        /** One organization with its health (platform admins) */
         get: {
             parameters: {
                 query?: never;
@@ -4111,6 +6319,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4147,7 +6363,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Suspend an organization: its people and API keys can do nothing, inbound webhooks are answered 503 (kept), deliveries wait (platform administrators) */
+        /**
+         * Suspend an organization (platform admins)
+         * @description Its people and API keys can do nothing, inbound webhooks are answered 503 (and kept), deliveries wait. Its admins read the reason in their audit log.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4181,6 +6400,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: reason",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "reason",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4190,6 +6425,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4231,7 +6474,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resume a suspended organization: what waited is delivered, with the suspended time given back to each delivery's 24-hour window (platform administrators) */
+        /**
+         * Resume a suspended organization (platform admins)
+         * @description What waited is delivered, with the suspended time given back to each delivery's 24-hour window.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4265,6 +6511,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: reason",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "reason",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4274,6 +6536,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4313,7 +6583,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The platform administrators (platform administrators) */
+        /** The platform administrators (platform admins) */
         get: {
             parameters: {
                 query?: never;
@@ -4329,6 +6599,26 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "user_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                         *           "email": "founder@platform.example",
+                         *           "is_superadmin": true,
+                         *           "since": "2026-11-01T08:00:00.000Z",
+                         *           "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+                         *         },
+                         *         {
+                         *           "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
+                         *           "email": "ops@platform.example",
+                         *           "is_superadmin": false,
+                         *           "since": "2026-11-20T08:00:00.000Z",
+                         *           "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["PlatformAdmin"][];
                         };
@@ -4340,6 +6630,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4353,7 +6651,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Make the account with this e-mail a platform administrator (superadmins) */
+        /**
+         * Make an account a platform administrator (superadmins)
+         * @description The account with this e-mail address; effective at the person's next request.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4388,6 +6689,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: email",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "email",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4397,6 +6714,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4432,7 +6757,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** End a person's platform administrator rights, at their next request (superadmins) */
+        /**
+         * End a person's platform admin rights (superadmins)
+         * @description At their next request. Superadmins are changed by an operator only.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -4464,6 +6792,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4502,7 +6838,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every platform action, newest first (platform administrators) */
+        /** Every platform action, newest first (platform admins) */
         get: {
             parameters: {
                 query?: {
@@ -4524,6 +6860,60 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.resumed",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Invoice paid",
+                         *           "details": {
+                         *             "suspended_seconds": 86400,
+                         *             "deliveries_released": 12
+                         *           },
+                         *           "created_at": "2026-11-29T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.suspended",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Unpaid invoice since October; contact billing@platform.example",
+                         *           "details": {
+                         *             "deliveries_open": 12
+                         *           },
+                         *           "created_at": "2026-11-28T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "1f2e3d4c-5b6a-4798-8a6b-5c4d3e2f1a0b",
+                         *           "organization_id": null,
+                         *           "organization_name": null,
+                         *           "action": "platform_admin.granted",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "founder@platform.example"
+                         *           },
+                         *           "subject_email": "ops@platform.example",
+                         *           "reason": null,
+                         *           "details": {},
+                         *           "created_at": "2026-11-20T08:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["AuditEntry"][];
                             /** @description Pass as cursor for the next page */
@@ -4537,6 +6927,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4546,6 +6952,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4573,7 +6987,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the platform's administrators did to this organization, newest first (admins) */
+        /**
+         * The organization's audit log (admins)
+         * @description What the platform's administrators did to this organization (suspended, resumed), with their reasons, newest first.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4593,6 +7010,63 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "endpoint.secret_revealed",
+                         *           "actor": {
+                         *             "kind": "admin",
+                         *             "email": "pastor@firstchurch.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": null,
+                         *           "details": {
+                         *             "endpoint_id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                         *             "url": "https://crm.firstchurch.example/hooks"
+                         *           },
+                         *           "created_at": "2026-11-30T09:15:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.resumed",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Invoice paid",
+                         *           "details": {
+                         *             "suspended_seconds": 86400,
+                         *             "deliveries_released": 12
+                         *           },
+                         *           "created_at": "2026-11-29T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.suspended",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Unpaid invoice since October; contact billing@platform.example",
+                         *           "details": {
+                         *             "deliveries_open": 12
+                         *           },
+                         *           "created_at": "2026-11-28T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: components["schemas"]["AuditEntry"][];
                             /** @description Pass as cursor for the next page */
@@ -4606,6 +7080,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4615,6 +7105,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4665,12 +7163,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
             };
         };
-        /** Choose how long the organization keeps its delivery history (1 to 90 days) */
+        /**
+         * Choose how long delivery history is kept
+         * @description 1 to 90 days (30 until chosen). Older history goes at the next clean-up.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -4706,6 +7215,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: webhook_log_days",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "webhook_log_days",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4715,6 +7240,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4916,13 +7449,13 @@ export interface components {
             organization_id: string | null;
             organization_name: string | null;
             /** @enum {string} */
-            action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked";
+            action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked" | "endpoint.secret_revealed";
             actor: {
                 /**
-                 * @description operator: someone with database access, through the documented command
+                 * @description operator: someone with database access, through the documented command; admin: an administrator of the organization itself (endpoint.secret_revealed, where details name the endpoint)
                  * @enum {string}
                  */
-                kind: "platform_admin" | "operator";
+                kind: "platform_admin" | "operator" | "admin";
                 email: string | null;
             };
             /** @description Whose platform rights changed */
@@ -4935,7 +7468,7 @@ export interface components {
             created_at: string;
         };
         /**
-         * @description A member was added: manually, in bulk, or through the visitor form. delta holds every field.
+         * @description Someone is added as a member: by hand, in bulk or through the visitor form. The message carries their details.
          * @example {
          *       "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
          *       "type": "member.created",
@@ -5009,7 +7542,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description A member's status changed to lost. delta holds the fields that changed.
+         * @description A member is marked as lost. The message carries their details and what changed.
          * @example {
          *       "id": "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
          *       "type": "member.lost",
@@ -5074,7 +7607,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description A donation was recorded (manual, online one-off, or a recurring charge). delta holds every field.
+         * @description A donation is recorded: entered by hand, given online, or a recurring gift's charge. The message carries the gift, its amount and who gave it.
          * @example {
          *       "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
          *       "type": "donation.recorded",
@@ -5153,7 +7686,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description A member's attendance was marked. delta holds every field.
+         * @description Someone's attendance is marked. The message says who and when.
          * @example {
          *       "id": "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b",
          *       "type": "attendance.marked",
@@ -5213,7 +7746,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description A workflow run finished (status completed or failed). delta holds the fields that changed.
+         * @description A workflow finishes running, whether it completed or failed; the message says which.
          * @example {
          *       "id": "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
          *       "type": "workflow.completed",
@@ -5272,7 +7805,7 @@ export interface components {
             test?: boolean;
         };
         /**
-         * @description Another endpoint of the organization was disabled automatically: it answered 410 Gone, or every attempt failed for 5 days. row is that endpoint (never its secret); delta holds the fields that changed.
+         * @description We switched off another of your endpoints because every delivery to it failed for 5 days, or it answered that it is gone (410). The message names that endpoint, never its secret.
          * @example {
          *       "id": "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d",
          *       "type": "webhook.endpoint.disabled",
@@ -5318,6 +7851,119 @@ export interface components {
                     disabled_reason?: string;
                     /** Format: date-time */
                     disabled_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description Another of your endpoints has failed every attempt for an hour. The message names it (never its secret), since when it fails, how many attempts failed in a row and its last answer.
+         * @example {
+         *       "id": "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e",
+         *       "type": "webhook.endpoint.failing",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": true,
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "consecutive_failures": 14,
+         *           "last_response_status": 503,
+         *           "disable_at": "2026-11-27T09:10:00.5+00:00"
+         *         },
+         *         "delta": {
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "consecutive_failures": 14
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.failing": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.failing";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    /** Format: date-time */
+                    failing_since?: string;
+                    consecutive_failures?: number;
+                    last_response_status?: number;
+                    /** Format: date-time */
+                    disable_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description An endpoint you were told was failing delivers again. The message names it (never its secret) and when it recovered.
+         * @example {
+         *       "id": "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f",
+         *       "type": "webhook.endpoint.recovered",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": true,
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "recovered_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "last_response_status": 200
+         *         },
+         *         "delta": {
+         *           "recovered_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.recovered": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.recovered";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    /** Format: date-time */
+                    failing_since?: string;
+                    /** Format: date-time */
+                    recovered_at?: string;
+                    last_response_status?: number;
                 };
                 /** @description The fields that changed (for an insert, every field) */
                 delta: Record<string, never>;

@@ -2,8 +2,14 @@ import { PAGES } from "../pages.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
+/** Whether a member who is not an administrator can use the page (the others tell them to ask one). */
+const forEveryMember = (p: (typeof PAGES)[number]) => p.access === "member" || p.access === "signed_in";
+
 export function Navigation({ current }: { current: string }) {
-  const { isPlatformAdmin, setNotice } = useSession();
+  const { isPlatformAdmin, setNotice, organization } = useSession();
+  // Staff see the pages they can use and one sentence about the rest, not a list of links that each
+  // lead to "for administrators". Until the membership is known, everything is listed.
+  const staff = organization !== null && organization.role !== "admin";
   const link = (p: (typeof PAGES)[number]) => (
     <li key={p.path}>
       <Link
@@ -16,10 +22,17 @@ export function Navigation({ current }: { current: string }) {
       </Link>
     </li>
   );
+  const listed = PAGES.filter((p) => p.nav !== false && !p.scope && (!staff || forEveryMember(p)));
   return (
     <nav aria-label="Settings" className="side">
       <p className="crumb" aria-hidden="true">Settings › Integrations</p>
-      <ul>{PAGES.filter((p) => p.nav !== false && !p.scope).map(link)}</ul>
+      <ul>{listed.map(link)}</ul>
+      {staff && (
+        <p className="small muted staff-note">
+          Webhooks, their logs, API keys, connections, people, erasure and the audit log are for the
+          organization's administrators; you are staff here.
+        </p>
+      )}
       {isPlatformAdmin && (
         <>
           <p className="crumb" aria-hidden="true">Platform</p>

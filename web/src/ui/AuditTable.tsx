@@ -10,12 +10,20 @@ const ACTIONS: Record<AuditEntry["action"], string> = {
   "platform_admin.revoked": "Ended platform administrator rights",
   "superadmin.granted": "Made a superadmin",
   "superadmin.revoked": "Ended superadmin rights",
+  "endpoint.secret_revealed": "Revealed an endpoint's signing secret",
+};
+
+const ACTORS: Record<AuditEntry["actor"]["kind"], string> = {
+  platform_admin: "Platform administrator",
+  operator: "An operator",
+  admin: "Administrator of this organization",
 };
 
 /** What the counts kept with an entry mean, in words. */
 function detailWords(e: AuditEntry): string {
-  const d = e.details as Record<string, number | undefined>;
+  const d = e.details as Record<string, number | string | undefined>;
   const parts: string[] = [];
+  if (typeof d.url === "string") parts.push(d.url);
   if (typeof d.deliveries_open === "number") {
     parts.push(`${d.deliveries_open} deliveries waiting`);
   }
@@ -66,7 +74,7 @@ export function AuditTable(
               </td>
               {showOrganization && <td>{e.organization_name ?? e.subject_email ?? "—"}</td>}
               <td>
-                {e.actor.kind === "operator" ? "An operator" : "Platform administrator"}
+                {ACTORS[e.actor.kind]}
                 {e.actor.email && <div className="small muted">{e.actor.email}</div>}
               </td>
               <td>{e.reason ?? <span className="muted">—</span>}</td>

@@ -33,16 +33,57 @@ const COLUMNS = `id, name, key_prefix, created_by,
   case when revoked_at is null then 'active' else 'revoked' end as status, revoked_at, revoked_reason`;
 const id = { id: z.uuid() };
 
+// The reference's examples (tests parse each with its schema).
+const KEY = "orgkey_GksToRvawhEdqMOD2Hd5sCtAcMDewCzNarbuiMegu78";
+const KEY_EXAMPLE = {
+  id: "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+  name: "Zapier",
+  key_prefix: KEY.slice(0, 14),
+  created_by: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+  created_by_display: "Ruth Okafor",
+  created_at: "2026-11-21T08:12:00.000Z",
+  last_used_at: "2026-11-28T09:58:01.000Z",
+  status: "active",
+  revoked_at: null,
+  revoked_reason: null,
+};
+const REVOKED_EXAMPLE = {
+  ...KEY_EXAMPLE,
+  status: "revoked",
+  revoked_at: "2026-11-28T10:20:00.000Z",
+  revoked_reason: "revoked by an administrator",
+};
+
 export const apiKeyRoutes: RouteFactory = (deps) => [
   route(
     {
       method: "get",
       path: "/api-keys",
-      summary: "List the organization's API keys (never the keys themselves)",
+      summary: "List the organization's API keys",
+      description: "Never the keys themselves: `key_prefix` tells them apart.",
       tag: "API keys",
       access: "user",
       refusal: "API keys cannot manage API keys",
-      responses: { 200: { description: "Keys, newest first", schema: z.object({ data: z.array(ApiKey) }) } },
+      responses: {
+        200: {
+          description: "Keys, newest first",
+          schema: z.object({ data: z.array(ApiKey) }),
+          example: {
+            data: [KEY_EXAMPLE, {
+              ...REVOKED_EXAMPLE,
+              id: "9b8a7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d",
+              name: "Make (old)",
+              key_prefix: "orgkey_p0Lq7Zx",
+              created_by: "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
+              created_by_display: "removed member",
+              created_at: "2026-10-02T14:00:00.000Z",
+              last_used_at: "2026-11-10T22:31:45.000Z",
+              revoked_at: "2026-11-12T09:00:00.000Z",
+              revoked_reason: "its creator left the organization",
+            }],
+          },
+        },
+      },
     },
     async (c) => {
       const data = await asAdmin(deps, c, (tx) =>
@@ -55,12 +96,20 @@ export const apiKeyRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/api-keys",
-      summary: "Create an API key for automation platforms; the key is returned once",
+      summary: "Create an API key; the key is returned once",
+      description: "For automation platforms (Zapier, Make, n8n): they send it as `X-API-Key`.",
       tag: "API keys",
       access: "user",
       refusal: "API keys cannot manage API keys",
       body: CreateApiKey,
-      responses: { 201: { description: "The new key, with the key itself", schema: CreatedApiKey } },
+      bodyExample: { name: "Zapier" },
+      responses: {
+        201: {
+          description: "The new key, with the key itself",
+          schema: CreatedApiKey,
+          example: { ...KEY_EXAMPLE, last_used_at: null, key: KEY },
+        },
+      },
     },
     async (c) => {
       const actor = userOf(c);
@@ -86,7 +135,7 @@ export const apiKeyRoutes: RouteFactory = (deps) => [
       access: "user",
       refusal: "API keys cannot manage API keys",
       params: id,
-      responses: { 200: { description: "The revoked key", schema: ApiKey } },
+      responses: { 200: { description: "The revoked key", schema: ApiKey, example: REVOKED_EXAMPLE } },
     },
     async (c) => {
       const keyId = c.req.valid("param").id;

@@ -25,17 +25,31 @@ const SampleQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).de
  */
 export const SAMPLES_MAX_BYTES = 1024 * 1024;
 
+const SAMPLE_TARGET = "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/";
+
 export const automationRoutes: RouteFactory = (deps) => [
   route(
     {
       method: "post",
       path: "/subscriptions",
       summary: "REST-hook subscribe: deliver one event type to target_url",
+      description: "Zapier's performSubscribe. The subscription is an endpoint like any other: delivered, " +
+        "retried, logged, and disabled when the target answers 410 Gone.",
       tag: "Automation platforms",
       access: "admin",
       body: Subscribe,
+      bodyExample: { target_url: SAMPLE_TARGET, event: "donation.recorded" },
       responses: {
-        201: { description: "The subscription", schema: Subscription },
+        201: {
+          description: "The subscription",
+          schema: Subscription,
+          example: {
+            id: "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+            target_url: SAMPLE_TARGET,
+            event: "donation.recorded",
+            secret: "whsec_Vm9yZ2V0UzNjcmV0S2V5Rm9yWmFwaWVyMQ",
+          },
+        },
         409: { description: "too_many_endpoints: the organization has 100 endpoints, the most it can have" },
       },
     },
@@ -78,8 +92,9 @@ export const automationRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/samples/:event_type",
-      summary:
-        "Recent bodies of this event type, newest first, exactly as delivered (Zapier performList); at most 1 MiB of bodies",
+      summary: "Recent bodies of one event type, as delivered",
+      description: "Newest first, exactly as delivered (Zapier's performList), at most `limit` of them and " +
+        "1 MiB of bodies.",
       tag: "Automation platforms",
       access: "admin",
       params: { event_type: EventType },
@@ -90,6 +105,7 @@ export const automationRoutes: RouteFactory = (deps) => [
             "Bodies of real events of the organization (not those redacted when their person was erased); " +
             "the catalogue example when there are none yet",
           schema: z.array(z.record(z.string(), z.unknown())),
+          example: [EVENT_CATALOGUE["donation.recorded"].example],
         },
         404: { description: "Unknown event type" },
       },

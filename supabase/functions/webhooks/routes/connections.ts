@@ -336,8 +336,9 @@ export const connectionRoutes: RouteFactory = (deps) => {
       {
         method: "get",
         path: "/connections",
-        summary:
-          "The organization's provider connections: URLs, secrets (set or not), numbers, last payloads",
+        summary: "The organization's provider connections",
+        description: "For each provider: the URL to give it, whether its secret is set, the WhatsApp " +
+          "numbers, the last payload received and recent failures.",
         tag: "Connections",
         access: "user",
         refusal: REFUSAL,
@@ -390,7 +391,9 @@ export const connectionRoutes: RouteFactory = (deps) => {
       {
         method: "post",
         path: "/connections/:provider/secret",
-        summary: "Set or replace a payment provider's secret (write-only; generated when omitted)",
+        summary: "Set or replace a payment provider's secret",
+        description: "Write-only. Omit `secret` to have one generated: it is returned once, to enter in " +
+          "the provider's dashboard.",
         tag: "Connections",
         access: "user",
         refusal: REFUSAL,
@@ -414,7 +417,8 @@ export const connectionRoutes: RouteFactory = (deps) => {
       {
         method: "delete",
         path: "/connections/:provider/secret",
-        summary: "Remove a payment provider's secret: its deliveries are refused until a new one is set",
+        summary: "Remove a payment provider's secret",
+        description: "Its deliveries are refused until a new one is set.",
         tag: "Connections",
         access: "user",
         refusal: REFUSAL,
@@ -435,7 +439,8 @@ export const connectionRoutes: RouteFactory = (deps) => {
       {
         method: "post",
         path: "/connections/:provider/test",
-        summary: "Send a signed test event through the provider's real receiver and report what it answered",
+        summary: "Send a signed test event to the provider's receiver",
+        description: "Through the real receiver, signed with the stored secret; the answer says what it did.",
         tag: "Connections",
         access: "user",
         refusal: REFUSAL,
@@ -512,8 +517,9 @@ export const connectionRoutes: RouteFactory = (deps) => {
       {
         method: "post",
         path: "/connections/whatsapp/numbers",
-        summary:
-          "Register a WhatsApp business number: its phone-number id, the Meta app's secret, a verify token",
+        summary: "Register a WhatsApp business number",
+        description: "Its phone-number id, the Meta app's secret, and a verify token (generated when " +
+          "omitted) to enter in Meta's webhook settings.",
         tag: "Connections",
         access: "user",
         refusal: REFUSAL,
@@ -573,7 +579,8 @@ export const connectionRoutes: RouteFactory = (deps) => {
       {
         method: "post",
         path: "/connections/whatsapp/numbers/:id/verify-token",
-        summary: "Replace a number's verify token (generated when omitted); the handshake must happen again",
+        summary: "Replace a number's verify token",
+        description: "Generated when omitted. Meta's subscription handshake must happen again.",
         tag: "Connections",
         access: "user",
         refusal: REFUSAL,
@@ -602,7 +609,8 @@ export const connectionRoutes: RouteFactory = (deps) => {
       {
         method: "delete",
         path: "/connections/whatsapp/numbers/:id",
-        summary: "Remove a number; its conversations stay, and bodies for it are refused from now on",
+        summary: "Remove a WhatsApp number",
+        description: "Its conversations stay; bodies for it are refused from now on.",
         tag: "Connections",
         access: "user",
         refusal: REFUSAL,

@@ -6,6 +6,7 @@ import { badRequest, notFound } from "../../_shared/errors.ts";
 import { checkTargetUrl } from "../../_shared/webhook_targets.ts";
 import type { Config } from "../../_shared/config.ts";
 import { asAdmin } from "../actor.ts";
+import { windowStart } from "../activity.ts";
 import { route, type RouteFactory } from "../route.ts";
 import {
   CreateEndpoint,
@@ -15,6 +16,9 @@ import {
   EndpointWithHealth,
   EndpointWithSecret,
   Recover,
+  RecoverPreview,
+  RecoverPreviewQuery,
+  RecoverResult,
   RotateSecret,
   SendTest,
   UpdateEndpoint,
@@ -22,6 +26,37 @@ import {
 import { mapSqlErrors } from "../sql_errors.ts";
 
 const id = { id: z.uuid() };
+// A preview counts at most this many (a recovery itself has no cap).
+const PREVIEW_CAP = 100_000;
+
+// The reference's examples (tests parse each with its schema).
+const ENDPOINT_EXAMPLE = {
+  id: "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+  url: "https://crm.gracechapel.example/hooks/church",
+  events: ["member.created", "donation.recorded"],
+  description: "Church CRM",
+  enabled: true,
+  disabled_reason: null,
+  disabled_at: null,
+  previous_secret_expires_at: null,
+  rate_limit_per_second: 20,
+  paused_until: null,
+  created_by: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+  created_by_display: "Ruth Okafor",
+  created_at: "2026-11-20T10:15:00.000Z",
+  updated_at: "2026-11-20T10:15:00.000Z",
+};
+const HEALTH_EXAMPLE = {
+  last_attempt_at: "2026-11-28T09:58:12.000Z",
+  last_response_status: 200,
+  last_outcome: "delivered",
+  consecutive_failures: 0,
+  success_rate_24h: 0.9934,
+  attempts_24h: 152,
+  failing_since: null,
+  mean_response_ms_24h: 184,
+};
+const SECRET_EXAMPLE = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 /** Refuses URLs the dispatcher would refuse (non-https in production, private or metadata addresses). */
 export async function assertSafeTarget(config: Config, url: string): Promise<void> {
@@ -42,7 +77,8 @@ export const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled
   created_at, updated_at`;
 
 // Health comes from the summary tables the attempts trigger keeps (migration ..._webhook_endpoint_health):
-// one primary-key row per endpoint and its 10-minute buckets of the last 24 hours.
+// one primary-key row per endpoint and its 10-minute buckets of the last 24 hours, the same 24 hours as the
+// activity view's (the current hour and the 23 before it), so a page showing both says the same numbers.
 const HEALTH_SELECT = `
   select e.id,
          h.last_attempt_at, h.last_response_status, h.last_outcome,
@@ -55,7 +91,7 @@ const HEALTH_SELECT = `
     select sum(b.attempts)::int as attempts, sum(b.delivered)::int as delivered,
            sum(b.timed)::int as timed, sum(b.duration_ms_sum) as duration_ms_sum
     from public.webhook_endpoint_health_buckets b
-    where b.endpoint_id = e.id and b.bucket_start > now() - interval '24 hours'
+    where b.endpoint_id = e.id and b.bucket_start >= $2::timestamptz
   ) w on true
   where e.id = any ($1::uuid[])`;
 
@@ -77,7 +113,7 @@ export async function withHealth<T extends { id: string }>(
       failing_since: string | null;
       mean_response_ms_24h: number | null;
     }[]
-  >(HEALTH_SELECT, [rows.map((r) => r.id)]);
+  >(HEALTH_SELECT, [rows.map((r) => r.id), new Date(windowStart("24h", Date.now())).toISOString()]);
   const byId = new Map(found.map((h) => [h.id, h]));
   return rows.map((row) => {
     const h = byId.get(row.id);
@@ -154,12 +190,42 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/endpoints",
-      summary: "List the organization's webhook endpoints (secrets are never listed)",
+      summary: "List the organization's webhook endpoints",
+      description: "Newest first, each with its health. Secrets are never listed.",
       tag: "Endpoints",
       access: "admin",
       responses: {
         200: {
           description: "Endpoints, newest first, each with its health",
+          example: {
+            data: [{ ...ENDPOINT_EXAMPLE, health: HEALTH_EXAMPLE }, {
+              ...ENDPOINT_EXAMPLE,
+              id: "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+              url: "https://hooks.zapier.example/hooks/catch/1234567/abcdef/",
+              events: ["attendance.marked"],
+              description: null,
+              enabled: false,
+              disabled_reason:
+                "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+              disabled_at: "2026-11-22T10:16:02.000Z",
+              rate_limit_per_second: null,
+              created_by: null,
+              created_by_display: "API key Zapier",
+              updated_at: "2026-11-22T10:16:02.000Z",
+              health: {
+                ...HEALTH_EXAMPLE,
+                last_attempt_at: "2026-11-22T10:16:01.000Z",
+                last_response_status: 404,
+                last_outcome: "failed",
+                consecutive_failures: 212,
+                success_rate_24h: null,
+                attempts_24h: 0,
+                failing_since: "2026-11-17T10:15:30.000Z",
+                mean_response_ms_24h: null,
+              },
+            }],
+            target_policy: "public_https",
+          },
           schema: z.object({
             data: z.array(EndpointWithHealth),
             target_policy: z.enum(["public_https", "development"]).describe(
@@ -188,12 +254,23 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints",
-      summary: "Add an endpoint: a URL and the events it receives. The response carries the secret.",
+      summary: "Add an endpoint: a URL and the events it receives",
+      description: "The response carries the signing secret: the only time it is shown, until a rotation.",
       tag: "Endpoints",
       access: "admin",
       body: CreateEndpoint,
+      bodyExample: {
+        url: ENDPOINT_EXAMPLE.url,
+        events: ENDPOINT_EXAMPLE.events,
+        description: ENDPOINT_EXAMPLE.description,
+        rate_limit_per_second: 20,
+      },
       responses: {
-        201: { description: "The endpoint, with its signing secret", schema: EndpointWithSecret },
+        201: {
+          description: "The endpoint, with its signing secret",
+          schema: EndpointWithSecret,
+          example: { ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE },
+        },
         409: { description: "too_many_endpoints: the organization has 100 endpoints, the most it can have" },
       },
     },
@@ -217,7 +294,11 @@ export const endpointRoutes: RouteFactory = (deps) => [
       access: "admin",
       params: id,
       responses: {
-        200: { description: "The endpoint, with its health", schema: EndpointWithHealth },
+        200: {
+          description: "The endpoint, with its health",
+          schema: EndpointWithHealth,
+          example: { ...ENDPOINT_EXAMPLE, health: HEALTH_EXAMPLE },
+        },
         404: { description: "No such endpoint" },
       },
     },
@@ -235,13 +316,27 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "patch",
       path: "/endpoints/:id",
-      summary: "Change an endpoint's URL, events, description or rate limit, or enable/disable it",
+      summary: "Change, enable or disable an endpoint",
+      description: "Give any of its URL, events, description, rate limit and `enabled`; the rest stays.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: UpdateEndpoint,
+      bodyExample: {
+        events: ["member.created", "member.lost", "donation.recorded"],
+        rate_limit_per_second: null,
+      },
       responses: {
-        200: { description: "The endpoint", schema: Endpoint },
+        200: {
+          description: "The endpoint",
+          schema: Endpoint,
+          example: {
+            ...ENDPOINT_EXAMPLE,
+            events: ["member.created", "member.lost", "donation.recorded"],
+            rate_limit_per_second: null,
+            updated_at: "2026-11-28T10:02:45.000Z",
+          },
+        },
         404: { description: "No such endpoint" },
       },
     },
@@ -294,16 +389,22 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints/:id/rotate-secret",
-      summary:
-        "Replace the signing secret; the old one keeps signing (a second signature) during a grace period",
+      summary: "Replace an endpoint's signing secret",
+      description: "The old secret keeps signing too (a second signature in `webhook-signature`) during a " +
+        "grace period, so receivers can switch without losing a delivery.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: RotateSecret,
+      bodyExample: { grace_seconds: 86400 },
       responses: {
         200: {
           description: "The new secret",
           schema: z.object({ secret: z.string(), previous_secret_expires_at: z.string().nullable() }),
+          example: {
+            secret: "whsec_Q2xrYjV0N2pGdXBxWjRkTmM4c0t3aEV5",
+            previous_secret_expires_at: "2026-11-29T10:05:00.000Z",
+          },
         },
         404: { description: "No such endpoint" },
       },
@@ -333,15 +434,18 @@ export const endpointRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/endpoints/:id/test",
-      summary: "Send a test event to this endpoint: webhook.test, or any event type with its example body",
+      summary: "Send a test event to this endpoint",
+      description: "`webhook.test`, or any event type of the catalogue with its example body.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: SendTest,
+      bodyExample: { event_type: "donation.recorded" },
       responses: {
         202: {
           description: "Queued; the delivery appears in the logs",
           schema: z.object({ event_id: z.uuid() }),
+          example: { event_id: "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a" },
         },
         404: { description: "No such endpoint" },
         409: { description: "The endpoint is disabled" },
@@ -362,17 +466,62 @@ export const endpointRoutes: RouteFactory = (deps) => [
   ),
   route(
     {
+      method: "get",
+      path: "/endpoints/:id/recover/preview",
+      summary: "Count what a recovery would send again",
+      description: "How many permanently failed deliveries `POST /endpoints/{id}/recover` with the same " +
+        "fields would queue again, counted up to 100,000 (`more`: there are more).",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      query: RecoverPreviewQuery,
+      responses: {
+        200: {
+          description: "The count, before anything is sent",
+          schema: RecoverPreview,
+          example: { count: 37, more: false },
+        },
+        404: { description: "No such endpoint" },
+      },
+    },
+    async (c) => {
+      const endpointId = c.req.valid("param").id;
+      const q = c.req.valid("query");
+      const n = await asAdmin(deps, c, async (tx) => {
+        await visibleEndpoint(tx, endpointId);
+        const [r] = await mapSqlErrors(() =>
+          tx<{ n: number }[]>`select public.webhook_recover_preview(${endpointId}, ${q.since}::timestamptz,
+                                ${q.until ?? null}::timestamptz, ${
+            q.event_type ?? null
+          }, ${PREVIEW_CAP}) as n`
+        );
+        return r!.n;
+      });
+      return c.json({ count: Math.min(n, PREVIEW_CAP), more: n > PREVIEW_CAP });
+    },
+  ),
+  route(
+    {
       method: "post",
       path: "/endpoints/:id/recover",
-      summary: "Send again every permanently failed delivery of this endpoint created since a time",
+      summary: "Send again the permanently failed deliveries in a window",
+      description: "Every delivery of this endpoint created in [`since`, `until`) (`until`: now when left " +
+        "out) that failed for good, of `event_type` only when given, is queued again. The answer's " +
+        "`recovery_id` lists them: `GET /deliveries?recovery_id=…`.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: Recover,
+      bodyExample: {
+        since: "2026-11-27T00:00:00Z",
+        until: "2026-11-28T00:00:00Z",
+        event_type: "donation.recorded",
+      },
       responses: {
         202: {
-          description: "How many deliveries were queued again",
-          schema: z.object({ recovered: z.number().int() }),
+          description: "How many deliveries were queued again, and the recovery's id to list them by",
+          schema: RecoverResult,
+          example: { recovered: 37, recovery_id: "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b" },
         },
         404: { description: "No such endpoint" },
         409: { description: "The endpoint is disabled" },
@@ -381,16 +530,17 @@ export const endpointRoutes: RouteFactory = (deps) => [
     async (c) => {
       const endpointId = c.req.valid("param").id;
       const input = c.req.valid("json");
+      const recoveryId = crypto.randomUUID();
       const recovered = await asAdmin(deps, c, async (tx) => {
         await visibleEndpoint(tx, endpointId);
         const [r] = await mapSqlErrors(() =>
-          tx<
-            { n: number }[]
-          >`select public.webhook_recover_failed(${endpointId}, ${input.since}::timestamptz) as n`
+          tx<{ n: number }[]>`select public.webhook_recover_failed(${endpointId}, ${input.since}::timestamptz,
+                                ${input.until ?? null}::timestamptz, ${input.event_type ?? null},
+                                ${recoveryId}) as n`
         );
         return r!.n;
       });
-      return c.json({ recovered }, 202);
+      return c.json({ recovered, recovery_id: recoveryId }, 202);
     },
   ),
 ];

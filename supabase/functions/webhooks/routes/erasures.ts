@@ -95,7 +95,8 @@ const Search = z.object({
     "Part of an e-mail address, a name or a phone number",
   ),
 });
-const CreateErasure = z.object({ member_id: z.uuid() }).strict();
+const CreateErasure = z.object({ member_id: z.uuid() }).strict()
+  .openapi({ example: { member_id: "bbbbbbbb-0000-4000-8000-000000000001" } });
 const ERASURE_COLUMNS = `id, member_id, requested_by, requested_at, finished_at,
   case when finished_at is null then 'running' else 'done' end as status, stage, steps, counts, leftovers`;
 
@@ -128,7 +129,8 @@ export const erasureRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/members/search",
-      summary: "Find members of the organization by e-mail, phone or name, to erase one (admins)",
+      summary: "Find members by e-mail, phone or name (admins)",
+      description: "To erase one: only the organization's own members are searched.",
       tag: "Privacy",
       access: "user",
       refusal: "API keys cannot read members",
@@ -137,6 +139,16 @@ export const erasureRoutes: RouteFactory = (deps) => [
         200: {
           description: "At most 20 members, by name",
           schema: z.object({ data: z.array(Candidate) }),
+          example: {
+            data: [{
+              id: "bbbbbbbb-0000-4000-8000-000000000001",
+              first_name: "Sheena",
+              last_name: "Nelson",
+              email: "sheena.nelson@mail.example",
+              primary_phone: "+44 7700 900123",
+              created_at: "2026-03-14T11:20:00.000Z",
+            }],
+          },
         },
       },
     },
@@ -228,6 +240,20 @@ export const erasureRoutes: RouteFactory = (deps) => [
         200: {
           description: "Erasures",
           schema: z.object({ data: z.array(Erasure) }),
+          example: {
+            data: [{
+              id: "6a1f7d2f-4c8b-4d66-8b4a-1e5c7c8f3b21",
+              member_id: "bbbbbbbb-0000-4000-8000-000000000002",
+              requested_by: "aaaaaaaa-0000-4000-8000-000000000001",
+              requested_at: "2026-11-28T10:30:00.000Z",
+              finished_at: null,
+              status: "running",
+              stage: "events",
+              steps: 3,
+              counts: { members: 1, whatsapp_messages: 500, inbound_webhook_log: 12 },
+              leftovers: {},
+            }],
+          },
         },
       },
     },

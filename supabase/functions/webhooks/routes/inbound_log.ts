@@ -55,6 +55,50 @@ const COLUMNS =
   body_bytes::float8 as body_bytes, received_at, last_received_at, processed_at, received_at::text as cursor_at`;
 type Row = z.infer<typeof LogEntry> & { cursor_at?: string };
 
+// The reference's examples (tests parse each with its schema).
+const ENTRY_EXAMPLE = {
+  id: "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
+  provider: "checkout",
+  account_id: null,
+  event: "subscription.charged",
+  idempotency_key: "evt_Nq3P8xVbE1sKzA",
+  status: "processed",
+  signature_valid: true,
+  error: null,
+  deliveries: 1,
+  attempts: 1,
+  body_bytes: 1184,
+  received_at: "2026-11-28T09:40:02.000Z",
+  last_received_at: "2026-11-28T09:40:02.000Z",
+  processed_at: "2026-11-28T09:40:02.000Z",
+};
+const UNMATCHED_EXAMPLE = {
+  ...ENTRY_EXAMPLE,
+  id: "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+  event: "subscription.cancelled",
+  idempotency_key: "evt_Nq3Q1aRfT7mWcB",
+  status: "unmatched",
+  body_bytes: 902,
+  received_at: "2026-11-28T09:12:44.000Z",
+  last_received_at: "2026-11-28T09:12:44.000Z",
+  processed_at: "2026-11-28T09:12:44.000Z",
+};
+const REFUSED_EXAMPLE = {
+  ...ENTRY_EXAMPLE,
+  id: "82328025-6e3c-4fa0-9c59-2b4d0e3f4051",
+  event: null,
+  idempotency_key: null,
+  status: "unverified",
+  signature_valid: false,
+  error: "signature mismatch",
+  deliveries: 3,
+  attempts: 0,
+  body_bytes: 3120,
+  received_at: "2026-11-28T08:03:10.000Z",
+  last_received_at: "2026-11-28T08:47:31.000Z",
+  processed_at: null,
+};
+
 export const inboundLogRoutes: RouteFactory = (deps) => [
   route(
     {
@@ -65,7 +109,17 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       access: "user",
       refusal: "API keys cannot read or replay the inbound payment log",
       query: ListLog,
-      responses: { 200: { description: "A page of log entries", schema: Page(LogEntry) } },
+      responses: {
+        200: {
+          description: "A page of log entries",
+          schema: Page(LogEntry),
+          example: {
+            data: [ENTRY_EXAMPLE, UNMATCHED_EXAMPLE, REFUSED_EXAMPLE],
+            next_cursor:
+              "WyIyMDI2LTExLTI4IDA4OjAzOjEwLjQwMjExOCswMCIsIjgyMzI4MDI1LTZlM2MtNGZhMC05YzU5LTJiNGQwZTNmNDA1MSJd",
+          },
+        },
+      },
     },
     async (c) => {
       const q = c.req.valid("query");
@@ -91,7 +145,27 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       refusal: "API keys cannot read or replay the inbound payment log",
       params: { id: z.uuid() },
       responses: {
-        200: { description: "The entry", schema: LogDetail },
+        200: {
+          description: "The entry",
+          schema: LogDetail,
+          example: {
+            ...ENTRY_EXAMPLE,
+            payload: {
+              event: "subscription.charged",
+              subscription_id: "sub_NqJ3x8vKp2LmQa",
+              payment_id: "pay_NqJ4c1ZwYb7TfR",
+              amount: 5000,
+              currency: "GBP",
+              occurred_at: "2026-11-28T09:40:01Z",
+            },
+            headers: {
+              "content-type": "application/json",
+              "user-agent": "Razorpay-Webhook/v1",
+              "x-razorpay-event-id": "evt_Nq3P8xVbE1sKzA",
+            },
+            result: { outcome: "applied", donation_created: true },
+          },
+        },
         404: { description: "No such entry" },
       },
     },
@@ -113,13 +187,18 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/inbound-log/:id/replay",
-      summary: "Apply a logged payload again (an applied one changes nothing)",
+      summary: "Apply a logged payload again",
+      description: "Through the code path a live delivery takes; one applied already changes nothing.",
       tag: "Inbound payment webhooks",
       access: "user",
       refusal: "API keys cannot read or replay the inbound payment log",
       params: { id: z.uuid() },
       responses: {
-        200: { description: "What the replay did", schema: Outcome },
+        200: {
+          description: "What the replay did",
+          schema: Outcome,
+          example: { log_id: UNMATCHED_EXAMPLE.id, status: "processed", outcome: "applied" },
+        },
         404: { description: "No such entry" },
         503: { description: "The receiver function that owns the entry could not be reached; retry later" },
       },
@@ -146,12 +225,26 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/inbound-log/replay-failed",
-      summary: "Replay every failed or unmatched entry of the organization, oldest first",
+      summary: "Replay every failed or unmatched inbound webhook",
+      description: "Every such entry of the organization, oldest first, one at a time.",
       tag: "Inbound payment webhooks",
       access: "user",
       refusal: "API keys cannot read or replay the inbound payment log",
       responses: {
-        200: { description: "One outcome per entry", schema: z.object({ data: z.array(Outcome) }) },
+        200: {
+          description: "One outcome per entry",
+          schema: z.object({ data: z.array(Outcome) }),
+          example: {
+            data: [
+              { log_id: UNMATCHED_EXAMPLE.id, status: "processed", outcome: "applied" },
+              {
+                log_id: "93439136-7f4d-4ab1-8d6a-3c5e1f405162",
+                status: "unmatched",
+                outcome: "unmatched",
+              },
+            ],
+          },
+        },
         503: { description: "A receiver function could not be reached; retry later" },
       },
     },

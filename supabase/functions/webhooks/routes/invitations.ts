@@ -81,6 +81,10 @@ const CreateInvitation = z.object({
 }).strict().openapi({ example: { email: "grace@firstchurch.example", role: "staff" } });
 const Membership = z.object({ organization_id: z.uuid(), role: Role });
 
+// The reference's examples (tests parse each with its schema).
+const ORG = "0c0ffee0-1234-4abc-8def-0123456789ab";
+const TOKEN = "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e";
+
 const INVITATION_COLUMNS = `id, email, role,
   case when accepted_at is not null then 'accepted' when revoked_at is not null then 'revoked'
        when expires_at <= now() then 'expired' else 'pending' end as status,
@@ -172,7 +176,42 @@ export const invitationRoutes: RouteFactory = (deps) => [
       tag: "People",
       access: "user",
       refusal: "API keys cannot manage people",
-      responses: { 200: { description: "Invitations", schema: z.object({ data: z.array(Invitation) }) } },
+      responses: {
+        200: {
+          description: "Invitations",
+          schema: z.object({ data: z.array(Invitation) }),
+          example: {
+            data: [
+              {
+                id: "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+                email: "grace@firstchurch.example",
+                role: "staff",
+                status: "pending",
+                invited_by: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                created_at: "2026-11-28T09:00:00.000Z",
+                expires_at: "2026-12-05T09:00:00.000Z",
+                accepted_at: null,
+                accepted_by: null,
+                revoked_at: null,
+                resend_available_at: "2026-11-28T09:01:00.000Z",
+              },
+              {
+                id: "4c5d6e7f-8091-4a2b-9c3d-4e5f6a7b8c9d",
+                email: "samuel@firstchurch.example",
+                role: "admin",
+                status: "accepted",
+                invited_by: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                created_at: "2026-11-20T15:30:00.000Z",
+                expires_at: "2026-11-27T15:30:00.000Z",
+                accepted_at: "2026-11-20T16:02:11.000Z",
+                accepted_by: "7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b",
+                revoked_at: null,
+                resend_available_at: null,
+              },
+            ],
+          },
+        },
+      },
     },
     async (c) => {
       const data = await asAdmin(deps, c, (tx) =>
@@ -186,7 +225,8 @@ export const invitationRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/invitations",
-      summary: "Invite an e-mail address with a role (admins); the token is returned once",
+      summary: "Invite an e-mail address with a role (admins)",
+      description: "The invitation mail goes with its link; the token is also returned here, once.",
       tag: "People",
       access: "user",
       refusal: "API keys cannot manage people",
@@ -210,7 +250,8 @@ export const invitationRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/invitations/:id/resend",
-      summary: "Send an open or expired invitation again (admins): a new one with a new link replaces it",
+      summary: "Send an invitation again (admins)",
+      description: "An open or expired one: a new invitation with a new link replaces it.",
       tag: "People",
       access: "user",
       refusal: "API keys cannot manage people",
@@ -272,14 +313,27 @@ export const invitationRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/invitations/preview",
-      summary:
-        "What an invitation is for (organization, role, address), given its token; nothing is accepted",
+      summary: "What an invitation is for, given its token",
+      description: "The organization, role and address it was sent to; nothing is accepted.",
       tag: "People",
       access: "user",
       refusal: "API keys cannot join or leave organizations",
       body: InvitationToken,
+      bodyExample: { token: TOKEN },
       responses: {
-        200: { description: "The open invitation the token names", schema: ReceivedInvitation },
+        200: {
+          description: "The open invitation the token names",
+          schema: ReceivedInvitation,
+          example: {
+            id: "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+            organization_id: ORG,
+            organization_name: "First Church",
+            email: "grace@firstchurch.example",
+            role: "staff",
+            created_at: "2026-11-28T09:00:00.000Z",
+            expires_at: "2026-12-05T09:00:00.000Z",
+          },
+        },
         404: { description: "No such open invitation (unknown, expired, revoked or used)" },
       },
     },
@@ -297,16 +351,20 @@ export const invitationRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/invitations/accept",
-      summary: "Accept an invitation with its token (from the link that was sent)",
+      summary: "Accept an invitation with its token",
+      description: "The token from the link that was sent. Any signed-in account may accept it: the token " +
+        "is the invitation.",
       tag: "People",
       access: "user",
       refusal: "API keys cannot join or leave organizations",
       body: InvitationToken,
+      bodyExample: { token: TOKEN },
       responses: {
         200: {
           description:
             "The membership created. Your active organization does not change; switch to it if you like.",
           schema: Membership,
+          example: { organization_id: ORG, role: "staff" },
         },
         404: { description: "No such open invitation (unknown, expired, revoked or used)" },
         409: { description: "Already a member" },
@@ -332,7 +390,11 @@ export const invitationRoutes: RouteFactory = (deps) => [
       refusal: "API keys cannot join or leave organizations",
       params: { organization_id: z.uuid() },
       responses: {
-        200: { description: "No longer a member", schema: z.object({ organization_id: z.uuid() }) },
+        200: {
+          description: "No longer a member",
+          schema: z.object({ organization_id: z.uuid() }),
+          example: { organization_id: ORG },
+        },
         404: { description: "Not a member of that organization" },
         409: { description: "You are its last admin" },
       },

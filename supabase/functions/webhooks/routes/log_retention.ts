@@ -50,7 +50,9 @@ export const logRetentionRoutes: RouteFactory = (deps) => [
     {
       method: "put",
       path: "/log-retention",
-      summary: "Choose how long the organization keeps its delivery history (1 to 90 days)",
+      summary: "Choose how long delivery history is kept",
+      description:
+        `1 to 90 days (${DEFAULT_LOG_DAYS} until chosen). Older history goes at the next clean-up.`,
       tag: "Settings",
       ...access,
       body: SetLogRetention,

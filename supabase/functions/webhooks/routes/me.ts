@@ -30,16 +30,47 @@ const Me = z.object({
 const SetActive = z.object({ organization_id: z.uuid() }).strict();
 const Active = z.object({ active_organization_id: z.uuid() });
 
+// The reference's examples (tests parse each with its schema).
+const ORG = "0c0ffee0-1234-4abc-8def-0123456789ab";
+const OTHER_ORG = "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f";
+
 export const meRoutes: RouteFactory = (deps) => [
   route(
     {
       method: "get",
       path: "/me",
-      summary: "The signed-in user, their active organization and every membership with its role",
+      summary: "The signed-in user and their memberships",
+      description: "Who is signed in, their active organization, and every organization they belong to " +
+        "with their role there.",
       tag: "Me",
       access: "user",
       refusal: "API keys have no memberships; sign in as a person",
-      responses: { 200: { description: "Who is signed in, and where", schema: Me } },
+      responses: {
+        200: {
+          description: "Who is signed in, and where",
+          schema: Me,
+          example: {
+            user: { id: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a", email: "ruth@firstchurch.example" },
+            active_organization_id: ORG,
+            memberships: [
+              {
+                organization_id: ORG,
+                organization_name: "First Church",
+                role: "admin",
+                suspended: false,
+                suspension_reason: null,
+              },
+              {
+                organization_id: OTHER_ORG,
+                organization_name: "Grace Chapel",
+                role: "staff",
+                suspended: false,
+                suspension_reason: null,
+              },
+            ],
+          },
+        },
+      },
     },
     async (c) => {
       const { claims, userId } = userOf(c);
@@ -70,13 +101,19 @@ export const meRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/me/active-organization",
-      summary: "Choose the active organization; then refresh the session (supabase.auth.refreshSession())",
+      summary: "Choose the active organization",
+      description: "Then refresh the session (`supabase.auth.refreshSession()`): the new token carries it.",
       tag: "Me",
       access: "user",
       refusal: "API keys have no memberships; sign in as a person",
       body: SetActive,
+      bodyExample: { organization_id: OTHER_ORG },
       responses: {
-        200: { description: "Remembered; the next token refresh carries it", schema: Active },
+        200: {
+          description: "Remembered; the next token refresh carries it",
+          schema: Active,
+          example: { active_organization_id: OTHER_ORG },
+        },
         403: {
           description: "`not_a_member`: the user does not belong to that organization; " +
             "`organization_suspended`: it is suspended by the platform's administrators",

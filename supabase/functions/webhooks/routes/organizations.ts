@@ -133,7 +133,8 @@ export const organizationRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/organizations",
-      summary: "Create an organization; the caller becomes its admin (5 per person per 24 hours)",
+      summary: "Create an organization; the caller becomes its admin",
+      description: "Anyone signed in, at most 5 in 24 hours.",
       tag: "Organizations",
       access: "user",
       refusal: "API keys belong to an organization; sign in as a person to create one",
@@ -177,7 +178,8 @@ export const organizationRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/organization",
-      summary: "The active organization: name, time zone, contact address and your role",
+      summary: "The active organization",
+      description: "Its name, time zone and contact address, and your role there.",
       tag: "Organizations",
       access: "user",
       refusal: "Sign in as a person",
@@ -196,7 +198,8 @@ export const organizationRoutes: RouteFactory = (deps) => [
     {
       method: "patch",
       path: "/organization",
-      summary: "Change the active organization's name, time zone or contact address (admins)",
+      summary: "Change the active organization (admins)",
+      description: "Any of its name, time zone and contact address.",
       tag: "Organizations",
       access: "user",
       refusal: "API keys cannot change the organization; sign in as an administrator",

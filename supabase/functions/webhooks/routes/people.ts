@@ -90,8 +90,9 @@ export const peopleRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/people",
-      summary:
-        "List the organization's members with role, joined date and last sign-in, admins first (admins)",
+      summary: "List the organization's members (admins)",
+      description:
+        `With their role, when they joined and when they last signed in, admins first; at most ${PEOPLE_LIMIT}.`,
       ...access,
       responses: {
         200: {
@@ -119,8 +120,8 @@ export const peopleRoutes: RouteFactory = (deps) => [
     {
       method: "patch",
       path: "/people/:id",
-      summary:
-        "Change a member's role (admins); it applies from their next request. The last admin stays admin",
+      summary: "Change a member's role (admins)",
+      description: "It applies from their next request. The last admin of the organization stays admin.",
       ...access,
       params: id,
       body: ChangeRole,
@@ -152,9 +153,9 @@ export const peopleRoutes: RouteFactory = (deps) => [
     {
       method: "delete",
       path: "/people/:id",
-      summary:
-        "Remove a member from the organization (admins); they lose access at their next request, and the " +
-        "API keys they made end. The last admin cannot be removed",
+      summary: "Remove a member from the organization (admins)",
+      description: "They lose access at their next request, and the API keys they made end. The last " +
+        "admin cannot be removed.",
       ...access,
       params: id,
       responses: {

@@ -116,24 +116,56 @@ const PlatformMe = z.object({
   is_superadmin: z.boolean().describe("May grant and revoke platform admin"),
 }).openapi({ example: { is_platform_admin: true, is_superadmin: false } });
 
+const ADMIN_EXAMPLE = {
+  user_id: "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
+  email: STAFF_EMAIL,
+  is_superadmin: false,
+  since: "2026-11-20T08:00:00.000Z",
+  last_sign_in_at: "2026-11-28T07:30:00.000Z",
+};
 const PlatformAdmin = z.object({
   user_id: z.uuid(),
   email: z.string().nullable(),
   is_superadmin: z.boolean().describe("Superadmins are made and unmade by an operator (docs/operations.md)"),
   since: z.string(),
   last_sign_in_at: z.string().nullable(),
-}).openapi("PlatformAdmin", {
-  example: {
-    user_id: "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
-    email: STAFF_EMAIL,
-    is_superadmin: false,
-    since: "2026-11-20T08:00:00.000Z",
-    last_sign_in_at: "2026-11-28T07:30:00.000Z",
-  },
-});
+}).openapi("PlatformAdmin", { example: ADMIN_EXAMPLE });
 const GrantAdmin = z.object({ email: z.email().max(320).describe("The e-mail of the person's account") })
   .strict()
   .openapi({ example: { email: STAFF_EMAIL } });
+
+export const AUDIT_RESUMED_EXAMPLE = {
+  id: "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+  organization_id: ORG_ID,
+  organization_name: "First Church",
+  action: "organization.resumed" as const,
+  actor: { kind: "platform_admin" as const, email: STAFF_EMAIL },
+  subject_email: null,
+  reason: "Invoice paid",
+  details: { suspended_seconds: 86400, deliveries_released: 12 },
+  created_at: "2026-11-29T10:00:00.000Z",
+};
+export const AUDIT_SUSPENDED_EXAMPLE = {
+  ...AUDIT_RESUMED_EXAMPLE,
+  id: "9a8b7c6d-5e4f-4321-8fed-cba987654321",
+  action: "organization.suspended" as const,
+  reason: "Unpaid invoice since October; contact billing@platform.example",
+  details: { deliveries_open: 12 },
+  created_at: "2026-11-28T10:00:00.000Z",
+};
+/** An organization's own administrator revealed a signing secret (only its admins read these). */
+export const AUDIT_REVEALED_EXAMPLE = {
+  ...AUDIT_RESUMED_EXAMPLE,
+  id: "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
+  action: "endpoint.secret_revealed" as const,
+  actor: { kind: "admin" as const, email: "pastor@firstchurch.example" },
+  reason: null,
+  details: {
+    endpoint_id: "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+    url: "https://crm.firstchurch.example/hooks",
+  },
+  created_at: "2026-11-30T09:15:00.000Z",
+};
 
 export const AuditEntry = z.object({
   id: z.uuid(),
@@ -148,10 +180,12 @@ export const AuditEntry = z.object({
     "platform_admin.revoked",
     "superadmin.granted",
     "superadmin.revoked",
+    "endpoint.secret_revealed",
   ]),
   actor: z.object({
-    kind: z.enum(["platform_admin", "operator"]).describe(
-      "operator: someone with database access, through the documented command",
+    kind: z.enum(["platform_admin", "operator", "admin"]).describe(
+      "operator: someone with database access, through the documented command; admin: an administrator " +
+        "of the organization itself (endpoint.secret_revealed, where details name the endpoint)",
     ),
     email: z.string().nullable(),
   }),
@@ -161,19 +195,7 @@ export const AuditEntry = z.object({
     "Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption",
   ),
   created_at: z.string(),
-}).openapi("AuditEntry", {
-  example: {
-    id: "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
-    organization_id: ORG_ID,
-    organization_name: "First Church",
-    action: "organization.resumed",
-    actor: { kind: "platform_admin", email: STAFF_EMAIL },
-    subject_email: null,
-    reason: "Invoice paid",
-    details: { suspended_seconds: 86400, deliveries_released: 12 },
-    created_at: "2026-11-29T10:00:00.000Z",
-  },
-});
+}).openapi("AuditEntry", { example: AUDIT_RESUMED_EXAMPLE });
 export const AuditPage = z.object({
   data: z.array(AuditEntry),
   next_cursor: z.string().nullable().describe("Pass as cursor for the next page"),
@@ -317,7 +339,8 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/platform/me",
-      summary: "The caller's platform rights, from the live flags (the token's claims are only a hint)",
+      summary: "The caller's platform rights",
+      description: "From the live flags: the token's claims are only a hint.",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -336,7 +359,8 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/platform/organizations",
-      summary: "Every organization with its health, by name (platform administrators)",
+      summary: "Every organization with its health (platform admins)",
+      description: "By name, filtered by part of the name or by suspension.",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -369,7 +393,7 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/platform/organizations/:id",
-      summary: "One organization with its health (platform administrators)",
+      summary: "One organization with its health (platform admins)",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -389,8 +413,9 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/platform/organizations/:id/suspend",
-      summary: "Suspend an organization: its people and API keys can do nothing, inbound webhooks are " +
-        "answered 503 (kept), deliveries wait (platform administrators)",
+      summary: "Suspend an organization (platform admins)",
+      description: "Its people and API keys can do nothing, inbound webhooks are answered 503 (and kept), " +
+        "deliveries wait. Its admins read the reason in their audit log.",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -420,8 +445,9 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/platform/organizations/:id/resume",
-      summary: "Resume a suspended organization: what waited is delivered, with the suspended time given " +
-        "back to each delivery's 24-hour window (platform administrators)",
+      summary: "Resume a suspended organization (platform admins)",
+      description: "What waited is delivered, with the suspended time given back to each delivery's " +
+        "24-hour window.",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -448,7 +474,7 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/platform/admins",
-      summary: "The platform administrators (platform administrators)",
+      summary: "The platform administrators (platform admins)",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -456,6 +482,18 @@ export const platformRoutes: RouteFactory = (deps) => [
         200: {
           description: "Superadmins first, then by e-mail",
           schema: z.object({ data: z.array(PlatformAdmin) }),
+          example: {
+            data: [
+              {
+                ...ADMIN_EXAMPLE,
+                user_id: "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                email: "founder@platform.example",
+                is_superadmin: true,
+                since: "2026-11-01T08:00:00.000Z",
+              },
+              ADMIN_EXAMPLE,
+            ],
+          },
         },
         403: forbiddenResponse,
       },
@@ -469,7 +507,8 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "post",
       path: "/platform/admins",
-      summary: "Make the account with this e-mail a platform administrator (superadmins)",
+      summary: "Make an account a platform administrator (superadmins)",
+      description: "The account with this e-mail address; effective at the person's next request.",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -494,7 +533,8 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "delete",
       path: "/platform/admins/:user_id",
-      summary: "End a person's platform administrator rights, at their next request (superadmins)",
+      summary: "End a person's platform admin rights (superadmins)",
+      description: "At their next request. Superadmins are changed by an operator only.",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -521,13 +561,30 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/platform/audit-log",
-      summary: "Every platform action, newest first (platform administrators)",
+      summary: "Every platform action, newest first (platform admins)",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
       query: ListPlatformAudit,
       responses: {
-        200: { description: "A page of audit entries", schema: AuditPage },
+        200: {
+          description: "A page of audit entries",
+          schema: AuditPage,
+          example: {
+            data: [AUDIT_RESUMED_EXAMPLE, AUDIT_SUSPENDED_EXAMPLE, {
+              id: "1f2e3d4c-5b6a-4798-8a6b-5c4d3e2f1a0b",
+              organization_id: null,
+              organization_name: null,
+              action: "platform_admin.granted",
+              actor: { kind: "platform_admin", email: "founder@platform.example" },
+              subject_email: STAFF_EMAIL,
+              reason: null,
+              details: {},
+              created_at: "2026-11-20T08:00:00.000Z",
+            }],
+            next_cursor: null,
+          },
+        },
         403: forbiddenResponse,
       },
     },

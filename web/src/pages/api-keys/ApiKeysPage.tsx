@@ -1,6 +1,6 @@
 // Settings > Integrations > API keys: keys for Zapier, Make, n8n and scripts. A key is shown once.
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { api, type ApiKey, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey } from "../../session.tsx";
@@ -9,6 +9,7 @@ import { Empty } from "../../ui/Empty.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { OnceSecret } from "../../ui/OnceSecret.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { useTick } from "../../ui/useTick.ts";
 import { CreateKeyForm } from "./CreateKeyForm.tsx";
 import { KeyTable } from "./KeyTable.tsx";
@@ -25,6 +26,9 @@ export function ApiKeysPage() {
     null,
   );
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  // What the last revocation did, in words; it takes focus, since the row's Revoke button is gone.
+  const [revoked, setRevoked] = useState<string | null>(null);
+  const revokedRef = useRef<HTMLParagraphElement>(null);
   const list = keys.data ?? [];
 
   return (
@@ -65,7 +69,20 @@ export function ApiKeysPage() {
           </p>
         </Empty>
       )}
-      {list.length > 0 && <KeyTable keys={list} onRevoke={setRevoking} />}
+      {revoked && (
+        <p className="ok" role="status" tabIndex={-1} ref={revokedRef}>
+          {revoked}
+        </p>
+      )}
+      {list.length > 0 && (
+        <KeyTable
+          keys={list}
+          onRevoke={(k) => {
+            setRevoked(null);
+            setRevoking(k);
+          }}
+        />
+      )}
       <Dialog
         title="Revoke this key?"
         open={!!revoking}
@@ -75,6 +92,13 @@ export function ApiKeysPage() {
           <RevokeForm
             k={revoking}
             close={() => setRevoking(null)}
+            onRevoked={() => {
+              setRevoking(null);
+              setRevoked(
+                `Revoked ${revoking.name} (${revoking.key_prefix}…). Anything using it is refused from now on.`,
+              );
+              focusSoon(() => revokedRef.current);
+            }}
           />
         )}
       </Dialog>

@@ -43,10 +43,15 @@ export function KeyTable(
               <td>
                 {k.revoked_at
                   ? (
-                    <Badge status="revoked" kind="disabled">
-                      Revoked <Time iso={k.revoked_at} />
-                      {k.revoked_reason && `: ${k.revoked_reason}`}
-                    </Badge>
+                    // The pill says the state; when and why go below it, free to wrap (a time inside a
+                    // pill that never wraps was cut off at 390 px).
+                    <>
+                      <Badge status="revoked" kind="disabled">Revoked</Badge>
+                      <div className="small muted">
+                        <Time iso={k.revoked_at} />
+                        {k.revoked_reason && `: ${k.revoked_reason}`}
+                      </div>
+                    </>
                   )
                   : <Badge status="active" kind="delivered">Active</Badge>}
               </td>

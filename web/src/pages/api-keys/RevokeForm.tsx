@@ -2,7 +2,8 @@ import { api, type ApiKey, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 
-export function RevokeForm({ k, close }: { k: ApiKey; close(): void }) {
+/** `onRevoked`: the key is revoked (the dialog closes; the page says so). */
+export function RevokeForm({ k, close, onRevoked }: { k: ApiKey; close(): void; onRevoked(): void }) {
   const revoke = useAction(async () => {
     await unwrap(
       api.DELETE("/webhooks/api-keys/{id}", { params: { path: { id: k.id } } }),
@@ -12,7 +13,7 @@ export function RevokeForm({ k, close }: { k: ApiKey; close(): void }) {
     <form
       onSubmit={(e) => {
         e.preventDefault();
-        revoke.mutate(undefined, { onSuccess: close });
+        revoke.mutate(undefined, { onSuccess: onRevoked });
       }}
     >
       <p>

@@ -1,5 +1,5 @@
 // Settings > Audit log: what the platform's administrators did to this organization (suspended it,
-// resumed it), when, who and why, newest first.
+// resumed it), and which of its own admins revealed a signing secret: when, who and why, newest first.
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
@@ -29,8 +29,9 @@ export function AuditLogPage() {
     <>
       <h1>Audit log</h1>
       <p className="lead">
-        Everything the service's own administrators did to this organization: when they suspended or resumed
-        it, who did it and why. They cannot see your members, payments or signing secrets.
+        Everything the service's own administrators did to this organization (when they suspended or resumed
+        it, who did it and why), and each time one of your administrators revealed an endpoint's signing
+        secret. The service's administrators cannot see your members, payments or signing secrets.
       </p>
       {log.error && (
         <ErrorBox
@@ -42,7 +43,8 @@ export function AuditLogPage() {
       {log.data && entries.length === 0 && (
         <Empty level={2} title="Nothing recorded">
           <p>
-            The platform's administrators have taken no action on this organization.
+            The platform's administrators have taken no action on this organization, and no signing secret has
+            been revealed.
           </p>
         </Empty>
       )}

@@ -28,9 +28,12 @@ export function ErasePersonPage() {
         in webhooks, payment and WhatsApp logs and e-mails are removed. Only administrators can do this, and
         it cannot be undone.
       </p>
-      {/* A new search after each erasure: the erased member is no longer a result. */}
-      <MemberSearch key={started?.id ?? "none"} onPick={setPicked} />
-      {started && <ErasureStatus key={started.id} started={started} />}
+      {
+        /* A new search after each erasure: the erased member is no longer a result. The keys differ
+          from the status's below: siblings with one key were a duplicate-key warning. */
+      }
+      <MemberSearch key={`search-${started?.id ?? "none"}`} onPick={setPicked} />
+      {started && <ErasureStatus key={`status-${started.id}`} started={started} />}
       <ErasureRecords records={records} />
       <Dialog
         title="Erase this person?"

@@ -25,11 +25,19 @@ export function AcceptInvitationPage() {
   const invitation = useQuery({
     queryKey: ["invitation", token],
     queryFn: async () => {
-      if (!token) throw new Error("This link carries no invitation. Open the link from the e-mail again.");
+      // Refusals stay ApiErrors, which are not asked again: a used link said so only after two retries
+      // (about 4.6 s of "Loading the invitation…"), and no retry can make it work.
+      if (!token) {
+        throw new ApiError(
+          "This link carries no invitation. Open the link from the e-mail again.",
+          400,
+          "no_token",
+        );
+      }
       try {
         return await unwrap(api.POST("/webhooks/invitations/preview", { body: { token } }));
       } catch (e) {
-        throw e instanceof ApiError && e.status === 404 ? new Error(GONE) : e;
+        throw e instanceof ApiError && e.status === 404 ? new ApiError(GONE, 404, e.code) : e;
       }
     },
   });

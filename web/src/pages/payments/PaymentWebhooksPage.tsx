@@ -167,15 +167,19 @@ export function PaymentWebhooksPage() {
                     {PROVIDERS[r.provider] ?? r.provider}
                   </td>
                   <td>
+                    {
+                      /* A notification whose signature failed has no event name we trust: the button still
+                        says what it does (a lone "—" was an 8 px target with no name). */
+                    }
                     <button
                       type="button"
                       className="linkish"
                       onClick={() => setOpen(r.id)}
-                      aria-label={`${r.event ?? "—"}, received ${
+                      aria-label={`${r.event ?? "Notification without an event name"}, received ${
                         new Date(r.received_at).toLocaleString()
                       }: show details`}
                     >
-                      <code>{r.event ?? "—"}</code>
+                      {r.event ? <code>{r.event}</code> : "Show details"}
                     </button>
                   </td>
                   <td>

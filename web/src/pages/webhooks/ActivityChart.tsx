@@ -2,14 +2,15 @@
 // hourly bars would be hairlines), delivered and failed, stacked; and response time (p50 and p95) for the
 // same points. The API makes the 6-hour points from its histograms, since percentiles do not add up. The
 // same numbers are in words beside it and as a table, for screen readers and anyone who wants figures.
-import { useQuery } from "@tanstack/react-query";
-import { useId, useState } from "react";
+// The card's health tiles come from the same answer (useActivity), so both always say the same thing.
+import { keepPreviousData, useQuery, type UseQueryResult } from "@tanstack/react-query";
+import { useId } from "react";
 import { type Activity, api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey } from "../../session.tsx";
 import "./ActivityChart.css";
 
-type Window = Activity["window"];
+export type Window = Activity["window"];
 const W = 480;
 const H = 64;
 
@@ -27,7 +28,30 @@ const hourLabel = (iso: string, window: Window) =>
       : { weekday: "short", month: "short", day: "numeric", hour: "numeric" },
   );
 
-const ms = (n: number | null) => n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
+export const msText = (n: number | null) =>
+  n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
+const ms = msText;
+
+/** The period an answer covers, in words: "the last 24 hours (from 10:00 AM)". */
+export const periodText = (a: Activity) =>
+  `${a.window === "24h" ? "the last 24 hours" : "the last 7 days"} (from ${hourLabel(a.from, a.window)})`;
+
+/**
+ * An endpoint's activity over `window`, with its latest attempt: one answer for the tiles and the chart.
+ * Asked again every 15 s, as the endpoint list is; while another period loads, the last answer stays.
+ */
+export function useActivity(endpointId: string, window: Window) {
+  const org = useOrgKey();
+  return useQuery({
+    queryKey: [org, "activity", endpointId, window],
+    queryFn: () =>
+      unwrap(api.GET("/webhooks/endpoints/{id}/activity", {
+        params: { path: { id: endpointId }, query: { window, bucket: bucketFor(window) } },
+      })),
+    refetchInterval: 15_000,
+    placeholderData: keepPreviousData,
+  });
+}
 
 export function summary(a: Activity): string {
   const span = a.window === "24h" ? "Last 24 hours" : "Last 7 days";
@@ -43,25 +67,21 @@ export function summary(a: Activity): string {
 }
 
 export function ActivityChart(
-  { endpointId, url }: { endpointId: string; url: string },
+  { url, window, setWindow, activity }: {
+    url: string;
+    window: Window;
+    setWindow(w: Window): void;
+    activity: UseQueryResult<Activity>;
+  },
 ) {
-  const [window, setWindow] = useState<Window>("24h");
-  const org = useOrgKey();
   const id = useId();
-  const activity = useQuery({
-    queryKey: [org, "activity", endpointId, window],
-    queryFn: () =>
-      unwrap(api.GET("/webhooks/endpoints/{id}/activity", {
-        params: { path: { id: endpointId }, query: { window, bucket: bucketFor(window) } },
-      })),
-    refetchInterval: 60_000,
-  });
   const a = activity.data;
   return (
-    <section className="activity" aria-labelledby={`${id}-h`}>
+    // Named with its endpoint: a page of several cards has several of these landmarks.
+    <section className="activity" aria-label={`Activity of ${url}`}>
       <div className="activity-head">
         <h3 id={`${id}-h`}>Activity</h3>
-        <div role="group" aria-label={`Activity period for ${url}`}>
+        <div role="group" aria-label={`Period of the health and activity for ${url}`}>
           {(["24h", "7d"] as const).map((w) => (
             <button
               key={w}

@@ -1,22 +1,29 @@
 // One endpoint: what it receives, its state and health, its activity, and its actions.
-import { useId, useState } from "react";
+import { useId, useRef, useState } from "react";
 import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { Link } from "../../router.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Badge } from "../../ui/Badge.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { Time } from "../../ui/Time.tsx";
-import { ActivityChart } from "./ActivityChart.tsx";
+import { useSession } from "../../session.tsx";
+import { ActivityChart, useActivity, type Window } from "./ActivityChart.tsx";
 import { DeleteForm } from "./DeleteForm.tsx";
 import { EndpointForm } from "./EndpointForm.tsx";
 import { Health } from "./Health.tsx";
-import { RecoverForm } from "./RecoverForm.tsx";
+import { RecoverForm, type Said } from "./RecoverForm.tsx";
+import { RevealForm } from "./RevealForm.tsx";
+import { AlertsNote } from "./AlertsNote.tsx";
 import { RotateForm } from "./RotateForm.tsx";
 import { SendTestForm } from "./SendTestForm.tsx";
 import { useAttemptWatch } from "./useAttemptWatch.ts";
 
-type Open = null | "delete" | "rotate" | "recover" | "test";
+type Open = null | "delete" | "rotate" | "recover" | "test" | "reveal";
+
+/** An endpoint's card on the page (it takes focus when what led to it, a new secret's panel, is gone). */
+export const endpointCard = (endpointId: string) => document.getElementById(`endpoint-${endpointId}`);
 
 export function EndpointCard(
   { endpoint: e, catalogue, targetPolicy, onDelete, onSecret }: {
@@ -24,15 +31,28 @@ export function EndpointCard(
     catalogue: EventTypeInfo[] | undefined;
     targetPolicy: TargetPolicy | undefined;
     onDelete(): void;
-    onSecret(value: string): void;
+    /** A new secret to show; `returnTo` is where focus goes once it is saved. */
+    onSecret(value: string, returnTo: () => HTMLElement | null, title: string): void;
   },
 ) {
   const [editing, setEditing] = useState(false);
   const [dialog, setDialog] = useState<Open>(null);
   // What the last action did, in words (the forms in dialogs report here once they close).
-  const [said, setSaid] = useState<string | null>(null);
+  const [said, setSaid] = useState<Said | null>(null);
   const headingId = useId();
-  const watchAttempt = useAttemptWatch(e);
+  // One answer for the health tiles and the chart: the same numbers, period and moment.
+  const [window, setWindow] = useState<Window>("24h");
+  const activity = useActivity(e.id, window);
+  const watchAttempt = useAttemptWatch(e.id, activity.data?.latest.last_attempt_at);
+  const editButton = useRef<HTMLButtonElement>(null);
+  const rotateButton = useRef<HTMLButtonElement>(null);
+  const revealButton = useRef<HTMLButtonElement>(null);
+  const session = useSession();
+  const email = session.state.kind === "signed_in" ? session.state.session.user.email ?? "" : "";
+  const closeEditor = () => {
+    focusSoon(() => editButton.current);
+    setEditing(false);
+  };
   const toggle = useAction(async () => {
     await unwrap(api.PATCH("/webhooks/endpoints/{id}", {
       params: { path: { id: e.id } },
@@ -43,14 +63,14 @@ export function EndpointCard(
       : "Endpoint enabled.";
   });
   const close = () => setDialog(null);
-  const done = (text: string) => {
+  const done = (text: string | Said) => {
     setDialog(null);
     toggle.reset();
-    setSaid(text);
+    setSaid(typeof text === "string" ? { text } : text);
   };
 
   return (
-    <li className="card" aria-labelledby={headingId}>
+    <li className="card" id={`endpoint-${e.id}`} tabIndex={-1} aria-labelledby={headingId}>
       <div className="card-head">
         <h2 id={headingId} className="url">{e.url}</h2>
         <Badge
@@ -90,8 +110,9 @@ export function EndpointCard(
           The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.
         </p>
       )}
-      <Health e={e} />
-      <ActivityChart endpointId={e.id} url={e.url} />
+      <Health a={activity.data} />
+      <AlertsNote endpoint={e} />
+      <ActivityChart url={e.url} window={window} setWindow={setWindow} activity={activity} />
 
       {editing
         ? (
@@ -100,9 +121,9 @@ export function EndpointCard(
             catalogue={catalogue}
             catalogueError={null}
             targetPolicy={targetPolicy}
-            onCancel={() => setEditing(false)}
+            onCancel={closeEditor}
             onSaved={() => {
-              setEditing(false);
+              closeEditor();
               done("Changes saved.");
             }}
           />
@@ -113,7 +134,7 @@ export function EndpointCard(
             role="group"
             aria-label={`Actions for ${e.url}`}
           >
-            <button type="button" onClick={() => setEditing(true)}>Edit</button>
+            <button ref={editButton} type="button" onClick={() => setEditing(true)}>Edit</button>
             <button
               type="button"
               aria-disabled={toggle.isPending || undefined}
@@ -132,7 +153,10 @@ export function EndpointCard(
             >
               Send test event
             </button>
-            <button type="button" onClick={() => setDialog("rotate")}>
+            <button ref={revealButton} type="button" onClick={() => setDialog("reveal")}>
+              Reveal secret
+            </button>
+            <button ref={rotateButton} type="button" onClick={() => setDialog("rotate")}>
               Rotate secret
             </button>
             <button
@@ -158,7 +182,17 @@ export function EndpointCard(
           </div>
         )}
       {said && !toggle.isPending && !toggle.error && !toggle.data
-        ? <p className="ok" role="status">{said}</p>
+        ? (
+          <p className="ok" role="status">
+            {said.text}
+            {said.link && (
+              <>
+                {" "}
+                <Link href={said.link.href}>{said.link.label}</Link>
+              </>
+            )}
+          </p>
+        )
         : <ActionResult action={toggle} />}
 
       <Dialog
@@ -178,7 +212,22 @@ export function EndpointCard(
           close={close}
           onRotated={(secret) => {
             setDialog(null);
-            onSecret(secret);
+            onSecret(secret, () => rotateButton.current, `New secret for ${e.url}`);
+          }}
+        />
+      </Dialog>
+      <Dialog
+        title="Reveal the signing secret"
+        open={dialog === "reveal"}
+        onClose={close}
+      >
+        <RevealForm
+          endpoint={e}
+          email={email}
+          close={close}
+          onRevealed={(secret) => {
+            setDialog(null);
+            onSecret(secret, () => revealButton.current, `Signing secret of ${e.url}`);
           }}
         />
       </Dialog>

@@ -46,7 +46,7 @@ export function EndpointForm(
     catalogueError: string | null;
     targetPolicy: TargetPolicy | undefined;
     onCancel(): void;
-    onSaved(created?: { url: string; secret: string }): void;
+    onSaved(created?: { id: string; url: string; secret: string }): void;
   },
 ) {
   const id = useId();

@@ -1,6 +1,7 @@
 // A signing secret just made (a new endpoint, a rotation): shown once, with how to check a delivery.
 // It takes focus when it appears, since the form that led here is gone.
 import { useEffect, useRef } from "react";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { OnceSecret } from "../../ui/OnceSecret.tsx";
 import { VerifyHelp } from "./VerifyHelp.tsx";
 
@@ -8,7 +9,9 @@ export function SecretPanel(
   { title, value, onDone }: { title: string; value: string; onDone(): void },
 ) {
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [value]);
+  // After the frame: a dialog that led here (Rotate, Reveal) closes in the same update and gives focus
+  // back to its opener first.
+  useEffect(() => focusSoon(() => heading.current), [value]);
   return (
     <section className="panel" aria-label={title}>
       <h2 ref={heading} tabIndex={-1}>{title}</h2>

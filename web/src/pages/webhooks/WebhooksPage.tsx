@@ -8,7 +8,8 @@ import { Empty } from "../../ui/Empty.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { useTick } from "../../ui/useTick.ts";
-import { EndpointCard } from "./EndpointCard.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
+import { EndpointCard, endpointCard } from "./EndpointCard.tsx";
 import { EndpointForm } from "./EndpointForm.tsx";
 import { SecretPanel } from "./SecretPanel.tsx";
 import "./EndpointCard.css";
@@ -18,9 +19,12 @@ export function WebhooksPage() {
   const endpoints = useEndpoints({ live: true });
   const catalogue = useCatalogue();
   const [adding, setAdding] = useState(false);
-  const [secret, setSecret] = useState<{ title: string; value: string } | null>(
-    null,
-  );
+  // A secret just made or revealed, and where focus goes once it is saved: the new endpoint's card, or the
+  // Rotate secret or Reveal secret button it came from.
+  const [secret, setSecret] = useState<
+    { title: string; value: string; returnTo(): HTMLElement | null | undefined } | null
+  >(null);
+  const addButton = useRef<HTMLButtonElement>(null);
   const noticeRef = useRef<HTMLDivElement>(null);
   const remove = useAction(async (e: Endpoint) => {
     await unwrap(
@@ -38,6 +42,7 @@ export function WebhooksPage() {
         <h1>Webhooks</h1>
         {!adding && (
           <button
+            ref={addButton}
             type="button"
             className="primary"
             onClick={() => setAdding(true)}
@@ -59,7 +64,10 @@ export function WebhooksPage() {
         <SecretPanel
           title={secret.title}
           value={secret.value}
-          onDone={() => setSecret(null)}
+          onDone={() => {
+            focusSoon(secret.returnTo, () => addButton.current);
+            setSecret(null);
+          }}
         />
       )}
 
@@ -68,13 +76,17 @@ export function WebhooksPage() {
           catalogue={catalogue.data}
           catalogueError={errorText(catalogue.error)}
           targetPolicy={endpoints.data?.target_policy}
-          onCancel={() => setAdding(false)}
+          onCancel={() => {
+            focusSoon(() => addButton.current);
+            setAdding(false);
+          }}
           onSaved={(created) => {
             setAdding(false);
             if (created) {
               setSecret({
                 title: `Endpoint added: ${created.url}`,
                 value: created.secret,
+                returnTo: () => endpointCard(created.id),
               });
             }
           }}
@@ -111,7 +123,7 @@ export function WebhooksPage() {
             catalogue={catalogue.data}
             targetPolicy={endpoints.data?.target_policy}
             onDelete={() => remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
-            onSecret={(value) => setSecret({ title: `New secret for ${e.url}`, value })}
+            onSecret={(value, returnTo, title) => setSecret({ title, value, returnTo })}
           />
         ))}
       </ul>

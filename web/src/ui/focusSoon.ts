@@ -1,0 +1,23 @@
+// Gives focus back to where an action came from once the page has redrawn: the panel or form that had
+// focus is gone by then, and focus must not fall to <body> (keyboard and screen-reader users would start
+// over from the top). Preact draws a state change before the next frame and runs effects just after it
+// (a closing <dialog> gives focus back to its opener then), so this starts once those have run; an
+// element still on its way (a new endpoint's card, while the list is asked again) is waited for, a frame
+// at a time, for up to `WAIT_MS`.
+
+const WAIT_MS = 3000;
+
+/**
+ * Focuses what the first of `candidates` finds, once the next frame and its effects are done; while none finds anything, tries
+ * again each frame, and after WAIT_MS settles for the last candidate that finds something.
+ */
+export function focusSoon(...candidates: (() => HTMLElement | null | undefined)[]): void {
+  const until = performance.now() + WAIT_MS;
+  const attempt = () => {
+    const [first, ...rest] = candidates;
+    const found = first?.() ?? (performance.now() > until ? rest.map((f) => f()).find((el) => el) : null);
+    if (found) found.focus();
+    else if (performance.now() <= until) requestAnimationFrame(attempt);
+  };
+  requestAnimationFrame(() => setTimeout(() => setTimeout(attempt)));
+}
