@@ -9,6 +9,10 @@
 // Outbound webhooks are delivered from this process too (there is no pg_net locally): a delivery
 // engine wakes on the outbox triggers' NOTIFY and on a short poll, so a local delivery arrives within
 // a second. WEBHOOKS_DEV_DISPATCH=false turns that off.
+//
+// SIGTERM or SIGINT stops it as the Edge Runtime's shutdown notice (`beforeunload`) stops a deployed
+// function: runs stop claiming, give back what they claimed and had not sent, record what they sent;
+// then the pools close. It exits within 5 s whatever happens (docs/reliability/hosted.md#a-stop).
 import { type AppDeps, runtimeDeps } from "../supabase/functions/_shared/app.ts";
 import { checkPools } from "../supabase/functions/_shared/pools.ts";
 import { startLocalDispatcher } from "../supabase/functions/webhook-dispatcher/local_loop.ts";
@@ -24,12 +28,13 @@ import type { Sql } from "../supabase/functions/_shared/db.ts";
 
 type Fetch = (req: Request) => Response | Promise<Response>;
 interface FunctionApp {
-  createApp(deps: AppDeps): { fetch: Fetch };
+  createApp(deps: AppDeps, options?: { shutdown?: AbortSignal }): { fetch: Fetch };
 }
 
 const functionsDir = new URL("../supabase/functions/", import.meta.url);
 
-export async function loadFunctions(deps: AppDeps): Promise<Map<string, Fetch>> {
+/** Every function's app; `shutdown` is what `beforeunload` aborts in a deployed index.ts. */
+export async function loadFunctions(deps: AppDeps, shutdown?: AbortSignal): Promise<Map<string, Fetch>> {
   const apps = new Map<string, Fetch>();
   const names: string[] = [];
   for await (const entry of Deno.readDir(functionsDir)) {
@@ -39,7 +44,7 @@ export async function loadFunctions(deps: AppDeps): Promise<Map<string, Fetch>> 
   }
   for (const name of names.sort()) {
     const mod = (await import(new URL(`${name}/app.ts`, functionsDir).href)) as FunctionApp;
-    const app = mod.createApp(deps);
+    const app = mod.createApp(deps, { shutdown });
     apps.set(name, (req) => app.fetch(req));
   }
   return apps;
@@ -99,10 +104,18 @@ if (import.meta.main) {
   let listening!: (port: number) => void;
   const bound = new Promise<number>((resolve) => (listening = resolve));
   let server: Deno.HttpServer;
+  // Requests being answered: a run a request started (pg_net's, `wait: true`) still writes through the
+  // pools after the server stops listening; they close only once these are answered.
+  const answering = new Set<Promise<unknown>>();
   try {
     server = Deno.serve(
       { hostname: "127.0.0.1", port, signal: controller.signal, onListen: ({ port }) => listening(port) },
-      async (req, info) => (await handler.promise)(req, info),
+      (req, info) => {
+        const answer = handler.promise.then((h) => h(req, info));
+        const tracked = answer.catch(() => {}).finally(() => answering.delete(tracked));
+        answering.add(tracked);
+        return answer;
+      },
     );
   } catch (err) {
     if (err instanceof Deno.errors.AddrInUse) {
@@ -151,7 +164,9 @@ if (import.meta.main) {
     await Promise.all([deps.sql.end({ timeout: 1 }), deps.userSql?.end({ timeout: 1 })]);
     Deno.exit(1);
   }
-  const apps = await loadFunctions(deps);
+  // Aborted on SIGTERM/SIGINT, as `beforeunload` aborts it in each deployed index.ts.
+  const stopping = new AbortController();
+  const apps = await loadFunctions(deps, stopping.signal);
   const auth = createAuthService({
     sql: deps.sql,
     issuer: `${url}/auth/v1`,
@@ -196,16 +211,27 @@ if (import.meta.main) {
   console.log(`dev server ready on ${url} (Ctrl-C stops it)`);
 
   const shutdown = () => {
+    if (stopping.signal.aborted) return;
     console.log("shutting down");
-    controller.abort();
+    // Runs started by requests (a pg_net call, `wait: true`) stop first, so their requests end at once
+    // and are answered (shutdown() lets requests under way finish; the abort signal would cut them).
+    stopping.abort();
+    void server.shutdown();
+    // Never longer than 5 s: whatever is not written by then is left to its lease, as on a crash.
+    Deno.unrefTimer(setTimeout(() => {
+      console.error("dev: still stopping after 4.5 s; exiting now");
+      Deno.exit(1);
+    }, 4500));
   };
   Deno.addSignalListener("SIGINT", shutdown);
   Deno.addSignalListener("SIGTERM", shutdown);
   await server.finished;
-  await web?.stop();
-  await mailSender?.stop();
+  await Promise.all([...answering]);
+  // The local loops stop as the runs did (what was sent recorded, what was not given back); the settings
+  // UI and the mail catcher with them; the pools last.
+  await Promise.all([dispatcher?.stop(), mailSender?.stop(), web?.stop(), mailCatcher?.stop()]);
   authMailer.close();
-  await mailCatcher?.stop();
-  await dispatcher?.stop();
-  await Promise.all([deps.sql.end({ timeout: 5 }), deps.userSql?.end({ timeout: 5 })]);
+  await Promise.all([deps.sql.end({ timeout: 2 }), deps.userSql?.end({ timeout: 2 })]);
+  console.log("stopped");
+  Deno.exit(0);
 }

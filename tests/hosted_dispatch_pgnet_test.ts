@@ -72,7 +72,8 @@ Deno.test({
     const fn = await serveFunction("webhook-dispatcher", {
       fetch: async (req: Request) => {
         const body = await req.clone().json().catch(() => ({}));
-        const kind = !body.stop_when_idle ? "cron" : "idle_grace_ms" in body ? "wake" : "continue";
+        // A continuation waits 10 s for work its predecessor still holds the caps of; a wake-up 3 s.
+        const kind = !body.stop_when_idle ? "cron" : body.idle_grace_ms >= 10_000 ? "continue" : "wake";
         started.push({ at: Date.now(), kind });
         return await app.fetch(req);
       },

@@ -142,6 +142,8 @@ Deno.test("a run that stops at its cap asks for the next one; a run that drained
     assertEquals(capped.status, 200);
     const stats = await capped.json();
     assertEquals([stats.claimed, stats.continued, asked], [2, true, 1]);
+    // Asked once, while it was still claiming (at half its cap), not after its last write.
+    assert(stats.continued_at_ms <= stats.claiming_ms, JSON.stringify(stats));
 
     const rest = await d.post({ stop_when_idle: true, max_deliveries: 10 });
     const restStats = await rest.json();

@@ -101,7 +101,7 @@ Deno.test("a closing queue claims nothing, not even along with the writes it sti
     assertEquals(queue.wanted(), 0);
     for (const lease of held.splice(0)) queue.complete(lease, delivered());
     await closed;
-    assertEquals(queue.stats, { claimed: 2, delivered: 2, failed: 0, recorded: 2 });
+    assertEquals(queue.stats, { claimed: 2, delivered: 2, failed: 0, recorded: 2, released: 0 });
     const rows = await deliveriesOf(ep.id);
     assertEquals(rows.map((d) => d.status).sort(), [
       "delivered",

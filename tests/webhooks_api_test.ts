@@ -308,6 +308,20 @@ Deno.test("every catalogue example has exactly the fields of a real event of its
                   last_response_status, last_outcome, consecutive_failures, failing_since)
                 values (${failing}, ${a.organizationId}, now(), 500, 'failed', 40,
                         now() - interval '6 days')`;
+    // Another that has failed every attempt for 2 hours: reported failing, then recovered.
+    const [alerted] = await sql()<{ id: string }[]>`
+      insert into public.webhook_endpoints (organization_id, url, events, description)
+      values (${a.organizationId}, 'https://flaky.example.org/h', ${["member.created"]}, 'CRM sync')
+      returning id`;
+    await sql()`insert into public.webhook_endpoint_health (endpoint_id, organization_id, last_attempt_at,
+                  last_response_status, last_outcome, consecutive_failures, failing_since)
+                values (${alerted!.id}, ${a.organizationId}, now(), 503, 'failed', 14,
+                        now() - interval '2 hours')`;
+    await sql()`select private.webhook_housekeeping()`;
+    await sql()`update public.webhook_endpoint_health
+                set last_outcome = 'delivered', last_response_status = 200, consecutive_failures = 0,
+                    failing_since = null
+                where endpoint_id = ${alerted!.id}`;
     await sql()`select private.webhook_housekeeping()`;
     const events = await sql()<{ type: string; payload: Record<string, unknown> }[]>`
       select type, payload from public.webhook_events where organization_id = ${a.organizationId}`;
@@ -413,7 +427,7 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
         ).replace(":organization_id", a.organizationId).replace(
           /^\/members\/search$/,
           "/members/search?q=Erasable",
-        );
+        ).replace(/\/recover\/preview$/, "/recover/preview?since=1970-01-01T00:00:00Z");
 
     const staffA = json(await tokenFor(a.staff, a.organizationId));
     const adminB = json(await tokenFor(b.admin, b.organizationId));

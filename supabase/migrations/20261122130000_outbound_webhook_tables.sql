@@ -67,7 +67,9 @@ as $$
     'donation.recorded',
     'attendance.marked',
     'workflow.completed',
-    'webhook.endpoint.disabled'
+    'webhook.endpoint.disabled',
+    'webhook.endpoint.failing',
+    'webhook.endpoint.recovered'
   ]
 $$;
 
@@ -185,6 +187,12 @@ create table public.webhook_deliveries (
   last_response_status integer,
   last_error text,
   delivered_at timestamptz,
+  -- A test delivery ("Send test event", public.webhook_send_test_event): Webhook Logs tags it, and its
+  -- tests filter shows, hides or lists only these.
+  test boolean not null default false,
+  -- The recovery ("Recover failed deliveries", public.webhook_recover_failed) that last queued this
+  -- delivery again: the recovery's answer links to its deliveries in Webhook Logs by this id.
+  recovery_id uuid,
   created_at timestamptz not null default now(),
   unique (event_id, endpoint_id),
   foreign key (organization_id, event_id) references public.webhook_events (organization_id, id) on delete cascade,
@@ -214,8 +222,13 @@ create index webhook_deliveries_due_idx on public.webhook_deliveries (endpoint_i
 -- endpoint's whole history instead of reading its index backwards.
 create statistics webhook_deliveries_endpoint_organization (dependencies)
   on endpoint_id, organization_id from public.webhook_deliveries;
+-- `test` is in it too, so hiding test deliveries (or listing only them) is checked inside the index.
 create index webhook_deliveries_log_idx
-  on public.webhook_deliveries (organization_id, created_at, id, status, event_type);
+  on public.webhook_deliveries (organization_id, created_at, id, status, event_type, test);
+-- A recovery's deliveries, newest first. Partial: only deliveries ever recovered are in it, and no
+-- other delivery's state change touches it.
+create index webhook_deliveries_recovery_idx
+  on public.webhook_deliveries (recovery_id, created_at, id) where recovery_id is not null;
 
 -- Leases ---------------------------------------------------------------------------------------------
 -- A delivery in flight (See docs/architecture.md#leases): kept apart from the delivery row, unlogged,

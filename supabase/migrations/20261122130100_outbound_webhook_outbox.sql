@@ -72,7 +72,8 @@ $$;
 
 -- Stores one event per item and one delivery per subscribed enabled endpoint, then wakes local
 -- dispatchers (NOTIFY is delivered at commit, when the rows are visible). Items are
--- [{organization_id, row, delta, member_id}] (member_id: the member the event is about, if any).
+-- [{organization_id, row, delta, member_id, except_endpoint_id}] (member_id: the member the event is
+-- about, if any; except_endpoint_id: an endpoint the event must not go to, the one an alert is about).
 -- Returns the number of deliveries created.
 create function private.webhook_enqueue(event_type text, items jsonb) returns integer
 language plpgsql volatile security definer
@@ -86,7 +87,8 @@ begin
   end if;
   with item as materialized (
     select gen_random_uuid() as id, (i ->> 'organization_id')::uuid as organization_id, i -> 'row' as row,
-           i -> 'delta' as delta, i ->> 'member_id' as member_id
+           i -> 'delta' as delta, i ->> 'member_id' as member_id,
+           (i ->> 'except_endpoint_id')::uuid as except_endpoint_id
     from jsonb_array_elements(items) i
   ), event as (
     insert into public.webhook_events (id, organization_id, type, payload, created_at, member_ids)
@@ -100,8 +102,10 @@ begin
                                            status, next_attempt_at)
     select event.organization_id, event.id, e.id, event_type, event.body_bytes, 'pending', now()
     from event
+    join item on item.id = event.id
     join public.webhook_endpoints e
       on e.organization_id = event.organization_id and e.enabled and event_type = any (e.events)
+     and e.id is distinct from item.except_endpoint_id
     returning 1
   )
   select count(*) into created from delivery;

@@ -452,6 +452,40 @@ begin
 end;
 $$;
 
+-- A stopping dispatcher gives back what it claimed and never started sending (the runtime's shutdown
+-- notice, SIGTERM to the dev server): the lease ends at once and its claim is not counted as one without a
+-- result, so the delivery is due again now, for the next run, without an attempt, its lease's minute or
+-- a step towards being set aside. Only a lease the dispatcher still holds (its token) is given back; one
+-- taken over meanwhile is the other claim's. Returns how many were given back.
+create function private.webhook_release_leases(leases jsonb) returns integer
+language plpgsql volatile security definer
+set search_path = ''
+set jit = off
+as $$
+declare
+  released integer;
+begin
+  with given as (
+    select x.delivery_id, x.lease_token
+    from jsonb_to_recordset(leases) as x(delivery_id uuid, lease_token uuid)
+  ), ended as (
+    delete from private.webhook_leases l
+     using given g
+     where l.delivery_id = g.delivery_id and l.token = g.lease_token and l.claims <= 1
+    returning 1
+  ), expired as (
+    -- Taken over from a dispatcher that died: the earlier claims without a result still count.
+    update private.webhook_leases l
+       set leased_until = now(), claims = l.claims - 1, token = gen_random_uuid()
+      from given g
+     where l.delivery_id = g.delivery_id and l.token = g.lease_token and l.claims > 1
+    returning 1
+  )
+  select (select count(*) from ended) + (select count(*) from expired) into released;
+  return released;
+end;
+$$;
+
 -- Housekeeping, every minute from pg_cron whether or not a dispatcher runs. Every delivery ends:
 --   1. a delivery claimed private.webhook_max_unrecorded_claims() times without a recorded result,
 --      its last lease run out, is set aside (permanently_failed, the reason in last_error for Webhook
@@ -475,6 +509,7 @@ declare
   failed integer;
   expired integer;
   disabled integer;
+  alerts integer;
 begin
   with poisoned as (
     delete from private.webhook_leases l
@@ -512,9 +547,11 @@ begin
   delete from private.webhook_endpoint_pace p where p.next_send_at < now() - interval '1 minute';
 
   disabled := private.webhook_disable_failing_endpoints();
+  -- Failing and recovered endpoints, told to the alert endpoints (20261129110000_endpoint_alerts.sql).
+  alerts := private.webhook_endpoint_alerts();
 
   return jsonb_build_object('set_aside', set_aside, 'permanently_failed', failed, 'expired_leases', expired,
-                            'disabled_endpoints', disabled);
+                            'disabled_endpoints', disabled, 'endpoint_alerts', alerts);
 end;
 $$;
 
@@ -523,8 +560,8 @@ revoke all on function private.webhook_retry_window(), private.webhook_retry_del
   private.webhook_retry_after_cap(), private.webhook_disable_endpoints(jsonb),
   private.webhook_claim(integer, bigint, integer, integer, integer), private.webhook_record_results(jsonb),
   private.webhook_record_and_claim(jsonb, integer, bigint, integer, integer, integer),
-  private.webhook_housekeeping() from public, authenticated;
+  private.webhook_release_leases(jsonb), private.webhook_housekeeping() from public, authenticated;
 grant execute on function private.webhook_claim(integer, bigint, integer, integer, integer),
   private.webhook_record_results(jsonb),
   private.webhook_record_and_claim(jsonb, integer, bigint, integer, integer, integer),
-  private.webhook_housekeeping() to service_role;
+  private.webhook_release_leases(jsonb), private.webhook_housekeeping() to service_role;

@@ -82,13 +82,24 @@ begin
 end;
 $$;
 
-create function public.webhook_recover_failed(endpoint_id uuid, since timestamptz) returns integer
+-- Recover failed deliveries: an endpoint's permanently failed deliveries created in [since, until)
+-- (until null: up to now), of one event type or of any (event_type null), are queued again with a
+-- fresh 24 h window. The recovered deliveries carry `recovery_id` (the caller's, or a new one), which
+-- Webhook Logs lists them by. Returns how many were queued.
+create function public.webhook_recover_failed(
+  endpoint_id uuid,
+  since timestamptz,
+  until timestamptz default null,
+  event_type text default null,
+  recovery_id uuid default null
+) returns integer
 language plpgsql volatile security definer
 set search_path = ''
 as $$
 declare
   org uuid := private.webhook_operator_organization();
   ep public.webhook_endpoints;
+  recovery uuid := coalesce(webhook_recover_failed.recovery_id, gen_random_uuid());
   recovered integer;
 begin
   select * into ep from public.webhook_endpoints e
@@ -101,10 +112,9 @@ begin
   end if;
   with recovered_delivery as (
     update public.webhook_deliveries d
-       set status = 'pending', next_attempt_at = now(), first_attempt_at = null
-     where d.endpoint_id = ep.id and d.status = 'permanently_failed' and d.created_at >= since
-       -- Deliveries ended because the person their event is about was erased stay ended.
-       and not exists (select 1 from public.webhook_events ev where ev.id = d.event_id and ev.redacted_at is not null)
+       set status = 'pending', next_attempt_at = now(), first_attempt_at = null, recovery_id = recovery
+     where d.id in (select c.id from private.webhook_recoverable(ep.id, webhook_recover_failed.since,
+                        webhook_recover_failed.until, webhook_recover_failed.event_type) c)
     returning d.id
   ), fenced as (
     -- As for a redeliver: an attempt still in flight (the endpoint was disabled meanwhile) is fenced
@@ -117,6 +127,52 @@ begin
     perform pg_notify('webhook_deliveries', 'recover');
   end if;
   return recovered;
+end;
+$$;
+
+-- The deliveries a recovery would queue again, stated once for the recovery and its preview: the
+-- endpoint's permanently failed deliveries in the window, along the endpoint's history index.
+-- Deliveries ended because the person their event is about was erased stay ended.
+create function private.webhook_recoverable(endpoint_id uuid, since timestamptz, until timestamptz, event_type text)
+returns table (id uuid)
+language sql stable
+set search_path = ''
+as $$
+  select d.id from public.webhook_deliveries d
+   where d.endpoint_id = webhook_recoverable.endpoint_id and d.status = 'permanently_failed'
+     and d.created_at >= webhook_recoverable.since
+     and (webhook_recoverable.until is null or d.created_at < webhook_recoverable.until)
+     and (webhook_recoverable.event_type is null or d.event_type = webhook_recoverable.event_type)
+     and not exists (select 1 from public.webhook_events ev where ev.id = d.event_id and ev.redacted_at is not null)
+$$;
+
+-- How many deliveries webhook_recover_failed would queue again with the same arguments, counted up
+-- to `cap` (the preview says "more than" beyond it rather than counting a huge history).
+create function public.webhook_recover_preview(
+  endpoint_id uuid,
+  since timestamptz,
+  until timestamptz default null,
+  event_type text default null,
+  cap integer default 100000
+) returns integer
+language plpgsql stable security definer
+set search_path = ''
+as $$
+declare
+  org uuid := private.webhook_operator_organization();
+  ep public.webhook_endpoints;
+  n integer;
+begin
+  select * into ep from public.webhook_endpoints e
+   where e.id = webhook_recover_preview.endpoint_id and (org is null or e.organization_id = org);
+  if not found then
+    perform private.webhook_not_found(org, 'endpoint');
+  end if;
+  select count(*) into n
+    from (select 1 from private.webhook_recoverable(ep.id, webhook_recover_preview.since,
+                        webhook_recover_preview.until, webhook_recover_preview.event_type)
+          limit cap + 1) c;
+  return n;
 end;
 $$;
 
@@ -287,6 +343,48 @@ as $$
           "disabled_at": "2026-11-22T10:15:30.123456+00:00"
         }
       }
+    },
+    "webhook.endpoint.failing": {
+      "id": "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e",
+      "type": "webhook.endpoint.failing",
+      "created_at": "2026-11-22T10:15:30.123456+00:00",
+      "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+      "data": {
+        "row": {
+          "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+          "url": "https://crm.example.org/hooks/church",
+          "description": "CRM sync",
+          "enabled": true,
+          "failing_since": "2026-11-22T09:10:00.5+00:00",
+          "consecutive_failures": 14,
+          "last_response_status": 503,
+          "disable_at": "2026-11-27T09:10:00.5+00:00"
+        },
+        "delta": {
+          "failing_since": "2026-11-22T09:10:00.5+00:00",
+          "consecutive_failures": 14
+        }
+      }
+    },
+    "webhook.endpoint.recovered": {
+      "id": "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f",
+      "type": "webhook.endpoint.recovered",
+      "created_at": "2026-11-22T10:15:30.123456+00:00",
+      "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+      "data": {
+        "row": {
+          "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+          "url": "https://crm.example.org/hooks/church",
+          "description": "CRM sync",
+          "enabled": true,
+          "failing_since": "2026-11-22T09:10:00.5+00:00",
+          "recovered_at": "2026-11-22T10:15:30.123456+00:00",
+          "last_response_status": 200
+        },
+        "delta": {
+          "recovered_at": "2026-11-22T10:15:30.123456+00:00"
+        }
+      }
     }
   }$json$::jsonb
 $$;
@@ -335,8 +433,8 @@ begin
   end if;
   insert into public.webhook_events (id, organization_id, type, payload)
   values (event_id, ep.organization_id, event_type, body || '{"test": true}'::jsonb);
-  insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type)
-  values (ep.organization_id, event_id, ep.id, event_type);
+  insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, event_type, test)
+  values (ep.organization_id, event_id, ep.id, event_type, true);
   perform pg_notify('webhook_deliveries', event_type);
   return event_id;
 end;
@@ -377,10 +475,15 @@ $$;
 revoke all on function private.webhook_operator_organization(), private.webhook_not_found(uuid, text)
   from public, authenticated;
 revoke all on function private.webhook_event_examples() from public;
+revoke all on function private.webhook_recoverable(uuid, timestamptz, timestamptz, text) from public;
 -- The settings area's (the configuration API's role) and the server's; the Data API cannot call them.
-revoke all on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
+revoke all on function public.webhook_redeliver(uuid),
+  public.webhook_recover_failed(uuid, timestamptz, timestamptz, text, uuid),
+  public.webhook_recover_preview(uuid, timestamptz, timestamptz, text, integer),
   public.webhook_send_test_event(uuid, text), public.webhook_rotate_secret(uuid, interval, text)
   from public, anon, authenticated;
-grant execute on function public.webhook_redeliver(uuid), public.webhook_recover_failed(uuid, timestamptz),
+grant execute on function public.webhook_redeliver(uuid),
+  public.webhook_recover_failed(uuid, timestamptz, timestamptz, text, uuid),
+  public.webhook_recover_preview(uuid, timestamptz, timestamptz, text, integer),
   public.webhook_send_test_event(uuid, text), public.webhook_rotate_secret(uuid, interval, text)
   to config_api, service_role;

@@ -14,8 +14,11 @@
 --   new deliveries (statement trigger)       private.webhook_wake_dispatcher(): a run that drains what
 --                         is due and stops, at most one every 2 s, so a delivery made while no run is
 --                         going goes out within a second or two, not at the next minute.
---   a run stopped at its budget              private.webhook_dispatch_continue(): the next run at once,
---                         while anything is still due.
+--   a run about to spend its budget          private.webhook_dispatch_continue(): its successor, while
+--                         anything is still due, so that run is up when this one stops (pg_net takes a
+--                         request up within about a second); the successor waits up to 10 s for work
+--                         its predecessor still holds the caps of. Asked at the end of the run instead
+--                         if nothing was due then.
 --
 -- No post caps a run's rows: each run stops by its own CPU and wall budgets and holds at most its
 -- bytes (webhook-dispatcher/budget.ts, slots.ts), whatever the size of the backlog.
@@ -265,8 +268,10 @@ begin
 end;
 $$;
 
--- Asked by a run that stopped at its budget: one more run at once while anything is due (not debounced:
--- a run that just spent its CPU on a backlog must not wait out a wake-up made two seconds ago).
+-- Asked by a run about to spend its budget (or at its end): its successor at once while anything is due
+-- (not debounced: a run spending its CPU on a backlog must not wait out a wake-up made two seconds ago).
+-- The successor stops once idle, after 10 s of grace: the time its predecessor may still spend claiming,
+-- holding the endpoints' and organizations' caps, before it stops and the successor takes over.
 create function private.webhook_dispatch_continue() returns boolean
 language plpgsql volatile security definer
 set search_path = ''
@@ -280,7 +285,7 @@ begin
                    and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)) then
     return false;
   end if;
-  return private.webhook_post_dispatcher('{"stop_when_idle": true}') is not null;
+  return private.webhook_post_dispatcher('{"stop_when_idle": true, "idle_grace_ms": 10000}') is not null;
 end;
 $$;
 

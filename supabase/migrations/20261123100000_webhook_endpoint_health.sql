@@ -175,6 +175,14 @@ language sql immutable
 set search_path = ''
 as $$ select interval '5 days' $$;
 
+-- How long an endpoint fails every attempt before its admins get a mail (20261125100000_mail_outbox.sql)
+-- and its organization's alert endpoints a webhook.endpoint.failing event
+-- (20261129110000_endpoint_alerts.sql).
+create function private.webhook_failing_alert_after() returns interval
+language sql immutable
+set search_path = ''
+as $$ select interval '1 hour' $$;
+
 create index webhook_endpoint_health_failing_idx on public.webhook_endpoint_health (failing_since)
   where failing_since is not null;
 
@@ -196,8 +204,11 @@ as $$
     -- Nothing is attempted while the organization is suspended; resuming moves failing_since on.
     and not exists (select from private.organization_suspensions s where s.organization_id = h.organization_id)
 $$;
-revoke all on function private.webhook_disable_failing_endpoints(), private.webhook_failing_disable_after()
-  from public;
+revoke all on function private.webhook_disable_failing_endpoints(), private.webhook_failing_disable_after(),
+  private.webhook_failing_alert_after() from public;
+-- The thresholds, shown on every endpoint's card (GET /webhooks/alerts).
+grant execute on function private.webhook_failing_disable_after(), private.webhook_failing_alert_after()
+  to config_api, service_role;
 
 -- Access: read-only, for whoever may configure the organization's webhooks (its admins and API keys),
 -- like the delivery history it summarizes. Only the trigger writes.

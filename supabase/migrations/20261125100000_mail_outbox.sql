@@ -334,7 +334,8 @@ begin
            greatest(h.failing_since, e.updated_at) + private.webhook_failing_disable_after() as disable_at
       from public.webhook_endpoint_health h
       join public.webhook_endpoints e on e.id = h.endpoint_id
-     where h.failing_since <= now() - interval '1 hour' and h.last_outcome = 'failed' and e.enabled
+     where h.failing_since <= now() - private.webhook_failing_alert_after() and h.last_outcome = 'failed'
+       and e.enabled
   loop
     queued := queued + private.mail_endpoint_admins('endpoint_failing', f.endpoint_id, f.failing_since,
       jsonb_build_object('failing_since', f.failing_since, 'consecutive_failures', f.consecutive_failures,

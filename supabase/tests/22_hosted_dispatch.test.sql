@@ -98,7 +98,8 @@ select is(private.webhook_dispatch_recover(), false, 'the latest invocation not 
 insert into net._http_response (id, status_code, timed_out, error_msg) values (901, null, false, 'Couldn''t connect to server');
 select is(private.webhook_dispatch_recover(), true, 'the latest invocation failed and deliveries are due: a run at once');
 select is((select body from net.posted order by id desc limit 1),
-          '{"stop_when_idle": true}'::jsonb, 'one that drains what is due and stops, with no row cap');
+          '{"stop_when_idle": true, "idle_grace_ms": 10000}'::jsonb,
+          'one that drains what is due and stops (after 10 s idle), with no row cap');
 update public.webhook_deliveries set next_attempt_at = now() + interval '1 hour'
 where status = any (private.webhook_open_states());
 insert into private.webhook_dispatch_requests (request_id, invoked_at) values (902, now());

@@ -122,7 +122,7 @@ update public.webhook_deliveries
    set first_attempt_at = now() - interval '25 hours', next_attempt_at = now() - interval '1 hour'
  where organization_id = 'a0000000-0000-4000-8000-0000000000aa' and status = 'retrying';
 select is(private.webhook_housekeeping(),
-  '{"set_aside": 0, "permanently_failed": 2, "expired_leases": 0, "disabled_endpoints": 0}'::jsonb,
+  '{"set_aside": 0, "permanently_failed": 2, "expired_leases": 0, "disabled_endpoints": 0, "endpoint_alerts": 0}'::jsonb,
   'housekeeping closes 24-hour windows');
 select is((select array_agg(distinct status) from public.webhook_deliveries
   where organization_id = 'a0000000-0000-4000-8000-0000000000aa'),

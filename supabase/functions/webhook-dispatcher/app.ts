@@ -22,6 +22,9 @@ import { DeliveryEngine, type EngineOptions, logToConsole, type RunStats } from 
  */
 export const DEFAULT_BUDGET_MS = 70_000;
 
+/** How often a run that stops when idle looks for work while idle (the cron run: every second). */
+export const IDLE_POLL_MS = 200;
+
 const RunBody = z.object({
   budget_ms: z.number().int().min(1000).max(140_000).optional(),
   stop_when_idle: z.boolean().optional(),
@@ -70,24 +73,43 @@ export function createApp(deps: AppDeps, options: DispatcherOptions = {}): Hono 
       s !== undefined
     );
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    // The successor, asked for once: shortly before the budget is spent (budget.ts handOver), else when
+    // the run stops on its budget. pg_net takes a request up within about a second, so one asked for at
+    // the end started a second or more after this run stopped claiming; this one is running by then.
+    let next: Promise<boolean | null> | undefined;
+    let nextAtMs: number | undefined;
+    let runStarted = started;
+    /** `atMs`: when, counted from the run's start as claiming_ms is (the engine's hand-over says). */
+    const askNext = (atMs = Date.now() - runStarted) => {
+      nextAtMs ??= atMs;
+      return next ??= requestNext().catch((err) => {
+        log({ level: "error", msg: "could not request the next dispatcher run", error: String(err) });
+        return null;
+      });
+    };
     const run = async () => {
-      const stats: RunStats & { continued?: boolean | null } = await engine.run({
+      runStarted = Date.now();
+      const stats: RunStats & { continued?: boolean | null; continued_at_ms?: number } = await engine.run({
         // Stop claiming early enough that the last attempts time out and are recorded inside the budget.
         deadline: started + Math.max(0, budget - engine.timeoutMs - 2000),
         stopWhenIdle: body.stop_when_idle,
         idleGraceMs: body.idle_grace_ms,
+        // A run waiting out its idle grace looks often: a successor started while its predecessor holds
+        // the organizations' caps takes over the moment those leases end, not up to a second later.
+        pollMs: body.stop_when_idle ? IDLE_POLL_MS : undefined,
         maxDeliveries: body.max_deliveries,
         cpuBudgetMs,
         signal,
+        onHandOver: (atMs) => void askNext(atMs),
       });
       // Stopped at its budget: more is probably due, and the next cron minute would leave it waiting while
-      // capacity is idle. The database decides (only if something is due, only with pg_net).
+      // capacity is idle. The database decides (only if something is due, only with pg_net); asked again
+      // if nothing was due when it handed over (this run held it all then).
       if ((stats.stopped === "cpu" || stats.stopped === "rows") && !signal?.aborted) {
-        stats.continued = await requestNext().catch((err) => {
-          log({ level: "error", msg: "could not request the next dispatcher run", error: String(err) });
-          return null;
-        });
-      }
+        if ((await next) === false) next = undefined;
+        stats.continued = await askNext();
+      } else if (next) stats.continued = await next;
+      if (nextAtMs !== undefined) stats.continued_at_ms = nextAtMs;
       return { ...stats, duration_ms: Date.now() - started };
     };
     return answerRun(c, background, run, {

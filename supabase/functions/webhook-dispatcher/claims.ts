@@ -54,3 +54,13 @@ export async function recordAndClaim(
     : await sql<Claimed[]>`select * from private.webhook_record_and_claim(${sql.json(results as never)},
         ${rows}, ${bytes}, ${e}, ${o}, ${s})`;
 }
+
+/** A lease given back unsent: the delivery is due again at once, with no attempt counted. */
+export type ReleasedLease = Pick<Claimed, "delivery_id" | "lease_token">;
+
+/** Gives back leases claimed and never sent (a stopping run); resolves how many were still held. */
+export async function releaseLeases(sql: Sql, leases: ReleasedLease[]): Promise<number> {
+  const [row] = await sql<{ released: number }[]>`
+    select private.webhook_release_leases(${sql.json(leases as never)}) as released`;
+  return row?.released ?? 0;
+}

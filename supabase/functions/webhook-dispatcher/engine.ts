@@ -34,13 +34,24 @@ export interface RunOptions {
   /** Return once nothing is due or in flight, after `idleGraceMs` more of polling (outlasting a debounce). */
   stopWhenIdle?: boolean;
   idleGraceMs?: number;
-  /** Stops the run; attempts in flight get `stopGraceMs`, then are cut short and recorded as failed. */
+  /**
+   * Stops the run (the runtime's shutdown notice, SIGTERM): nothing more is claimed or starts sending;
+   * leases not sending yet, paced ones waiting for their turn and any a claim still brings, are given back
+   * (due again at once, no attempt counted); attempts in flight get `stopGraceMs`, then are cut short and
+   * recorded as failed; every outcome is written before run() returns.
+   */
   signal?: AbortSignal;
   /** While idle, look for due work (retries, expired leases) this often even without a wake-up. */
   pollMs?: number;
   /** Claim at most this many rows, and stop claiming with a margin before this much CPU (budget.ts). */
   maxDeliveries?: number;
   cpuBudgetMs?: number;
+  /**
+   * Called once, while the run is still claiming, when its budget will soon be spent (budget.ts
+   * handOver): the hosted dispatcher asks for its successor then, so it is up when this run stops. Told
+   * the ms since the run started, counted as `claiming_ms` is.
+   */
+  onHandOver?: (elapsedMs: number) => void;
 }
 
 /** Why a run returned: nothing left, its deadline, the caller's signal, or its budget (rows, CPU). */
@@ -50,6 +61,8 @@ export interface RunStats extends QueueStats {
   stopped?: StopReason;
   /** CPU time the process used during the run. */
   cpu_ms: number;
+  /** From the start until it stopped claiming; the rest of the run was sends and writes ending. */
+  claiming_ms: number;
 }
 
 const encoder = new TextEncoder();
@@ -106,10 +119,12 @@ export class DeliveryEngine {
     const budget = new RunBudget({ cpuMs: options.cpuBudgetMs, maxRows: options.maxDeliveries });
     // Aborted by the caller's signal or at the deadline: ends claim retries and waits at once.
     const stop = new AbortController();
+    // Aborted by the caller's signal alone: paced leases still waiting for their turn are given back.
+    const unsent = new AbortController();
     const queue: LeaseQueue = new LeaseQueue(this.sql, {
       ...this.limits,
       allowance: (progress) => stop.signal.aborted ? 0 : budget.allowance(progress),
-      send: (leases) => this.start(leases, agent, queue),
+      send: (leases) => this.start(leases, agent, queue, unsent.signal),
       log: this.log,
     });
     this.queue = queue;
@@ -121,6 +136,8 @@ export class DeliveryEngine {
     };
     let cut: ReturnType<typeof setTimeout> | undefined;
     const onSignal = () => {
+      queue.stopSending();
+      unsent.abort();
       halt("signal");
       // What is still in flight then gets a failed outcome, recorded: sent again after the backoff.
       const error = new Error("the dispatcher stopped before the response arrived");
@@ -132,8 +149,15 @@ export class DeliveryEngine {
       ? undefined
       : setTimeout(() => halt("deadline"), Math.max(0, options.deadline - Date.now()));
     let idleSince: number | undefined;
+    let handedOver = options.onHandOver === undefined;
+    const started = Date.now();
+    let claimingMs: number | undefined;
     try {
       while (!stop.signal.aborted) {
+        if (!handedOver && budget.handOver(queue.progress)) {
+          handedOver = true;
+          options.onHandOver!(Date.now() - started);
+        }
         if (queue.spent) {
           stopped = budget.spent(queue.progress);
           break;
@@ -157,6 +181,7 @@ export class DeliveryEngine {
         if (await queue.changed(queue.mayHaveWork ? undefined : options.pollMs ?? 1000)) queue.wake();
       }
     } finally {
+      claimingMs = Date.now() - started;
       options.signal?.removeEventListener("abort", onSignal);
       clearTimeout(deadline);
       await queue.close();
@@ -164,20 +189,29 @@ export class DeliveryEngine {
       if (this.queue === queue) this.queue = undefined;
       await agent.close().catch(() => {});
     }
-    return { ...queue.stats, stopped, cpu_ms: Math.round(budget.cpuUsed) };
+    return { ...queue.stats, stopped, cpu_ms: Math.round(budget.cpuUsed), claiming_ms: claimingMs };
   }
 
   /**
    * A claim came back: its leases start sending at once, under one deadline; those of an endpoint with a
    * rate limit each at the time the claim gave it, under a deadline of its own.
    */
-  private start(leases: Claimed[], agent: Agent, queue: LeaseQueue): void {
+  private start(leases: Claimed[], agent: Agent, queue: LeaseQueue, stopped: AbortSignal): void {
     const deadline = new Deadline(this.timeoutMs);
+    let given: Promise<"stopped"> | undefined;
     for (const lease of leases) {
       if (lease.send_at === null) this.send(lease, agent, queue, deadline);
       else {
-        void this.pacer.turn(lease.endpoint_id, lease.send_at)
-          .then(() => this.send(lease, agent, queue, new Deadline(this.timeoutMs)));
+        // A stop while it waits for its turn gives it back at once: it has not been sent.
+        given ??= new Promise((resolve) => {
+          if (stopped.aborted) resolve("stopped");
+          else stopped.addEventListener("abort", () => resolve("stopped"), { once: true });
+        });
+        void Promise.race([this.pacer.turn(lease.endpoint_id, lease.send_at), given]).then((why) =>
+          why === "stopped"
+            ? queue.giveBack(lease)
+            : this.send(lease, agent, queue, new Deadline(this.timeoutMs))
+        );
       }
     }
   }

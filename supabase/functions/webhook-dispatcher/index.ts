@@ -3,8 +3,8 @@ import { logPoolCheck } from "../_shared/pools.ts";
 import { createApp } from "./app.ts";
 
 // The Edge Runtime sends `beforeunload` shortly before it shuts the worker down (wall clock, CPU or
-// memory limit): background runs stop claiming; what they had claimed is leased and goes out again
-// once the lease runs out if it could not be recorded.
+// memory limit): background runs stop claiming, give back what they claimed and had not sent, and
+// record what they sent (engine.ts RunOptions.signal); scripts/edge-runtime.ts plays this on SIGTERM.
 const shutdown = new AbortController();
 addEventListener("beforeunload", () => shutdown.abort());
 

@@ -2,10 +2,19 @@
 // for what is in flight (rows and body bytes, slots.ts), hands each lease over to be sent at once, and
 // has outcomes recorded in batches (results.ts). close() stops claiming and waits for every claim, send
 // and write already started: each lease taken is sent and recorded, or, if writing fails, left to run
-// out and sent again (at least once).
+// out and sent again (at least once). Once told to stop sending (the runtime's shutdown notice), leases
+// that have not started sending, and any a claim still brings, are given back instead (released: due
+// again at once, no attempt counted).
 import type { Sql } from "../_shared/db.ts";
 import type { Progress } from "./budget.ts";
-import { type ClaimCaps, type Claimed, MAX_BODY_BYTES, recordAndClaim, type ResultRow } from "./claims.ts";
+import {
+  type ClaimCaps,
+  type Claimed,
+  MAX_BODY_BYTES,
+  recordAndClaim,
+  releaseLeases,
+  type ResultRow,
+} from "./claims.ts";
 import { Doorbell } from "./doorbell.ts";
 import { ResultWriter } from "./results.ts";
 import { exponential, retry } from "../_shared/retry.ts";
@@ -37,15 +46,21 @@ export interface QueueStats {
   delivered: number;
   failed: number;
   recorded: number;
+  /** Claimed, never sent, and given back (a stop). */
+  released: number;
 }
 
 /** An outcome waiting to be written, with the body bytes its lease holds until then. */
 type Outcome = { row: ResultRow; bytes: number };
 
 export class LeaseQueue {
-  readonly stats: QueueStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0 };
+  readonly stats: QueueStats = { claimed: 0, delivered: 0, failed: 0, recorded: 0, released: 0 };
   private readonly slots: Slots;
   private readonly writer: ResultWriter<Outcome>;
+  /** Leases given back unsent, released at once (a batch while a release is under way). */
+  private readonly releaser: ResultWriter<Claimed>;
+  /** Told to stop sending: leases not yet sending are given back. */
+  private releasing = false;
   private readonly changes = new Doorbell();
   /** A claim may find work: a wake-up, a full claim, a write that could not look for more itself. */
   private due = true;
@@ -62,6 +77,12 @@ export class LeaseQueue {
       (batch) => this.write(batch),
       o.flushBatch,
       o.flushDelayMs,
+      () => this.changes.ring(),
+    );
+    this.releaser = new ResultWriter(
+      (batch) => this.release(batch),
+      o.flushBatch,
+      0,
       () => this.changes.ring(),
     );
     this.minClaim = Math.max(1, Math.min(o.claimBatch, Math.floor(o.maxInFlight / 8)));
@@ -84,12 +105,12 @@ export class LeaseQueue {
 
   /** Nothing in flight, being claimed or waiting to be written. */
   get idle(): boolean {
-    return this.slots.rows === 0 && this.claims === 0 && this.writer.idle;
+    return this.slots.rows === 0 && this.claims === 0 && this.writer.idle && this.releaser.idle;
   }
 
   get progress(): Progress {
-    const { claimed, recorded } = this.stats;
-    return { claimed, recorded, held: this.slots.reserved.rows + claimed - recorded };
+    const { claimed, recorded, released } = this.stats;
+    return { claimed, recorded, held: this.slots.reserved.rows + claimed - recorded - released };
   }
 
   /** Rows worth claiming now: a batch's worth of room while busy, any room when nothing is in flight. */
@@ -136,10 +157,28 @@ export class LeaseQueue {
     return this.changes.wait(ms);
   }
 
-  /** Stops claiming; resolves once every lease taken has been sent and its outcome written. */
+  /**
+   * No new send starts from here on: what a claim still under way brings is given back, and so is what
+   * the engine hands back through giveBack(). Sends already under way end as they do.
+   */
+  stopSending(): void {
+    this.closing = true;
+    this.releasing = true;
+    this.changes.ring();
+  }
+
+  /** A lease that will not be sent (a stop): released, with the next batch, so it is due again at once. */
+  giveBack(lease: Claimed): void {
+    this.slots.finished(lease.endpoint_id);
+    this.releaser.add(lease);
+    this.releaser.writeNow();
+  }
+
+  /** Stops claiming; resolves once every lease taken has been sent and its outcome written, or given back. */
   async close(): Promise<void> {
     this.closing = true;
     this.writer.writeNow();
+    this.releaser.writeNow();
     while (!this.idle) await this.changes.wait();
   }
 
@@ -195,7 +234,25 @@ export class LeaseQueue {
   private accept(grant: Grant, leases: Claimed[]): void {
     this.slots.claimed(grant, leases);
     this.stats.claimed += leases.length;
-    if (leases.length > 0) this.o.send(leases);
+    if (leases.length === 0) return;
+    if (this.releasing) { for (const lease of leases) this.giveBack(lease); }
+    else this.o.send(leases);
+  }
+
+  /**
+   * Gives a batch of unsent leases back. One that cannot be given back after a few tries runs out as a
+   * lease does and is claimed again then: later, never lost, never sent twice (it was not sent).
+   */
+  private async release(batch: Claimed[]): Promise<void> {
+    const leases = batch.map(({ delivery_id, lease_token }) => ({ delivery_id, lease_token }));
+    await this.claiming(
+      retry(() => releaseLeases(this.sql, leases), {
+        tries: 3,
+        delayMs: (n) => 100 * n,
+        onError: (err) => this.fail("giving back leases failed", err, { count: leases.length }),
+      }),
+    ).then(() => void (this.stats.released += batch.length), () => {});
+    for (const lease of batch) this.slots.written(lease.endpoint_id, lease.body_bytes);
   }
 
   private fail(msg: string, err: unknown, extra: Record<string, unknown> = {}): void {

@@ -15,6 +15,7 @@ import { inboundLogRoutes } from "./routes/inbound_log.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
 import { activityRoutes } from "./routes/activity.ts";
 import { secretRevealRoutes } from "./routes/secret_reveal.ts";
+import { alertRoutes } from "./routes/alerts.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
@@ -36,6 +37,7 @@ export function routes(deps: AppDeps): Route[] {
     ...endpointRoutes(deps),
     ...activityRoutes(deps),
     ...secretRevealRoutes(deps),
+    ...alertRoutes(deps),
     ...deliveryRoutes(deps),
     ...eventTypeRoutes(deps),
     ...automationRoutes(deps),

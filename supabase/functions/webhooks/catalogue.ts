@@ -65,6 +65,27 @@ const disabledEndpoint = {
   disabled_at: AT,
 };
 
+const failingEndpoint = {
+  id: "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+  url: "https://crm.example.org/hooks/church",
+  description: "CRM sync",
+  enabled: true,
+  failing_since: "2026-11-22T09:10:00.5+00:00",
+  consecutive_failures: 14,
+  last_response_status: 503,
+  disable_at: "2026-11-27T09:10:00.5+00:00",
+};
+
+const recoveredEndpoint = {
+  id: failingEndpoint.id,
+  url: failingEndpoint.url,
+  description: failingEndpoint.description,
+  enabled: true,
+  failing_since: failingEndpoint.failing_since,
+  recovered_at: AT,
+  last_response_status: 200,
+};
+
 function body(type: string, id: string, row: Record<string, unknown>, delta: Record<string, unknown>) {
   return { id, type, created_at: AT, organization_id: ORG, data: { row, delta } };
 }
@@ -133,6 +154,30 @@ export const EVENT_CATALOGUE = {
     fires: "The system disabled one of the organization's endpoints: it answered `410 Gone`, or every " +
       "attempt failed for 5 days. It goes to the organization's other enabled endpoints subscribed to it; " +
       "an administrator's own disable sends none. `data.row` is that endpoint, never its secret.",
+  },
+  "webhook.endpoint.failing": {
+    description: "Another of your endpoints has failed every attempt for an hour. The message names it " +
+      "(never its secret), since when it fails, how many attempts failed in a row and its last answer.",
+    example: body("webhook.endpoint.failing", "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e", failingEndpoint, {
+      failing_since: failingEndpoint.failing_since,
+      consecutive_failures: failingEndpoint.consecutive_failures,
+    }),
+    table: "webhook_endpoints",
+    fires: "One of the organization's enabled endpoints has failed every attempt for an hour (the same " +
+      "threshold as the administrators' mail), once per run of failures. It goes to the organization's " +
+      "other enabled endpoints subscribed to it, never to the failing endpoint itself, so an alert " +
+      "endpoint that fails cannot alert itself in a loop. `data.row` is that endpoint, never its secret.",
+  },
+  "webhook.endpoint.recovered": {
+    description: "An endpoint you were told was failing delivers again. The message names it (never its " +
+      "secret) and when it recovered.",
+    example: body("webhook.endpoint.recovered", "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f", recoveredEndpoint, {
+      recovered_at: AT,
+    }),
+    table: "webhook_endpoints",
+    fires: "An endpoint about which a `webhook.endpoint.failing` event was raised answered an attempt " +
+      "with a 2xx again (checked every minute). It goes to the same endpoints as the failing event: " +
+      "the organization's other enabled endpoints subscribed to it.",
   },
 } satisfies Record<
   string,

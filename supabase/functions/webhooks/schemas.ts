@@ -160,11 +160,36 @@ export const Activity = z.object({
     "are estimated from a histogram of response times (buckets about 1.6x apart), so they are approximate.",
 );
 
-export const Recover = z.object({
+// Recover failed deliveries: a window of creation times, optionally one event type. The same fields
+// ask for the preview (how many would be sent again) and for the recovery itself.
+const RecoverWindow = {
   since: z.iso.datetime({ offset: true }).describe(
-    "Recover permanently failed deliveries created since this time",
+    "Recover permanently failed deliveries created at or after this time",
   ),
-}).strict();
+  until: z.iso.datetime({ offset: true }).optional().describe(
+    "…and created before this time (default: now)",
+  ),
+  event_type: z.string().min(1).max(100).optional().describe("Only deliveries of this event type"),
+};
+const sinceUntil = (r: { since: string; until?: string }) =>
+  !r.until || Date.parse(r.until) > Date.parse(r.since);
+const UNTIL_AFTER_SINCE = { message: "until must be after since", path: ["until"] };
+
+export const Recover = z.object(RecoverWindow).strict().refine(sinceUntil, UNTIL_AFTER_SINCE);
+
+export const RecoverPreviewQuery = z.object(RecoverWindow).refine(sinceUntil, UNTIL_AFTER_SINCE);
+
+export const RecoverPreview = z.object({
+  count: z.number().int().describe("How many deliveries a recovery with these fields would send again"),
+  more: z.boolean().describe("true when there are more than count (counting stops at 100,000)"),
+});
+
+export const RecoverResult = z.object({
+  recovered: z.number().int().describe("How many deliveries were queued again"),
+  recovery_id: z.uuid().describe(
+    "Lists them in Webhook Logs: GET /webhooks/deliveries?recovery_id=… (the page: ?recovery=…)",
+  ),
+});
 
 export const Delivery = z.object({
   id: z.uuid(),
@@ -179,6 +204,8 @@ export const Delivery = z.object({
   last_response_status: z.number().int().nullable(),
   last_error: z.string().nullable(),
   delivered_at: z.string().nullable(),
+  test: z.boolean().describe('A test delivery (Send test event); its body carries "test": true'),
+  recovery_id: z.uuid().nullable().describe("The recovery that last sent it again, if any"),
   created_at: z.string(),
 });
 export type DeliveryRow = z.infer<typeof Delivery>;
@@ -218,6 +245,14 @@ export const ListDeliveries = z.object({
   status: z.enum(DELIVERY_STATES).optional(),
   since: z.iso.datetime({ offset: true }).optional().describe("Created at or after"),
   until: z.iso.datetime({ offset: true }).optional().describe("Created before"),
+  tests: z.enum(["include", "exclude", "only"]).default("include").describe(
+    "Test deliveries (Send test event): listed with the others, left out, or listed alone",
+  ),
+  recovery_id: z.uuid().optional().describe("The deliveries one recovery sent again (its recovery_id)"),
+  contains: z.string().trim().min(3, "enter at least 3 characters to search for").max(200).optional()
+    .describe(
+      "Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id)",
+    ),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(200).optional().describe("next_cursor of the previous page"),
 });

@@ -99,7 +99,7 @@ export interface paths {
                                 /** Format: uuid */
                                 id: string;
                                 url: string;
-                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                                 description: string | null;
                                 enabled: boolean;
                                 disabled_reason: string | null;
@@ -215,7 +215,7 @@ export interface paths {
                      */
                     "application/json": {
                         url: string;
-                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                         description?: string;
                         /** @description Your own secret; generated when omitted */
                         secret?: string;
@@ -258,7 +258,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -420,7 +420,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -603,7 +603,7 @@ export interface paths {
                      */
                     "application/json": {
                         url?: string;
-                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                         description?: string | null;
                         enabled?: boolean;
                         /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
@@ -644,7 +644,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             url: string;
-                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled")[];
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
                             description: string | null;
                             enabled: boolean;
                             disabled_reason: string | null;
@@ -904,7 +904,7 @@ export interface paths {
                          * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
                          * @enum {string}
                          */
-                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                     };
                 };
             };
@@ -1007,6 +1007,131 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/endpoints/{id}/recover/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count what a recovery would send again
+         * @description How many permanently failed deliveries `POST /endpoints/{id}/recover` with the same fields would queue again, counted up to 100,000 (`more`: there are more).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Recover permanently failed deliveries created at or after this time */
+                    since: string;
+                    /** @description …and created before this time (default: now) */
+                    until?: string;
+                    /** @description Only deliveries of this event type */
+                    event_type?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The count, before anything is sent */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "count": 37,
+                         *       "more": false
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description How many deliveries a recovery with these fields would send again */
+                            count: number;
+                            /** @description true when there are more than count (counting stops at 100,000) */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: since",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "since",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/endpoints/{id}/recover": {
         parameters: {
             query?: never;
@@ -1017,8 +1142,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send again the permanently failed deliveries since a time
-         * @description Every delivery of this endpoint created since `since` that failed for good is queued again.
+         * Send again the permanently failed deliveries in a window
+         * @description Every delivery of this endpoint created in [`since`, `until`) (`until`: now when left out) that failed for good, of `event_type` only when given, is queued again. The answer's `recovery_id` lists them: `GET /deliveries?recovery_id=…`.
          */
         post: {
             parameters: {
@@ -1033,20 +1158,29 @@ export interface paths {
                 content: {
                     /**
                      * @example {
-                     *       "since": "2026-11-27T00:00:00Z"
+                     *       "since": "2026-11-27T00:00:00Z",
+                     *       "until": "2026-11-28T00:00:00Z",
+                     *       "event_type": "donation.recorded"
                      *     }
                      */
                     "application/json": {
                         /**
                          * Format: date-time
-                         * @description Recover permanently failed deliveries created since this time
+                         * @description Recover permanently failed deliveries created at or after this time
                          */
                         since: string;
+                        /**
+                         * Format: date-time
+                         * @description …and created before this time (default: now)
+                         */
+                        until?: string;
+                        /** @description Only deliveries of this event type */
+                        event_type?: string;
                     };
                 };
             };
             responses: {
-                /** @description How many deliveries were queued again */
+                /** @description How many deliveries were queued again, and the recovery's id to list them by */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -1054,11 +1188,18 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "recovered": 37
+                         *       "recovered": 37,
+                         *       "recovery_id": "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b"
                          *     }
                          */
                         "application/json": {
+                            /** @description How many deliveries were queued again */
                             recovered: number;
+                            /**
+                             * Format: uuid
+                             * @description Lists them in Webhook Logs: GET /webhooks/deliveries?recovery_id=… (the page: ?recovery=…)
+                             */
+                            recovery_id: string;
                         };
                     };
                 };
@@ -1417,6 +1558,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Failure alerts: thresholds and where they go
+         * @description When an endpoint's failures are reported (a mail to the admins, and `webhook.endpoint.failing` to the alert endpoints) and when it is disabled; the alert endpoints are the organization's endpoints subscribed to a `webhook.endpoint.*` event type.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Thresholds and alert endpoints */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "failing_after_seconds": 3600,
+                         *       "disable_after_seconds": 432000,
+                         *       "mail_to_admins": true,
+                         *       "endpoints": [
+                         *         {
+                         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+                         *           "url": "https://alerts.example.org/hooks/webhooks",
+                         *           "enabled": true,
+                         *           "events": [
+                         *             "webhook.endpoint.failing",
+                         *             "webhook.endpoint.recovered",
+                         *             "webhook.endpoint.disabled"
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description An endpoint that fails every attempt this long is reported failing: a mail to the admins and webhook.endpoint.failing to the alert endpoints */
+                            failing_after_seconds: number;
+                            /** @description An endpoint that fails every attempt this long is disabled (webhook.endpoint.disabled) */
+                            disable_after_seconds: number;
+                            /** @description The organization's admins get a mail at each step */
+                            mail_to_admins: boolean;
+                            /** @description The organization's endpoints subscribed to an alert event type: where alerts go */
+                            endpoints: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                enabled: boolean;
+                                /** @description The alert event types it subscribed to */
+                                events: ("webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.endpoint.disabled")[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -1426,7 +1675,7 @@ export interface paths {
         };
         /**
          * List deliveries, newest first
-         * @description Filtered by endpoint, event type, state and time, or one found by id: `q` is a delivery id, or an event id (the `webhook-id` header the receiver saw).
+         * @description Filtered by endpoint, event type, state, time, test deliveries (`tests`) and recovery (`recovery_id`), or one found by id: `q` is a delivery id, or an event id (the `webhook-id` header the receiver saw). `contains` finds the deliveries whose body contains a text (an e-mail address, a payment id), in any letter case.
          */
         get: {
             parameters: {
@@ -1440,6 +1689,12 @@ export interface paths {
                     since?: string;
                     /** @description Created before */
                     until?: string;
+                    /** @description Test deliveries (Send test event): listed with the others, left out, or listed alone */
+                    tests?: "include" | "exclude" | "only";
+                    /** @description The deliveries one recovery sent again (its recovery_id) */
+                    recovery_id?: string;
+                    /** @description Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id) */
+                    contains?: string;
                     limit?: number;
                     /** @description next_cursor of the previous page */
                     cursor?: string;
@@ -1472,6 +1727,8 @@ export interface paths {
                          *           "last_response_status": 200,
                          *           "last_error": null,
                          *           "delivered_at": "2026-11-28T09:41:13.000Z",
+                         *           "test": false,
+                         *           "recovery_id": null,
                          *           "created_at": "2026-11-28T09:41:07.000Z"
                          *         },
                          *         {
@@ -1487,6 +1744,8 @@ export interface paths {
                          *           "last_response_status": 503,
                          *           "last_error": "HTTP 503",
                          *           "delivered_at": null,
+                         *           "test": false,
+                         *           "recovery_id": null,
                          *           "created_at": "2026-11-28T09:38:55.000Z"
                          *         }
                          *       ],
@@ -1514,6 +1773,13 @@ export interface paths {
                                 last_response_status: number | null;
                                 last_error: string | null;
                                 delivered_at: string | null;
+                                /** @description A test delivery (Send test event); its body carries "test": true */
+                                test: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The recovery that last sent it again, if any
+                                 */
+                                recovery_id: string | null;
                                 created_at: string;
                             }[];
                             /** @description Pass as cursor for the next page */
@@ -1629,6 +1895,8 @@ export interface paths {
                          *       "last_response_status": 200,
                          *       "last_error": null,
                          *       "delivered_at": "2026-11-28T09:41:13.000Z",
+                         *       "test": false,
+                         *       "recovery_id": null,
                          *       "created_at": "2026-11-28T09:41:07.000Z",
                          *       "body": "{\"id\":\"e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a\",\"type\":\"donation.recorded\",\"created_at\":\"2026-11-28T09:41:07.000Z\",\"organization_id\":\"0c0ffee0-1234-4abc-8def-0123456789ab\",\"data\":{\"row\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"},\"delta\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"}}}",
                          *       "payload": {
@@ -1707,6 +1975,13 @@ export interface paths {
                             last_response_status: number | null;
                             last_error: string | null;
                             delivered_at: string | null;
+                            /** @description A test delivery (Send test event); its body carries "test": true */
+                            test: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The recovery that last sent it again, if any
+                             */
+                            recovery_id: string | null;
                             created_at: string;
                             /** @description The exact body text that is signed and sent, byte for byte: HMAC-SHA256(secret, body) is the x-webhook-signature */
                             body: string;
@@ -1830,6 +2105,8 @@ export interface paths {
                          *       "last_response_status": 503,
                          *       "last_error": "HTTP 503",
                          *       "delivered_at": null,
+                         *       "test": false,
+                         *       "recovery_id": null,
                          *       "created_at": "2026-11-28T09:38:55.000Z"
                          *     }
                          */
@@ -1853,6 +2130,13 @@ export interface paths {
                             last_response_status: number | null;
                             last_error: string | null;
                             delivered_at: string | null;
+                            /** @description A test delivery (Send test event); its body carries "test": true */
+                            test: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The recovery that last sent it again, if any
+                             */
+                            recovery_id: string | null;
                             created_at: string;
                         };
                     };
@@ -1988,7 +2272,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                                 description: string;
                                 example: {
                                     [key: string]: unknown;
@@ -2059,7 +2343,7 @@ export interface paths {
                     "application/json": {
                         target_url: string;
                         /** @enum {string} */
-                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                     };
                 };
             };
@@ -2086,7 +2370,7 @@ export interface paths {
                             id: string;
                             target_url: string;
                             /** @enum {string} */
-                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                             /** @description Signing secret, for receivers that verify signatures */
                             secret: string;
                         };
@@ -2261,7 +2545,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled";
+                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
                 };
                 cookie?: never;
             };
@@ -7567,6 +7851,119 @@ export interface components {
                     disabled_reason?: string;
                     /** Format: date-time */
                     disabled_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description Another of your endpoints has failed every attempt for an hour. The message names it (never its secret), since when it fails, how many attempts failed in a row and its last answer.
+         * @example {
+         *       "id": "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e",
+         *       "type": "webhook.endpoint.failing",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": true,
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "consecutive_failures": 14,
+         *           "last_response_status": 503,
+         *           "disable_at": "2026-11-27T09:10:00.5+00:00"
+         *         },
+         *         "delta": {
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "consecutive_failures": 14
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.failing": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.failing";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    /** Format: date-time */
+                    failing_since?: string;
+                    consecutive_failures?: number;
+                    last_response_status?: number;
+                    /** Format: date-time */
+                    disable_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description An endpoint you were told was failing delivers again. The message names it (never its secret) and when it recovered.
+         * @example {
+         *       "id": "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f",
+         *       "type": "webhook.endpoint.recovered",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": true,
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "recovered_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "last_response_status": 200
+         *         },
+         *         "delta": {
+         *           "recovered_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.recovered": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.recovered";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    /** Format: date-time */
+                    failing_since?: string;
+                    /** Format: date-time */
+                    recovered_at?: string;
+                    last_response_status?: number;
                 };
                 /** @description The fields that changed (for an insert, every field) */
                 delta: Record<string, never>;

@@ -13,8 +13,8 @@ import { mapSqlErrors } from "../sql_errors.ts";
 // index (see webhook_deliveries_log_*_idx in the outbound tables migration).
 const DELIVERY_SELECT = `
   select d.id, d.event_id, d.endpoint_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at,
-         d.first_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.delivered_at, d.created_at,
-         d.created_at::text as cursor_at
+         d.first_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.delivered_at, d.test,
+         d.recovery_id, d.created_at, d.created_at::text as cursor_at
   from public.webhook_deliveries d`;
 
 /**
@@ -24,6 +24,7 @@ const DELIVERY_SELECT = `
 export function listDeliveriesQuery(
   q: z.infer<typeof ListDeliveries>,
   cursor: [string, string] | null,
+  matches: BodyMatches = "scan",
 ): { text: string; args: unknown[] } {
   const where: string[] = [];
   const args: unknown[] = [];
@@ -39,6 +40,25 @@ export function listDeliveriesQuery(
   if (q.status) where.push(`d.status = ${arg(q.status)}`);
   if (q.since) where.push(`d.created_at >= ${arg(q.since)}::timestamptz`);
   if (q.until) where.push(`d.created_at < ${arg(q.until)}::timestamptz`);
+  if (q.tests === "exclude") where.push(`not d.test`);
+  if (q.tests === "only") where.push(`d.test`);
+  // A recovery's deliveries: its own partial index (webhook_deliveries_recovery_idx).
+  if (q.recovery_id) where.push(`d.recovery_id = ${arg(q.recovery_id)}::uuid`);
+  // What is inside: the events whose body contains the text. Found first through the trigram index
+  // (bodyMatches: at most MAX_BODY_MATCHES of them, then their deliveries by the event's index); a text
+  // in more bodies than that is checked on each delivery's event while the listing walks its index
+  // newest first: with more than 5,000 matches among a million, a page of 51 is found within about
+  // 10,000 rows.
+  if (q.contains) {
+    where.push(
+      matches === "scan"
+        // A scalar subquery, not EXISTS: the planner would turn EXISTS into a join that reads every
+        // event of the organization first; this stays a check on each row of the walk.
+        ? `coalesce((select e.payload::text ilike ${arg(containsPattern(q.contains))}
+                     from public.webhook_events e where e.id = d.event_id), false)`
+        : `d.event_id = any (${arg(matches)}::uuid[])`,
+    );
+  }
   if (cursor) {
     // The cursor's timestamp goes in as text: a timestamptz parameter would pass through a
     // JavaScript Date in the driver and lose its microseconds.
@@ -47,6 +67,59 @@ export function listDeliveriesQuery(
   const text = `${DELIVERY_SELECT} ${where.length ? `where ${where.join(" and ")}` : ""}
     order by d.created_at desc, d.id desc limit ${arg(q.limit + 1)}`;
   return { text, args };
+}
+
+/** How many matching bodies the index step collects before the listing scans instead. */
+export const MAX_BODY_MATCHES = 5000;
+
+/** The events whose body holds the text (at most MAX_BODY_MATCHES), or "scan" when there are more. */
+export type BodyMatches = string[] | "scan";
+
+/** "…contains this text", as an ILIKE pattern. */
+export const containsPattern = (text: string) => `%${likeEscaped(text)}%`;
+
+/**
+ * The first step of a search by content: the organization's events whose body holds the text, through
+ * the trigram index (private.webhook_events_containing, 20261129100000_webhook_logs_search.sql).
+ */
+export async function bodyMatches(tx: Tx, text: string): Promise<BodyMatches> {
+  const [r] = await tx<{ ids: string[] }[]>`
+    select private.webhook_events_containing(${containsPattern(text)}, ${MAX_BODY_MATCHES + 1}) as ids`;
+  return r!.ids.length > MAX_BODY_MATCHES ? "scan" : r!.ids;
+}
+
+/** How many of the newest deliveries a search checks one by one before it asks the index. */
+export const WALK_FIRST_ROWS = 2000;
+
+/**
+ * A search by content, in two tries. First the newest WALK_FIRST_ROWS deliveries the other filters keep
+ * are checked one by one: a text found in many bodies (a domain every address has) fills a page there,
+ * which is then exactly the page (its first matches in order). Otherwise the trigram index finds the
+ * matching bodies (bodyMatches), whose deliveries make the page. The index's own cost grows with how
+ * common the text is (at 1M bodies, about a second for one in every body), the walk's with how rare.
+ */
+export async function searchDeliveries<R>(
+  tx: Tx,
+  q: z.infer<typeof ListDeliveries>,
+  cursor: [string, string] | null,
+): Promise<R[]> {
+  const plain = listDeliveriesQuery({ ...q, contains: undefined, limit: WALK_FIRST_ROWS - 1 }, cursor);
+  const pattern = `$${plain.args.length + 1}`;
+  const page = await tx.unsafe<R[]>(
+    `select w.* from (${plain.text}) w
+     where coalesce((select e.payload::text ilike ${pattern} from public.webhook_events e where e.id = w.event_id),
+                    false)
+     order by w.created_at desc, w.id desc limit ${q.limit + 1}`,
+    [...plain.args, containsPattern(q.contains!)] as never[],
+  );
+  if (page.length > q.limit) return page;
+  const { text, args } = listDeliveriesQuery(q, cursor, await bodyMatches(tx, q.contains!));
+  return await tx.unsafe<R[]>(text, args as never[]);
+}
+
+/** The text as a LIKE pattern matching itself: its %, _ and \ stand for themselves. */
+export function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 type Row = DeliveryRow & { cursor_at?: string };
@@ -65,6 +138,8 @@ const DELIVERY_EXAMPLE = {
   last_response_status: 200,
   last_error: null,
   delivered_at: "2026-11-28T09:41:13.000Z",
+  test: false,
+  recovery_id: null,
   created_at: "2026-11-28T09:41:07.000Z",
 };
 const FAILED_EXAMPLE = {
@@ -78,6 +153,8 @@ const FAILED_EXAMPLE = {
   last_response_status: 503,
   last_error: "HTTP 503",
   delivered_at: null,
+  test: false,
+  recovery_id: null,
   created_at: "2026-11-28T09:38:55.000Z",
   first_attempt_at: "2026-11-28T09:38:55.000Z",
   last_attempt_at: "2026-11-28T09:42:00.000Z",
@@ -105,9 +182,10 @@ export const deliveryRoutes: RouteFactory = (deps) => [
       method: "get",
       path: "/deliveries",
       summary: "List deliveries, newest first",
-      description:
-        "Filtered by endpoint, event type, state and time, or one found by id: `q` is a delivery " +
-        "id, or an event id (the `webhook-id` header the receiver saw).",
+      description: "Filtered by endpoint, event type, state, time, test deliveries (`tests`) and recovery " +
+        "(`recovery_id`), or one found by id: `q` is a delivery id, or an event id (the `webhook-id` " +
+        "header the receiver saw). `contains` finds the deliveries whose body contains a text (an " +
+        "e-mail address, a payment id), in any letter case.",
       tag: "Webhook Logs",
       access: "admin",
       query: ListDeliveries,
@@ -126,8 +204,11 @@ export const deliveryRoutes: RouteFactory = (deps) => [
     async (c) => {
       const q = c.req.valid("query");
       const cursor = q.cursor ? decodeCursor(q.cursor) : null;
-      const { text, args } = listDeliveriesQuery(q, cursor);
-      const rows = await asAdmin(deps, c, (tx) => tx.unsafe<Row[]>(text, args as never[]));
+      const rows = await asAdmin(deps, c, async (tx) => {
+        if (q.contains) return await mapSqlErrors(() => searchDeliveries<Row>(tx, q, cursor));
+        const { text, args } = listDeliveriesQuery(q, cursor);
+        return await tx.unsafe<Row[]>(text, args as never[]);
+      });
       return c.json(pageOf(rows, q.limit));
     },
   ),

@@ -16,6 +16,9 @@ import {
   EndpointWithHealth,
   EndpointWithSecret,
   Recover,
+  RecoverPreview,
+  RecoverPreviewQuery,
+  RecoverResult,
   RotateSecret,
   SendTest,
   UpdateEndpoint,
@@ -23,6 +26,8 @@ import {
 import { mapSqlErrors } from "../sql_errors.ts";
 
 const id = { id: z.uuid() };
+// A preview counts at most this many (a recovery itself has no cap).
+const PREVIEW_CAP = 100_000;
 
 // The reference's examples (tests parse each with its schema).
 const ENDPOINT_EXAMPLE = {
@@ -461,21 +466,62 @@ export const endpointRoutes: RouteFactory = (deps) => [
   ),
   route(
     {
+      method: "get",
+      path: "/endpoints/:id/recover/preview",
+      summary: "Count what a recovery would send again",
+      description: "How many permanently failed deliveries `POST /endpoints/{id}/recover` with the same " +
+        "fields would queue again, counted up to 100,000 (`more`: there are more).",
+      tag: "Endpoints",
+      access: "admin",
+      params: id,
+      query: RecoverPreviewQuery,
+      responses: {
+        200: {
+          description: "The count, before anything is sent",
+          schema: RecoverPreview,
+          example: { count: 37, more: false },
+        },
+        404: { description: "No such endpoint" },
+      },
+    },
+    async (c) => {
+      const endpointId = c.req.valid("param").id;
+      const q = c.req.valid("query");
+      const n = await asAdmin(deps, c, async (tx) => {
+        await visibleEndpoint(tx, endpointId);
+        const [r] = await mapSqlErrors(() =>
+          tx<{ n: number }[]>`select public.webhook_recover_preview(${endpointId}, ${q.since}::timestamptz,
+                                ${q.until ?? null}::timestamptz, ${
+            q.event_type ?? null
+          }, ${PREVIEW_CAP}) as n`
+        );
+        return r!.n;
+      });
+      return c.json({ count: Math.min(n, PREVIEW_CAP), more: n > PREVIEW_CAP });
+    },
+  ),
+  route(
+    {
       method: "post",
       path: "/endpoints/:id/recover",
-      summary: "Send again the permanently failed deliveries since a time",
-      description:
-        "Every delivery of this endpoint created since `since` that failed for good is queued again.",
+      summary: "Send again the permanently failed deliveries in a window",
+      description: "Every delivery of this endpoint created in [`since`, `until`) (`until`: now when left " +
+        "out) that failed for good, of `event_type` only when given, is queued again. The answer's " +
+        "`recovery_id` lists them: `GET /deliveries?recovery_id=…`.",
       tag: "Endpoints",
       access: "admin",
       params: id,
       body: Recover,
-      bodyExample: { since: "2026-11-27T00:00:00Z" },
+      bodyExample: {
+        since: "2026-11-27T00:00:00Z",
+        until: "2026-11-28T00:00:00Z",
+        event_type: "donation.recorded",
+      },
       responses: {
         202: {
-          description: "How many deliveries were queued again",
-          schema: z.object({ recovered: z.number().int() }),
-          example: { recovered: 37 },
+          description: "How many deliveries were queued again, and the recovery's id to list them by",
+          schema: RecoverResult,
+          example: { recovered: 37, recovery_id: "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b" },
         },
         404: { description: "No such endpoint" },
         409: { description: "The endpoint is disabled" },
@@ -484,16 +530,17 @@ export const endpointRoutes: RouteFactory = (deps) => [
     async (c) => {
       const endpointId = c.req.valid("param").id;
       const input = c.req.valid("json");
+      const recoveryId = crypto.randomUUID();
       const recovered = await asAdmin(deps, c, async (tx) => {
         await visibleEndpoint(tx, endpointId);
         const [r] = await mapSqlErrors(() =>
-          tx<
-            { n: number }[]
-          >`select public.webhook_recover_failed(${endpointId}, ${input.since}::timestamptz) as n`
+          tx<{ n: number }[]>`select public.webhook_recover_failed(${endpointId}, ${input.since}::timestamptz,
+                                ${input.until ?? null}::timestamptz, ${input.event_type ?? null},
+                                ${recoveryId}) as n`
         );
         return r!.n;
       });
-      return c.json({ recovered }, 202);
+      return c.json({ recovered, recovery_id: recoveryId }, 202);
     },
   ),
 ];

@@ -46,13 +46,14 @@ export function DeliveryTable(
                   <button
                     type="button"
                     className="linkish"
-                    aria-label={`${d.event_type}, created ${
+                    aria-label={`${d.event_type}${d.test ? " (test)" : ""}, created ${
                       new Date(d.created_at).toLocaleString()
                     }: show details`}
                     onClick={() => setQuery({ delivery: d.id })}
                   >
                     <code>{d.event_type}</code>
                   </button>
+                  {d.test && <Badge status="test">Test</Badge>}
                 </td>
                 <td className="wide url">{urlOf(d.endpoint_id)}</td>
                 <td>

@@ -1,4 +1,6 @@
-// Find one message: paste its webhook-id (what the receiver logged), its delivery id or its event id.
+// Find a message: paste its webhook-id (what the receiver logged), its delivery id or its event id; or
+// search by what is inside: any text of at least 3 characters that its body contains (a member's e-mail,
+// a donation id).
 import { useId, useRef, useState } from "react";
 import { setQuery } from "../../router.tsx";
 import { idIn } from "./filters.ts";
@@ -15,35 +17,44 @@ export function SearchBox({ current }: { current: string | undefined }) {
       aria-label="Search deliveries"
       onSubmit={(e) => {
         e.preventDefault();
-        if (!text.trim()) {
+        const typed = text.trim();
+        if (!typed) {
           setError(null);
-          setQuery({ q: null, delivery: null });
+          setQuery({ q: null, contains: null, delivery: null });
           return;
         }
-        const found = idIn(text);
-        if (!found) {
+        const found = idIn(typed);
+        if (found) {
+          setError(null);
+          setText(found);
+          setQuery({ q: found, contains: null, delivery: null });
+          return;
+        }
+        if (typed.length < 3) {
           setError(
-            "Paste a webhook-id, delivery id or event id: 36 characters like 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a.",
+            "Paste a webhook-id, delivery id or event id, or enter at least 3 characters that the body contains.",
           );
           input.current?.focus();
           return;
         }
         setError(null);
-        setText(found);
-        setQuery({ q: found, delivery: null });
+        setQuery({ contains: typed, q: null, delivery: null });
       }}
     >
       <label htmlFor={id}>Find a message</label>
+      <p id={`${id}-hint`} className="muted small hint">
+        A webhook-id, delivery id or event id; or what the body contains: an e-mail address, a donation id.
+      </p>
       <div className="row">
         <input
           id={id}
           ref={input}
           type="search"
           value={text}
-          placeholder="webhook-id, delivery id or event id"
+          placeholder="webhook-id, or text in the body"
           spellcheck={false}
           aria-invalid={error ? true : undefined}
-          aria-describedby={error ? `${id}-err` : undefined}
+          aria-describedby={error ? `${id}-hint ${id}-err` : `${id}-hint`}
           onChange={(e) => setText(e.currentTarget.value)}
         />
         <button type="submit">Find</button>

@@ -63,8 +63,8 @@ export function WebhookLogsPage() {
     if (single && !openId) setQuery({ delivery: single });
   }, [single, openId]);
 
-  const anyFilter = !!(filters.q || filters.endpoint_id || filters.event_type ||
-    filters.status || filters.range);
+  const anyFilter = !!(filters.q || filters.contains || filters.recovery || filters.tests ||
+    filters.endpoint_id || filters.event_type || filters.status || filters.range);
   return (
     <>
       <div className="page-head">
@@ -77,7 +77,7 @@ export function WebhookLogsPage() {
         Every message we sent to your endpoints, newest first. A failed delivery is retried for 24 hours, then
         marked permanently failed. Times are in your time zone ({timeZoneName()}).
       </p>
-      <SearchBox key={filters.q ?? ""} current={filters.q} />
+      <SearchBox key={filters.q ?? filters.contains ?? ""} current={filters.q ?? filters.contains} />
       <FilterBar
         endpoints={endpoints.data?.data.map((e) => ({
           id: e.id,
@@ -97,6 +97,30 @@ export function WebhookLogsPage() {
             type="button"
             className="linkish"
             onClick={() => setQuery({ q: null, delivery: null })}
+          >
+            Show all deliveries
+          </button>
+        </p>
+      )}
+      {filters.contains && (
+        <p className="searching">
+          Showing deliveries whose body contains <code>{filters.contains}</code> (any letter case).{" "}
+          <button
+            type="button"
+            className="linkish"
+            onClick={() => setQuery({ contains: null, delivery: null })}
+          >
+            Show all deliveries
+          </button>
+        </p>
+      )}
+      {filters.recovery && (
+        <p className="searching">
+          Showing the deliveries one recovery sent again (recovery <code>{filters.recovery}</code>).{" "}
+          <button
+            type="button"
+            className="linkish"
+            onClick={() => setQuery({ recovery: null, delivery: null })}
           >
             Show all deliveries
           </button>
@@ -125,7 +149,11 @@ export function WebhookLogsPage() {
           ? (
             <Empty
               level={2}
-              title={filters.q ? "No message with this id" : "No deliveries match these filters"}
+              title={filters.q
+                ? "No message with this id"
+                : filters.contains
+                ? "No delivery's body contains this"
+                : "No deliveries match these filters"}
             >
               <p>
                 {filters.q

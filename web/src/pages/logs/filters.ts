@@ -1,5 +1,6 @@
 // Webhook Logs' filters live in the address, so a view can be shared: endpoint, event, status, a time
-// range (a recent period, or from/until for a custom one) and q, one message by its id.
+// range (a recent period, or from/until for a custom one), test deliveries shown, hidden or alone, q (one
+// message by its id), contains (what a body holds) and recovery (the deliveries one recovery sent again).
 import type { DeliveryStatus } from "../../api/client.ts";
 import { fromLocalInput } from "../../format.ts";
 
@@ -18,8 +19,17 @@ export const RANGES = [
   { value: "custom", label: "Custom range…", hours: 0 },
 ] as const;
 
+export const TESTS = [
+  { value: "", label: "Shown (tagged “Test”)" },
+  { value: "exclude", label: "Hidden" },
+  { value: "only", label: "Only test deliveries" },
+] as const;
+
 export interface Filters {
   q?: string;
+  contains?: string;
+  recovery?: string;
+  tests?: "exclude" | "only";
   endpoint_id?: string;
   event_type?: string;
   status?: DeliveryStatus;
@@ -33,8 +43,12 @@ export function readFilters(q: URLSearchParams): Filters {
   // An address with from/until but no range (shared before ranges existed) is a custom range.
   const range = q.get("range") ??
     (q.get("since") || q.get("until") ? "custom" : "");
+  const tests = q.get("tests");
   return {
     q: q.get("q") || undefined,
+    contains: q.get("contains") || undefined,
+    recovery: idIn(q.get("recovery") ?? "") ?? undefined,
+    tests: tests === "exclude" || tests === "only" ? tests : undefined,
     endpoint_id: q.get("endpoint") || undefined,
     event_type: q.get("event") || undefined,
     status: (STATUSES as string[]).includes(status) ? (status as DeliveryStatus) : undefined,
@@ -57,6 +71,9 @@ export function apiQuery(f: Filters, now = Date.now()) {
   const hours = RANGES.find((r) => r.value === f.range)?.hours ?? 0;
   return {
     ...(f.q ? { q: f.q } : {}),
+    ...(f.contains ? { contains: f.contains } : {}),
+    ...(f.recovery ? { recovery_id: f.recovery } : {}),
+    ...(f.tests ? { tests: f.tests } : {}),
     ...(f.endpoint_id ? { endpoint_id: f.endpoint_id } : {}),
     ...(f.event_type ? { event_type: f.event_type } : {}),
     ...(f.status ? { status: f.status } : {}),
@@ -69,6 +86,9 @@ export function apiQuery(f: Filters, now = Date.now()) {
 /** Every filter off: what "Clear filters" sets. */
 export const CLEARED = {
   q: null,
+  contains: null,
+  recovery: null,
+  tests: null,
   endpoint: null,
   event: null,
   status: null,

@@ -13,8 +13,9 @@ import { ActivityChart, useActivity, type Window } from "./ActivityChart.tsx";
 import { DeleteForm } from "./DeleteForm.tsx";
 import { EndpointForm } from "./EndpointForm.tsx";
 import { Health } from "./Health.tsx";
-import { RecoverForm } from "./RecoverForm.tsx";
+import { RecoverForm, type Said } from "./RecoverForm.tsx";
 import { RevealForm } from "./RevealForm.tsx";
+import { AlertsNote } from "./AlertsNote.tsx";
 import { RotateForm } from "./RotateForm.tsx";
 import { SendTestForm } from "./SendTestForm.tsx";
 import { useAttemptWatch } from "./useAttemptWatch.ts";
@@ -37,7 +38,7 @@ export function EndpointCard(
   const [editing, setEditing] = useState(false);
   const [dialog, setDialog] = useState<Open>(null);
   // What the last action did, in words (the forms in dialogs report here once they close).
-  const [said, setSaid] = useState<string | null>(null);
+  const [said, setSaid] = useState<Said | null>(null);
   const headingId = useId();
   // One answer for the health tiles and the chart: the same numbers, period and moment.
   const [window, setWindow] = useState<Window>("24h");
@@ -62,10 +63,10 @@ export function EndpointCard(
       : "Endpoint enabled.";
   });
   const close = () => setDialog(null);
-  const done = (text: string) => {
+  const done = (text: string | Said) => {
     setDialog(null);
     toggle.reset();
-    setSaid(text);
+    setSaid(typeof text === "string" ? { text } : text);
   };
 
   return (
@@ -110,6 +111,7 @@ export function EndpointCard(
         </p>
       )}
       <Health a={activity.data} />
+      <AlertsNote endpoint={e} />
       <ActivityChart url={e.url} window={window} setWindow={setWindow} activity={activity} />
 
       {editing
@@ -180,7 +182,17 @@ export function EndpointCard(
           </div>
         )}
       {said && !toggle.isPending && !toggle.error && !toggle.data
-        ? <p className="ok" role="status">{said}</p>
+        ? (
+          <p className="ok" role="status">
+            {said.text}
+            {said.link && (
+              <>
+                {" "}
+                <Link href={said.link.href}>{said.link.label}</Link>
+              </>
+            )}
+          </p>
+        )
         : <ActionResult action={toggle} />}
 
       <Dialog
