@@ -28,6 +28,10 @@ grant all on all tables in schema cron to postgres with grant option;
 grant all on all sequences in schema cron to postgres with grant option;
 grant all on all routines in schema cron to postgres with grant option;
 
+-- pg_trgm (Webhook Logs' content search), which supautils lets postgres create on a project: created here
+-- by the superuser, as supautils is not played.
+create extension if not exists pg_trgm with schema extensions;
+
 -- Vault, played by its interface (supabase_vault is not packaged here): vault.secrets with the names the
 -- CLI's `db push` looks up, vault.create_secret / update_secret, and the decrypted_secrets view the
 -- migrations read. No encryption: a test database.
