@@ -24,11 +24,11 @@ import {
 } from "./helpers/outbound.ts";
 
 /** The most requests that arrived within any one-second window. */
-function busiestSecond(times: number[]): number {
+function busiestSecond(times: number[], windowMs = 1000): number {
   const t = [...times].sort((a, b) => a - b);
   let most = 0;
   for (let i = 0, j = 0; j < t.length; j++) {
-    while (t[j]! - t[i]! >= 1000) i++;
+    while (t[j]! - t[i]! >= windowMs) i++;
     most = Math.max(most, j - i + 1);
   }
   return most;
@@ -64,14 +64,20 @@ Deno.test("5 a second across two dispatchers: never more than 5 in a second, 100
       .map((r) => r.receivedAt - startOf.get(r.headers.get("webhook-id")!)!);
     const spread = Math.max(...delays) - Math.min(...delays);
     const counted = busiestSecond(slow);
+    // Arrivals are starts shifted by a delay that varies by `spread`: five starts a second allow at most
+    // five arrivals in any (1000 - spread) ms, whatever the network did (a 6th within a full second is
+    // only jitter; the window shrinks by a millisecond more for the clocks' rounding).
+    const shrunk = 1000 - spread - 1;
+    const countedShrunk = busiestSecond(slow, shrunk);
     console.log(
       `limited endpoint: 100 in ${took} ms; at most ${most} started in any one second, ` +
-        `the receiver counted at most ${counted} (start to arrival varied by ${spread} ms)`,
+        `the receiver counted at most ${counted} in a second and ${countedShrunk} in ${shrunk} ms ` +
+        `(start to arrival varied by ${spread} ms)`,
     );
     assert(most <= 5, `${most} sends started in one second`);
     assert(
-      counted <= 5 || spread >= 100,
-      `the receiver counted ${counted} in one second while start to arrival varied by only ${spread} ms`,
+      spread >= 500 || countedShrunk <= 5,
+      `the receiver counted ${countedShrunk} in ${shrunk} ms while start to arrival varied by ${spread} ms`,
     );
     // 99 gaps of at least a fifth of a second: the limit itself says it cannot be faster.
     assert(took >= 99 * 200, `100 in ${took} ms`);
