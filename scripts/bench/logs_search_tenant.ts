@@ -22,8 +22,10 @@ const PER_ROUND = 5;
 const sql = postgres(url, { max: 1, onnotice: () => {} });
 await sql`select cron.unschedule('log-retention')`;
 
-const [a, b] = (await sql<{ id: string }[]>`
-  insert into public.organizations (name) values ('Hostile A'), ('Searcher B') returning id`).map((r) => r.id);
+const orgs = await sql<{ id: string }[]>`
+  insert into public.organizations (name) values ('Hostile A'), ('Searcher B') returning id`;
+const a = orgs[0]!.id;
+const b = orgs[1]!.id;
 const ADDRESS = "pastor@church-b.example";
 const t0 = performance.now();
 await sql`drop index public.webhook_events_org_body_trgm_idx`;
@@ -60,7 +62,9 @@ const build: Record<string, string> = {};
 for (const [v, ddl] of Object.entries(INDEXES)) {
   const t = performance.now();
   await sql.unsafe(ddl);
-  const [s] = await sql<{ size: string }[]>`select pg_size_pretty(pg_relation_size(${NAMES[v as Variant]})) as size`;
+  const [s] = await sql<{ size: string }[]>`select pg_size_pretty(pg_relation_size(${
+    NAMES[v as Variant]
+  })) as size`;
   build[v] = `${((performance.now() - t) / 1000).toFixed(1)} s, ${s!.size}`;
 }
 await sql`vacuum analyze public.webhook_events`;
@@ -72,17 +76,19 @@ function query(v: Variant, pattern: string): string {
   return v === "now"
     ? `select array(select e.id from public.webhook_events e
          where private.webhook_body_trigrams(e.organization_id, e.payload::text)
-                 @> private.webhook_pattern_trigrams(${lit(b!)}::uuid, ${lit(pattern)})
-           and e.organization_id = ${lit(b!)} and e.payload::text ilike ${lit(pattern)} limit 5001)`
+                 @> private.webhook_pattern_trigrams(${lit(b)}::uuid, ${lit(pattern)})
+           and e.organization_id = ${lit(b)} and e.payload::text ilike ${lit(pattern)} limit 5001)`
     : `select array(select e.id from public.webhook_events e
-         where e.organization_id = ${lit(b!)} and e.payload::text ilike ${lit(pattern)} limit 5001)`;
+         where e.organization_id = ${lit(b)} and e.payload::text ilike ${lit(pattern)} limit 5001)`;
 }
 
 async function withOnly<T>(v: Variant, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   let out: T;
   try {
     await sql.begin(async (tx) => {
-      for (const o of Object.keys(NAMES) as Variant[]) if (o !== v) await tx.unsafe(`drop index public.${NAMES[o]}`);
+      for (const o of Object.keys(NAMES) as Variant[]) {
+        if (o !== v) await tx.unsafe(`drop index public.${NAMES[o]}`);
+      }
       out = await fn(tx);
       throw new Error("rollback");
     });
@@ -94,7 +100,7 @@ async function withOnly<T>(v: Variant, fn: (tx: postgres.TransactionSql) => Prom
 
 const searches: [string, string][] = [
   ["B's pastor's address (1 of B's bodies, every one of A's)", `%${ADDRESS}%`],
-  ["a value in none of B's bodies, in every one of A's (church-b)", "%church-b%"],
+  ["B's pastor's domain (1 of B's bodies, every one of A's)", "%church-b%"],
   ["a member's address of B's (1 body)", "%member5100@example.org%"],
 ];
 const variants: Variant[] = ["before", "btree_gin", "now"];
@@ -116,7 +122,9 @@ for (let r = 0; r < rounds; r++) {
           found.set(key, row!.array.length);
         }
         if (r === 0) {
-          const [plan] = await tx.unsafe<{ "QUERY PLAN": unknown }[]>(`explain (analyze, buffers, format json) ${q}`);
+          const [plan] = await tx.unsafe<{ "QUERY PLAN": unknown }[]>(
+            `explain (analyze, buffers, format json) ${q}`,
+          );
           const nodes: { name: string; blocks: number }[] = [];
           const walk = (n: Record<string, unknown>) => {
             if (n["Node Type"] === "Bitmap Index Scan" || String(n["Node Type"]).startsWith("Index")) {
@@ -136,7 +144,9 @@ for (let r = 0; r < rounds; r++) {
   }
 }
 
-const [avg] = await sql<{ avg: number }[]>`select avg(length(payload::text))::int as avg from public.webhook_events`;
+const [avg] = await sql<
+  { avg: number }[]
+>`select avg(length(payload::text))::int as avg from public.webhook_events`;
 console.log(`Webhook Logs content search with a hostile tenant: the index step, B searching`);
 console.log(`machine: ${machine()}; ${new Date().toISOString()}`);
 console.log(

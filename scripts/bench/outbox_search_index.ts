@@ -23,13 +23,15 @@ const CLK_TCK = 100;
 const sql = postgres(url, { max: 1, onnotice: () => {} });
 await sql`select cron.unschedule('log-retention')`;
 
-const [org] = await sql<{ id: string }[]>`insert into public.organizations (name) values ('outbox index') returning id`;
+const [org] = await sql<
+  { id: string }[]
+>`insert into public.organizations (name) values ('outbox index') returning id`;
 await sql`insert into public.webhook_endpoints (organization_id, url, events)
           select ${org!.id}, 'https://e' || g || '.example.org/hook', array['member.created']
           from generate_series(1, 4) g`;
 await sql`create index bench_any_body_trgm_idx on public.webhook_events
             using gin ((payload::text) extensions.gin_trgm_ops)`;
-const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+const pid = (await sql<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
 
 function backendCpu(): number {
   const text = Deno.readTextFileSync(`/proc/${pid}/stat`);
@@ -53,7 +55,9 @@ async function round(d: Design) {
   try {
     await sql.begin(async (tx) => {
       for (const i of drops[d]) await tx.unsafe(`drop index public.${i}`);
-      if (d === "now, fastupdate off") await tx`alter index public.webhook_events_org_body_trgm_idx set (fastupdate = off)`;
+      if (d === "now, fastupdate off") {
+        await tx`alter index public.webhook_events_org_body_trgm_idx set (fastupdate = off)`;
+      }
       const [w0] = await tx<{ lsn: string }[]>`select pg_current_wal_insert_lsn()::text as lsn`;
       const c0 = backendCpu();
       const t0 = performance.now();
@@ -89,9 +93,19 @@ for (let r = 0; r < ROUNDS; r++) {
 const [avg] = await sql<{ avg: number }[]>`
   select avg(length(to_jsonb(m)::text))::int as avg from public.members m limit 1`;
 console.log(`What the content search's index costs the outbox, per event recorded (4 deliveries each)`);
-console.log(`machine: ${machine()}; ${new Date().toISOString()}; load ${Deno.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
-console.log(`${ROUNDS} rounds x ${MEMBERS} members (500-row inserts) per design, designs alternating; member row ~${avg?.avg ?? "?"} bytes`);
-console.log(`| design | wall p50 µs/event | CPU p50 µs/event | WAL p50 bytes/event | wall vs none | CPU vs none |`);
+console.log(
+  `machine: ${machine()}; ${new Date().toISOString()}; load ${
+    Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
+  }`,
+);
+console.log(
+  `${ROUNDS} rounds x ${MEMBERS} members (500-row inserts) per design, designs alternating; member row ~${
+    avg?.avg ?? "?"
+  } bytes`,
+);
+console.log(
+  `| design | wall p50 µs/event | CPU p50 µs/event | WAL p50 bytes/event | wall vs none | CPU vs none |`,
+);
 console.log(`|---|---|---|---|---|---|`);
 const base = { w: summarize(wall.get("none")!).p50, c: summarize(cpu.get("none")!).p50 };
 for (const d of designs) {
@@ -99,9 +113,9 @@ for (const d of designs) {
   const c = summarize(cpu.get(d)!).p50;
   const b = summarize(walBytes.get(d)!).p50;
   console.log(
-    `| ${d} | ${w.toFixed(0)} | ${c.toFixed(0)} | ${b.toFixed(0)} | ${((w / base.w - 1) * 100).toFixed(0)}% | ${
-      ((c / base.c - 1) * 100).toFixed(0)
-    }% |`,
+    `| ${d} | ${w.toFixed(0)} | ${c.toFixed(0)} | ${b.toFixed(0)} | ${
+      ((w / base.w - 1) * 100).toFixed(0)
+    }% | ${((c / base.c - 1) * 100).toFixed(0)}% |`,
   );
 }
 await sql.end();
