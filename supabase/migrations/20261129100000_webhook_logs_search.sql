@@ -25,13 +25,16 @@ create extension if not exists pg_trgm with schema extensions;
 -- the pattern again on each row.
 
 -- The body's trigrams (pg_trgm's, as show_trgm extracts them: lower case, words padded with spaces),
--- each prefixed with the organization's key. Its cost tells the planner what it is, about 50 µs a body
--- (the default, 100, would let it check every body of the organization rather than ask the index).
+-- each prefixed with the organization's key. Built as one string and split (a trigram never holds a
+-- comma): about 5 times cheaper per body than unnest and array(select …), which is what every event's
+-- insert pays. Its cost tells the planner it is dear (the default, 100, would let it check every body
+-- of the organization rather than ask the index).
 create function private.webhook_body_trigrams(organization_id uuid, body text) returns text[]
 language sql immutable parallel safe cost 10000
 set search_path = ''
 as $$
-  select array(select k || t from (select left(md5(organization_id::text), 8)) o(k), unnest(extensions.show_trgm(body)) t)
+  select string_to_array(k || replace(array_to_string(extensions.show_trgm(body), ','), ',', ',' || k), ',')
+  from (select left(md5(organization_id::text), 8) as k) o
 $$;
 
 -- The trigrams every text matching an ILIKE pattern holds, keyed the same way: those of each word of the
