@@ -16,8 +16,8 @@ create extension if not exists pg_trgm with schema extensions;
 -- organization_id to the same GIN index (btree_gin) does not help where the organizations' rows are
 -- interleaved in the table, as events are: the index intersects the organization's list with each
 -- trigram's, and with one row in a hundred its own it still reads nearly every page of the trigram's
--- list (1,431 buffers at 250,000 bodies, against 32 here: docs/benchmarks/history.md, content search
--- with a hostile tenant). So each trigram is keyed by its organization: the index holds
+-- list (by hand at 250,000 bodies: 1,431 buffers against 32 for this index; scripts/bench/
+-- logs_search_tenant.ts and docs/benchmarks/history.md, content search with a hostile tenant). So each trigram is keyed by its organization: the index holds
 -- "<organization key><trigram>", the key being 8 hex digits of the md5 of the organization id (not the
 -- id's own digits: ids made in sequence or by time share their first ones), and a search asks for its
 -- own organization's keys, whose lists hold its own rows only. Two organizations sharing a key (1 in 4
@@ -26,7 +26,7 @@ create extension if not exists pg_trgm with schema extensions;
 
 -- The body's trigrams (pg_trgm's, as show_trgm extracts them: lower case, words padded with spaces),
 -- each prefixed with the organization's key. Built as one string and split (a trigram never holds a
--- comma): about 5 times cheaper per body than unnest and array(select …), which is what every event's
+-- comma): 3 to 5 times cheaper per body than unnest and array(select …), which is what every event's
 -- insert pays. Its cost tells the planner it is dear (the default, 100, would let it check every body
 -- of the organization rather than ask the index).
 create function private.webhook_body_trigrams(organization_id uuid, body text) returns text[]
@@ -53,7 +53,11 @@ revoke all on function private.webhook_body_trigrams(uuid, text), private.webhoo
   from public, anon, authenticated;
 
 -- Events are written once and never updated (only erasure rewrites one), so the index costs the
--- outbox's insert and nothing after (measured: docs/benchmarks/history.md, content search's write cost).
+-- outbox's insert and nothing after: about 3 times what recording a 1 KB event costs without it, 1.4
+-- times a shared trigram index (scripts/bench/outbox_search_index.ts, docs/benchmarks/history.md, what
+-- the index costs the outbox). fastupdate stays on (PostgreSQL's default): writing each event's keys
+-- into the index at once costs 2.6 times as much; the pending list it fills (at most
+-- gin_pending_list_limit, 4 MB, then merged, or by autovacuum) is read whole by every search.
 create index webhook_events_org_body_trgm_idx
   on public.webhook_events using gin (private.webhook_body_trigrams(organization_id, payload::text));
 
