@@ -83,18 +83,18 @@ for (const o of orgs) {
   endpoints.set(o.id, e!.id);
 }
 // Loaded without the trigram index, which is then built once (as `create index` does on a live table).
-await sql`drop index public.webhook_events_body_trgm_idx`;
+await sql`drop index public.webhook_events_org_body_trgm_idx`;
 await load(big, endpoints.get(big)!, total);
 for (const o of orgs.slice(1)) await load(o.id, endpoints.get(o.id)!, OTHER_EACH);
 const loadSeconds = (performance.now() - t0) / 1000;
 const t1 = performance.now();
-await sql`create index webhook_events_body_trgm_idx
-  on public.webhook_events using gin ((payload::text) extensions.gin_trgm_ops)`;
+await sql`create index webhook_events_org_body_trgm_idx
+  on public.webhook_events using gin (private.webhook_body_trigrams(organization_id, payload::text))`;
 const buildSeconds = (performance.now() - t1) / 1000;
 await sql`vacuum analyze public.webhook_events`;
 await sql`vacuum analyze public.webhook_deliveries`;
 const [size] = await sql<{ index: string; events: string; avg: number }[]>`
-  select pg_size_pretty(pg_relation_size('public.webhook_events_body_trgm_idx')) as index,
+  select pg_size_pretty(pg_relation_size('public.webhook_events_org_body_trgm_idx')) as index,
          pg_size_pretty(pg_total_relation_size('public.webhook_events')) as events,
          (select avg(body_bytes)::int from public.webhook_events) as avg`;
 
@@ -104,7 +104,7 @@ const { claims } = await logsAdmin(sql, big);
 async function asAdmin(withoutIndex: boolean, fn: (tx: postgres.TransactionSql) => Promise<void>) {
   try {
     await sql.begin(async (tx) => {
-      if (withoutIndex) await tx`drop index public.webhook_events_body_trgm_idx`;
+      if (withoutIndex) await tx`drop index public.webhook_events_org_body_trgm_idx`;
       await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'config_api', true)`;
       await fn(tx);
       throw new Error("rollback");
