@@ -1048,9 +1048,10 @@ Deno.test(
   "a member removed from the organization is signed out of it at the next request",
   opts,
   async () => {
-    await goTo("Webhooks", /\/webhooks$/);
-    // The page's own questions answered first (each card asks for its activity): a refusal of one of
-    // them would say the notice here, and following the navigation below would then leave it behind.
+    // From a page that asks nothing by itself (Webhooks' cards ask for their activity every 15 s): a
+    // refusal of such a question between the removal and the click would say the notice on that page,
+    // and following the navigation below would then leave it behind.
+    await goTo("API keys", /api-keys/);
     await page.waitForLoadState("networkidle");
     await sql()`delete from public.profiles where user_id = ${adminId} and organization_id = ${graceId}`;
     await goTo("Webhook Logs", /webhook-logs/);
