@@ -68,9 +68,17 @@ type Focus = Awaited<ReturnType<typeof focused>>;
 
 /** Where focus is should satisfy `what`; a problem in words otherwise (the walk goes on to find the rest). */
 async function focusOn(on: Page, where: string, what: (f: Focus) => boolean | Promise<boolean>) {
-  const f = await focused(on);
-  if (!(await what(f))) {
-    problems.push(`${where}: focus is on <${f.tag}> "${f.text.slice(0, 60)}" (id ${f.id})`);
+  // Focus moves once the page has rendered what the action changed: on a loaded machine that can be a
+  // moment after the text the test waited for. Given 2 s to arrive, it must not be elsewhere then.
+  const until = Date.now() + 2_000;
+  for (;;) {
+    const f = await focused(on);
+    if (await what(f)) return;
+    if (Date.now() > until) {
+      problems.push(`${where}: focus is on <${f.tag}> "${f.text.slice(0, 60)}" (id ${f.id})`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
