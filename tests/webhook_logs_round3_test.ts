@@ -30,16 +30,32 @@ async function failed(
   }
 }
 
-Deno.test("recover: a preview count, then exactly those deliveries, listed by their recovery id", async () => {
-  const api = await start();
+/** A church whose admin calls, and another church's admin: the one a tenancy check tries. */
+async function twoChurches() {
   const t = await createTenant();
   const other = await createTenant();
   const admin = asBearer(await tokenFor(t.admin, t.organizationId));
   const otherAdmin = asBearer(await tokenFor(other.admin, other.organizationId));
-  const ep = (await call(api.base, "POST", "/endpoints", admin, {
-    url: "http://127.0.0.1:9/hook",
-    events: ["member.created", "donation.recorded"],
-  })).data;
+  return { t, other, admin, otherAdmin };
+}
+
+/** An endpoint made through the API by `bearer`, as an admin on the page would. */
+async function addEndpoint(
+  base: string,
+  bearer: ReturnType<typeof asBearer>,
+  url: string,
+  events: string[],
+) {
+  return (await call(base, "POST", "/endpoints", bearer, { url, events })).data;
+}
+
+Deno.test("recover: a preview count, then exactly those deliveries, listed by their recovery id", async () => {
+  const api = await start();
+  const { t, admin, otherAdmin } = await twoChurches();
+  const ep = await addEndpoint(api.base, admin, "http://127.0.0.1:9/hook", [
+    "member.created",
+    "donation.recorded",
+  ]);
   try {
     await failed(t.organizationId, ep.id, [
       { type: "member.created", ageDays: 1 },
@@ -113,10 +129,7 @@ Deno.test("test deliveries are tagged; tests=exclude hides them, tests=only list
   const api = await start();
   const t = await createTenant();
   const admin = asBearer(await tokenFor(t.admin, t.organizationId));
-  const ep = (await call(api.base, "POST", "/endpoints", admin, {
-    url: "http://127.0.0.1:9/hook",
-    events: ["member.created"],
-  })).data;
+  const ep = await addEndpoint(api.base, admin, "http://127.0.0.1:9/hook", ["member.created"]);
   try {
     await sql()`insert into public.members (organization_id, first_name) values (${t.organizationId}, 'Real')`;
     const sent = await call(api.base, "POST", `/endpoints/${ep.id}/test`, admin, {
@@ -141,18 +154,9 @@ Deno.test("test deliveries are tagged; tests=exclude hides them, tests=only list
 
 Deno.test("contains: deliveries whose body holds a value, any letter case, this organization's only", async () => {
   const api = await start();
-  const t = await createTenant();
-  const other = await createTenant();
-  const admin = asBearer(await tokenFor(t.admin, t.organizationId));
-  const otherAdmin = asBearer(await tokenFor(other.admin, other.organizationId));
-  const ep = (await call(api.base, "POST", "/endpoints", admin, {
-    url: "http://127.0.0.1:9/hook",
-    events: ["member.created"],
-  })).data;
-  const theirs = (await call(api.base, "POST", "/endpoints", otherAdmin, {
-    url: "http://127.0.0.1:9/theirs",
-    events: ["member.created"],
-  })).data;
+  const { t, other, admin, otherAdmin } = await twoChurches();
+  const ep = await addEndpoint(api.base, admin, "http://127.0.0.1:9/hook", ["member.created"]);
+  const theirs = await addEndpoint(api.base, otherAdmin, "http://127.0.0.1:9/theirs", ["member.created"]);
   const mark = crypto.randomUUID().slice(0, 8);
   try {
     await failed(t.organizationId, ep.id, [
@@ -240,22 +244,16 @@ Deno.test("contains: deliveries whose body holds a value, any letter case, this 
 
 Deno.test("alerts: the thresholds and the organization's alert endpoints; staff and others refused", async () => {
   const api = await start();
-  const t = await createTenant();
-  const other = await createTenant();
-  const admin = asBearer(await tokenFor(t.admin, t.organizationId));
-  const otherAdmin = asBearer(await tokenFor(other.admin, other.organizationId));
-  const plain = (await call(api.base, "POST", "/endpoints", admin, {
-    url: "http://127.0.0.1:9/crm",
-    events: ["member.created"],
-  })).data;
-  const alerting = (await call(api.base, "POST", "/endpoints", admin, {
-    url: "http://127.0.0.1:9/alerts",
-    events: ["webhook.endpoint.failing", "webhook.endpoint.recovered", "member.created"],
-  })).data;
-  const theirs = (await call(api.base, "POST", "/endpoints", otherAdmin, {
-    url: "http://127.0.0.1:9/their-alerts",
-    events: ["webhook.endpoint.failing"],
-  })).data;
+  const { t, admin, otherAdmin } = await twoChurches();
+  const plain = await addEndpoint(api.base, admin, "http://127.0.0.1:9/crm", ["member.created"]);
+  const alerting = await addEndpoint(api.base, admin, "http://127.0.0.1:9/alerts", [
+    "webhook.endpoint.failing",
+    "webhook.endpoint.recovered",
+    "member.created",
+  ]);
+  const theirs = await addEndpoint(api.base, otherAdmin, "http://127.0.0.1:9/their-alerts", [
+    "webhook.endpoint.failing",
+  ]);
   try {
     const r = await call(api.base, "GET", "/alerts", admin);
     assertEquals(r.status, 200, r.text);
