@@ -20,7 +20,7 @@ export const RANGES = [
 ] as const;
 
 export const TESTS = [
-  { value: "", label: "Shown (tagged “Test”)" },
+  { value: "", label: "Shown, tagged" },
   { value: "exclude", label: "Hidden" },
   { value: "only", label: "Only test deliveries" },
 ] as const;
