@@ -135,6 +135,10 @@ async function signIn(on: Page, email: string, password: string) {
 async function signOut(on: Page) {
   await on.getByRole("button", { name: "Sign out" }).click();
   await on.waitForURL(/\/auth$/);
+  // The address changes before the session's state does; the sign-in page is settled once the signed-in
+  // header is gone (otherwise a form opened at once may be replaced by the sign-in form as it re-renders).
+  await on.getByRole("button", { name: "Sign out" }).waitFor({ state: "detached" });
+  await on.getByRole("button", { name: "Sign in" }).waitFor();
 }
 
 Deno.test(
