@@ -6,6 +6,44 @@
 -- A wrong Vault secret shows up here as failures with status 401 while cron keeps saying `succeeded`
 -- (pg_cron only knows that net.http_post queued the request).
 
+-- Every pg_cron job of this database with its latest run, read from cron.job itself: a job a later
+-- migration schedules (or an operator adds) is watched without being listed anywhere. `name_pattern`
+-- (LIKE) narrows it to one area's jobs (mail_operator_health: 'mail-%'). A job scheduled without a
+-- name is keyed `job <jobid>`.
+create function private.cron_job_runs(name_pattern text default '%') returns jsonb
+language sql stable security definer
+set search_path = ''
+as $$
+  select coalesce(jsonb_object_agg(coalesce(j.jobname, 'job ' || j.jobid), jsonb_build_object(
+           'schedule', j.schedule, 'active', j.active, 'last_status', r.status, 'last_start', r.start_time,
+           'last_message', left(r.return_message, 300))), '{}')
+  from cron.job j
+  left join lateral (
+    select d.status, d.start_time, d.return_message from cron.job_run_details d
+    where d.jobid = j.jobid order by d.start_time desc nulls last limit 1
+  ) r on true
+  where j.database = current_database() and coalesce(j.jobname, '') like name_pattern
+$$;
+
+-- One `cron_job_failed` warning per job of `runs` (private.cron_job_runs) whose latest run failed, as
+-- pg_cron records it (status 'failed' with the error in return_message), or that is inactive.
+create function private.cron_job_alerts(runs jsonb) returns jsonb
+language sql immutable
+set search_path = ''
+as $$
+  select coalesce(jsonb_agg(jsonb_build_object('severity', 'warning', 'code', 'cron_job_failed',
+           'message', case when (c.value ->> 'active')::boolean
+                           then format('cron job %s: last run %s: %s', c.key, c.value ->> 'last_status',
+                                       c.value ->> 'last_message')
+                           else format('cron job %s is inactive (cron.job.active = false): it does not run',
+                                       c.key) end)
+           order by c.key), '[]')
+  from jsonb_each(runs) c
+  where c.value ->> 'last_status' = 'failed' or not (c.value ->> 'active')::boolean
+$$;
+
+revoke all on function private.cron_job_runs(text), private.cron_job_alerts(jsonb) from public, anon, authenticated;
+
 create function public.webhook_operator_health(
   max_due_age interval default interval '5 minutes',
   max_failures_per_hour integer default 3
@@ -122,23 +160,10 @@ begin
     end if;
   end if;
 
-  -- Our pg_cron jobs: the latest run of each.
-  select coalesce(jsonb_object_agg(j.jobname, jsonb_build_object(
-           'schedule', j.schedule, 'active', j.active, 'last_status', r.status, 'last_start', r.start_time,
-           'last_message', left(r.return_message, 300))), '{}')
-    into cron_runs
-  from cron.job j
-  left join lateral (
-    select d.status, d.start_time, d.return_message from cron.job_run_details d
-    where d.jobid = j.jobid order by d.start_time desc nulls last limit 1
-  ) r on true
-  where j.jobname in ('webhook-dispatch', 'webhook-dispatch-recover', 'webhook-housekeeping', 'log-retention');
-  select alerts || coalesce(jsonb_agg(jsonb_build_object('severity', 'warning', 'code', 'cron_job_failed',
-           'message', format('cron job %s: last run %s: %s', c.key, c.value ->> 'last_status',
-                             c.value ->> 'last_message'))), '[]')
-    into alerts
-  from jsonb_each(cron_runs) c
-  where c.value ->> 'last_status' = 'failed' or not (c.value ->> 'active')::boolean;
+  -- Every pg_cron job of this database (the dispatcher's, housekeeping, retention, mail, erasure,
+  -- WhatsApp's): the latest run of each, and an alert for each that failed or is inactive.
+  cron_runs := private.cron_job_runs();
+  alerts := alerts || private.cron_job_alerts(cron_runs);
 
   -- The 5-second recovery job needs pg_cron 1.5+ (hosted projects have it); with minutes only, the
   -- minute job picks up after a dispatcher outage. Said always; an alert only where hosted dispatch runs.

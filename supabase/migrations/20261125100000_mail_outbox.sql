@@ -476,7 +476,8 @@ create trigger mail_outbox_wake_sender after insert on private.mail_outbox
 
 -- The operator's view -----------------------------------------------------------------------------------
 -- Is mail going out? For the SQL editor and monitoring (postgres, service_role), like
--- public.webhook_operator_health(): the queue, what was sent and given up, the last error, and alerts.
+-- public.webhook_operator_health(): the queue, what was sent and given up, the last error, the mail cron
+-- jobs' last runs, and alerts.
 create function public.mail_operator_health(max_due_age interval default interval '10 minutes')
 returns jsonb
 language plpgsql stable security definer
@@ -486,6 +487,7 @@ declare
   q record;
   last_failure jsonb;
   alerts jsonb := '[]';
+  cron_runs jsonb := private.cron_job_runs('mail-%');
 begin
   select count(*) filter (where m.status = 'pending') as pending,
          count(*) filter (where m.status = 'pending' and m.next_attempt_at <= now()) as due,
@@ -511,11 +513,14 @@ begin
     alerts := alerts || jsonb_build_object('severity', 'warning', 'code', 'mail_given_up',
       'message', format('%s mails were given up in the last 24 hours', q.failed_24h));
   end if;
+  -- The mail jobs (named mail-*, so a new one is watched too); webhook_operator_health watches every job.
+  alerts := alerts || private.cron_job_alerts(cron_runs);
   return jsonb_build_object(
     'checked_at', now(),
     'status', case when alerts @> '[{"severity": "critical"}]' then 'critical'
                    when jsonb_array_length(alerts) > 0 then 'warning' else 'ok' end,
     'alerts', alerts,
+    'cron', cron_runs,
     'queue', jsonb_build_object('pending', q.pending, 'due', q.due, 'retrying', q.retrying,
                                 'oldest_due_at', q.oldest_due,
                                 'oldest_due_age_seconds', floor(extract(epoch from now() - q.oldest_due))),

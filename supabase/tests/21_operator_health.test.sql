@@ -4,7 +4,7 @@
 -- net._http_response (the real table where pg_net is installed, else a stand-in with its columns), one
 -- kind of outcome at a time: success, HTTP 401, connection refused, DNS failure, TLS failure, timeout.
 begin;
-select plan(25);
+select plan(31);
 
 -- Nothing else in the queue, whatever else the database holds (other test files roll back; a project's
 -- database has other organizations' work, in flight too): this transaction, rolled back, starts clean.
@@ -172,6 +172,38 @@ from cron.job where jobname = 'log-retention';
 select ok(public.webhook_operator_health(max_due_age => interval '1 hour') -> 'alerts'
             @> '[{"code": "cron_job_failed", "message": "cron job log-retention: last run failed: ERROR:  could not obtain lock"}]',
           'a failed cron run is reported with its message');
+
+-- Every job pg_cron runs here is watched, read from cron.job: those the migrations schedule, and one
+-- scheduled now (as a later migration would), each made to fail as pg_cron records a failed run.
+select cron.schedule('health-probe-job', '0 0 1 1 *', 'select 1');
+select cron.schedule('mail-health-probe', '0 0 1 1 *', 'select 1');
+insert into cron.job_run_details (jobid, runid, database, username, command, status, return_message, start_time, end_time)
+select jobid, -1000 - jobid, current_database(), username, command, 'failed', 'ERROR:  probe ' || jobname,
+       now() + interval '1 second', now() + interval '1 second'
+from cron.job where database = current_database();
+create temp table failed_jobs as
+select (select array_agg(jobname::text order by jobname) from cron.job where database = current_database()) as jobs,
+       public.webhook_operator_health(max_due_age => interval '1 hour') as webhook,
+       public.mail_operator_health() as mail;
+create function pg_temp.failed_names(health jsonb) returns text[] language sql as $$
+  select coalesce(array_agg(substring(a ->> 'message' from '^cron job (\S+): last run failed: ERROR:  probe \1$')
+                            order by a ->> 'message'), '{}')
+  from jsonb_array_elements(health -> 'alerts') a where a ->> 'code' = 'cron_job_failed' $$;
+select ok((select jobs @> '{webhook-dispatch,webhook-housekeeping,log-retention,mail-housekeeping,person-erasure,whatsapp-orphan-receipts,health-probe-job}'
+           from failed_jobs), 'the migrations'' jobs and the new one are scheduled here');
+select is((select pg_temp.failed_names(webhook) from failed_jobs), (select jobs from failed_jobs),
+          'webhook_operator_health: a failed run of every job is a cron_job_failed alert naming it');
+select is((select array(select jsonb_object_keys(webhook -> 'cron') order by 1) from failed_jobs),
+          (select jobs from failed_jobs), 'and every job is listed under cron');
+select is((select pg_temp.failed_names(mail) from failed_jobs), '{mail-health-probe,mail-housekeeping}',
+          'mail_operator_health: the failed mail jobs, new ones included, and no other');
+select is((select mail #>> '{cron,mail-housekeeping,last_status}' from failed_jobs), 'failed',
+          'and it lists the mail jobs under cron');
+select cron.alter_job((select jobid from cron.job where jobname = 'health-probe-job'), active := false);
+delete from cron.job_run_details where runid < -1000;
+select ok(public.webhook_operator_health(max_due_age => interval '1 hour') -> 'alerts'
+            @> '[{"code": "cron_job_failed", "message": "cron job health-probe-job is inactive (cron.job.active = false): it does not run"}]',
+          'an inactive job is an alert too');
 
 -- Operators only.
 set local role authenticated;
