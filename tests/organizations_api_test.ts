@@ -7,7 +7,10 @@ import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { asBearer, call, startWebhooksApi } from "./helpers/webhooks_api.ts";
-import { FORBIDDEN_IN_NAME } from "../supabase/functions/webhooks/routes/organizations.ts";
+import {
+  normalizeOrganizationName,
+  organizationNameProblem,
+} from "../supabase/functions/webhooks/organization_name.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -236,35 +239,166 @@ Deno.test(
   },
 );
 
-Deno.test("one rule for names: every character the API refuses, the table refuses, and the other way round", async () => {
+// Names that look blank or hide characters, as an attacker would type them: each alone (a name that
+// looks empty) and between two words (one church's name passing for another's).
+const HIDDEN = [
+  ["U+3164 Hangul filler", "\u3164"],
+  ["U+2800 braille blank", "\u2800"],
+  ["U+115F Hangul choseong filler", "\u115f"],
+  ["U+FFA0 halfwidth Hangul filler", "\uffa0"],
+  ["U+034F combining grapheme joiner", "\u034f"],
+  ["U+E0020 tag space", "\u{e0020}"],
+  ["U+E0041 tag letter", "\u{e0041}"],
+  ["U+FE0F variation selector", "\ufe0f"],
+  ["U+E0100 variation selector", "\u{e0100}"],
+] as const;
+
+Deno.test(
+  "blank-looking and hidden characters in a name are refused with a 400 at the field, on create and rename",
+  opts,
+  async () => {
+    const api = await startWebhooksApi();
+    try {
+      const t = await createTenant();
+      const admin = await tokenFor(t.admin, t.organizationId);
+      const founderUser = await createUser();
+      const founder = await tokenFor(founderUser);
+      const [before] = await sql()`select name from public.organizations where id = ${t.organizationId}`;
+      const refused = async (method: "POST" | "PATCH", name: string, why: string, message: RegExp) => {
+        const r = await call(
+          api.base,
+          method,
+          method === "POST" ? "/organizations" : "/organization",
+          asBearer(
+            method === "POST" ? founder : admin,
+          ),
+          { name },
+        );
+        assertEquals([r.status, r.data?.error?.code], [400, "invalid_request"], `${method} ${why}`);
+        assertEquals(r.data.error.details.fields.length, 1, why);
+        assertEquals(r.data.error.details.fields[0].field, "name", why);
+        assertMatch(r.data.error.details.fields[0].message, message, why);
+      };
+      for (const [why, c] of HIDDEN) {
+        const code = `U\\+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+        for (const method of ["POST", "PATCH"] as const) {
+          await refused(
+            method,
+            c,
+            `${why} alone`,
+            new RegExp(`contains ${code}, .*invisible or blank-looking`),
+          );
+          await refused(method, `${c}${c}${c}`, `${why} three times`, new RegExp(code));
+          await refused(method, `First${c}Church`, `${why} inside a name`, new RegExp(code));
+        }
+      }
+      for (const method of ["POST", "PATCH"] as const) {
+        await refused(method, "\u00a0\u3000 \u2003", "spaces of every kind", /is blank/);
+        await refused(method, `Grace${"\u0301".repeat(150)}`, "150 combining marks", /combining marks/);
+        await refused(method, "\u0301\u0302", "marks with nothing to sit on", /is blank/);
+      }
+      const [after] = await sql()`select name from public.organizations where id = ${t.organizationId}`;
+      assertEquals(after!.name, before!.name, "no rename landed");
+      const made = await sql()`select 1 from public.organizations where created_by = ${founderUser.id}`;
+      assertEquals(made.length, 0, "nor any creation");
+    } finally {
+      await api.close();
+    }
+  },
+);
+
+Deno.test(
+  "names are stored normalized: NFC, one kind of space; so look-alikes are the same name (409)",
+  opts,
+  async () => {
+    const api = await startWebhooksApi();
+    try {
+      const token = await tokenFor(await createUser());
+      const run = crypto.randomUUID().slice(0, 6);
+      const made = await call(api.base, "POST", "/organizations", asBearer(token), {
+        name: `\u3000Cafe\u0301\u00a0\u00a0Church ${run}\u2003`,
+      });
+      assertEquals([made.status, made.data.name], [201, `Caf\u00e9 Church ${run}`]);
+      const twin = await call(api.base, "POST", "/organizations", asBearer(token), {
+        name: `caf\u00e9\u202fchurch ${run}`,
+      });
+      assertEquals(
+        [twin.status, twin.data.error?.code],
+        [409, "duplicate_name"],
+        "the same name to a reader",
+      );
+      const marks = await call(api.base, "POST", "/organizations", asBearer(token), {
+        name: `x\u0300\u0302\u0303\u0304\u0305 ${run}`,
+      });
+      assertEquals(marks.status, 201, "five combining marks on one letter are allowed");
+      const [row] =
+        await sql()`insert into public.organizations (name) values (${`  Grace\u00a0Chapel ${run} `})
+        returning id, name`;
+      await sql()`delete from public.organizations where id = ${row!.id}`;
+      assertEquals(row!.name, `Grace Chapel ${run}`, "any writer's name is stored normalized");
+    } finally {
+      await api.close();
+    }
+  },
+);
+
+Deno.test("one rule for names: every name the API refuses, the table refuses, and the other way round", async () => {
+  // Every code point of the Basic Multilingual Plane, and the supplementary ones that are format,
+  // default-ignorable or combining (tags, variation selectors, musical and shorthand format controls),
+  // between two letters and six times over (a run of marks) after one.
   const probe = [
-    ...Array.from({ length: 0x2100 }, (_, i) => i + 1),
-    0xfeff,
-    0xfff9,
-    0xfffa,
-    0xfffb,
-    0xfffc,
+    ...Array.from({ length: 0xffff }, (_, i) => i + 1).filter((c) => c < 0xd800 || c > 0xdfff),
+    0x110bd,
+    0x110cd,
+    0x11f00,
+    ...Array.from({ length: 0x10 }, (_, i) => 0x13430 + i),
+    0x1bca0,
+    0x1bca3,
+    0x1d165,
+    0x1d173,
+    0x1d17a,
     0x1f600,
+    0x1f3fb,
+    ...Array.from({ length: 0x1000 }, (_, i) => 0xe0000 + i),
   ];
-  // Each probe as a row of the real table, undone: the check_violation says the table refuses it.
-  const refused = await sql().begin(async (tx) => {
-    await tx`create function pg_temp.refused(c int) returns boolean language plpgsql as $f$
-      begin
-        insert into public.organizations (name) values ('a' || chr(c) || 'b');
-        raise exception 'undo' using errcode = 'P0001';
-      exception
-        when check_violation then return true;
-        when raise_exception then return false;
-      end $f$`;
-    const [row] = await tx<{ refused: number[] }[]>`
-      select coalesce(array_agg(c order by c), '{}') as refused from unnest(${probe}::int[]) c where pg_temp.refused(c)`;
-    await tx`drop function pg_temp.refused(int)`;
-    return row!.refused;
+  const names = probe.flatMap((c) => {
+    const ch = String.fromCodePoint(c);
+    return [`a${ch}b`, `x${ch.repeat(6)}`];
   });
-  const api = probe.filter((c) => FORBIDDEN_IN_NAME.test(`a${String.fromCodePoint(c)}b`));
-  assertEquals(refused, api);
-  assert(api.includes(0x202e) && api.includes(0x200b) && api.includes(0x0a), "the probe covers what matters");
-  assert(!api.includes(0x1f600) && !api.includes(0xe9), "and leaves letters and emoji alone");
+  const ts = names.map((n) => {
+    const normalized = normalizeOrganizationName(n);
+    return [normalized, organizationNameProblem(normalized) !== undefined] as const;
+  });
+  const db = await sql()<{ normalized: string; refused: boolean }[]>`
+    select n.normalized, private.organization_name_problem(n.normalized) is not null as refused
+    from unnest(${names}::text[]) with ordinality as x(name, i)
+    cross join lateral (select private.normalize_organization_name(x.name) as normalized) n
+    order by x.i`;
+  const differ = names.flatMap((n, i) =>
+    ts[i]![0] !== db[i]!.normalized || ts[i]![1] !== db[i]!.refused
+      ? [
+        `${[...n].map((c) => c.codePointAt(0)!.toString(16)).join(" ")}: api ${JSON.stringify(ts[i])} table ${
+          JSON.stringify(db[i])
+        }`,
+      ]
+      : []
+  );
+  assertEquals(differ.slice(0, 10), [], `${differ.length} names judged differently`);
+  const refused = (c: number) => ts[probe.indexOf(c) * 2]![1];
+  assert([0x3164, 0x2800, 0x115f, 0xffa0, 0x34f, 0xe0041, 0xfe0f, 0x202e, 0x200b, 0x0a].every(refused));
+  assert(![0x1f600, 0xe9, 0x20, 0x5d0, 0x0915].some(refused), "letters, emoji and spaces are not refused");
+
+  // And the table itself (not only its function): a refused name is a check_violation on the column.
+  for (const name of ["First\u3164Church", "\u2800", `x${"\u0301".repeat(6)}`, " \u00a0 "]) {
+    const err = await sql().begin(async (tx) => {
+      await tx`insert into public.organizations (name) values (${name})`;
+    }).catch((e) => e);
+    assertEquals(
+      [err?.code, err?.constraint_name],
+      ["23514", "organizations_name_check"],
+      JSON.stringify(name),
+    );
+  }
 });
 
 Deno.test("cleanup", async () => {

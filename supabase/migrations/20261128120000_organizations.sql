@@ -13,8 +13,8 @@ language sql immutable
 set search_path = ''
 as $$ select 5 $$;
 
--- Whether the caller already belongs to an organization called `name` (ignoring case and surrounding
--- spaces), other than `except_id`. Names are not unique across the platform (many churches are called
+-- Whether the caller already belongs to an organization called `name` (ignoring case, as stored:
+-- normalized, private.normalize_organization_name), other than `except_id`. Names are not unique across the platform (many churches are called
 -- Grace Chapel, and a platform-wide rule would tell anyone which names exist): only within one
 -- person's organizations, where two alike in the switcher could not be told apart.
 create function private.member_has_organization_named(name text, except_id uuid default null)
@@ -25,7 +25,7 @@ as $$
   select exists (
     select 1 from public.profiles p join public.organizations o on o.id = p.organization_id
     where p.user_id = auth.uid()
-      and lower(btrim(o.name)) = lower(btrim(member_has_organization_named.name))
+      and lower(o.name) = lower(private.normalize_organization_name(member_has_organization_named.name))
       and o.id is distinct from member_has_organization_named.except_id
   )
 $$;
@@ -63,7 +63,7 @@ begin
       using errcode = '23505', hint = 'duplicate_name', column = 'name';
   end if;
   insert into public.organizations (name, time_zone, contact_email, created_by)
-  values (btrim(create_organization.name), coalesce(create_organization.time_zone, 'UTC'),
+  values (create_organization.name, coalesce(create_organization.time_zone, 'UTC'),
           lower(btrim(create_organization.contact_email)), uid)
   returning * into created;
   insert into public.profiles (user_id, organization_id, role) values (uid, created.id, 'admin');
@@ -95,7 +95,7 @@ begin
       using errcode = '23505', hint = 'duplicate_name', column = 'name';
   end if;
   update public.organizations o set
-    name = case when patch ? 'name' then btrim(patch ->> 'name') else o.name end,
+    name = case when patch ? 'name' then patch ->> 'name' else o.name end,
     time_zone = case when patch ? 'time_zone' then patch ->> 'time_zone' else o.time_zone end,
     contact_email = case when patch ? 'contact_email' then lower(btrim(patch ->> 'contact_email')) else o.contact_email end
   where o.id = org

@@ -8,24 +8,22 @@ import type { Tx } from "../../_shared/db.ts";
 import { asCaller } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
+import {
+  MAX_NAME_LENGTH,
+  NAME_RULE,
+  normalizeOrganizationName,
+  organizationNameProblem,
+} from "../organization_name.ts";
 
-/**
- * What an organization's name may not contain: control characters (a line break in a mail subject or
- * text), bidi controls (U+202E makes "Grace Chapel" read backwards, U+2066..2069 reorder it) and
- * invisible characters (zero-width spaces and joiners, the soft hyphen, BOM), which make one name pass
- * for another. The same class as the table's check (20261122100000_tenancy.sql); a test holds them equal.
- */
-export const FORBIDDEN_IN_NAME =
-  // deno-lint-ignore no-control-regex -- control characters are what it finds
-  /[\u0001-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/;
-
-const NAME_RULE =
-  "must be 1 to 200 characters without line breaks, control, bidi-control or invisible characters";
 const TIME_ZONE_RULE = "must be a time zone name such as Europe/London or America/Sao_Paulo";
 
-const Name = z.string().trim().min(1, NAME_RULE).max(200, NAME_RULE)
-  .refine((n) => !FORBIDDEN_IN_NAME.test(n), NAME_RULE)
-  .openapi({ example: "Grace Chapel", description: NAME_RULE });
+// Normalized first (what is stored), then checked, so the error names what is left to fix.
+const Name = z.string().overwrite(normalizeOrganizationName)
+  .superRefine((name, ctx) => {
+    const problem = organizationNameProblem(name);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .openapi({ example: "Grace Chapel", description: NAME_RULE, minLength: 1, maxLength: MAX_NAME_LENGTH });
 const TimeZone = z.string().min(1, TIME_ZONE_RULE).max(64, TIME_ZONE_RULE)
   .regex(/^[A-Za-z][A-Za-z0-9_+\-/]*$/, TIME_ZONE_RULE)
   .openapi({ example: "Europe/London", description: "An IANA time zone name" });
