@@ -47,7 +47,10 @@ Deno.test("an admin sets the checkout secret: it is never returned, only whether
   });
   assertEquals(before.data.checkout.url, `${stack.url}/functions/v1/checkout-webhook/${t.organizationId}`);
   assertEquals(before.data.checkout.signature_header, "x-checkout-signature");
-  assertEquals(before.data.whatsapp.callback_url, `${stack.url}/functions/v1/messaging-webhook`);
+  assertEquals(
+    before.data.whatsapp.callback_url,
+    `${stack.url}/functions/v1/messaging-webhook/${t.organizationId}`,
+  );
 
   const set = await call(api, "POST", "/connections/checkout/secret", asBearer(t.admin), { secret: SECRET });
   assertEquals(set.status, 200);

@@ -18,6 +18,11 @@ import {
   webhookBody,
 } from "./helpers/whatsapp.ts";
 import { createApp } from "../supabase/functions/messaging-webhook/app.ts";
+import {
+  FAILURES_PER_CLIENT,
+  FAILURES_PER_URL,
+  WINDOW_MS,
+} from "../supabase/functions/messaging-webhook/handshake_limit.ts";
 import { createSql } from "../supabase/functions/_shared/db.ts";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
 import { hmacSha256Hex } from "../supabase/functions/_shared/hmac.ts";
@@ -111,6 +116,109 @@ Deno.test("GET handshake echoes hub.challenge as text only for a known verify to
     const noChallenge = await fetch(`${base}?hub.mode=subscribe&hub.verify_token=${account.verifyToken}`);
     assertEquals(noChallenge.status, 400);
     await noChallenge.body?.cancel();
+  });
+});
+
+const handshakeUrl = (base: string, token: string, challenge = "1158201444") =>
+  `${base}?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=${challenge}`;
+const from = (address: string) => ({ headers: { "x-forwarded-for": `${address}, 10.0.0.1` } });
+
+Deno.test("GET handshake: a client guessing verify tokens is stopped after 10 wrong ones; Meta's right token still verifies", async () => {
+  const account = await newAccount();
+  await withServer(async ({ base }) => {
+    for (let i = 0; i < FAILURES_PER_CLIENT; i++) {
+      const guess = await fetch(handshakeUrl(base, `guess-${i}-${crypto.randomUUID()}`), from("203.0.113.7"));
+      assertEquals(guess.status, 403, `guess ${i + 1}`);
+      await guess.body?.cancel();
+    }
+    // The guesser is stopped, and while stopped even a right token tells it nothing.
+    for (const token of ["one-more-guess", account.verifyToken]) {
+      const stopped = await fetch(handshakeUrl(base, token), from("203.0.113.7"));
+      assertEquals(stopped.status, 429, token);
+      const retry = Number(stopped.headers.get("retry-after"));
+      assert(retry > 0 && retry <= WINDOW_MS / 1000, `Retry-After ${retry}`);
+      assertEquals((await stopped.json()).error.code, "too_many_attempts");
+    }
+    const meta = await fetch(handshakeUrl(base, account.verifyToken), from("198.51.100.20"));
+    assertEquals(
+      [meta.status, await meta.text()],
+      [200, "1158201444"],
+      "another client's right token verifies",
+    );
+  });
+});
+
+Deno.test("GET handshake: guesses from many addresses are bounded per URL; an organization's own URL answers only its tokens", async () => {
+  const a = await newAccount();
+  const b = await newAccount();
+  await withServer(async ({ base }) => {
+    for (let i = 0; i < FAILURES_PER_URL; i++) {
+      const guess = await fetch(
+        handshakeUrl(base, `guess-${i}`),
+        from(`192.0.2.${i % 250}${i >= 250 ? "x" : ""}-${i}`),
+      );
+      assertEquals(guess.status, 403, `guess ${i + 1}`);
+      await guess.body?.cancel();
+    }
+    const fresh = await fetch(handshakeUrl(base, a.verifyToken), from("198.51.100.99"));
+    assertEquals(fresh.status, 429, "the shared URL is closed to guessing from any address for a while");
+    await fresh.body?.cancel();
+
+    // Each organization's own callback URL: only its own registrations' tokens, unaffected by the above.
+    const own = await fetch(
+      handshakeUrl(`${base}/${a.organizationId}`, a.verifyToken),
+      from("198.51.100.20"),
+    );
+    assertEquals([own.status, await own.text()], [200, "1158201444"]);
+    const other = await fetch(
+      handshakeUrl(`${base}/${a.organizationId}`, b.verifyToken),
+      from("198.51.100.21"),
+    );
+    assertEquals(other.status, 403, "another organization's token says nothing at this URL");
+    await other.body?.cancel();
+    const [row] = await sql()`select handshake_at from public.messaging_accounts where id = ${b.id}`;
+    assertEquals(row!.handshake_at, null, "and marks nothing there");
+    const malformed = await fetch(handshakeUrl(`${base}/not-a-uuid`, a.verifyToken));
+    assertEquals(malformed.status, 404);
+    await malformed.body?.cancel();
+  });
+});
+
+Deno.test("GET handshake: a near miss is refused exactly as a far one (the token is compared by digest, then in constant time)", async () => {
+  const account = await newAccount({ verifyToken: `vt_${"k".repeat(40)}` });
+  await withServer(async ({ base }) => {
+    const t = account.verifyToken;
+    const answers = new Set<string>();
+    for (
+      const guess of [
+        t.slice(0, -1),
+        `${t}k`,
+        `x${t.slice(1)}`,
+        `${t.slice(0, 20)}x${t.slice(21)}`,
+        "vt_short!",
+      ]
+    ) {
+      const res = await fetch(handshakeUrl(base, guess));
+      answers.add(`${res.status} ${await res.text()}`);
+    }
+    assertEquals(answers.size, 1, [...answers].join(" | "));
+    assert([...answers][0]!.startsWith("403 "));
+  });
+});
+
+Deno.test("POST to an organization's own URL applies only that organization's registrations", async () => {
+  const a = await newAccount();
+  const b = await newAccount();
+  const phone = newPhone();
+  await withServer(async ({ base }) => {
+    const body = webhookBody([change(a, { messages: [textMessage(phone, "to A's URL")] })]);
+    const elsewhere = await signedPost(`${base}/${b.organizationId}`, body, a.appSecret);
+    assertEquals(elsewhere.status, 401, "B's URL does not route A's number");
+    await elsewhere.body?.cancel();
+    const own = await signedPost(`${base}/${a.organizationId}`, body, a.appSecret);
+    assertEquals(own.status, 200);
+    assertEquals((await own.json()).messages.stored, 1);
+    assertEquals((await messagesOf(a.organizationId)).map((m) => m.text), ["to A's URL"]);
   });
 });
 

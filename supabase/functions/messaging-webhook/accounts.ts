@@ -21,12 +21,17 @@ export interface Account {
 export const CANDIDATES_PER_ID = 256;
 
 /**
- * Every registration of the ids a body names, in order of preference per id: verified ones first, the
+ * Every registration of the ids a body names (of one organization when the body came to its own
+ * callback URL), in order of preference per id: verified ones first, the
  * earliest verified leading (of organizations holding the same app secret, it receives the body), then
  * the newest unverified ones, so a crowd registered before the owner cannot keep the owner's
  * registration from being tried (and verified) by the first body Meta sends after it.
  */
-export async function loadCandidates(sql: Sql, phoneNumberIds: string[]): Promise<Account[]> {
+export async function loadCandidates(
+  sql: Sql,
+  phoneNumberIds: string[],
+  organizationId?: string,
+): Promise<Account[]> {
   if (phoneNumberIds.length === 0) return [];
   const rows = await sql<
     { id: string; organization_id: string; phone_number_id: string; app_secret: string }[]
@@ -39,6 +44,7 @@ export async function loadCandidates(sql: Sql, phoneNumberIds: string[]): Promis
       from public.messaging_accounts a
       join public.messaging_account_secrets s on s.account_id = a.id
       where a.phone_number_id = any(${phoneNumberIds}::text[])
+        and (${organizationId ?? null}::uuid is null or a.organization_id = ${organizationId ?? null}::uuid)
     ) c
     where rank <= ${CANDIDATES_PER_ID}
     order by phone_number_id, rank`;
@@ -76,16 +82,18 @@ export async function markReceived(sql: Sql, accountIds: string[]): Promise<void
 const TOKEN_MATCHES = 64;
 
 /**
- * The registrations whose verify token equals `token`, marked as having passed the handshake now. The
- * lookup goes by SHA-256 digest (timing of an index search over digests says nothing about the token)
- * and the token itself is compared in constant time.
+ * The registrations whose verify token equals `token` (of one organization when `organizationId` is
+ * given: its own callback URL), marked as having passed the handshake now. The lookup goes by SHA-256
+ * digest (timing of an index search over digests says nothing about the token) and the token itself
+ * is compared in constant time.
  */
-export async function passHandshake(sql: Sql, token: string): Promise<string[]> {
+export async function passHandshake(sql: Sql, token: string, organizationId?: string): Promise<string[]> {
   const given = new TextEncoder().encode(token);
   const digest = sha256(given);
   const rows = await sql<{ account_id: string; verify_token: string }[]>`
     select account_id, verify_token from public.messaging_account_secrets
     where verify_token_sha256 = ${digest}
+      and (${organizationId ?? null}::uuid is null or organization_id = ${organizationId ?? null}::uuid)
     limit ${TOKEN_MATCHES}`;
   const matched: string[] = [];
   for (const r of rows) {

@@ -1,26 +1,31 @@
 // Inbound WhatsApp gateway webhook (Cloud API shape).
 //
-//   GET  /messaging-webhook          subscription handshake: echoes hub.challenge when hub.verify_token
-//                                    is the verify token of a registration (which records that it
-//                                    passed), 403 otherwise
-//   POST /messaging-webhook          messages and delivery receipts, signed x-hub-signature-256
+//   GET  /messaging-webhook[/<organization_id>]   subscription handshake: echoes hub.challenge when
+//                                    hub.verify_token is the verify token of a registration (of that
+//                                    organization, at its own URL), which records that it passed; 403
+//                                    otherwise, 429 for a client or URL that presented too many wrong
+//                                    tokens (handshake_limit.ts)
+//   POST /messaging-webhook[/<organization_id>]   messages and delivery receipts, signed x-hub-signature-256
 //   POST /messaging-webhook/replay   the configuration API's replay of logged payloads (replay secret)
 //
 // POST runs the shared inbound pipeline with the WhatsApp receiver (receiver.ts). Each phone-number id
-// a body names goes to the registration whose app secret signed it; ids none verifies for are skipped.
-// A body that verifies for no id is 401, whether or not anyone registered its ids, so the answer never
-// tells who holds a number. @see docs/whatsapp.md#who-a-number-belongs-to
-import type { Hono } from "hono";
+// a body names goes to the registration whose app secret signed it (only the organization's own at its
+// URL); ids none verifies for are skipped. A body that verifies for no id is 401, whether or not anyone
+// registered its ids, so the answer never tells who holds a number.
+// @see docs/whatsapp.md#who-a-number-belongs-to
+import type { Context, Hono } from "hono";
 import { type AppDeps, newApp } from "../_shared/app.ts";
-import { badRequest, forbidden } from "../_shared/errors.ts";
+import { AppError, badRequest, forbidden, notFound } from "../_shared/errors.ts";
 import { runInbound } from "../_shared/inbound/pipeline.ts";
 import { mountReplay } from "../_shared/inbound/replay_route.ts";
 import { markReceived, passHandshake } from "./accounts.ts";
+import { clientOf, handshakeLimiter } from "./handshake_limit.ts";
 import { whatsappReceiver } from "./receiver.ts";
 
 export { SIGNATURE_HEADER } from "./receiver.ts";
 export const receiver = whatsappReceiver;
 const MAX_CHALLENGE_LENGTH = 256;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface ApplyCounts {
   messages?: { stored?: number; duplicates?: number };
@@ -30,23 +35,45 @@ interface ApplyCounts {
 export function createApp(deps: AppDeps): Hono {
   const app = newApp("messaging-webhook", deps);
 
-  app.get("/", async (c) => {
+  const limiter = handshakeLimiter();
+  const handshake = async (c: Context) => {
+    const organizationId = c.req.param("organizationId");
+    if (organizationId !== undefined && !UUID.test(organizationId)) throw notFound();
+    const client = clientOf(c.req.raw);
+    const url = organizationId ?? "shared";
+    const wait = limiter.retryAfter(client, url);
+    if (wait > 0) {
+      throw new AppError(
+        429,
+        "too_many_attempts",
+        "Too many wrong verify tokens; try again later",
+        undefined,
+        {
+          "retry-after": String(wait),
+        },
+      );
+    }
     const mode = c.req.query("hub.mode");
     const token = c.req.query("hub.verify_token");
     const challenge = c.req.query("hub.challenge");
-    if (mode !== "subscribe" || !token || (await passHandshake(deps.sql, token)).length === 0) {
+    if (
+      mode !== "subscribe" || !token || (await passHandshake(deps.sql, token, organizationId)).length === 0
+    ) {
+      if (mode === "subscribe" && token) limiter.failed(client, url);
       throw forbidden("verification_failed", "Verify token does not match");
     }
     if (!challenge || challenge.length > MAX_CHALLENGE_LENGTH) {
       throw badRequest("invalid_challenge", "hub.challenge is missing or too long");
     }
     return c.text(challenge, 200, { "x-content-type-options": "nosniff" });
-  });
+  };
+  app.get("/", handshake);
+  app.get("/:organizationId", handshake);
 
   mountReplay(app, deps.sql, whatsappReceiver, deps.config.replaySecret);
 
-  app.post("/", async (c) => {
-    const outcome = await runInbound(deps.sql, whatsappReceiver, c.req.raw);
+  const receive = async (c: Context) => {
+    const outcome = await runInbound(deps.sql, whatsappReceiver, c.req.raw, c.req.param("organizationId"));
     // Verified and logged: these registrations work (their page says so).
     await markReceived(deps.sql, outcome.parts.map((p) => p.target.accountId!)).catch(() => {});
     if (outcome.parts.every((p) => p.change.messages.length === 0 && p.change.receipts.length === 0)) {
@@ -76,7 +103,9 @@ export function createApp(deps: AppDeps): Hono {
       log_ids: outcome.parts.map((p) => p.logId),
       skipped_phone_number_ids: outcome.unknown.length,
     }, 200);
-  });
+  };
+  app.post("/", receive);
+  app.post("/:organizationId", receive);
 
   return app;
 }

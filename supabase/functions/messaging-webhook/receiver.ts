@@ -25,11 +25,12 @@ export const whatsappReceiver: Receiver<WhatsAppChange> = {
   // The gateway sends no delivery id: a part's bytes are its key.
   keyFromHeaders: false,
   // Each id named goes to the first of its registrations whose app secret signed the body (see
-  // loadCandidates for the order); ids none verifies for are skipped like ids nobody registered.
-  async route(sql, body) {
+  // loadCandidates for the order; only the organization's own at its callback URL); ids none verifies
+  // for are skipped like ids nobody registered.
+  async route(sql, body, organizationSegment) {
     if (body === undefined) return { targets: [], mode: "each" };
     const webhook = parseWebhook(body);
-    const candidates = await loadCandidates(sql, webhook.phoneNumberIds);
+    const candidates = await loadCandidates(sql, webhook.phoneNumberIds, organizationSegment);
     const targets: AccountTarget[] = candidates.map((a) => ({
       organizationId: a.organizationId,
       accountId: a.id,
@@ -40,7 +41,8 @@ export const whatsappReceiver: Receiver<WhatsAppChange> = {
     const held = new Set(candidates.map((a) => a.phoneNumberId));
     const unknown = webhook.phoneNumberIds.filter((id) => !held.has(id));
     // Not an error of ours and nothing the gateway can fix by retrying: tell the operator, boundedly.
-    if (unknown.length > 0) warnUnknownIds(unknown);
+    // (At an organization's own URL an id may be another organization's: nothing to tell.)
+    if (unknown.length > 0 && organizationSegment === undefined) warnUnknownIds(unknown);
     return { targets, mode: "each", unknown };
   },
   split(body, verified): Part[] {

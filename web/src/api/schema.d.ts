@@ -5092,7 +5092,7 @@ export interface paths {
                                 };
                             };
                             whatsapp: {
-                                /** @description The Callback URL to enter in Meta's webhook settings */
+                                /** @description The Callback URL to enter in Meta's webhook settings: the organization's own, which answers the handshake and routes bodies for its numbers only */
                                 callback_url: string | null;
                                 numbers: {
                                     /** Format: uuid */
@@ -5829,7 +5829,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description must be 1 to 200 characters without line breaks, control, bidi-control or invisible characters
+                         * @description must be 1 to 200 characters on one line, with a letter, digit or symbol, no control, invisible or blank-looking characters and at most 5 combining marks in a row
                          * @example Grace Chapel
                          */
                         name: string;
@@ -6021,7 +6021,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description must be 1 to 200 characters without line breaks, control, bidi-control or invisible characters
+                         * @description must be 1 to 200 characters on one line, with a letter, digit or symbol, no control, invisible or blank-looking characters and at most 5 combining marks in a row
                          * @example Grace Chapel
                          */
                         name?: string;

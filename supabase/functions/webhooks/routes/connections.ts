@@ -115,7 +115,10 @@ const Connections = z.object({
   checkout: PaymentConnection,
   payments: PaymentConnection,
   whatsapp: z.object({
-    callback_url: z.string().nullable().describe("The Callback URL to enter in Meta's webhook settings"),
+    callback_url: z.string().nullable().describe(
+      "The Callback URL to enter in Meta's webhook settings: the organization's own, which answers the " +
+        "handshake and routes bodies for its numbers only",
+    ),
     numbers: z.array(WhatsAppNumber),
     failures: Failures,
   }),
@@ -143,7 +146,7 @@ const Connections = z.object({
       failures: { to_replay: 0, refused_7d: 0, last: null },
     },
     whatsapp: {
-      callback_url: "https://abcd.supabase.co/functions/v1/messaging-webhook",
+      callback_url: `https://abcd.supabase.co/functions/v1/messaging-webhook/${ORG}`,
       numbers: [NUMBER_EXAMPLE],
       failures: { to_replay: 0, refused_7d: 0, last: null },
     },
@@ -378,7 +381,7 @@ export const connectionRoutes: RouteFactory = (deps) => {
             checkout: payment("checkout"),
             payments: payment("payments"),
             whatsapp: {
-              callback_url: urlOf("messaging-webhook"),
+              callback_url: urlOf("messaging-webhook", organizationId),
               numbers: numbers.map(toNumber),
               failures: failures("whatsapp"),
             },
