@@ -361,10 +361,18 @@ Deno.test("one rule for names: every name the API refuses, the table refuses, an
     0x1f3fb,
     ...Array.from({ length: 0x1000 }, (_, i) => 0xe0000 + i),
   ];
-  const names = probe.flatMap((c) => {
-    const ch = String.fromCodePoint(c);
-    return [`a${ch}b`, `x${ch.repeat(6)}`];
-  });
+  const names = [
+    ...probe.flatMap((c) => {
+      const ch = String.fromCodePoint(c);
+      return [`a${ch}b`, `x${ch.repeat(6)}`];
+    }),
+    // the emoji and text selectors: after a pictograph only, once
+    "Grace Chapel \u271d\ufe0f",
+    "\u00a9\ufe0e 2026",
+    "\u271d\ufe0f\ufe0f",
+    "\ud83d\ude4f\ufe0f",
+    "Grace \ufe0fChapel",
+  ];
   const ts = names.map((n) => {
     const normalized = normalizeOrganizationName(n);
     return [normalized, organizationNameProblem(normalized) !== undefined] as const;
@@ -387,6 +395,11 @@ Deno.test("one rule for names: every name the API refuses, the table refuses, an
   const refused = (c: number) => ts[probe.indexOf(c) * 2]![1];
   assert([0x3164, 0x2800, 0x115f, 0xffa0, 0x34f, 0xe0041, 0xfe0f, 0x202e, 0x200b, 0x0a].every(refused));
   assert(![0x1f600, 0xe9, 0x20, 0x5d0, 0x0915].some(refused), "letters, emoji and spaces are not refused");
+  assertEquals(
+    ts.slice(-5).map(([, r]) => r),
+    [false, false, true, false, true],
+    "selectors after pictographs only",
+  );
 
   // And the table itself (not only its function): a refused name is a check_violation on the column.
   for (const name of ["First\u3164Church", "\u2800", `x${"\u0301".repeat(6)}`, " \u00a0 "]) {

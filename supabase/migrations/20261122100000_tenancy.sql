@@ -56,7 +56,8 @@ grant usage on schema private to authenticated, service_role, supabase_auth_admi
 -- A name is put into mail subjects and bodies (invitations go to any address an admin types), into every
 -- page's header and the organization switcher. So it is one line that shows what it says: normalized
 -- (NFC, every kind of space one plain space, trimmed), with no control, format, bidi-control or
--- default-ignorable character (zero-width joiners, variation selectors, tag characters, the Hangul fillers
+-- default-ignorable character (zero-width joiners, variation selectors but the emoji/text one right after
+-- a pictograph, tag characters, the Hangul fillers
 -- U+115F, U+1160, U+3164, U+FFA0, the combining grapheme joiner), nor the blank-looking braille pattern
 -- U+2800, at most 5 combining marks in a row (150 of them draw over the rows around the name), and not
 -- blank once that is done. A line break would let an admin write a mail's body, a right-to-left
@@ -137,13 +138,29 @@ declare
       '\U0001e01b-\U0001e021\U0001e023-\U0001e024\U0001e026-\U0001e02a\U0001e08f\U0001e130-\U0001e136' ||
       '\U0001e2ae\U0001e2ec-\U0001e2ef\U0001e4ec-\U0001e4ef\U0001e5ee-\U0001e5ef\U0001e8d0-\U0001e8d6' ||
       '\U0001e944-\U0001e94a\U000e0100-\U000e01ef';
+  -- Pictographs (Extended_Pictographic): a variation selector right after one picks its emoji or text
+  -- look ("✝️"); anywhere else it hides in the name.
+  pictographs constant text :=
+      '\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u2199\u21a9-\u21aa\u231a-\u231b\u2328\u2388\u23cf' ||
+      '\u23e9-\u23f3\u23f8-\u23fa\u24c2\u25aa-\u25ab\u25b6\u25c0\u25fb-\u25fe\u2600-\u2605\u2607-\u2612' ||
+      '\u2614-\u2685\u2690-\u2705\u2708-\u2712\u2714\u2716\u271d\u2721\u2728\u2733-\u2734\u2744\u2747' ||
+      '\u274c\u274e\u2753-\u2755\u2757\u2763-\u2767\u2795-\u2797\u27a1\u27b0\u27bf\u2934-\u2935' ||
+      '\u2b05-\u2b07\u2b1b-\u2b1c\u2b50\u2b55\u3030\u303d\u3297\u3299\U0001f000-\U0001f0ff' ||
+      '\U0001f10d-\U0001f10f\U0001f12f\U0001f16c-\U0001f171\U0001f17e-\U0001f17f\U0001f18e' ||
+      '\U0001f191-\U0001f19a\U0001f1ad-\U0001f1e5\U0001f201-\U0001f20f\U0001f21a\U0001f22f' ||
+      '\U0001f232-\U0001f23a\U0001f23c-\U0001f23f\U0001f249-\U0001f3fa\U0001f400-\U0001f53d' ||
+      '\U0001f546-\U0001f64f\U0001f680-\U0001f6ff\U0001f774-\U0001f77f\U0001f7d5-\U0001f7ff' ||
+      '\U0001f80c-\U0001f80f\U0001f848-\U0001f84f\U0001f85a-\U0001f85f\U0001f888-\U0001f88f' ||
+      '\U0001f8ae-\U0001f8ff\U0001f90c-\U0001f93a\U0001f93c-\U0001f945\U0001f947-\U0001faff' ||
+      '\U0001fc00-\U0001fffd';
 begin
   return case
     when name is distinct from private.normalize_organization_name(name) then 'not_normalized'
     when name ~ ('[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2'
                  '\u115f-\u1160\u17b4-\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u2800\u3164'
-                 '\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f'
+                 '\ufe00-\ufe0d\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f'
                  '\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]') then 'invisible_character'
+    when name ~ ('(^|[^' || pictographs || '])[\ufe0e\ufe0f]') then 'invisible_character'
     when name !~ ('[^ ' || marks || ']') then 'blank'
     when pg_catalog.length(name) > 200 then 'too_long'
     when name ~ ('[' || marks || ']{6}') then 'combining_marks'

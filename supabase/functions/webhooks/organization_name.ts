@@ -9,11 +9,12 @@
  * Refused anywhere in a name: control characters, line and paragraph separators, format characters
  * (bidi controls, zero-width spaces and joiners, the soft hyphen, BOM, tag characters...), Unicode's
  * default-ignorable code points (variation selectors, the Hangul fillers U+115F, U+1160, U+3164 and
- * U+FFA0, the combining grapheme joiner U+034F) and the blank braille pattern U+2800.
+ * U+FFA0, the combining grapheme joiner U+034F) and the blank braille pattern U+2800; but the text and
+ * emoji selectors U+FE0E and U+FE0F right after a pictograph ("✝️"), where they choose its look.
  */
 export const FORBIDDEN_IN_NAME =
   // deno-lint-ignore no-control-regex -- control characters are what it finds
-  /[\u0001-\u001f\u007f-\u009f\u2028\u2029\u2800\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+  /[[\u0001-\u001f\u007f-\u009f\u2028\u2029\u2800\p{Cf}\p{Default_Ignorable_Code_Point}]--[\uFE0E\uFE0F]]|(?<!\p{Extended_Pictographic})[\uFE0E\uFE0F]/v;
 
 /** More combining marks in a row than any script writes on one letter. */
 export const MAX_COMBINING_MARKS = 5;
