@@ -7,9 +7,17 @@
 // localStorage; axe finds nothing serious at 1280 and 390 px on any state shown.
 //
 // WEB_DOCS_IMAGES=1 also writes the guides' screenshots of these screens to docs/images/.
-import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+} from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
+import {
+  type DevStack,
+  startDevStack,
+  upsertDevUser,
+} from "../../tests/helpers/dev_stack.ts";
 import {
   change,
   newPhoneNumberId,
@@ -113,9 +121,12 @@ Deno.test(
       .waitFor();
     const url = `${stack.url}/functions/v1/checkout-webhook/${organizationId}`;
     await checkout().getByText(url, { exact: true }).waitFor();
-    await whatsapp().getByText(`${stack.url}/functions/v1/messaging-webhook`, {
-      exact: true,
-    }).waitFor();
+    await whatsapp().getByText(
+      `${stack.url}/functions/v1/messaging-webhook/${organizationId}`,
+      {
+        exact: true,
+      },
+    ).waitFor();
     await checkout().getByText("Not set").waitFor();
     assert(
       await checkout().getByRole("button", { name: "Send a signed test" })
@@ -142,7 +153,8 @@ Deno.test(
     // A refusal of the API, in its words, lands at the field too (the request is altered on its way).
     await page.route(
       "**/functions/v1/webhooks/connections/checkout/secret",
-      (route) => route.continue({ postData: JSON.stringify({ secret: "x y" }) }),
+      (route) =>
+        route.continue({ postData: JSON.stringify({ secret: "x y" }) }),
     );
     await field.fill(CHECKOUT_SECRET);
     await dialog.getByRole("button", { name: "Save secret" }).click();
@@ -276,7 +288,9 @@ Deno.test(
   "WhatsApp: Meta's handshake and the first signed message show on the number",
   opts,
   async () => {
-    const messaging = `${stack.url}/functions/v1/messaging-webhook`;
+    // The callback URL the page shows: the organization's own.
+    const messaging =
+      `${stack.url}/functions/v1/messaging-webhook/${organizationId}`;
     const handshake = await fetch(
       `${messaging}?hub.mode=subscribe&hub.verify_token=${verifyToken}&hub.challenge=99`,
     );
