@@ -353,7 +353,7 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     })).data;
     await addMemberRow(a.organizationId);
     const [delivery] =
-      await sql()`select id from public.webhook_deliveries where endpoint_id = ${endpoint.id}`;
+      await sql()`select id, event_id from public.webhook_deliveries where endpoint_id = ${endpoint.id}`;
     const apiKey = (await call(api.base, "POST", "/api-keys", adminA, { name: "A's key" })).data;
     const [log] =
       await sql()`insert into public.inbound_webhook_log (organization_id, provider, event, payload, signature_valid, status)
@@ -377,6 +377,7 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "/endpoints/:id": endpoint.id,
       "/connections/whatsapp/numbers/:id": number.id,
       "/deliveries/:id": delivery!.id,
+      "/events/:id": delivery!.event_id,
       "/api-keys/:id": apiKey.id,
       "/inbound-log/:id": log!.id,
       "/subscriptions/:id": endpoint.id,

@@ -1,6 +1,6 @@
 // Tenancy attack suite over HTTP (the pgTAP matrix in supabase/tests/03_tenancy_matrix.test.sql covers
-// the tables): organization B attacks organization A through every inbound endpoint and through every
-// configuration API route for API keys. Counted: requests, attacks that changed A's data ("breached")
+// the tables): organization B attacks organization A through every inbound endpoint, through every
+// configuration API route for API keys, and through the events feed. Counted: requests, attacks that changed A's data ("breached")
 // and responses that showed A's data ("leaked"); both must be 0.
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { closeSql, createUser, sql } from "../helpers/db.ts";
@@ -273,6 +273,76 @@ Deno.test("configuration API (API keys): every route as other-org admin, forged 
     // A's key is still live.
     const [row] = await sql()`select revoked_at from public.organization_api_keys where id = ${keyA.id}`;
     assertEquals(row!.revoked_at, null);
+  } finally {
+    await api.close();
+    await Promise.all([appSql.end(), userSql.end()]);
+  }
+});
+
+Deno.test("configuration API (events feed): A's events as other-org admin and key, forged claim, removed member, staff, anon", async () => {
+  const config = await testConfig();
+  const appSql = createSql(config.dbUrl, { max: 4 });
+  const userSql = createSql(config.userDbUrl, { max: 4 });
+  const deps = { config, sql: appSql, userSql };
+  const api = await serveFunction("webhooks", webhooksApp(deps));
+  try {
+    const a = await paymentTenant();
+    const b = await paymentTenant();
+    const json = (token: string) => ({ authorization: `Bearer ${token}` });
+    const adminB = await tokenFor(b.admin, b.organizationId);
+    const keyB = (await (await fetch(`${api.base}/api-keys`, {
+      method: "POST",
+      headers: { ...json(adminB), "content-type": "application/json" },
+      body: JSON.stringify({ name: "B's poller" }),
+    })).json()).key as string;
+    // A has an event (an endpoint subscribes, so the outbox stores it); B has one of its own.
+    for (const t of [a, b]) {
+      await sql()`insert into public.webhook_endpoints (organization_id, url, events)
+                  values (${t.organizationId}, 'https://hooks.example.org/feed', array['member.created'])`;
+      await sql()`insert into public.members (organization_id, first_name) values (${t.organizationId}, 'FeedSecret')`;
+    }
+    const [eventA] = await sql()<{ id: string }[]>`
+      select id from public.webhook_events where organization_id = ${a.organizationId}`;
+    const removed = await createUser();
+    await sql()`insert into public.profiles (user_id, organization_id, role) values (${removed.id}, ${a.organizationId}, 'admin')`;
+    const removedToken = await tokenFor(removed, a.organizationId);
+    await sql()`delete from public.profiles where user_id = ${removed.id}`;
+    const actors: { name: string; headers: Record<string, string>; allowed: number[] }[] = [
+      { name: "anon", headers: {}, allowed: [401] },
+      { name: "removed admin of A", headers: json(removedToken), allowed: [403] },
+      { name: "staff of A", headers: json(await tokenFor(a.staff, a.organizationId)), allowed: [403] },
+      {
+        name: "B's admin claiming A",
+        headers: json(await tokenFor(b.admin, a.organizationId)),
+        allowed: [403],
+      },
+      { name: "B's API key", headers: { "x-api-key": keyB }, allowed: [200, 404] },
+      { name: "B's admin", headers: json(adminB), allowed: [200, 404] },
+    ];
+    const feedRoutes = routes(deps).filter((r) => r.spec.path.startsWith("/events"));
+    assertEquals(feedRoutes.length, 2, "list and one");
+    let leaked = 0;
+    const wrong: string[] = [];
+    for (const r of feedRoutes) {
+      const path = r.spec.path.replace(":id", eventA!.id);
+      for (const actor of actors) {
+        const res = await count(fetch(`${api.base}${path}`, { headers: actor.headers }));
+        const text = await res.text();
+        if (text.includes(eventA!.id) || text.includes(a.organizationId)) {
+          leaked++;
+          wrong.push(`${actor.name} GET ${path}: response shows A's event`);
+        }
+        if (!actor.allowed.includes(res.status)) wrong.push(`${actor.name} GET ${path}: ${res.status}`);
+        if (res.status === 200 && path === "/events") {
+          assert(JSON.parse(text).data.length === 1, `${actor.name} sees B's own event only`);
+        }
+      }
+    }
+    console.log(
+      `tenancy-http events: ${JSON.stringify({ routes: feedRoutes.length, actors: actors.length, leaked })}`,
+    );
+    assertEquals(wrong, []);
+    assertEquals(leaked, 0);
   } finally {
     await api.close();
     await Promise.all([appSql.end(), userSql.end()]);

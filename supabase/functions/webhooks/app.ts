@@ -17,6 +17,7 @@ import { activityRoutes } from "./routes/activity.ts";
 import { secretRevealRoutes } from "./routes/secret_reveal.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
+import { eventRoutes } from "./routes/events.ts";
 import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
 import { meRoutes } from "./routes/me.ts";
@@ -39,6 +40,7 @@ export function routes(deps: AppDeps): Route[] {
     ...secretRevealRoutes(deps),
     ...alertRoutes(deps),
     ...deliveryRoutes(deps),
+    ...eventRoutes(deps),
     ...eventTypeRoutes(deps),
     ...automationRoutes(deps),
     ...apiKeyRoutes(deps),

@@ -2197,6 +2197,357 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events, newest first or after a cursor
+         * @description The organization's events (not test events, nor those redacted when their person was erased), each with the JSON body and `webhook-id` its deliveries carry; an event is stored when an enabled endpoint subscribes to its type. Without `after`: newest first, `older_cursor` for older pages. With `after`: oldest first from the cursor, in commit order, so a walk sees every event exactly once; `wait` (up to 25 s) answers as soon as one exists. Kept as long as the delivery history (`/log-retention`, 30 days by default); a cursor issued before that is 410 `cursor_expired`. At most 10 waiting requests per organization (429 `too_many_waiting`).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description A cursor (`next_cursor`, or an event's `cursor`): the events after it, oldest first */
+                    after?: string;
+                    /** @description `older_cursor` of the previous page: older events */
+                    before?: string;
+                    /** @description One event type, or several separated by commas */
+                    event_type?: string;
+                    /** @description Created at or after */
+                    since?: string;
+                    /** @description Created before */
+                    until?: string;
+                    limit?: number;
+                    /** @description With `after`: seconds to wait for an event when there is none yet (long poll) */
+                    wait?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *           "webhook_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *           "type": "donation.recorded",
+                         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *           "cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
+                         *           "payload": {
+                         *             "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *             "type": "donation.recorded",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "data": {
+                         *               "row": {
+                         *                 "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "recurring_donation_id": null,
+                         *                 "amount_minor": 2500,
+                         *                 "currency": "USD",
+                         *                 "source": "online",
+                         *                 "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *                 "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "refunded_minor": 0,
+                         *                 "refund_status": "none"
+                         *               },
+                         *               "delta": {
+                         *                 "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "recurring_donation_id": null,
+                         *                 "amount_minor": 2500,
+                         *                 "currency": "USD",
+                         *                 "source": "online",
+                         *                 "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *                 "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "refunded_minor": 0,
+                         *                 "refund_status": "none"
+                         *               }
+                         *             }
+                         *           }
+                         *         }
+                         *       ],
+                         *       "next_cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
+                         *       "older_cursor": null,
+                         *       "has_more": false
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /**
+                                 * Format: uuid
+                                 * @description The event's id
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The `webhook-id` (and `x-webhook-id`) header every delivery of it carries
+                                 */
+                                webhook_id: string;
+                                type: string;
+                                created_at: string;
+                                /** @description This event's place in the feed: pass as `after` to continue after it */
+                                cursor: string;
+                                /** @description The JSON body its deliveries carry */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            /** @description Pass as `after` to get the events that come after this answer */
+                            next_cursor: string;
+                            /** @description Newest first only: pass as `before` for older events */
+                            older_cursor: string | null;
+                            /** @description More events are there already (the next page is not empty) */
+                            has_more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: after",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "after",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `cursor_expired`: issued before the organization's retention began */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `too_many_waiting`: the organization's waiting requests are all in use */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one event with the body its deliveries carry
+         * @description The `webhook-id` header of a delivery is the event's id. The answer carries it as the `webhook-id` header too.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The event */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *       "webhook_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *       "type": "donation.recorded",
+                         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *       "cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
+                         *       "payload": {
+                         *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *         "type": "donation.recorded",
+                         *         "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *         "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *         "data": {
+                         *           "row": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           },
+                         *           "delta": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           }
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description The event's id
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The `webhook-id` (and `x-webhook-id`) header every delivery of it carries
+                             */
+                            webhook_id: string;
+                            type: string;
+                            created_at: string;
+                            /** @description This event's place in the feed: pass as `after` to continue after it */
+                            cursor: string;
+                            /** @description The JSON body its deliveries carry */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such event (or a test event, or one redacted) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/event-types": {
         parameters: {
             query?: never;
