@@ -266,6 +266,20 @@ Deno.test({
       assertEquals((await deliveries()).map((d) => d.attempt_count), Array(20).fill(1), "each sent once");
       assertEquals(receiver.requests.length, 20, "each received once");
       console.log(`stopped after ${receivedThen} of 20; the successor delivered the rest in ${took} ms`);
+
+      // Without Vault's server key (supabase_vault not preloaded) nothing is stored, and the command says so.
+      await db.psqlAdmin("delete from vault._root_key");
+      const [noKey] = await asPostgres<{ stored: boolean }[]>`
+        select private.vault_put_secret('probe', 'value') as stored`;
+      assertEquals(noKey!.stored, false);
+      const keyless = await run("npm", ["run", "-s", "dispatch:secret"], {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: Deno.env.get("HOME") ?? "/root",
+        WEBHOOK_DISPATCH_SECRET: `${newSecret}-again`,
+        SUPABASE_DB_URL: db.url,
+      });
+      assertEquals(keyless.code, 1, keyless.output);
+      assertMatch(keyless.output, /cannot encrypt/);
     } finally {
       for (const w of workers) await w.stop().catch(() => {});
       await receiver.close();
