@@ -202,6 +202,8 @@ Deno.test({
       assertEquals((await vaultSecret()).secret, oldSecret, "db push with nothing to apply left Vault alone");
 
       // The command docs/operations.md gives for it.
+      const guide = await Deno.readTextFile(new URL("docs/operations.md", ROOT));
+      assertMatch(guide, /\nnpm run dispatch:secret /, "docs/operations.md shows the command");
       const rotated = await run("npm", ["run", "-s", "dispatch:secret"], {
         PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
         HOME: Deno.env.get("HOME") ?? "/root",

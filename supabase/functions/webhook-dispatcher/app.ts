@@ -3,7 +3,8 @@
 // On the Edge Runtime it answers 202 and runs in the background (pg_net holds a transaction open until
 // its whole batch is answered); under plain Deno or with `"wait": true` it answers 200 with what it did.
 // A run stops at its CPU budget (budget.ts), its wall budget, or an optional row cap (`max_deliveries`,
-// for tests and benchmarks). The body and the answers: docs/monitoring.md#the-dispatcher.
+// for tests and benchmarks); one run at a time per isolate (one_run.ts). The body and the answers:
+// docs/monitoring.md#the-dispatcher.
 import type { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, newApp } from "../_shared/app.ts";
