@@ -1,6 +1,6 @@
-// Command-line options of our scripts (dev:user, dev:token, dev:receiver, platform:superadmin), parsed
-// one way: strict (an unknown or malformed option prints the usage and exits 2, changing nothing), and
-// --help prints the usage and exits 0.
+// Command-line options of our scripts (dev:user, dev:token, dev:receiver, platform:superadmin,
+// dispatch:secret), parsed one way: strict (an unknown or malformed option prints the usage and exits 2,
+// changing nothing), and --help prints the usage and exits 0.
 import { parseArgs } from "node:util";
 
 export interface Cli {

@@ -193,6 +193,96 @@ Deno.test("the runtime's shutdown (beforeunload) stops a background run, which r
   }
 });
 
+Deno.test("a run stopped by the runtime's shutdown gives back what it has not sent and asks for its successor at once, which finds that work due", async () => {
+  const tenant = await createTenant();
+  const receiver = await startReceiver(async () => {
+    await new Promise((r) => setTimeout(r, 100));
+    return new Response("ok");
+  });
+  const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["attendance.marked"]);
+  // Paced: a claim holds about a second's worth of sends, most waiting for their turn when the stop comes.
+  await sql()`update public.webhook_endpoints set rate_limit_per_second = 5 where id = ${ep.id}`;
+  const shutdown = new AbortController();
+  const dueWhenAsked: number[] = [];
+  const d = await dispatcher({
+    shutdown: shutdown.signal,
+    // What private.webhook_dispatch_continue() looks at before it posts: due and not leased.
+    requestNext: async () => {
+      const [due] = await sql()<{ n: number }[]>`
+        select count(*)::int as n from public.webhook_deliveries d
+        where d.endpoint_id = ${ep.id} and d.status = 'pending' and d.next_attempt_at <= now()
+          and not exists (select from private.webhook_live_leases l where l.delivery_id = d.id)`;
+      dueWhenAsked.push(due!.n);
+      return true;
+    },
+  });
+  try {
+    await raise(tenant.organizationId, 20);
+    // The cron job's run: it would poll for its whole budget, asking for nobody, unless stopped.
+    const res = await d.post({ budget_ms: 60000 });
+    assertEquals(res.status, 202);
+    await res.body?.cancel();
+    await receiver.waitFor(2);
+    shutdown.abort();
+    await d.background[0];
+    const finished = d.logs.find((e) => e.msg === "dispatch finished")!;
+    assertEquals(finished.stopped, "signal", JSON.stringify(d.logs));
+    assert((finished.released as number) > 0, `paced sends were given back: ${JSON.stringify(finished)}`);
+    // Asked once, after it gave its leases back: the successor finds the rest due, not a minute later.
+    assertEquals(dueWhenAsked, [20 - (finished.recorded as number)], JSON.stringify(finished));
+    assertEquals(finished.continued, true);
+  } finally {
+    await retireEndpoints(ep.id);
+    await Promise.all([d.fn.close(), receiver.close()]);
+  }
+});
+
+Deno.test("runs posted to one isolate take turns: the next starts when the one going ends, and a third joins the one waiting", async () => {
+  const tenant = await createTenant();
+  const receiver = await startReceiver(async () => {
+    await new Promise((r) => setTimeout(r, 100));
+    return new Response("ok");
+  });
+  const ep = await createEndpoint(tenant.organizationId, `${receiver.url}/hook`, ["attendance.marked"]);
+  // Each run's end as logged, with the time it was logged.
+  const ends: { at: number; claimed: number; waited_ms: number; duration_ms: number }[] = [];
+  const d = await dispatcher({
+    log: (e) => {
+      if (e.msg === "dispatch finished") ends.push({ ...e, at: Date.now() } as typeof ends[number]);
+    },
+  });
+  try {
+    await raise(tenant.organizationId, 3);
+    // A wake-up's run (it stays 1 s once idle), the next wake-up's, and a cron run meanwhile.
+    const answers = [];
+    for (
+      const body of [{ stop_when_idle: true, idle_grace_ms: 1000 }, { stop_when_idle: true }, {
+        stop_when_idle: true,
+        idle_grace_ms: 500,
+      }]
+    ) {
+      const res = await d.post(body);
+      answers.push([res.status, (await res.json()).joined ?? false]);
+    }
+    assertEquals(answers, [[202, false], [202, false], [202, true]], "the third joined the one waiting");
+    await Promise.all(d.background);
+    assertEquals(ends.length, 2, `two runs, one after the other: ${JSON.stringify(ends)}`);
+    const [first, second] = ends;
+    assertEquals([first!.claimed, first!.waited_ms], [3, 0]);
+    // The second started when the first had ended (within a few ms), never beside it.
+    const secondStarted = second!.at - second!.duration_ms + second!.waited_ms;
+    assert(
+      secondStarted >= first!.at - 20,
+      `second started ${first!.at - secondStarted} ms before the first ended`,
+    );
+    assert(second!.waited_ms >= 1000, JSON.stringify(second));
+    assertEquals((await deliveriesOf(ep.id)).map((r) => r.attempt_count), [1, 1, 1], "each sent once");
+  } finally {
+    await retireEndpoints(ep.id);
+    await Promise.all([d.fn.close(), receiver.close()]);
+  }
+});
+
 Deno.test("a run's body that is not what it expects is a 400 naming the fields; nothing starts", async () => {
   const d = await dispatcher({});
   const send = (body: string) =>

@@ -6,6 +6,11 @@
 # pg_net is not among Debian's packages: BENCH_PG_BINDIR names the bin directory of a PostgreSQL
 # installation that has it (its pg_config says where the extension files are); by default the system's.
 # Without pg_net the script says so and exits 2.
+# Vault: where that installation has supabase_vault, the cluster runs it as a hosted project does,
+# preloaded with a server key of its own (a random one, made for this run, returned by a getkey script in
+# the run's directory: vault.getkey_script); without that key every secret written fails ("pgsodium_derive:
+# no server secret key defined"). Without supabase_vault, hosted_dispatch.ts keeps the two secrets in a
+# table with Vault's view name.
 #   BENCH_PG_BINDIR=/path/to/postgresql/15/bin BENCH_REPEATS=3 bash scripts/bench/hosted_dispatch.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,10 +41,22 @@ cleanup() {
 }
 trap cleanup EXIT
 "${as_owner[@]}" "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust >/dev/null
-# As the test clusters (durability off, 300 connections), plus pg_net; pg_cron runs its jobs in
-# background workers (no password to give its own connections).
+preload=pg_cron,pg_net
+vault=()
+if [ -e "$share/extension/supabase_vault.control" ]; then
+  openssl rand -hex 32 >"$dir/vault.key"
+  printf '#!/bin/sh\ncat %s/vault.key\n' "$dir" >"$dir/getkey"
+  chmod 700 "$dir/getkey"
+  chmod 600 "$dir/vault.key"
+  [ "$(id -u)" = 0 ] && chown postgres "$dir/getkey" "$dir/vault.key"
+  preload=$preload,supabase_vault
+  vault=(-c "vault.getkey_script=$dir/getkey")
+  echo "hosted_dispatch: supabase_vault preloaded with a key of this run's own" >&2
+fi
+# As the test clusters (durability off, 300 connections), plus pg_net (and Vault, above); pg_cron runs its
+# jobs in background workers (no password to give its own connections).
 "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w start -o "-p $port -k $dir \
-  -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_cron,pg_net -c cron.database_name=postgres \
+  -c listen_addresses=127.0.0.1 -c shared_preload_libraries=$preload ${vault[*]} -c cron.database_name=postgres \
   -c cron.use_background_workers=on -c max_worker_processes=32 -c max_connections=300 -c fsync=off \
   -c synchronous_commit=off" >/dev/null
 url="postgresql://postgres@127.0.0.1:$port/postgres"

@@ -37,9 +37,9 @@
 -- offers them (every Supabase project); where it offers pg_net and it is still missing, the operator
 -- health check says so as a critical alert (private.pg_net_available()).
 --
--- One-time setup on a hosted project (secrets never live in migrations):
---   select vault.create_secret('https://<project-ref>.supabase.co', 'project_url');
---   select vault.create_secret('<WEBHOOK_DISPATCH_SECRET>', 'webhook_dispatch_secret');
+-- On a hosted project `db push` writes the two Vault secrets from [db.vault] in supabase/config.toml
+-- (secrets never live in migrations), but only while it has a migration to apply: a new value later goes
+-- through private.set_dispatch_secret() below (`npm run dispatch:secret`, docs/operations.md).
 
 -- As Supabase's Cron module installs it (a no-op where it is already enabled).
 create extension if not exists pg_cron with schema pg_catalog;
@@ -101,14 +101,79 @@ end;
 $$;
 
 -- pg_net (the dispatcher's starter) and Vault (its URL and secret), where the platform has them. Vault
--- keeps its own schema (vault), as Supabase installs it.
+-- keeps its own schema (vault), as Supabase installs it. supabase_vault 0.3 encrypts with a server key it
+-- loads only when preloaded (vault.getkey_script): installed but not preloaded, every secret written would
+-- fail ("pgsodium_derive: no server secret key defined"), so it is left off, as pg_net is then.
 do $$
 begin
   perform private.create_extension_where_it_loads('pg_net', needs_preload => true);
-  if exists (select from pg_available_extensions where name = 'supabase_vault') then
-    create extension if not exists supabase_vault cascade;
+  if exists (select from pg_available_extensions where name = 'supabase_vault')
+     and not exists (select from pg_extension where extname = 'supabase_vault') then
+    if private.preloaded('supabase_vault') is false and private.preloaded('pgsodium') is false then
+      raise warning 'supabase_vault is installed but not in shared_preload_libraries (it needs its server key from vault.getkey_script), so it is not created';
+    else
+      create extension supabase_vault cascade;
+    end if;
   end if;
 end
+$$;
+
+-- Writes a secret into Vault by name: a new one, or the new value of the one by that name. Through
+-- Vault's own functions, with the arguments every supabase_vault version takes (0.3.1:
+-- vault.create_secret(new_secret, new_name, new_description, new_key_id) and
+-- vault.update_secret(secret_id, new_secret, ...), the last ones defaulted); Vault encrypts it. False
+-- where Vault is missing (a local database) or cannot encrypt (no server key: a warning says why).
+-- Dynamic SQL: the vault schema may not exist.
+create function private.vault_put_secret(secret_name text, secret text, description text default '')
+returns boolean
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  secret_id uuid;
+begin
+  if to_regclass('vault.secrets') is null or not exists (
+    select from pg_catalog.pg_proc where proname = 'create_secret' and pronamespace = to_regnamespace('vault')) then
+    return false;
+  end if;
+  execute $q$select id from vault.secrets where name = $1$q$ into secret_id using secret_name;
+  begin
+    if secret_id is null then
+      execute $q$select vault.create_secret($1, $2, $3)$q$ using secret, secret_name, description;
+    else
+      execute $q$select vault.update_secret($1, $2)$q$ using secret_id, secret;
+    end if;
+  exception when others then
+    raise warning 'Vault could not store %: %', secret_name, sqlerrm;
+    return false;
+  end;
+  return true;
+end;
+$$;
+
+-- A new bearer secret for the dispatcher (and the mail sender), and where given a new project URL, in
+-- Vault: the next request pg_net sends carries it. What `db push` writes on its first run; run this to
+-- change them later (`db push` with nothing to apply writes nothing). The same value must reach the
+-- functions' WEBHOOK_DISPATCH_SECRET (`supabase secrets set`): until both agree, calls answer 401 and
+-- the recovery job starts a run once they do. Called by scripts/dispatch-secret.ts.
+create function private.set_dispatch_secret(new_secret text, new_project_url text default null) returns void
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+begin
+  if coalesce(length(new_secret), 0) < 32 then
+    raise exception 'the dispatch secret must have at least 32 characters (openssl rand -hex 32)';
+  end if;
+  if new_project_url is not null and new_project_url !~ '^https?://[^/]+' then
+    raise exception 'the project URL must be an http(s) URL, like https://<project-ref>.supabase.co';
+  end if;
+  if not private.vault_put_secret('webhook_dispatch_secret', new_secret) then
+    raise exception 'Vault (supabase_vault) is not installed or cannot encrypt here (see the warning): the local setup dispatches without it';
+  end if;
+  if new_project_url is not null then
+    perform private.vault_put_secret('project_url', new_project_url);
+  end if;
+end;
 $$;
 
 -- The pg_net request of each dispatcher invocation, so the operator health check
@@ -339,8 +404,9 @@ create trigger webhook_deliveries_wake_dispatcher
 after insert on public.webhook_deliveries
 for each statement execute function private.wake_on_insert('private.webhook_wake_dispatcher', 'webhook-dispatch');
 
-revoke all on function private.preloaded(text), private.create_extension_where_it_loads(text, boolean)
-  from public, anon, authenticated;
+revoke all on function private.preloaded(text), private.create_extension_where_it_loads(text, boolean),
+  private.vault_put_secret(text, text, text), private.set_dispatch_secret(text, text)
+  from public, anon, authenticated, service_role;
 revoke all on function private.pg_net_present(), private.pg_net_available(), private.webhook_due_per_run(),
   private.post_function(text, jsonb), private.webhook_post_dispatcher(jsonb), private.webhook_invoke_dispatcher(),
   private.take_wake(text, interval), private.webhook_wake_dispatcher(interval), private.webhook_dispatch_continue(),

@@ -3,8 +3,8 @@
 -- scripts/db-bootstrap.sh on a local database, with a random password nobody has to copy anywhere.
 --
 -- The password is kept where only the role that runs the migrations (`postgres`, whose SUPABASE_DB_URL
--- every Edge Function has) can read it: in Vault where the platform has it (every Supabase project), else
--- in a private table. The functions read it through their server pool each time the user pool opens a
+-- every Edge Function has) can read it: in Vault where the platform has it (every Supabase project:
+-- secret `edge_user_password`, encrypted, written by private.vault_put_secret), else in a private table. The functions read it through their server pool each time the user pool opens a
 -- connection (supabase/functions/_shared/pools.ts), so nothing is set by hand, and a new password
 -- (private.set_edge_user_login()) reaches every function instance without a redeploy.
 -- USER_DB_URL / USER_DB_PASSWORD, where set, are used instead.
@@ -32,7 +32,6 @@ as $$
 declare
   password text := coalesce(new_password,
     replace(gen_random_uuid()::text || gen_random_uuid()::text || gen_random_uuid()::text, '-', ''));
-  secret_id uuid;
 begin
   if length(password) < 16 then
     raise exception 'the password of edge_user must have at least 16 characters';
@@ -40,15 +39,8 @@ begin
   -- EXECUTE: a statement inside a function is not what log_statement logs, so the password stays out
   -- of the server log.
   execute format('alter role edge_user login password %L', password);
-  if to_regprocedure('vault.create_secret(text, text, text)') is not null then
-    execute $q$select id from vault.secrets where name = 'edge_user_password'$q$ into secret_id;
-    if secret_id is null then
-      execute $q$select vault.create_secret($1, 'edge_user_password',
-                  'Password of edge_user, the user-request pool of the Edge Functions (private.set_edge_user_login)')$q$
-        using password;
-    else
-      execute $q$select vault.update_secret($1, $2)$q$ using secret_id, password;
-    end if;
+  if private.vault_put_secret('edge_user_password', password,
+       'Password of edge_user, the user-request pool of the Edge Functions (private.set_edge_user_login)') then
     -- With its WHERE, as every statement here (pg-safeupdate on hosted API connections).
     delete from private.edge_user_login where id;
   else

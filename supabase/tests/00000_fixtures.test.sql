@@ -145,7 +145,7 @@ language sql as $$
     returning 1)
   select count(*)::int from held $$;
 -- Stand-ins for pg_net (net.http_post records each request in net.posted) and Vault (the dispatcher's
--- URL and secret unless told), for a database that has neither: the test checks they are absent first.
+-- URL and secret unless told), for a database that lacks them: the test checks pg_net is absent first.
 create or replace function tests.stand_in_pg_net() returns void language plpgsql as $$
 begin
   create schema net;
@@ -156,14 +156,31 @@ begin
     insert into net.posted (url, headers, body, timeout_ms) values (url, headers, body, timeout_milliseconds)
     returning id $f$;
 end $$;
+-- Where Vault is installed (a hosted project, the hosted-like lane) it is used itself, within the test's
+-- transaction: the dispatcher's two secrets are replaced (or removed) there and come back at the rollback.
 create or replace function tests.stand_in_vault(with_secrets boolean default true) returns void
 language plpgsql as $$
 begin
-  create schema vault;
-  create table vault.decrypted_secrets (name text, decrypted_secret text);
+  if to_regclass('vault.decrypted_secrets') is null then
+    create schema vault;
+    create table vault.decrypted_secrets (name text, decrypted_secret text);
+  end if;
+  execute $q$delete from vault.decrypted_secrets where name in ('project_url', 'webhook_dispatch_secret')$q$;
   if with_secrets then
-    insert into vault.decrypted_secrets values
-      ('project_url', 'https://ref.supabase.example/'), ('webhook_dispatch_secret', 'dispatch-secret');
+    perform tests.set_vault_secret('project_url', 'https://ref.supabase.example/');
+    perform tests.set_vault_secret('webhook_dispatch_secret', 'dispatch-secret');
+  end if;
+end $$;
+-- Sets the Vault secret `secret_name`: through Vault's own function where Vault is installed (its
+-- supabase_vault 0.3 signature), else in the stand-in's table.
+create or replace function tests.set_vault_secret(secret_name text, secret text) returns void
+language plpgsql as $$
+begin
+  execute $q$delete from vault.decrypted_secrets where name = $1$q$ using secret_name;
+  if to_regprocedure('vault.create_secret(text, text, text, uuid)') is not null then
+    execute $q$select vault.create_secret($1, $2)$q$ using secret, secret_name;
+  else
+    execute $q$insert into vault.decrypted_secrets (name, decrypted_secret) values ($1, $2)$q$ using secret_name, secret;
   end if;
 end $$;
 -- EXPLAIN (costs off) of `query`; with `settings_of`, under that function's SET clauses (its planner

@@ -212,10 +212,13 @@ select is(array(
         union all select 'public.user_active_organization ' || p from unnest(array['insert', 'update']) p
         order by 1),
   'a signed-in browser writes only the day-to-day records (and its own active organization)');
--- And the functions of an exposed schema it may call: the contract set_active_organization, alone.
+-- And the functions of ours in an exposed schema it may call: the contract set_active_organization, alone.
+-- (Supabase's own graphql_public.graphql is callable by signed-in users on every project, with or without
+-- pg_graphql: the platform's, not ours; the hosted-like lane has it.)
 select is(array(
   select p.oid::regprocedure::text from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-  where n.nspname in (select nspname from exposed) and p.oid not in (select objid from extension_owned)
+  where n.nspname in (select nspname from exposed) and n.oid in (select oid from ours)
+    and p.oid not in (select objid from extension_owned)
     and has_function_privilege('authenticated', p.oid, 'EXECUTE') order by 1),
   array['set_active_organization(uuid)'],
   'a signed-in browser calls one function of ours: set_active_organization');

@@ -90,14 +90,7 @@ select ok(public.webhook_operator_health(max_due_age => interval '1 hour') @>
             '{"status": "critical", "alerts": [{"code": "dispatch_not_configured"}]}',
           'pg_net without the dispatcher''s Vault secrets: critical');
 -- (Vault's own function where Vault is installed, as on a hosted project; else the stand-in's table)
-do $$
-begin
-  if to_regprocedure('vault.create_secret(text, text, text)') is not null then
-    perform vault.create_secret('s', 'webhook_dispatch_secret');
-  else
-    insert into vault.decrypted_secrets (name, decrypted_secret) values ('webhook_dispatch_secret', 's');
-  end if;
-end $$;
+select tests.set_vault_secret('webhook_dispatch_secret', 's');
 \else
 select skip('pg_net is installed here: its absence is played on the local test cluster', 1);
 \endif

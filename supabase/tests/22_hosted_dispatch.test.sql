@@ -1,7 +1,8 @@
 -- What starts the dispatcher on a hosted project (20261122130400_outbound_webhook_schedule.sql): the
--- cron job, the debounced wake-up on new deliveries, and the continuation after a capped run. pg_net and
--- Vault are not installed here: first what happens without them (nothing is posted, inserts work), then
--- with stand-ins that have pg_net's net.http_post signature and Vault's view, recording what would be sent.
+-- cron job, the debounced wake-up on new deliveries, and the continuation after a capped run. pg_net is
+-- not installed here: first what happens without it (nothing is posted, inserts work), then with a
+-- stand-in that has pg_net's net.http_post signature, recording what would be sent, and the Vault
+-- secrets (Vault's own where it is installed, else a stand-in of its view).
 begin;
 select plan(28);
 
@@ -13,9 +14,9 @@ where status = any (private.webhook_open_states());
 
 select has_trigger('public', 'webhook_deliveries', 'webhook_deliveries_wake_dispatcher',
   'new deliveries wake the dispatcher');
--- Where pg_net and Vault are installed (a hosted project) the stand-ins cannot take their place; the real
--- ones are exercised by tests/hosted_dispatch_pgnet_test.ts.
-select to_regnamespace('net') is null and to_regnamespace('vault') is null as stand_ins \gset
+-- Where pg_net is installed (a hosted project) the stand-in cannot take its place; the real one is
+-- exercised by tests/hosted_dispatch_pgnet_test.ts. Where Vault is (the hosted-like lane), it is used.
+select to_regnamespace('net') is null as stand_ins \gset
 \if :stand_ins
 select is(private.webhook_wake_dispatcher(), null, 'without pg_net the wake-up posts nothing');
 select is(private.webhook_dispatch_continue(), null, 'without pg_net the continuation posts nothing');
@@ -32,8 +33,7 @@ update private.function_wakes set woken_at = '-infinity' where function_name = '
 select is(private.webhook_wake_dispatcher(), false, 'without the Vault secrets nothing is posted');
 select is((select count(*)::int from net.posted), 0, '(nothing posted)');
 
-insert into vault.decrypted_secrets values
-  ('project_url', 'https://ref.supabase.example/'), ('webhook_dispatch_secret', 'dispatch-secret');
+select tests.stand_in_vault();
 update private.function_wakes set woken_at = '-infinity' where function_name = 'webhook-dispatcher';
 
 -- The debounce ------------------------------------------------------------------------------------
@@ -109,7 +109,7 @@ select is(exists (select from cron.job where jobname = 'webhook-dispatch-recover
           (select (regexp_match(extversion, '^(\d+)\.(\d+)'))::int[] >= '{1,5}' from pg_extension where extname = 'pg_cron'),
           'scheduled every 5 s exactly where pg_cron schedules in seconds (1.5+)');
 \else
-select skip('pg_net and Vault are installed here; the stand-ins need a database without them', 27);
+select skip('pg_net is installed here; the stand-in needs a database without it', 27);
 \endif
 
 select * from finish();

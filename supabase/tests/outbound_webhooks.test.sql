@@ -167,7 +167,9 @@ select is((select schedule from cron.job where jobname = 'webhook-housekeeping')
   'housekeeping runs every minute');
 select is((select schedule from cron.job where jobname = 'webhook-dispatch'), '* * * * *',
   'the dispatcher is invoked every minute');
-select is(private.webhook_invoke_dispatcher(), null, 'without pg_net/Vault the invoker does nothing');
+-- (Where pg_net is installed, a hosted project, the invoker posts: tests/hosted_dispatch_pgnet_test.ts.)
+select case when private.pg_net_present() then skip('pg_net is installed here: the invoker posts', 1)
+            else is(private.webhook_invoke_dispatcher(), null, 'without pg_net/Vault the invoker does nothing') end;
 
 select * from finish();
 rollback;

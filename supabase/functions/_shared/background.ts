@@ -56,11 +56,17 @@ export async function answerRun<T extends object>(
   c: Context,
   background: Background | null,
   run: () => Promise<T>,
-  options: { name: string; log: (event: Record<string, unknown>) => void; started: Record<string, unknown> },
+  options: {
+    name: string;
+    log: (event: Record<string, unknown>) => void;
+    started: Record<string, unknown>;
+    /** The run is another request's, which logs its end: hand it over without logging it twice. */
+    quiet?: boolean;
+  },
 ): Promise<Response> {
   if (!background) return c.json(await run());
   background(
-    run().then(
+    options.quiet ? run().catch(() => {}) : run().then(
       (stats) => options.log({ level: "info", msg: `${options.name} finished`, ...stats }),
       (err) => options.log({ level: "error", msg: `${options.name} failed`, error: String(err) }),
     ),

@@ -3,7 +3,8 @@
 // On the Edge Runtime it answers 202 and runs in the background (pg_net holds a transaction open until
 // its whole batch is answered); under plain Deno or with `"wait": true` it answers 200 with what it did.
 // A run stops at its CPU budget (budget.ts), its wall budget, or an optional row cap (`max_deliveries`,
-// for tests and benchmarks). The body and the answers: docs/monitoring.md#the-dispatcher.
+// for tests and benchmarks); one run at a time per isolate (one_run.ts). The body and the answers:
+// docs/monitoring.md#the-dispatcher.
 import type { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, newApp } from "../_shared/app.ts";
@@ -15,6 +16,16 @@ import {
   runBody,
 } from "../_shared/background.ts";
 import { DeliveryEngine, type EngineOptions, logToConsole, type RunStats } from "./engine.ts";
+import { OneRunAtATime, type RunPlan } from "./one_run.ts";
+
+/** What a run answers (200) or logs (`dispatch finished`). */
+type DispatchStats = RunStats & {
+  continued?: boolean | null;
+  continued_at_ms?: number;
+  /** How long it waited for the run before it in this isolate (one_run.ts). */
+  waited_ms?: number;
+  duration_ms?: number;
+};
 
 /**
  * Default time one invocation may take. A worker lives 150 s (free plan) or 400 s and may serve the next
@@ -53,6 +64,7 @@ export function createApp(deps: AppDeps, options: DispatcherOptions = {}): Hono 
   const requestNext = options.requestNext ?? (async () =>
     (await deps.sql<{ requested: boolean | null }[]>`
       select private.webhook_dispatch_continue() as requested`)[0]?.requested ?? null);
+  const runs = new OneRunAtATime<DispatchStats>();
   app.post("/", async (c) => {
     requireDispatchSecret(c.req.header("authorization"), deps.config.dispatchSecret);
     const body = await runBody(
@@ -61,65 +73,77 @@ export function createApp(deps: AppDeps, options: DispatcherOptions = {}): Hono 
       "{budget_ms?, stop_when_idle?, idle_grace_ms?, max_deliveries?, wait?}",
     );
     const background = backgroundFor(body.wait, options.waitUntil);
-    const budget = Math.min(body.budget_ms ?? DEFAULT_BUDGET_MS, deps.config.dispatchWallBudgetMs);
+    const plan: RunPlan = {
+      budgetMs: Math.min(body.budget_ms ?? DEFAULT_BUDGET_MS, deps.config.dispatchWallBudgetMs),
+      stopWhenIdle: body.stop_when_idle ?? false,
+      idleGraceMs: body.idle_grace_ms,
+      maxDeliveries: body.max_deliveries,
+    };
     const cpuBudgetMs = deps.config.dispatchCpuBudgetMs;
-    const engine = new DeliveryEngine(deps.sql, {
-      allowPrivateTargets: deps.config.allowPrivateTargets,
-      ...options.engine,
-    });
-    const started = Date.now();
     // In the background the request is over once answered: only the runtime's shutdown stops the run.
     const signals = [options.shutdown, background ? undefined : c.req.raw.signal].filter((s) =>
       s !== undefined
     );
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    // The successor, asked for once: shortly before the budget is spent (budget.ts handOver), else when
-    // the run stops on its budget. pg_net takes a request up within about a second, so one asked for at
-    // the end started a second or more after this run stopped claiming; this one is running by then.
-    let next: Promise<boolean | null> | undefined;
-    let nextAtMs: number | undefined;
-    let runStarted = started;
-    /** `atMs`: when, counted from the run's start as claiming_ms is (the engine's hand-over says). */
-    const askNext = (atMs = Date.now() - runStarted) => {
-      nextAtMs ??= atMs;
-      return next ??= requestNext().catch((err) => {
-        log({ level: "error", msg: "could not request the next dispatcher run", error: String(err) });
-        return null;
+    const posted = Date.now();
+    const run = async (plan: RunPlan): Promise<DispatchStats> => {
+      const engine = new DeliveryEngine(deps.sql, {
+        allowPrivateTargets: deps.config.allowPrivateTargets,
+        ...options.engine,
       });
-    };
-    const run = async () => {
-      runStarted = Date.now();
-      const stats: RunStats & { continued?: boolean | null; continued_at_ms?: number } = await engine.run({
+      const started = Date.now();
+      // The successor, asked for once: shortly before the budget is spent (budget.ts handOver), else when
+      // the run stops on its budget. pg_net takes a request up within about a second, so one asked for at
+      // the end started a second or more after this run stopped claiming; this one is running by then.
+      let next: Promise<boolean | null> | undefined;
+      let nextAtMs: number | undefined;
+      /** `atMs`: when, counted from the run's start as claiming_ms is (the engine's hand-over says). */
+      const askNext = (atMs = Date.now() - started) => {
+        nextAtMs ??= atMs;
+        return next ??= requestNext().catch((err) => {
+          log({ level: "error", msg: "could not request the next dispatcher run", error: String(err) });
+          return null;
+        });
+      };
+      const stats: DispatchStats = await engine.run({
         // Stop claiming early enough that the last attempts time out and are recorded inside the budget.
-        deadline: started + Math.max(0, budget - engine.timeoutMs - 2000),
-        stopWhenIdle: body.stop_when_idle,
-        idleGraceMs: body.idle_grace_ms,
+        deadline: started + Math.max(0, plan.budgetMs - engine.timeoutMs - 2000),
+        stopWhenIdle: plan.stopWhenIdle,
+        idleGraceMs: plan.idleGraceMs,
         // A run waiting out its idle grace looks often: a successor started while its predecessor holds
         // the organizations' caps takes over the moment those leases end, not up to a second later.
-        pollMs: body.stop_when_idle ? IDLE_POLL_MS : undefined,
-        maxDeliveries: body.max_deliveries,
+        pollMs: plan.stopWhenIdle ? IDLE_POLL_MS : undefined,
+        maxDeliveries: plan.maxDeliveries,
         cpuBudgetMs,
         signal,
         onHandOver: (atMs) => void askNext(atMs),
       });
-      // Stopped at its budget: more is probably due, and the next cron minute would leave it waiting while
-      // capacity is idle. The database decides (only if something is due, only with pg_net); asked again
-      // if nothing was due when it handed over (this run held it all then).
-      if ((stats.stopped === "cpu" || stats.stopped === "rows") && !signal?.aborted) {
+      // Stopped at its budget, or by the runtime's shutdown notice (what it gave back is due again at
+      // once): more is probably due, and the next cron minute would leave it waiting while capacity is
+      // idle. The database decides (only if something is due, only with pg_net); a stopping worker takes
+      // no new request, so the successor starts in another. Asked again if nothing was due when it handed
+      // over (this run held it all then). A run stopped before it claimed anything (it was waiting for
+      // the one before it) leaves that to the one before it.
+      const stopping = stats.stopped === "signal" && stats.claimed > 0;
+      if (stats.stopped === "cpu" || stats.stopped === "rows" || stopping) {
         if ((await next) === false) next = undefined;
         stats.continued = await askNext();
       } else if (next) stats.continued = await next;
       if (nextAtMs !== undefined) stats.continued_at_ms = nextAtMs;
-      return { ...stats, duration_ms: Date.now() - started };
+      return { ...stats, waited_ms: started - posted, duration_ms: Date.now() - posted };
     };
-    return answerRun(c, background, run, {
+    const submitted = runs.submit(plan, run);
+    return answerRun(c, background, () => submitted.result, {
       name: "dispatch",
       log,
+      // A request that joined a waiting run logs nothing of its own: that run's end is logged once.
+      quiet: submitted.joined,
       started: {
-        budget_ms: budget,
-        max_deliveries: body.max_deliveries ?? null,
+        budget_ms: plan.budgetMs,
+        max_deliveries: plan.maxDeliveries ?? null,
         cpu_budget_ms: cpuBudgetMs,
-        stop_when_idle: body.stop_when_idle ?? false,
+        stop_when_idle: plan.stopWhenIdle,
+        ...(submitted.joined ? { joined: true } : {}),
       },
     });
   });
