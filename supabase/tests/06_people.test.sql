@@ -203,17 +203,34 @@ select is(private.invitation_mail_available_at('people-new@example.org'), :'sixt
 select matches(pg_temp.raised($$ select public.create_invitation('people-new@example.org', 'staff') $$),
   '^54000 recipient_limit ', 'and is refused until then');
 
--- From many organizations: ten invitation mails to one address a day.
+-- From many organizations: ten established ones (a day old or more) a day to one address, and apart
+-- from them three new ones, so organizations made in minutes cannot use up a church's invitation.
 select tests.clear_act_as();
 select tests.create_organization('People Spam ' || g, ('a6700000-0000-4000-8000-0000000000' || lpad(g::text, 2, '0'))::uuid)
-  from generate_series(1, 11) g;
+  from generate_series(1, 16) g;
+update public.organizations set created_at = now() - interval '30 days'
+ where id in (select ('a6700000-0000-4000-8000-0000000000' || lpad(g::text, 2, '0'))::uuid from generate_series(1, 11) g);
+select is((select count(private.mail_enqueue(('a6700000-0000-4000-8000-0000000000' || lpad(g::text, 2, '0'))::uuid,
+                                             'invitation', 'people-throwaway@example.org', '{}'))::int
+             from generate_series(12, 14) g), 3, 'three new organizations invite one person');
+select matches(pg_temp.raised($$ select private.mail_enqueue('a6700000-0000-4000-8000-000000000015', 'invitation',
+                                                              'people-throwaway@example.org', '{}') $$),
+  '^54000 recipient_limit ', 'a fourth new organization''s invitation to them waits');
+select isnt(private.mail_enqueue('a6700000-0000-4000-8000-000000000001', 'invitation', 'people-throwaway@example.org',
+                                 '{}'), null, 'an established church''s invitation to them goes all the same');
 select is((select count(private.mail_enqueue(('a6700000-0000-4000-8000-0000000000' || lpad(g::text, 2, '0'))::uuid,
                                              'invitation', 'people-stranger@example.org', '{}'))::int
-             from generate_series(1, 10) g), 10, 'ten organizations invite one stranger');
+             from generate_series(1, 10) g), 10, 'ten established organizations invite one stranger');
 select is(pg_temp.raised($$ select private.mail_enqueue('a6700000-0000-4000-8000-000000000011', 'invitation',
                                                          'people-stranger@example.org', '{}') $$),
   '54000 recipient_limit ' || to_char((now() + interval '24 hours') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-  'an eleventh organization''s invitation to them waits a day');
+  'an eleventh established organization''s invitation to them waits a day');
+select is((select count(private.mail_enqueue('a6700000-0000-4000-8000-000000000016', 'invitation',
+                                             'people-young-' || g || '@example.org', '{}'))::int
+             from generate_series(1, 50) g), 50, 'a new organization sends fifty invitations in its first day');
+select is(pg_temp.raised($$ select private.mail_enqueue('a6700000-0000-4000-8000-000000000016', 'invitation',
+                                                         'people-young-51@example.org', '{}') $$),
+  '54000 young_organization', 'and no fifty-first');
 
 -- Notices: twenty a day to one address, whatever invitations it got.
 select is((select count(private.mail_enqueue('a6000000-0000-4000-8000-00000000000a', 'endpoint_failing',
