@@ -6,7 +6,7 @@
 // all gone: a search of every column of every table finds none of their values.
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { EVENT_TYPES } from "../supabase/functions/webhooks/catalogue.ts";
-import { asConfigApi, asUser, closeSql, sql } from "./helpers/db.ts";
+import { asConfigApi, asUser, closeSql, sql, type Tx } from "./helpers/db.ts";
 import { changedRows, organizationRows, rowsHolding, rowsMentioning } from "./helpers/catalogue_search.ts";
 import { startInboundStack } from "./helpers/inbound_stack.ts";
 import { createEndpoint, retireEndpoints } from "./helpers/outbound.ts";
@@ -469,45 +469,141 @@ Deno.test("the erased person's digit-only provider ids leave the log and the mon
   });
 });
 
-Deno.test("staff cannot strip, forge or rewrite a row's links, nor read the key behind erased provider ids", async () => {
+Deno.test("staff cannot plant, strip or forge a row's links, nor read the key behind erased provider ids", async () => {
   const t = await paymentTenant();
   const org = t.organizationId;
   const bystander = await member(org, { first: "Bea" });
   const victim = await member(org, { first: "Vic" });
   const gatewayId = `pay_${crypto.randomUUID().slice(0, 12)}`;
+  const refused = (statement: (tx: Tx) => Promise<unknown>) =>
+    asUser(t.staffClaims, statement).then(() => "accepted", (e) => e.code);
+  // As PostgREST runs a staff request: a donation recorded with the victim's id planted in its links,
+  // so the victim's erasure would take (or pseudonymize) it.
+  assertEquals(
+    await refused((tx) =>
+      tx`insert into public.donations (organization_id, member_id, amount_minor, currency, member_ids)
+         values (${org}, ${bystander}, 100, 'GBP', array[${victim}]::uuid[])`
+    ),
+    "42501",
+    "only the server writes member_ids",
+  );
   const [donation] = await asUser(t.staffClaims, (tx) =>
     tx<{ id: string }[]>`
-      insert into public.donations (organization_id, member_id, amount_minor, currency, source, gateway_payment_id,
-                                    member_ids)
-      values (${org}, ${bystander}, 100, 'GBP', 'manual', ${gatewayId}, array[${victim}]::uuid[])
+      insert into public.donations (organization_id, member_id, amount_minor, currency, source, gateway_payment_id)
+      values (${org}, ${bystander}, 100, 'GBP', 'manual', ${gatewayId})
       returning id`);
   const links = async () =>
-    (await sql()<{ member_ids: string[] }[]>`select member_ids from public.donations where id = ${
-      donation!.id
-    }`)[0]!
+    (await sql()<
+      { member_ids: string[] }[]
+    >`select member_ids from public.donations where id = ${donation!.id}`)[0]!
       .member_ids;
-  const both = [bystander, victim].sort();
-  assertEquals(await links(), both, "a writer may add a current member, as setting member_id does");
-  // As PostgREST runs a staff request: strip the bystander's link so the row looks the victim's alone,
-  // even pretending to be the erasure, and link an id that is no member's.
-  await asUser(t.staffClaims, async (tx) => {
-    await tx`update public.donations set member_ids = array[${victim}]::uuid[] where id = ${donation!.id}`;
-    await tx`select set_config('private.erasing_member', ${bystander}, true)`;
-    await tx`update public.donations set member_ids = '{}' where id = ${donation!.id}`;
-    await tx`update public.donations set member_ids = array[${crypto.randomUUID()}]::uuid[], member_id = ${victim}
-             where id = ${donation!.id}`;
-  });
-  assertEquals(await links(), both, "links only grow, and only to members");
-  for (const attempt of [`select key from private.gateway_id_key`, `select private.erased_gateway_id('x')`]) {
-    const err = await asUser(t.staffClaims, (tx) => tx.unsafe(attempt)).catch((e) => e);
+  assertEquals(await links(), [bystander]);
+  // Plant the victim, strip the bystander (even pretending to be the erasure), link an id that is no
+  // member's: each refused.
+  const attempts: ((tx: Tx) => Promise<unknown>)[] = [
+    (tx) => tx`update public.donations set member_ids = array[${victim}]::uuid[] where id = ${donation!.id}`,
+    (tx) =>
+      tx`update public.donations set member_ids = array[${bystander}, ${victim}]::uuid[] where id = ${
+        donation!.id
+      }`,
+    async (tx) => {
+      await tx`select set_config('private.erasing_member', ${bystander}, true)`;
+      await tx`update public.donations set member_ids = '{}' where id = ${donation!.id}`;
+    },
+    (tx) =>
+      tx`update public.donations set member_ids = array[${crypto.randomUUID()}]::uuid[], member_id = ${victim}
+         where id = ${donation!.id}`,
+  ];
+  for (const [i, attempt] of attempts.entries()) {
+    assertEquals(await refused(attempt), "42501", `attempt ${i}`);
+  }
+  assertEquals(
+    await links(),
+    [bystander],
+    "the links are as the server wrote them",
+  );
+  // Linking a row to a member is setting its member_id (staff's to do): the old link stays.
+  await asUser(
+    t.staffClaims,
+    (tx) => tx`update public.donations set member_id = ${victim} where id = ${donation!.id}`,
+  );
+  assertEquals(
+    await links(),
+    [bystander, victim].sort(),
+    "links only grow, and only to members",
+  );
+  for (
+    const attempt of [
+      `select key from private.gateway_id_key`,
+      `select private.erased_gateway_id('x')`,
+    ]
+  ) {
+    const err = await asUser(t.staffClaims, (tx) => tx.unsafe(attempt)).catch((
+      e,
+    ) => e);
     assertEquals(err.code, "42501", attempt);
   }
   // The donation is both members': erasing the victim keeps it, with its provider id, for the bystander.
   const record = await erase(t, victim);
-  const [kept] = await sql()<{ gateway_payment_id: string; member_ids: string[] }[]>`
+  const [kept] = await sql()<
+    { gateway_payment_id: string; member_ids: string[] }[]
+  >`
     select gateway_payment_id, member_ids from public.donations where id = ${donation!.id}`;
-  assertEquals(kept, { gateway_payment_id: gatewayId, member_ids: [bystander] });
+  assertEquals(kept, {
+    gateway_payment_id: gatewayId,
+    member_ids: [bystander],
+  });
   assertEquals(record.leftovers?.donations?.ids, [donation!.id]);
+});
+
+Deno.test("an unlinked WhatsApp thread with a member's id planted by staff is not erased with that member", async () => {
+  const t = await paymentTenant();
+  const org = t.organizationId;
+  const account = await createAccount(org);
+  const phone = newPhone();
+  const victim = await member(org, { first: "Vic" });
+  await whatsappMessage(account, phone, "Hello from a stranger");
+  const [thread] = await sql()<{ id: string; member_ids: string[] }[]>`
+    select id, member_ids from public.whatsapp_conversations where organization_id = ${org} and contact_phone = ${phone}`;
+  assertEquals(thread!.member_ids, [], "no member has this number");
+  // The attack, through either door: the thread and its messages made the victim's in the links alone.
+  for (const door of [asUser, asConfigApi]) {
+    for (
+      const plant of [
+        (tx: Tx) =>
+          tx`update public.whatsapp_conversations set member_ids = array[${victim}]::uuid[] where id = ${
+            thread!.id
+          }`,
+        (tx: Tx) =>
+          tx`update public.whatsapp_messages set member_ids = array[${victim}]::uuid[]
+             where conversation_id = ${thread!.id}`,
+        (tx: Tx) =>
+          tx`insert into public.whatsapp_messages (organization_id, conversation_id, provider_message_id, direction,
+                                                   type, text, status, member_ids)
+             values (${org}, ${
+            thread!.id
+          }, ${`wamid.${crypto.randomUUID()}`}, 'outbound', 'text', 'planted', 'sent',
+                     array[${victim}]::uuid[])`,
+      ]
+    ) {
+      const code = await door(t.staffClaims, plant).then(
+        () => "accepted",
+        (e) => e.code,
+      );
+      assertEquals(code, "42501", "only the server writes member_ids");
+    }
+  }
+  await erase(t, victim);
+  const [left] = await sql()<{ threads: number; messages: number }[]>`
+    select (select count(*)::int from public.whatsapp_conversations where id = ${thread!.id}) as threads,
+           (select count(*)::int from public.whatsapp_messages where conversation_id = ${
+    thread!.id
+  }) as messages`;
+  assertEquals(
+    left,
+    { threads: 1, messages: 1 },
+    "the stranger's thread outlives the victim's erasure",
+  );
 });
 
 Deno.test("teardown", async () => {

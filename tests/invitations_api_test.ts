@@ -269,6 +269,8 @@ Deno.test("an admin cannot make us send mail without bound: past 2,400 mails a d
   const api = await startWebhooksApi();
   try {
     const a = await createTenant();
+    // An established church (a new one sends at most 50 invitations a day).
+    await sql()`update public.organizations set created_at = now() - interval '30 days' where id = ${a.organizationId}`;
     const adminA = await tokenFor(a.admin, a.organizationId);
     const invite = (email: string) =>
       fetch(`${api.base}/invitations`, {
@@ -293,6 +295,59 @@ Deno.test("an admin cannot make us send mail without bound: past 2,400 mails a d
       select count(*)::int as n from public.organization_invitations where organization_id = ${a.organizationId}`;
     assertEquals(left!.n, 1, "nothing of the refused invitation is kept");
     await sql()`delete from private.mail_outbox where organization_id = ${a.organizationId}`;
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("ten throwaway organizations cannot stop an established church's invitation to one person", async () => {
+  const api = await startWebhooksApi();
+  const post = async (token: string, path: string, body: unknown) => {
+    const res = await fetch(`${api.base}${path}`, {
+      method: "POST",
+      headers: auth(token),
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, data: await res.json() };
+  };
+  try {
+    const church = await createTenant();
+    await sql()`update public.organizations set created_at = now() - interval '90 days' where id = ${church.organizationId}`;
+    const pastor = `pastor-${crypto.randomUUID().slice(0, 8)}@example.org`;
+    // The attack: two sign-ups make five organizations each (the most a day), each inviting the person the
+    // church is about to invite.
+    const throwaway: [number, string | undefined][] = [];
+    for (const _ of [1, 2]) {
+      const attacker = await createUser();
+      for (let i = 0; i < 5; i++) {
+        const org = await post(await tokenFor(attacker), "/organizations", {
+          name: `Throwaway ${crypto.randomUUID().slice(0, 8)}`,
+        });
+        assertEquals(org.status, 201, JSON.stringify(org.data));
+        const invited = await post(await tokenFor(attacker, org.data.id), "/invitations", {
+          email: pastor,
+          role: "admin",
+        });
+        throwaway.push([invited.status, invited.data.error?.code]);
+      }
+    }
+    assertEquals(
+      throwaway,
+      [...Array(3).fill([201, undefined]), ...Array(7).fill([429, "recipient_limited"])],
+      "new organizations share a small allowance for one person",
+    );
+    const own = await post(await tokenFor(church.admin, church.organizationId), "/invitations", {
+      email: pastor,
+      role: "staff",
+    });
+    assertEquals(own.status, 201, JSON.stringify(own.data));
+    const [mail] = await sql()<{ data: Record<string, unknown> }[]>`
+      select data from private.mail_outbox where organization_id = ${church.organizationId} and recipient = ${pastor}`;
+    assertEquals(
+      mail!.data.organization_id,
+      church.organizationId,
+      "the mail can say which church invited them",
+    );
   } finally {
     await api.close();
   }

@@ -78,6 +78,7 @@ Deno.test("an invitation is mailed with its accept link; following it joins; the
   const sender = await startSender({
     SMTP_URL: smtp.url,
     MAIL_FROM: "Church settings <no-reply@church.example>",
+    MAIL_ABUSE_ADDRESS: "abuse@platform.example",
   });
   const api = await startWebhooksApi();
   try {
@@ -106,6 +107,14 @@ Deno.test("an invitation is mailed with its accept link; following it joins; the
     );
     assert(link, `the text carries the accept link:\n${caught!.text}`);
     assert(caught!.html.includes(`href="${link[1]}"`), "so does the HTML");
+    // Which church sent it, in a way the invitee can quote, and where to report it.
+    assertMatch(
+      caught!.text,
+      new RegExp(
+        `sent for the organization Church [^\n]* \\(reference ${a.organizationId}\\) by ${a.admin.email}\\. ` +
+          `If you do not know it[^\n]*report it: forward this e-mail to abuse@platform\\.example\\.`,
+      ),
+    );
     assertEquals(link[2], created.token);
 
     // Sent: the token is nowhere in the database any more (the invitation keeps its SHA-256 only).

@@ -257,6 +257,24 @@ as $$
               then nullif(current_setting('private.erasing_member', true), '')::uuid end
 $$;
 
+-- Only the server writes links: a user's write (the Data API's roles, the configuration API's) that
+-- sets `member_ids` to anything but what the row has is refused, so staff cannot plant a member's id on a
+-- row they may write (an unlinked thread, a donation) for that member's erasure to take. Linking a row
+-- to a member is setting its member_id, which the triggers below turn into a link. Only the user's own
+-- statement is checked (trigger depth 1): a message's trigger carrying its links to its thread is ours.
+create function private.refuse_user_links(before uuid[], after uuid[]) returns void
+language plpgsql stable
+set search_path = ''
+as $$
+begin
+  if coalesce(current_setting('role', true), 'none') in ('anon', 'authenticated', 'config_api')
+     and pg_trigger_depth() <= 1 and after is distinct from coalesce(before, '{}') then
+    raise exception 'member_ids is set by the server; link a row to a member through its member_id'
+      using errcode = '42501';
+  end if;
+end;
+$$;
+
 -- `links` with `additions`, sorted and without duplicates or nulls.
 create function private.member_links_add(links uuid[], additions uuid[]) returns uuid[]
 language sql immutable parallel safe
@@ -301,6 +319,7 @@ begin
     new.member_ids := array_remove(old.member_ids, erasing);
     return new;
   end if;
+  perform private.refuse_user_links(case when tg_op = 'UPDATE' then old.member_ids end, new.member_ids);
   new.member_ids := private.member_links_grow(new.organization_id,
     case when tg_op = 'UPDATE' then old.member_ids else '{}' end, new.member_ids || new.member_id);
   return new;
@@ -321,7 +340,8 @@ begin
   return new;
 end;
 $$;
-revoke all on function private.erasing_member(), private.member_links_add(uuid[], uuid[]),
+revoke all on function private.erasing_member(), private.refuse_user_links(uuid[], uuid[]),
+  private.member_links_add(uuid[], uuid[]),
   private.member_links_grow(uuid, uuid[], uuid[]), private.link_member_id(), private.link_member_email()
   from public, anon, authenticated;
 

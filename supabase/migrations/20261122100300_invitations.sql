@@ -85,7 +85,7 @@ begin
   -- The invitation mail, in this transaction: the token rides in the outbox row only until the mail is
   -- sent or no longer wanted (20261125100000_mail_outbox.sql).
   perform private.mail_enqueue(org, 'invitation', address,
-    jsonb_build_object('invitation_id', created.id, 'token', secret, 'role', created.role,
+    jsonb_build_object('invitation_id', created.id, 'token', secret, 'role', created.role, 'organization_id', org,
                        'expires_at', created.expires_at,
                        'organization_name', (select o.name from public.organizations o where o.id = org),
                        'invited_by', (select u.email from auth.users u where u.id = created.invited_by)),

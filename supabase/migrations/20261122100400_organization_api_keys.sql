@@ -133,10 +133,39 @@ as $$
   select coalesce(private.admin_organization_id(), private.api_key_organization_id())
 $$;
 
+-- The same organization, with the authority it rests on held until the transaction ends: the caller's
+-- admin membership, or their live API key, locked FOR SHARE. Every admin-only write of the configuration
+-- API starts with it (webhooks/actor.ts, asAdmin). A removal, a demotion or a key's revocation updates or
+-- deletes that row, so they take turns: either the write commits first and the removal, which then
+-- waits, ends what it made (the end-with-creator triggers read committed rows), or the write waits for
+-- the removal and finds no authority left (null: refused). Without the lock a key or an admin
+-- invitation made while its maker's removal was in flight passed the check, waited, and outlived them.
+create function private.hold_admin_authority() returns uuid
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+declare
+  org uuid;
+begin
+  select p.organization_id into org
+    from public.profiles p
+   where p.user_id = private.live_user_id() and p.organization_id = private.claimed_organization_id()
+     and p.role = 'admin'
+     for share;
+  if org is null then
+    select k.organization_id into org
+      from public.organization_api_keys k
+     where k.id = (select l.id from private.live_api_key() l) and k.revoked_at is null
+       for share;
+  end if;
+  return org;
+end;
+$$;
+
 revoke all on function private.live_api_key(), private.api_key_organization_id(), private.api_key_id(),
-  private.webhook_admin_organization_id() from public;
+  private.webhook_admin_organization_id(), private.hold_admin_authority() from public;
 grant execute on function private.live_api_key(), private.api_key_organization_id(), private.api_key_id(),
-  private.webhook_admin_organization_id() to config_api, service_role;
+  private.webhook_admin_organization_id(), private.hold_admin_authority() to config_api, service_role;
 revoke all on function private.api_key_revocation_is_final(), private.api_keys_end_with_their_creator(),
   private.api_key_creator_deleted() from public;
 

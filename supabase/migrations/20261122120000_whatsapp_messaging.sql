@@ -285,6 +285,7 @@ begin
     new.member_ids := array_remove(old.member_ids, erasing);
     return new;
   end if;
+  perform private.refuse_user_links(case when tg_op = 'UPDATE' then old.member_ids end, new.member_ids);
   select coalesce(c.member_ids, '{}') into thread_links from public.whatsapp_conversations c
    where c.organization_id = new.organization_id and c.id = new.conversation_id;
   grown := private.member_links_grow(new.organization_id,

@@ -52,7 +52,11 @@ revoke all on private.mail_outbox from public, anon, authenticated;
 -- notices to one admin. Counted over the last 24 hours, per address, from what was queued to be sent
 -- (a mail cancelled before sending, or recorded as not sent, does not count):
 --   * invitations from one organization: one a minute, and five a day;
---   * invitations from all organizations together: ten a day (the invitee consented to none of them);
+--   * invitations from other organizations: ten established organizations (a day old or more) a day,
+--     and, apart from those, three new ones (the invitee consented to none of them). Organizations
+--     are counted, not mails, and the two kinds apart: anyone can make new organizations in minutes
+--     (five a day per account), so new ones can use up only their own small share, never an established
+--     church's invitation to the same person;
 --   * every other mail (notices to an organization's admins): twenty a day, so invitations from strangers
 --     never use up an admin's notices.
 -- Returns when the next such mail may be queued, or null when it may be now.
@@ -65,6 +69,7 @@ as $$
 declare
   address text := lower(trim(mail_recipient_next_at.recipient));
   invitation boolean := mail_recipient_next_at.kind = 'invitation';
+  young boolean;
   next_at timestamptz;
   nth timestamptz;
 begin
@@ -82,11 +87,25 @@ begin
        and m.status <> 'cancelled' and not (m.status = 'failed' and m.attempts = 0)
      order by m.created_at desc offset 4 limit 1;
     next_at := greatest(next_at, nth);
-    select m.created_at + interval '24 hours' into nth
-      from private.mail_outbox m
-     where m.recipient = address and m.created_at > now() - interval '24 hours' and m.kind = 'invitation'
-       and m.status <> 'cancelled' and not (m.status = 'failed' and m.attempts = 0)
-     order by m.created_at desc offset 9 limit 1;
+    -- An organization that invited this address today is counted already; another waits until fewer
+    -- organizations of its own standing did.
+    young := exists (select 1 from public.organizations o
+                      where o.id = mail_recipient_next_at.organization_id and o.created_at > now() - interval '1 day');
+    if not exists (
+      select 1 from private.mail_outbox m
+       where m.recipient = address and m.created_at > now() - interval '24 hours' and m.kind = 'invitation'
+         and m.organization_id = mail_recipient_next_at.organization_id
+         and m.status <> 'cancelled' and not (m.status = 'failed' and m.attempts = 0)
+    ) then
+      select s.last_at + interval '24 hours' into nth
+        from (select max(m.created_at) as last_at
+                from private.mail_outbox m join public.organizations o on o.id = m.organization_id
+               where m.recipient = address and m.created_at > now() - interval '24 hours' and m.kind = 'invitation'
+                 and m.status <> 'cancelled' and not (m.status = 'failed' and m.attempts = 0)
+                 and (o.created_at > now() - interval '1 day') = young
+               group by m.organization_id) s
+       order by s.last_at desc offset (case when young then 2 else 9 end) limit 1;
+    end if;
   else
     select m.created_at + interval '24 hours' into nth
       from private.mail_outbox m
@@ -105,7 +124,9 @@ $$;
 -- inviting a whole address book, say, is spread over the day, not sent in one burst an hour later), so
 -- nobody can make this service send mail without bound, nor hold up other organizations' mail. Past
 -- a day's worth (2,400) an invitation is refused (54000: the API's 429), and a mail about an endpoint
--- (an organization with thousands of failing endpoints) is recorded as not sent, with the reason.
+-- (an organization with thousands of failing endpoints) is recorded as not sent, with the reason. An
+-- organization less than a day old sends at most 50 invitations a day (made in minutes, it has no
+-- standing yet: hint young_organization).
 create function private.mail_enqueue(
   organization_id uuid, kind text, recipient text, data jsonb,
   dedupe_key text default null, give_up_at timestamptz default null
@@ -140,6 +161,16 @@ begin
             'not sent: this address was sent 20 notices in the last 24 hours')
     on conflict do nothing;
     return null;
+  end if;
+  if mail_enqueue.kind = 'invitation'
+     and exists (select 1 from public.organizations o
+                  where o.id = mail_enqueue.organization_id and o.created_at > now() - interval '1 day')
+     and (select count(*) from (
+            select 1 from private.mail_outbox m
+             where m.organization_id = mail_enqueue.organization_id and m.created_at > now() - interval '24 hours'
+               and m.kind = 'invitation' limit 50) r) >= 50 then
+    raise exception 'an organization less than a day old can send 50 invitations a day; invite more tomorrow'
+      using errcode = '54000', hint = 'young_organization';
   end if;
   -- Bounded: at most 2,400 index entries of mail_outbox_organization_idx, whatever was queued.
   select count(*) into recent from (

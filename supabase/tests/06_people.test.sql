@@ -147,11 +147,20 @@ select tests.clear_act_as();
 insert into public.organization_api_keys (id, organization_id, name, key_prefix, key_hash, created_by)
   values ('a6600000-0000-4000-8000-000000000001', 'a6000000-0000-4000-8000-00000000000a', 'Zapier', 'orgkey_people',
           encode(sha256('people api key'::bytea), 'hex'), 'a6100000-0000-4000-8000-0000000000a2');
+-- An endpoint a2 made, sending A's data to a URL of their own, and one made with their key.
+insert into public.webhook_endpoints (id, organization_id, url, events, created_by, created_by_api_key_id) values
+  ('a6800000-0000-4000-8000-000000000001', 'a6000000-0000-4000-8000-00000000000a', 'https://people-a2.example/own',
+   '{member.created}', 'a6100000-0000-4000-8000-0000000000a2', null),
+  ('a6800000-0000-4000-8000-000000000002', 'a6000000-0000-4000-8000-00000000000a', 'https://people-a2.example/zap',
+   '{member.created}', null, 'a6600000-0000-4000-8000-000000000001');
 select pg_temp.act('a2', 'a');
 select lives_ok(format('select private.set_member_role(%L, %L)', id, 'admin'), 'staff made admin again')
   from membership where user_id = 'a6100000-0000-4000-8000-0000000000a1';
 select pg_temp.act('a1', 'a');
-select lives_ok(format('select private.remove_member(%L)', id), 'an admin removes another admin')
+select is((select array_agg(e.url order by e.url) from private.member_endpoints(m.id) e), array[
+  'https://people-a2.example/own', 'https://people-a2.example/zap'], 'the endpoints removing them would disable')
+  from membership m where m.user_id = 'a6100000-0000-4000-8000-0000000000a2';
+select is(private.remove_member(id), 2, 'an admin removes another admin: their two endpoints are disabled')
   from membership where user_id = 'a6100000-0000-4000-8000-0000000000a2';
 select tests.clear_act_as();
 select is((select count(*)::int from public.profiles where user_id = 'a6100000-0000-4000-8000-0000000000a2'), 0,
@@ -160,6 +169,11 @@ select is((select count(*)::int from public.user_active_organization where user_
   'and the remembered choice of the organization');
 select isnt((select revoked_at from public.organization_api_keys where id = 'a6600000-0000-4000-8000-000000000001'), null,
   'the API key the removed admin made is revoked');
+select is((select array_agg(enabled::text || ': ' || disabled_reason order by id) from public.webhook_endpoints
+            where id::text like 'a6800000-%'),
+  array_fill('false: its creator, people-staff-a@example.org, was removed from the organization by people-admin-a@example.org'::text,
+             array[2]),
+  'the endpoints they made, themselves or with their key, are disabled, saying why and who');
 select pg_temp.act('a2', 'a');
 select is(pg_temp.raised('select private.organization_people()'), '42501', 'the removed admin can do nothing at their next request');
 select pg_temp.act('a2', 'a', 'authenticated');
@@ -170,6 +184,16 @@ select is(pg_temp.raised(format('select private.remove_member(%L)', id)), 'P0002
   'removing them again: not found') from membership where user_id = 'a6100000-0000-4000-8000-0000000000a2';
 select is(pg_temp.raised(format('select private.remove_member(%L)', id)), '55000 Make another member an admin first.',
   'the last admin cannot remove themselves') from membership where user_id = 'a6100000-0000-4000-8000-0000000000a1';
+-- An organization deleted with its people: their endpoints go with it, nothing is disabled on the way.
+select tests.clear_act_as();
+select tests.create_organization('People Gone', 'a6000000-0000-4000-8000-00000000000c');
+select tests.add_member(tests.create_user('people-gone@example.org', 'a6100000-0000-4000-8000-0000000000c1'),
+                        'a6000000-0000-4000-8000-00000000000c', 'admin', now() - interval '3 days');
+insert into public.webhook_endpoints (organization_id, url, events, created_by) values
+  ('a6000000-0000-4000-8000-00000000000c', 'https://people-gone.example/hook', '{member.created}',
+   'a6100000-0000-4000-8000-0000000000c1');
+select lives_ok($$ delete from public.organizations where id = 'a6000000-0000-4000-8000-00000000000c' $$,
+  'deleting an organization whose admin made an endpoint');
 
 -- Mails to one address -------------------------------------------------------------------------------------
 select tests.clear_act_as();
@@ -203,17 +227,34 @@ select is(private.invitation_mail_available_at('people-new@example.org'), :'sixt
 select matches(pg_temp.raised($$ select public.create_invitation('people-new@example.org', 'staff') $$),
   '^54000 recipient_limit ', 'and is refused until then');
 
--- From many organizations: ten invitation mails to one address a day.
+-- From many organizations: ten established ones (a day old or more) a day to one address, and apart
+-- from them three new ones, so organizations made in minutes cannot use up a church's invitation.
 select tests.clear_act_as();
 select tests.create_organization('People Spam ' || g, ('a6700000-0000-4000-8000-0000000000' || lpad(g::text, 2, '0'))::uuid)
-  from generate_series(1, 11) g;
+  from generate_series(1, 16) g;
+update public.organizations set created_at = now() - interval '30 days'
+ where id in (select ('a6700000-0000-4000-8000-0000000000' || lpad(g::text, 2, '0'))::uuid from generate_series(1, 11) g);
+select is((select count(private.mail_enqueue(('a6700000-0000-4000-8000-0000000000' || lpad(g::text, 2, '0'))::uuid,
+                                             'invitation', 'people-throwaway@example.org', '{}'))::int
+             from generate_series(12, 14) g), 3, 'three new organizations invite one person');
+select matches(pg_temp.raised($$ select private.mail_enqueue('a6700000-0000-4000-8000-000000000015', 'invitation',
+                                                              'people-throwaway@example.org', '{}') $$),
+  '^54000 recipient_limit ', 'a fourth new organization''s invitation to them waits');
+select isnt(private.mail_enqueue('a6700000-0000-4000-8000-000000000001', 'invitation', 'people-throwaway@example.org',
+                                 '{}'), null, 'an established church''s invitation to them goes all the same');
 select is((select count(private.mail_enqueue(('a6700000-0000-4000-8000-0000000000' || lpad(g::text, 2, '0'))::uuid,
                                              'invitation', 'people-stranger@example.org', '{}'))::int
-             from generate_series(1, 10) g), 10, 'ten organizations invite one stranger');
+             from generate_series(1, 10) g), 10, 'ten established organizations invite one stranger');
 select is(pg_temp.raised($$ select private.mail_enqueue('a6700000-0000-4000-8000-000000000011', 'invitation',
                                                          'people-stranger@example.org', '{}') $$),
   '54000 recipient_limit ' || to_char((now() + interval '24 hours') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-  'an eleventh organization''s invitation to them waits a day');
+  'an eleventh established organization''s invitation to them waits a day');
+select is((select count(private.mail_enqueue('a6700000-0000-4000-8000-000000000016', 'invitation',
+                                             'people-young-' || g || '@example.org', '{}'))::int
+             from generate_series(1, 50) g), 50, 'a new organization sends fifty invitations in its first day');
+select is(pg_temp.raised($$ select private.mail_enqueue('a6700000-0000-4000-8000-000000000016', 'invitation',
+                                                         'people-young-51@example.org', '{}') $$),
+  '54000 young_organization', 'and no fifty-first');
 
 -- Notices: twenty a day to one address, whatever invitations it got.
 select is((select count(private.mail_enqueue('a6000000-0000-4000-8000-00000000000a', 'endpoint_failing',

@@ -2,7 +2,7 @@
 -- secrets nobody but the server reads, composite keys that keep references inside one organization,
 -- one thread per contact, forward-only receipts and receipts that arrive before their message.
 begin;
-select plan(27);
+select plan(30);
 
 -- Two organizations, each with an admin and a staff member, an account, a member and a thread.
 select tests.create_tenants('0a000000-0000-4000-8000-000000000000', '0b000000-0000-4000-8000-000000000000',
@@ -15,7 +15,8 @@ insert into public.messaging_account_secrets (account_id, organization_id, app_s
   ('ac000000-0000-4000-8000-00000000000b', '0b000000-0000-4000-8000-000000000000', 'app-secret-b', 'verify-token-b');
 insert into public.members (id, organization_id, first_name, primary_phone) values
   ('11000000-0000-4000-8000-00000000000a', '0a000000-0000-4000-8000-000000000000', 'Ann', '+1 (555) 123-4567'),
-  ('11000000-0000-4000-8000-00000000000b', '0b000000-0000-4000-8000-000000000000', 'Ben', '1-555-123-4567');
+  ('11000000-0000-4000-8000-00000000000b', '0b000000-0000-4000-8000-000000000000', 'Ben', '1-555-123-4567'),
+  ('11000000-0000-4000-8000-00000000000c', '0a000000-0000-4000-8000-000000000000', 'Cat', null);
 
 select is(
   (select private.whatsapp_apply_webhook(
@@ -57,6 +58,18 @@ select throws_ok(
 select lives_ok(
   $$update public.whatsapp_conversations set member_id = null, member_match = 'manual'$$,
   'staff may relink a thread of their organization');
+-- Only the server writes who a row concerns: staff planting the id of a member the thread never concerned
+-- (Cat) on it, its messages or a donation would hand those rows to that member's erasure.
+select throws_ok(
+  $$update public.whatsapp_conversations set member_ids = array['11000000-0000-4000-8000-00000000000c']::uuid[]$$,
+  '42501', null, 'staff cannot plant a member in an unlinked thread''s links');
+select throws_ok(
+  $$update public.whatsapp_messages set member_ids = array['11000000-0000-4000-8000-00000000000c']::uuid[]$$,
+  '42501', null, 'nor in its messages''');
+select throws_ok(
+  $$insert into public.donations (organization_id, amount_minor, currency, member_ids)
+    values ('0a000000-0000-4000-8000-000000000000', 100, 'GBP', array['11000000-0000-4000-8000-00000000000c']::uuid[])$$,
+  '42501', null, 'nor in a donation''s');
 -- Judged as the server, who sees both organizations' threads (staff of A could not see B's anyway).
 select tests.clear_act_as();
 select is((select array_agg(organization_id::text || ' ' || member_match || ' ' || (member_id is null)::text

@@ -43,6 +43,8 @@ select is(private.mail_enqueue('e0000000-0000-4000-8000-0000000000aa', 'endpoint
 
 -- An organization that queued 100 mails within the hour: the next wait an hour; another's do not.
 select tests.create_organization('Busy Church', 'e0000000-0000-4000-8000-0000000000bb');
+-- Established: a new organization sends at most 50 invitations a day (06_people.test.sql).
+update public.organizations set created_at = now() - interval '30 days' where id = 'e0000000-0000-4000-8000-0000000000bb';
 select count(private.mail_enqueue('e0000000-0000-4000-8000-0000000000bb', 'invitation', 'x' || g || '@example.org', '{}'))
   from generate_series(1, 100) g;
 create temp table queued as

@@ -1,6 +1,7 @@
 // Settings > People in a real browser against the real dev stack: an admin sees the members with role,
 // joined date and last sign-in; invites (and is told at the field what is wrong: no address, not an
-// address, already a member, mailed too recently), resends, withdraws, changes roles and removes; the
+// address, already a member, mailed too recently), resends, withdraws, changes roles and removes (the
+// dialog lists the webhook endpoints the person made, disabled unless kept); the
 // last admin can neither step down nor leave (said beside the button); a member sees a change at their
 // next page load without signing in again. axe-core finds no violation of any impact in any state, at
 // 1280 and 390 px.
@@ -273,18 +274,39 @@ Deno.test(
   },
 );
 
-Deno.test("removing a member: asks first; they lose access at their next page load", opts, async () => {
-  await memberRow(HELPER).getByRole("button", { name: `Remove ${HELPER}` }).click();
-  const dialog = page.getByRole("dialog", { name: "Remove this person?" });
-  await dialog.getByText("loses access to").waitFor();
-  await check("remove-confirm");
-  await dialog.getByRole("button", { name: `Remove ${HELPER}` }).click();
-  await page.getByText(`${HELPER} was removed from ${CHURCH}.`).waitFor();
-  await memberRow(HELPER).waitFor({ state: "detached" });
-  assertEquals(await roleOf(HELPER), null);
-  await helperPage.reload();
-  await helperPage.getByText(/Your account is not a member of any organization/).waitFor();
-});
+Deno.test(
+  "removing a member: asks first, listing the endpoints they made; they lose access at their next page load",
+  opts,
+  async () => {
+    // An endpoint the helper made while they were admin, sending the church's data to their own URL.
+    const url = `https://hooks.helper-${run}.example/members`;
+    const [made] = await sql()<{ id: string }[]>`
+    insert into public.webhook_endpoints (organization_id, url, events, created_by)
+    select ${organizationId}, ${url}, '{member.created}', id from auth.users where email = ${HELPER}
+    returning id`;
+    await memberRow(HELPER).getByRole("button", { name: `Remove ${HELPER}` }).click();
+    const dialog = page.getByRole("dialog", { name: "Remove this person?" });
+    await dialog.getByText("loses access to").waitFor();
+    await dialog.getByRole("list").getByText(url).waitFor();
+    const disable = dialog.getByRole("radio", { name: /Disable them \(recommended\)/ });
+    assert(await disable.isChecked(), "disabling them is the default");
+    assert(!await dialog.getByRole("radio", { name: "Keep them sending" }).isChecked());
+    await check("remove-confirm");
+    await dialog.getByRole("button", { name: `Remove ${HELPER}` }).click();
+    await page.getByText(`${HELPER} was removed from ${CHURCH}. 1 webhook endpoint they made was disabled.`)
+      .waitFor();
+    await memberRow(HELPER).waitFor({ state: "detached" });
+    assertEquals(await roleOf(HELPER), null);
+    const [endpoint] = await sql()<{ enabled: boolean; disabled_reason: string }[]>`
+    select enabled, disabled_reason from public.webhook_endpoints where id = ${made!.id}`;
+    assertEquals(endpoint, {
+      enabled: false,
+      disabled_reason: `its creator, ${HELPER}, was removed from the organization by ${ADMIN}`,
+    });
+    await helperPage.reload();
+    await helperPage.getByText(/Your account is not a member of any organization/).waitFor();
+  },
+);
 
 Deno.test("an admin steps down once there is another admin, and the page follows", opts, async () => {
   const other = await upsertDevUser({

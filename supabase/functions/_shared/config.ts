@@ -43,6 +43,8 @@ const EnvSchema = z.object({
   MAIL_FROM: z.string().min(3).default("Church settings <no-reply@localhost>"),
   /** Where the settings UI is served: links in mails point there. */
   SITE_URL: z.string().url().optional(),
+  /** Where an invitee reports an unwanted invitation (the invitation mail names it). */
+  MAIL_ABUSE_ADDRESS: z.string().email().optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -76,7 +78,7 @@ export interface Config {
 }
 
 export type MailConfig =
-  & { from: string; siteUrl: string }
+  & { from: string; siteUrl: string; abuseAddress?: string }
   & ({ transport: "smtp"; smtpUrl: string } | { transport: "resend"; apiKey: string; apiUrl: string });
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -113,7 +115,11 @@ function mailConfigOf(e: Env): MailConfig | undefined {
   const transport = e.MAIL_TRANSPORT ?? (e.SMTP_URL ? "smtp" : e.RESEND_API_KEY ? "resend" : undefined);
   // Every mail links to the settings UI: without its address there is nothing to send.
   if (!e.SITE_URL) return undefined;
-  const common = { from: e.MAIL_FROM, siteUrl: e.SITE_URL.replace(/\/+$/, "") };
+  const common = {
+    from: e.MAIL_FROM,
+    siteUrl: e.SITE_URL.replace(/\/+$/, ""),
+    abuseAddress: e.MAIL_ABUSE_ADDRESS,
+  };
   if (transport === "smtp" && e.SMTP_URL) return { ...common, transport, smtpUrl: e.SMTP_URL };
   if (transport === "resend" && e.RESEND_API_KEY) {
     return { ...common, transport, apiKey: e.RESEND_API_KEY, apiUrl: e.RESEND_API_URL.replace(/\/+$/, "") };

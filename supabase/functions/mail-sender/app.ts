@@ -53,6 +53,7 @@ export function createApp(deps: AppDeps, options: MailSenderOptions = {}): Hono 
       try {
         return await sendDue(deps.sql, transport, {
           siteUrl: mail.siteUrl,
+          abuseAddress: mail.abuseAddress,
           maxMails: body.max_mails,
           deadline: Date.now() + BUDGET_MS,
           signal: options.shutdown,

@@ -12,6 +12,8 @@ const AT_ONCE = 4;
 
 export interface SendOptions {
   siteUrl: string;
+  /** Where an invitee reports an unwanted invitation (MAIL_ABUSE_ADDRESS). */
+  abuseAddress?: string;
   /** Stop after this many mails (hosted: a request has 2 s of CPU). */
   maxMails?: number;
   /** Claim nothing after this time (ms since the epoch). */
@@ -67,7 +69,11 @@ async function sendOne(
 ): Promise<Result> {
   const base = { id: m.id, lease_token: m.lease_token };
   try {
-    const { messageId } = await transport.send({ id: m.id, to: m.recipient, ...render(m, options.siteUrl) });
+    const { messageId } = await transport.send({
+      id: m.id,
+      to: m.recipient,
+      ...render(m, options.siteUrl, options.abuseAddress),
+    });
     return { ...base, ok: true, message_id: messageId, error: null, permanent: false };
   } catch (err) {
     const e = err instanceof MailError ? err : new MailError(String(err), false);

@@ -49,7 +49,21 @@ function mail(subject: string, paragraphs: string[], link: { label: string; url:
   };
 }
 
-export function render(m: OutboxMail, siteUrl: string): Rendered {
+/**
+ * The invitation's last paragraph: who sent it, in a way the invitee can quote (anyone can create an
+ * organization with any name, so the name alone does not say who), and where to report it.
+ */
+function sentFor(d: Record<string, unknown>, org: string, siteUrl: string, abuseAddress?: string): string {
+  const reference = d.organization_id ? ` (reference ${oneLine(d.organization_id)})` : "";
+  const report = abuseAddress
+    ? `forward this e-mail to ${abuseAddress}`
+    : `tell the operators of ${siteUrl}, quoting the reference`;
+  return `This invitation was sent for the organization ${org}${reference}` +
+    `${d.invited_by ? ` by ${oneLine(d.invited_by)}` : ""}. If you do not know it, or you keep receiving ` +
+    `invitations you did not ask for, report it: ${report}.`;
+}
+
+export function render(m: OutboxMail, siteUrl: string, abuseAddress?: string): Rendered {
   const d = m.data;
   const org = oneLine(d.organization_name ?? "your organization");
   if (m.kind === "invitation") {
@@ -58,6 +72,7 @@ export function render(m: OutboxMail, siteUrl: string): Rendered {
       `${by} to join ${org} as ${d.role === "admin" ? "an administrator" : "a staff member"}.`,
       `The invitation is valid until ${when(d.expires_at)}. Open the link below, sign in or create an ` +
       `account there, and accept it. If you did not expect it, ignore this e-mail.`,
+      sentFor(d, org, siteUrl, abuseAddress),
     ], { label: "Accept the invitation", url: invitationLink(siteUrl, String(d.token)) });
   }
   const endpoint = `${oneLine(d.url)}${d.description ? ` (${oneLine(d.description)})` : ""}`;

@@ -70,13 +70,19 @@ export async function asCaller<T>(
   deps: AppDeps,
   c: Context<ActorEnv>,
   fn: (tx: Tx, ctx: { organizationId: string | null; actor: Actor; suspended: boolean }) => Promise<T>,
+  options: { holdAuthority?: boolean } = {},
 ): Promise<T> {
   const actor = c.get("actor");
   return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
     // `suspended`: the organization the token or key names is suspended by the platform, so nobody
-    // acts for it (docs/platform-console.md#suspending-an-organization).
+    // acts for it (docs/platform-console.md#suspending-an-organization). `holdAuthority`: the admin
+    // membership or API key the caller acts by stays locked until this transaction ends, so a removal
+    // in flight either waits for this write (and then ends what it made) or refuses it.
+    const org = options.holdAuthority
+      ? tx`private.hold_admin_authority()`
+      : tx`private.webhook_admin_organization_id()`;
     const [row] = await tx<{ org: string | null; live: boolean; suspended: boolean }[]>`
-      select private.webhook_admin_organization_id() as org, private.session_is_live() as live,
+      select ${org} as org, private.session_is_live() as live,
              private.claimed_organization_is_suspended() as suspended`;
     if (actor.kind === "user" && !row?.live) {
       throw unauthorized(
@@ -97,7 +103,8 @@ export const organizationSuspended = () =>
 /**
  * `asCaller` for callers who may configure webhooks for their active organization: an admin there
  * (live membership) or a live API key of it. Staff and removed members get 403; what belongs to other
- * organizations is simply invisible (404 further in).
+ * organizations is simply invisible (404 further in). A request that may write (any method but GET)
+ * holds that authority for its transaction (private.hold_admin_authority).
  */
 export function asAdmin<T>(
   deps: AppDeps,
@@ -113,5 +120,5 @@ export function asAdmin<T>(
       throw forbidden("admin_required", "Only administrators of the organization can do this");
     }
     return fn(tx, { organizationId, actor });
-  });
+  }, { holdAuthority: c.req.method !== "GET" && c.req.method !== "HEAD" });
 }

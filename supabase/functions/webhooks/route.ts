@@ -36,6 +36,8 @@ export interface RouteSpec {
   params?: Record<string, z.ZodType>;
   query?: z.ZodObject;
   body?: z.ZodType;
+  /** The body may be left out (read as `{}`), as a DELETE's options. */
+  bodyOptional?: boolean;
   /** A realistic request body, valid for `body`. */
   bodyExample?: unknown;
   responses: Record<number, { description: string; schema?: z.ZodType; example?: unknown }>;
@@ -147,7 +149,7 @@ export function register(app: OpenAPIHono<ActorEnv>, r: Route, auth: MiddlewareH
       request: {
         params: spec.params && z.object(spec.params),
         query: spec.query,
-        body: spec.body && { required: true, content: json(spec.body, spec.bodyExample) },
+        body: spec.body && { required: !spec.bodyOptional, content: json(spec.body, spec.bodyExample) },
       },
       responses,
     },

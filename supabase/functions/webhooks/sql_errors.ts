@@ -61,6 +61,12 @@ export function fromSqlError(err: unknown): unknown {
         return new AppError(409, "too_many_endpoints", e.message ?? "Too many endpoints");
       }
       return err;
+    case "40P01": // deadlock_detected: two admins changing each other at once (each holds their own authority)
+      return new AppError(
+        409,
+        "conflict",
+        "Another change to the organization ran at the same moment; look again and retry",
+      );
     case "23514": // check_violation
     case "23502": // not_null_violation
     case "22001": // string_data_right_truncation

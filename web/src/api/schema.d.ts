@@ -4221,7 +4221,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description One address gets at most one invitation mail a minute, five a day from this organization and ten a day from all organizations: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email`; or the organization queued 2,400 mails in the last 24 hours (`too_many_invitations`) */
+                /** @description One address gets at most one invitation mail a minute and five a day from this organization, and invitations from at most ten established organizations (a day old or more) and three new ones a day, counted apart so new organizations cannot use up an established one's: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email`; or the organization queued 2,400 mails in the last 24 hours, or is less than a day old and sent 50 invitations today (`too_many_invitations`) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4312,7 +4312,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description One address gets at most one invitation mail a minute, five a day from this organization and ten a day from all organizations: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email` */
+                /** @description One address gets at most one invitation mail a minute and five a day from this organization, and invitations from at most ten established organizations (a day old or more) and three new ones a day, counted apart so new organizations cannot use up an established one's: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4803,6 +4803,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/people/{id}/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook endpoints a member made (admins)
+         * @description The enabled endpoints that removing them, or their demotion from admin, would disable: those they made themselves and those made with an API key of theirs.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Their enabled endpoints, oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                created_at: string;
+                                /** @description Made through this API key of theirs; null: by them */
+                                api_key_name: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/people/{id}": {
         parameters: {
             query?: never;
@@ -4815,7 +4890,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a member from the organization (admins)
-         * @description They lose access at their next request, and the API keys they made end. The last admin cannot be removed.
+         * @description They lose access at their next request; the API keys and invitations they made end, and the webhook endpoints they made (themselves or with their API keys) are disabled, saying why and who, unless the body says `keep_endpoints: true` (the body is optional). The last admin cannot be removed.
          */
         delete: {
             parameters: {
@@ -4826,7 +4901,19 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    /**
+                     * @example {
+                     *       "keep_endpoints": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true: the webhook endpoints they made (themselves or with an API key of theirs) stay enabled; false (the default): they are disabled, saying why and who. Not for yourself. */
+                        keep_endpoints?: boolean;
+                    };
+                };
+            };
             responses: {
                 /** @description The member as they were before removal */
                 200: {
@@ -4852,7 +4939,34 @@ export interface paths {
                             last_sign_in_at: string | null;
                             /** @description This is the caller */
                             you: boolean;
+                            /** @description How many of their webhook endpoints this disabled */
+                            endpoints_disabled: number;
                         };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: keep_endpoints",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "keep_endpoints",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Missing, invalid or expired credentials, or a session that has ended */
@@ -4892,7 +5006,7 @@ export interface paths {
         head?: never;
         /**
          * Change a member's role (admins)
-         * @description It applies from their next request. The last admin of the organization stays admin.
+         * @description It applies from their next request. The last admin of the organization stays admin. A demotion from admin ends the API keys and invitations they made and disables their webhook endpoints, unless `keep_endpoints` is true.
          */
         patch: {
             parameters: {
@@ -4905,12 +5019,20 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "role": "staff",
+                     *       "keep_endpoints": false
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description The member's new role
                          * @enum {string}
                          */
                         role: "admin" | "staff";
+                        /** @description When they stop being admin: true: the webhook endpoints they made (themselves or with an API key of theirs) stay enabled; false (the default): they are disabled, saying why and who. Not for yourself. */
+                        keep_endpoints?: boolean;
                     };
                 };
             };
@@ -4939,6 +5061,8 @@ export interface paths {
                             last_sign_in_at: string | null;
                             /** @description This is the caller */
                             you: boolean;
+                            /** @description How many of their webhook endpoints this disabled */
+                            endpoints_disabled: number;
                         };
                     };
                 };

@@ -123,6 +123,13 @@ function invitationError(err: unknown): unknown {
   if (code === "P0002") return notFound("not_found", "No such open invitation or membership for you");
   if (code === "23505") return new AppError(409, "already_member", "Already a member of this organization");
   if (code === "54000" && hint === "recipient_limit") return recipientLimited(detail);
+  if (code === "54000" && hint === "young_organization") {
+    return new AppError(
+      429,
+      "too_many_invitations",
+      "An organization less than a day old can send 50 invitations a day; invite more tomorrow",
+    );
+  }
   if (code === "54000") {
     return new AppError(
       429,
@@ -163,9 +170,10 @@ async function createInvitation(tx: Tx, email: string, role: string) {
 }
 
 const MAIL_LIMIT =
-  "One address gets at most one invitation mail a minute, five a day from this organization " +
-  "and ten a day from all organizations: `recipient_limited`, with `details.retry_at`, Retry-After and " +
-  "`details.fields` naming `email`";
+  "One address gets at most one invitation mail a minute and five a day from this organization, and " +
+  "invitations from at most ten established organizations (a day old or more) and three new ones a day, " +
+  "counted apart so new organizations cannot use up an established one's: `recipient_limited`, with " +
+  "`details.retry_at`, Retry-After and `details.fields` naming `email`";
 
 export const invitationRoutes: RouteFactory = (deps) => [
   route(
@@ -235,8 +243,8 @@ export const invitationRoutes: RouteFactory = (deps) => [
         201: { description: "The invitation with its token", schema: CreatedInvitation },
         409: { description: "The address already belongs to a member" },
         429: {
-          description: `${MAIL_LIMIT}; or the organization queued 2,400 mails in the last 24 hours ` +
-            "(`too_many_invitations`)",
+          description: `${MAIL_LIMIT}; or the organization queued 2,400 mails in the last 24 hours, or is ` +
+            "less than a day old and sent 50 invitations today (`too_many_invitations`)",
         },
       },
     },

@@ -4,7 +4,7 @@
 // the last admin stays. Inviting, resending and withdrawing are invitations (routes/invitations.ts).
 // @see docs/authentication.md#settings--people
 import { z } from "@hono/zod-openapi";
-import { AppError, notFound } from "../../_shared/errors.ts";
+import { AppError, badRequest, notFound } from "../../_shared/errors.ts";
 import type { Tx } from "../../_shared/db.ts";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory, userOf } from "../route.ts";
@@ -61,8 +61,38 @@ const People = z.object({
     has_more: false,
   },
 });
-const ChangeRole = z.object({ role: Role.describe("The member's new role") }).strict()
+const KEEP_ENDPOINTS = "true: the webhook endpoints they made (themselves or with an API key of theirs) " +
+  "stay enabled; false (the default): they are disabled, saying why and who. Not for yourself.";
+const ChangeRole = z.object({
+  role: Role.describe("The member's new role"),
+  keep_endpoints: z.boolean().optional().describe(`When they stop being admin: ${KEEP_ENDPOINTS}`),
+}).strict()
   .openapi({ example: { role: "admin" } });
+const Removal = z.object({
+  keep_endpoints: z.boolean().optional().describe(KEEP_ENDPOINTS),
+}).strict().openapi({ example: { keep_endpoints: false } });
+const Changed = Person.extend({
+  endpoints_disabled: z.number().int().describe("How many of their webhook endpoints this disabled"),
+}).openapi({ example: { ...EXAMPLE, endpoints_disabled: 0 } });
+
+const MadeEndpoint = z.object({
+  id: z.uuid(),
+  url: z.string(),
+  description: z.string().nullable(),
+  created_at: z.string(),
+  api_key_name: z.string().nullable().describe("Made through this API key of theirs; null: by them"),
+});
+const MadeEndpoints = z.object({ data: z.array(MadeEndpoint) }).openapi({
+  example: {
+    data: [{
+      id: "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+      url: "https://crm.firstchurch.example/hooks",
+      description: "Church CRM",
+      created_at: "2026-11-20T10:00:00.000Z",
+      api_key_name: null,
+    }],
+  },
+});
 
 const LAST_ADMIN =
   "The last admin of an organization cannot be removed or stop being admin; make another member admin first";
@@ -73,6 +103,12 @@ function peopleError(err: unknown, field: string): unknown {
   if (code === "P0002") return notFound("not_found", "No such member in this organization");
   if (code === "55000") {
     return new AppError(409, "last_admin", LAST_ADMIN, { fields: [{ field, message: LAST_ADMIN }] });
+  }
+  const e = err as { hint?: string; message?: string };
+  if (code === "22023" && e.hint === "keep_endpoints") {
+    return badRequest("invalid_request", "Invalid body: keep_endpoints", {
+      fields: [{ field: "keep_endpoints", message: e.message ?? "cannot keep your own endpoints" }],
+    });
   }
   return fromSqlError(err);
 }
@@ -118,15 +154,45 @@ export const peopleRoutes: RouteFactory = (deps) => [
   ),
   route(
     {
+      method: "get",
+      path: "/people/:id/endpoints",
+      summary: "The webhook endpoints a member made (admins)",
+      description: "The enabled endpoints that removing them, or their demotion from admin, would disable: " +
+        "those they made themselves and those made with an API key of theirs.",
+      ...access,
+      params: id,
+      responses: {
+        200: { description: "Their enabled endpoints, oldest first", schema: MadeEndpoints },
+        404: { description: "No such member in this organization" },
+      },
+    },
+    async (c) => {
+      const memberId = c.req.valid("param").id;
+      const data = await asAdmin(deps, c, async (tx) => {
+        try {
+          return await tx<z.infer<typeof MadeEndpoint>[]>`
+            select id, url, description, created_at, api_key_name from private.member_endpoints(${memberId})`;
+        } catch (err) {
+          throw peopleError(err, "id");
+        }
+      });
+      return c.json({ data });
+    },
+  ),
+  route(
+    {
       method: "patch",
       path: "/people/:id",
       summary: "Change a member's role (admins)",
-      description: "It applies from their next request. The last admin of the organization stays admin.",
+      description: "It applies from their next request. The last admin of the organization stays admin. " +
+        "A demotion from admin ends the API keys and invitations they made and disables their webhook " +
+        "endpoints, unless `keep_endpoints` is true.",
       ...access,
       params: id,
       body: ChangeRole,
+      bodyExample: { role: "staff", keep_endpoints: false },
       responses: {
-        200: { description: "The member with their new role", schema: Person },
+        200: { description: "The member with their new role", schema: Changed },
         404: { description: "No such member in this organization" },
         409: {
           description: "`last_admin`: they are the organization's only admin (`details.fields` names `role`)",
@@ -135,13 +201,14 @@ export const peopleRoutes: RouteFactory = (deps) => [
     },
     async (c) => {
       const memberId = c.req.valid("param").id;
-      const { role } = c.req.valid("json");
+      const { role, keep_endpoints } = c.req.valid("json");
       const row = await asAdmin(deps, c, async (tx) => {
         try {
           // Read first: an admin who makes themselves staff may no longer read it afterwards.
           const before = await person(tx, memberId);
-          await tx`select private.set_member_role(${memberId}, ${role})`;
-          return { ...before, role };
+          const [{ n }] = await tx<[{ n: number }]>`
+            select private.set_member_role(${memberId}, ${role}, ${keep_endpoints ?? false}) as n`;
+          return { ...before, role, endpoints_disabled: n };
         } catch (err) {
           throw peopleError(err, "role");
         }
@@ -154,12 +221,17 @@ export const peopleRoutes: RouteFactory = (deps) => [
       method: "delete",
       path: "/people/:id",
       summary: "Remove a member from the organization (admins)",
-      description: "They lose access at their next request, and the API keys they made end. The last " +
-        "admin cannot be removed.",
+      description: "They lose access at their next request; the API keys and invitations they made end, " +
+        "and the webhook endpoints they made (themselves or with their API keys) are disabled, saying why " +
+        "and who, unless the body says `keep_endpoints: true` (the body is optional). The last admin " +
+        "cannot be removed.",
       ...access,
       params: id,
+      body: Removal,
+      bodyOptional: true,
+      bodyExample: { keep_endpoints: false },
       responses: {
-        200: { description: "The member as they were before removal", schema: Person },
+        200: { description: "The member as they were before removal", schema: Changed },
         404: { description: "No such member in this organization" },
         409: {
           description: "`last_admin`: they are the organization's only admin (`details.fields` names `id`)",
@@ -168,11 +240,13 @@ export const peopleRoutes: RouteFactory = (deps) => [
     },
     async (c) => {
       const memberId = c.req.valid("param").id;
+      const { keep_endpoints } = c.req.valid("json");
       const row = await asAdmin(deps, c, async (tx) => {
         try {
           const before = await person(tx, memberId);
-          await tx`select private.remove_member(${memberId})`;
-          return before;
+          const [{ n }] = await tx<[{ n: number }]>`
+            select private.remove_member(${memberId}, ${keep_endpoints ?? false}) as n`;
+          return { ...before, endpoints_disabled: n };
         } catch (err) {
           throw peopleError(err, "id");
         }

@@ -1,10 +1,12 @@
-// Asking before what cannot simply be clicked back: removing someone (they lose access at once, and the
-// API keys they made stop working), leaving, and stepping down from admin. A refusal (the last admin)
-// is said here, beside the button that caused it.
+// Asking before what cannot simply be clicked back: removing someone (they lose access at once, the API
+// keys they made stop working and the webhook endpoints they made are disabled unless kept), leaving,
+// and stepping down from admin. A refusal (the last admin) is said here, beside the button that caused it.
+import { useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { useSession } from "../../session.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
+import { MadeEndpoints } from "./MadeEndpoints.tsx";
 import type { Confirm } from "./MemberTable.tsx";
 import { personName } from "./types.ts";
 
@@ -26,6 +28,8 @@ export function ConfirmMemberChange(
   const { kind, person } = confirm;
   const name = personName(person);
   const org = session.organization?.organization_name ?? "this organization";
+  // Only another admin may keep someone's endpoints; the default disables them.
+  const [keep, setKeep] = useState(false);
   const act = useAction(async () => {
     const path = { params: { path: { id: person.id } } };
     if (kind === "step_down") {
@@ -35,9 +39,16 @@ export function ConfirmMemberChange(
           body: { role: "staff" },
         }),
       );
-    } else {
-      await unwrap(api.DELETE("/webhooks/people/{id}", path));
+      return;
     }
+    const removed = await unwrap(
+      api.DELETE("/webhooks/people/{id}", { ...path, body: { keep_endpoints: keep && !person.you } }),
+    );
+    const n = removed.endpoints_disabled;
+    return `${name} was removed from ${org}.` +
+      (n > 0
+        ? ` ${n} webhook endpoint${n === 1 ? "" : "s"} they made ${n === 1 ? "was" : "were"} disabled.`
+        : "");
   });
   const what = kind === "step_down" ? "Step down" : person.you ? "Leave" : `Remove ${name}`;
   return (
@@ -45,14 +56,14 @@ export function ConfirmMemberChange(
       onSubmit={(e) => {
         e.preventDefault();
         act.mutate(undefined, {
-          onSuccess: async () => {
+          onSuccess: async (said) => {
             close();
             if (person.you) {
               // No longer an admin here (or no longer here): the page follows who you are now.
               await session.reloadMe();
               return;
             }
-            onDone(`${name} was removed from ${org}.`);
+            onDone(said || `${name} was removed from ${org}.`);
           },
         });
       }}
@@ -77,6 +88,12 @@ export function ConfirmMemberChange(
           them again later.
         </p>
       )}
+      <MadeEndpoints
+        person={person}
+        keep={keep}
+        onKeep={kind === "remove" && !person.you ? setKeep : undefined}
+        settled={act.isPending || act.isSuccess}
+      />
       <ActionResult action={act} />
       <div className="actions">
         <button type="submit" className="danger" disabled={act.isPending}>

@@ -62,12 +62,19 @@ function MemberRow(
   const other = p.role === "admin" ? "staff" : "admin";
   const change = useAction(async () => {
     try {
-      await unwrap(
+      const changed = await unwrap(
         api.PATCH("/webhooks/people/{id}", {
           params: { path: { id: p.id } },
           body: { role: other },
         }),
       );
+      // No longer an admin: the endpoints they made send nothing more (Settings > Webhooks re-enables).
+      const n = changed.endpoints_disabled;
+      if (n > 0) {
+        onGone(
+          `${n} webhook endpoint${n === 1 ? "" : "s"} ${name} made ${n === 1 ? "was" : "were"} disabled.`,
+        );
+      }
     } catch (e) {
       // Removed meanwhile: the refreshed list drops this row, so it is said above the list.
       if (e instanceof ApiError && e.status === 404) {
