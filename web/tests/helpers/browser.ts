@@ -2,12 +2,19 @@
 // a static host for it (with the fallback every static host offers), Debian's Chromium through
 // playwright-core, screenshots and an axe-core accessibility check.
 import { gzipSync } from "node:zlib";
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type Locator,
+  type Page,
+} from "playwright-core";
 import axe from "axe-core";
 
 const webDir = new URL("../../", import.meta.url).pathname;
 export const artifactsDir = `${webDir}tests/artifacts`;
-const docsImagesDir = new URL("../../../docs/images/", import.meta.url).pathname;
+const docsImagesDir =
+  new URL("../../../docs/images/", import.meta.url).pathname;
 
 /**
  * With WEB_DOCS_IMAGES=1, a screenshot of the page or of one element of it for the guides, as
@@ -58,7 +65,9 @@ export async function buildWeb(
   }).output();
   if (!out.success) {
     throw new Error(
-      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${new TextDecoder().decode(out.stderr)}`,
+      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${
+        new TextDecoder().decode(out.stderr)
+      }`,
     );
   }
   return outDir;
@@ -71,7 +80,11 @@ export const BUNDLE_BUDGET_GZIP = 100 * 1024;
 export async function bundleSize(dir: string) {
   const size = { js: 0, jsGzip: 0, css: 0, cssGzip: 0 };
   for await (const f of Deno.readDir(`${dir}/assets`)) {
-    const kind = f.name.endsWith(".js") ? "js" : f.name.endsWith(".css") ? "css" : null;
+    const kind = f.name.endsWith(".js")
+      ? "js"
+      : f.name.endsWith(".css")
+      ? "css"
+      : null;
     if (!kind) continue;
     const bytes = await Deno.readFile(`${dir}/assets/${f.name}`);
     size[kind] += bytes.length;
@@ -124,7 +137,10 @@ export function serveStatic(
     { hostname: "127.0.0.1", port, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
-      const file = path.includes("..") || path.endsWith("/") || path === "/_headers" ? "/index.html" : path;
+      const file =
+        path.includes("..") || path.endsWith("/") || path === "/_headers"
+          ? "/index.html"
+          : path;
       for (const candidate of [file, "/index.html"]) {
         try {
           const body = await Deno.readFile(`${dir}${candidate}`);
@@ -160,8 +176,17 @@ declare const document: {
 
 export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
 
-/** Chromium headless, with a fresh profile (playwright-core makes a temporary one per launch). */
-export async function launchBrowser(): Promise<Browser> {
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+async function assertChromium(): Promise<void> {
   try {
     await Deno.stat(CHROMIUM);
   } catch {
@@ -169,27 +194,58 @@ export async function launchBrowser(): Promise<Browser> {
       `no Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`,
     );
   }
+}
+
+/**
+ * Chromium headless. Under the test runner, the lane's one Chromium (TEST_BROWSER_WS, started by
+ * web/tests/helpers/browser_server.ts): starting one per file cost ~3 s of CPU each. Every page opens
+ * in a new context (openPage), as isolated as a fresh profile (its own storage, cookies and cache), and
+ * `close()` of a connected browser closes this file's contexts and leaves the browser to the next file.
+ * Otherwise its own Chromium, with a fresh profile (playwright-core makes a temporary one per launch).
+ */
+export async function launchBrowser(): Promise<Browser> {
+  const shared = Deno.env.get("TEST_BROWSER_WS");
+  if (shared) return await chromium.connect(shared, { timeout: 30_000 });
+  await assertChromium();
   return await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: CHROMIUM_ARGS,
   });
 }
+
+/**
+ * One Chromium that test processes connect to (launchBrowser with TEST_BROWSER_WS): prints
+ * `browser server <ws endpoint>` once it listens, and closes the browser on SIGTERM or SIGINT.
+ */
+export async function serveBrowser(): Promise<void> {
+  await assertChromium();
+  const server = await chromium.launchServer({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    host: "127.0.0.1",
+  });
+  console.log(`browser server ${server.wsEndpoint()}`);
+  const stop = async () => {
+    await server.close();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop);
+}
+
+if (import.meta.main) await serveBrowser();
 
 /**
  * A page as the browser tests use it: 1280x800 (a new context of `browser`, or in `context`), at most 15 s
  * for anything. With `lines`, what it logs goes there as `<type>: <text>`, uncaught errors as
  * `pageerror: <message>`.
  */
-export async function openPage(from: Browser | BrowserContext, lines?: string[]): Promise<Page> {
+export async function openPage(
+  from: Browser | BrowserContext,
+  lines?: string[],
+): Promise<Page> {
   const context = "newContext" in from
     ? await from.newContext({ viewport: { width: 1280, height: 800 } })
     : from;
@@ -207,7 +263,8 @@ export async function openPage(from: Browser | BrowserContext, lines?: string[])
 export const consoleProblems = (lines: string[]): string[] =>
   lines.filter((l) =>
     /Content Security Policy/i.test(l) ||
-    (/^(pageerror|error|warning|assert)/.test(l) && !/^error: Failed to load resource: /.test(l))
+    (/^(pageerror|error|warning|assert)/.test(l) &&
+      !/^error: Failed to load resource: /.test(l))
   );
 
 export const VIEWPORTS = [
@@ -243,7 +300,9 @@ export async function seriousA11yViolations(
     }[];
   };
   return result.violations
-    .filter((v) => everyImpact || v.impact === "serious" || v.impact === "critical")
+    .filter((v) =>
+      everyImpact || v.impact === "serious" || v.impact === "critical"
+    )
     .map((v) => ({
       id: v.id,
       impact: v.impact,
@@ -294,7 +353,9 @@ export async function captureAndCheck(
     }
     for (const v of await seriousA11yViolations(page, everyImpact)) {
       problems.push(
-        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
+        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${
+          v.targets.join(", ")
+        }`,
       );
     }
   }
@@ -321,7 +382,12 @@ export async function focused(
 }
 
 /** Signs in on the settings site's sign-in page and waits for the landing page (Webhooks). */
-export async function signInAs(page: Page, siteUrl: string, email: string, password = "demo-password") {
+export async function signInAs(
+  page: Page,
+  siteUrl: string,
+  email: string,
+  password = "demo-password",
+) {
   await page.goto(`${siteUrl}/auth`);
   await page.getByLabel("E-mail").fill(email);
   await page.getByLabel("Password").fill(password);
