@@ -5,6 +5,7 @@ import * as jose from "jose";
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { devServerArgs } from "./helpers/dev_stack.ts";
 import { freePort } from "./helpers/server.ts";
+import { codeBlocks } from "./helpers/markdown.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const FIRST_CHURCH = "11111111-1111-4111-8111-111111111111";
@@ -56,6 +57,36 @@ const alive = (pid: number) => {
   }
 };
 
+/**
+ * The lines of a guide's sample of what `npm run dev` prints (the block that ends with "dev server
+ * ready") that `output` has no line like: `…` stands for any text, a port for any port, and the
+ * "..." and "serving" lines for the functions it lists.
+ */
+export function sampleLinesNotPrinted(markdown: string, output: string): string[] {
+  const block = codeBlocks(markdown).find((b) => b.text.includes("dev server ready on"));
+  if (!block) return ["no sample block ending in 'dev server ready on'"];
+  const printed = output.split("\n").map((l) => l.trim());
+  return block.text.split("\n").map((l) => l.trim()).filter((l) =>
+    l && l !== "..." && !l.startsWith("serving ")
+  )
+    .filter((line) => {
+      const pattern = line.split("…").map((part) =>
+        part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/127\\\.0\\\.0\\\.1:\d+/g, "127\\.0\\.0\\.1:\\d+")
+      ).join("\\S*");
+      const re = new RegExp(`^${pattern}$`);
+      return !printed.some((p) => re.test(p));
+    });
+}
+
+Deno.test("the sample check tells a line npm run dev does not print", () => {
+  const guide = "```\nserving http://127.0.0.1:54321/functions/v1/a\n...\nanon key:  sb_publishable_…\n" +
+    "Mail:        http://127.0.0.1:54324  (MailDev inbox)\ndev server ready on http://127.0.0.1:54321 (Ctrl-C stops it)\n```\n";
+  const out = "serving http://127.0.0.1:9/functions/v1/b\nanon key:  sb_publishable_abc\n" +
+    "dev server ready on http://127.0.0.1:9 (Ctrl-C stops it)\n";
+  assertEquals(sampleLinesNotPrinted(guide, out), ["Mail:        http://127.0.0.1:54324  (MailDev inbox)"]);
+  assertEquals(sampleLinesNotPrinted(guide, `${out}Mail:        http://127.0.0.1:7  (MailDev inbox)\n`), []);
+});
+
 Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in, clean stops on SIGTERM and SIGINT", async () => {
   // An empty cluster of its own, made the way the test run makes its own.
   const major = new TextDecoder().decode(
@@ -106,7 +137,14 @@ Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in,
       const npm = new Deno.Command("npm", {
         args: ["run", "dev"],
         cwd: root,
-        env: { SUPABASE_DB_URL: url, PORT: String(port) },
+        // The settings UI and the mail catcher on ports of their own: their lines are part of the sample.
+        env: {
+          SUPABASE_DB_URL: url,
+          PORT: String(port),
+          WEB_PORT: String(freePort()),
+          MAIL_WEB_PORT: String(freePort()),
+          MAIL_SMTP_PORT: String(freePort()),
+        },
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -122,6 +160,14 @@ Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in,
       );
       assert(out.includes(`API URL:   http://127.0.0.1:${port}`), out);
       assertMatch(out, /anon key:\s+sb_publishable_\S+/);
+      // What the README and Getting started show as its output is what it printed (the first run: the
+      // seed line too).
+      if (run === 1) {
+        for (const guide of ["README.md", "docs/getting-started.md"]) {
+          const text = await Deno.readTextFile(`${root}${guide}`);
+          assertEquals(sampleLinesNotPrinted(text, out), [], `${guide}'s sample output, against:\n${out}`);
+        }
+      }
 
       // The printed curl line, run as printed.
       const curl = out.split("\n").find((l) => l.trim().startsWith("curl "))!;
