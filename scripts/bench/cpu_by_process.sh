@@ -31,6 +31,7 @@ label_of() {
 declare -A labels
 while kill -0 "$cmd" 2>/dev/null; do
   while read -r pid; do
+    [ -n "$pid" ] || continue
     [ -n "${labels[$pid]:-}" ] || labels[$pid]=$(label_of "$pid")
     [ -n "${labels[$pid]}" ] || continue
     # utime and stime: fields 14 and 15, the 12th and 13th after the ") " that ends the command name.
