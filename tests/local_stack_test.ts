@@ -57,25 +57,32 @@ const alive = (pid: number) => {
   }
 };
 
+/** A sample line as a pattern: `…` stands for any text, a loopback port for any port. */
+function samplePattern(line: string): RegExp {
+  const pattern = line.split("…").map((part) =>
+    part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/127\\\.0\\\.0\\\.1:\d+/g, "127\\.0\\.0\\.1:\\d+")
+  ).join("\\S*");
+  return new RegExp(`^${pattern}$`);
+}
+
 /**
- * The lines of a guide's sample of what `npm run dev` prints (the block that ends with "dev server
- * ready") that `output` has no line like: `…` stands for any text, a port for any port, and the
- * "..." and "serving" lines for the functions it lists.
+ * Where a guide's sample of what `npm run dev` prints (the block that ends with "dev server ready") and
+ * `output` part: sample lines it printed nothing like ("..." and the "serving" lines stand for the
+ * functions it lists), and lines of its closing summary, from `API URL:` on, that the sample leaves out.
  */
 export function sampleLinesNotPrinted(markdown: string, output: string): string[] {
   const block = codeBlocks(markdown).find((b) => b.text.includes("dev server ready on"));
   if (!block) return ["no sample block ending in 'dev server ready on'"];
-  const printed = output.split("\n").map((l) => l.trim());
-  return block.text.split("\n").map((l) => l.trim()).filter((l) =>
+  const sample = block.text.split("\n").map((l) => l.trim()).filter((l) =>
     l && l !== "..." && !l.startsWith("serving ")
-  )
-    .filter((line) => {
-      const pattern = line.split("…").map((part) =>
-        part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/127\\\.0\\\.0\\\.1:\d+/g, "127\\.0\\.0\\.1:\\d+")
-      ).join("\\S*");
-      const re = new RegExp(`^${pattern}$`);
-      return !printed.some((p) => re.test(p));
-    });
+  );
+  const printed = output.split("\n").map((l) => l.trim());
+  const notPrinted = sample.filter((line) => !printed.some((p) => samplePattern(line).test(p)));
+  const from = printed.findIndex((l) => l.startsWith("API URL:"));
+  const to = printed.findIndex((l) => l.startsWith("dev server ready on"));
+  const summary = from >= 0 && to >= from ? printed.slice(from, to + 1).filter(Boolean) : [];
+  const left = summary.filter((p) => !sample.some((line) => samplePattern(line).test(p)));
+  return [...notPrinted, ...left.map((l) => `left out: ${l}`)];
 }
 
 Deno.test("the sample check tells a line npm run dev does not print", () => {
@@ -84,7 +91,20 @@ Deno.test("the sample check tells a line npm run dev does not print", () => {
   const out = "serving http://127.0.0.1:9/functions/v1/b\nanon key:  sb_publishable_abc\n" +
     "dev server ready on http://127.0.0.1:9 (Ctrl-C stops it)\n";
   assertEquals(sampleLinesNotPrinted(guide, out), ["Mail:        http://127.0.0.1:54324  (MailDev inbox)"]);
-  assertEquals(sampleLinesNotPrinted(guide, `${out}Mail:        http://127.0.0.1:7  (MailDev inbox)\n`), []);
+  const withMail = out.replace(
+    "dev server ready",
+    "Mail:        http://127.0.0.1:7  (MailDev inbox)\ndev server ready",
+  );
+  assertEquals(sampleLinesNotPrinted(guide, withMail), []);
+  // A sample that leaves out a line of the summary (the README once had no Mail line).
+  const without = guide.replace(/Mail:.*\n/, "");
+  assertEquals(
+    sampleLinesNotPrinted(without, withMail.replace("anon key", "API URL:   http://127.0.0.1:9\nanon key")),
+    [
+      "left out: API URL:   http://127.0.0.1:9",
+      "left out: Mail:        http://127.0.0.1:7  (MailDev inbox)",
+    ],
+  );
 });
 
 Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in, clean stops on SIGTERM and SIGINT", async () => {
