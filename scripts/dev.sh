@@ -22,7 +22,7 @@ if [ "$empty" = t ]; then
 fi
 # Local development delivers outbound webhooks to loopback receivers unless told otherwise.
 export WEBHOOKS_ALLOW_PRIVATE_TARGETS=${WEBHOOKS_ALLOW_PRIVATE_TARGETS:-true}
-# A small V8 young generation (4 MiB semi-spaces): the in-process dispatcher makes ~50 KB of short-lived
-# garbage per delivery, and with V8's default the new space grows to its maximum under load, taking peak
-# RSS from ~140 to ~190 MiB at no gain in speed (docs/architecture.md#memory).
+# A small V8 young generation (4 MiB semi-spaces): the in-process dispatcher makes short-lived garbage
+# with every delivery (how much: docs/architecture.md#memory), and with V8's default the new space grows
+# to its maximum under load, taking peak RSS from ~140 to ~190 MiB at no gain in speed.
 exec node_modules/.bin/deno run --v8-flags=--max-semi-space-size=4 --allow-net --allow-env --allow-read --allow-write=supabase/.temp --allow-sys --allow-run=node scripts/dev.ts

@@ -8,14 +8,26 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-if [ ! -x node_modules/.bin/deno ] || [ ! -x node_modules/.bin/supabase ] ||
-  [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund --loglevel=error >/dev/null
-fi
+# Whether DIR's packages are installed from DIR/package-lock.json as it is now: the lockfile's hash at the
+# last `npm ci` (kept beside the packages) is its hash now. A checkout that rewrites the lockfile with the
+# same content (a new worktree, a branch switch) leaves it equal: `npm ci` costs a minute or more, every run.
+# Packages installed before the hash was kept: the lockfile no newer than npm's own record of the install.
+installed() {
+  local dir=$1 bin=$2 stamp="$1/node_modules/.cache/package-lock.sha256"
+  [ -x "$dir/node_modules/.bin/$bin" ] || return 1
+  if [ -e "$stamp" ]; then
+    [ "$(sha256sum <"$dir/package-lock.json")" = "$(cat "$stamp")" ]
+  else
+    [ ! "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]
+  fi
+}
+install() {
+  npm ci --prefix "$1" --no-audit --no-fund --loglevel=error >/dev/null &&
+    mkdir -p "$1/node_modules/.cache" && sha256sum <"$1/package-lock.json" >"$1/node_modules/.cache/package-lock.sha256"
+}
+{ installed . deno && installed . supabase; } || install .
 # The settings UI (web/) has its own lockfile.
-if [ ! -x web/node_modules/.bin/vite ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
-  npm ci --prefix web --no-audit --no-fund --loglevel=error >/dev/null
-fi
+installed web vite || install web
 
 [ "${1:-}" = --dev ] && exit 0
 

@@ -1,6 +1,6 @@
 // Writes the documentation that is generated, so it cannot drift from what it documents: the event
 // catalogue's pages, docs/events/ (an index and a page per event type, from
-// supabase/functions/webhooks/catalogue.ts) and the rendered API reference, docs/api/index.html (from
+// supabase/functions/webhooks/catalogue.ts, and the event types CHANGELOG.md lists) and the rendered API reference, docs/api/index.html (from
 // docs/webhooks-openapi.json, by Redocly's CLI pinned in package.json). A test fails when a committed file
 // differs from what this makes now; and the table of scheduled jobs in docs/operations.md (from the
 // migrations' cron.schedule calls; its test also holds it against cron.job).
@@ -113,6 +113,28 @@ export function eventFiles(): Map<string, string> {
     files.set(`${type}.md`, eventPage(type));
   }
   return files;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The event types CHANGELOG.md's unreleased 1.0.0 names, from the catalogue (a hand-kept list once named
+// 6 of its 8). Once 1.0.0 is released its list is history: move the markers to the next version then.
+
+export const CHANGELOG = new URL("../CHANGELOG.md", import.meta.url);
+const EVENTS_BLOCK = /<!-- events:start -->[\s\S]*?<!-- events:end -->/;
+
+/** "`a`, `b` and `c`": every event type of the catalogue, in its order. */
+export function changelogEventList(): string {
+  const names = (Object.keys(EVENT_CATALOGUE) as EventTypeName[]).map((t) => `\`${t}\``);
+  return `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+/** The changelog's text with the list between its events markers written from the catalogue. */
+export function withChangelogEvents(changelog: string): string {
+  if (!EVENTS_BLOCK.test(changelog)) throw new Error("CHANGELOG.md has no events:start/end markers");
+  return changelog.replace(
+    EVENTS_BLOCK,
+    () => `<!-- events:start -->${changelogEventList()}<!-- events:end -->`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -254,6 +276,8 @@ if (import.meta.main) {
   }
   for (const [name, text] of eventFiles()) await Deno.writeTextFile(new URL(name, EVENTS_DIR), text);
   console.log(`wrote ${EVENTS_DIR.pathname}`);
+  await Deno.writeTextFile(CHANGELOG, withChangelogEvents(await Deno.readTextFile(CHANGELOG)));
+  console.log(`wrote the event types of ${CHANGELOG.pathname}`);
   const guide = await Deno.readTextFile(OPERATIONS_GUIDE);
   await Deno.writeTextFile(OPERATIONS_GUIDE, withCronJobs(guide, await migrationCronJobs()));
   console.log(`wrote the scheduled jobs of ${OPERATIONS_GUIDE.pathname}`);

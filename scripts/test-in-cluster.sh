@@ -71,6 +71,37 @@ stop_pooler() {
   kill "$(cat "$results/pooler-$1/pgbouncer.pid" 2>/dev/null)" 2>/dev/null
 }
 
+# The lane's one Chromium, for its browser files (launchBrowser in web/tests/helpers/browser.ts connects
+# to TEST_BROWSER_WS): started at the lane's first browser job, again if it died, stopped when the lane
+# ends. A Chromium per file cost ~3 s of CPU each, on cores the lanes share. If it cannot start, each
+# file launches its own as when run alone.
+browser_pid=
+ensure_browser() {
+  local lane=$1 log="$results/browser-$1.log" i
+  [ -n "$browser_pid" ] && kill -0 "$browser_pid" 2>/dev/null && return 0
+  unset TEST_BROWSER_WS
+  # --config: web/package.json would otherwise decide how a script under web/ resolves its imports.
+  deno run --allow-all --no-check --config deno.json web/tests/helpers/browser.ts >"$log" 2>&1 &
+  browser_pid=$!
+  for i in $(seq 1 120); do
+    TEST_BROWSER_WS=$(sed -n 's/^browser server //p' "$log")
+    if [ -n "$TEST_BROWSER_WS" ]; then
+      export TEST_BROWSER_WS
+      return 0
+    fi
+    kill -0 "$browser_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  echo "test: lane $lane's shared Chromium did not start (its browser files launch their own):" >&2
+  cat "$log" >&2
+  stop_browser
+}
+stop_browser() {
+  [ -n "$browser_pid" ] && kill -TERM "$browser_pid" 2>/dev/null && wait "$browser_pid" 2>/dev/null
+  browser_pid=
+  unset TEST_BROWSER_WS
+}
+
 # The next job of the queue ("suite file"), taken under a lock; nothing when it is empty.
 next_job() {
   local job
@@ -92,6 +123,7 @@ run_job() {
   local check=(--no-check=remote)
   # The static step type-checks every test (deno check ... tests web/tests): not again per file.
   [ "${TEST_TYPECHECKED:-0}" = 1 ] && check=(--no-check)
+  [ "$suite" = browser ] && ensure_browser "$lane"
   if [ "$suite" = pooler ]; then
     if [ -z "${TEST_POOLER_URL:-}" ]; then
       echo "pooler: PgBouncer did not start (lane $lane)" >"$out"
@@ -143,7 +175,7 @@ if [ "${1:-}" = --worker ]; then
     note "lane $lane: its cluster did not bootstrap (its jobs went to the other lanes)"
     exit 0
   fi
-  trap 'stop_pooler "$lane"' EXIT
+  trap 'stop_pooler "$lane"; stop_browser' EXIT
   run_worker "$lane"
   exit 0
 fi
@@ -245,7 +277,7 @@ if ! prepare_cluster 1; then
   # The other lanes still drain the queue: their results are not lost with this one.
 else
   record bootstrap 1 0 0 $(($(date +%s) - started))
-  trap 'stop_pooler 1' EXIT
+  trap 'stop_pooler 1; stop_browser' EXIT
   trap 'exit 143' TERM INT
   if [ ${#sql_targets[@]} -gt 0 ] && ls "${sql_targets[@]}" >/dev/null 2>&1; then
     echo "== pgTAP"

@@ -138,3 +138,71 @@ Deno.test("no guide states how long the whole suite takes (the summary and BENCH
   }
   assertEquals(stated, []);
 });
+
+/** Lines that name a work-tracking number (the word and a number): a reader cannot look it up; say what and when. */
+export function workItemNumbers(text: string): string[] {
+  return text.split("\n").filter((l) => /\bissues? #?\d+/i.test(l)).map((l) => l.trim());
+}
+
+Deno.test("no document or test names a work-tracking number (what was done, measured or fixed, and when, instead)", async () => {
+  assertEquals(
+    workItemNumbers(`a\n// the recovered deliveries (${"issue"} 37, item 5)\nb ${"Issue"} #35 measured\n`),
+    [
+      `// the recovered deliveries (${"issue"} 37, item 5)`,
+      `b ${"Issue"} #35 measured`,
+    ],
+  );
+  assertEquals(workItemNumbers("no issues found; 37 issues of a kind"), []);
+  const files = [...await documentationFiles()];
+  for (const dir of ["tests/", "web/tests/", "supabase/tests/"]) {
+    const walk = async (d: string) => {
+      for await (const e of Deno.readDir(new URL(d, ROOT))) {
+        if (e.isDirectory && e.name !== "artifacts") await walk(`${d}${e.name}/`);
+        else if (/\.(ts|sql)$/.test(e.name)) files.push(`${d}${e.name}`);
+      }
+    };
+    await walk(dir);
+  }
+  const found: string[] = [];
+  for (const file of files) {
+    for (const line of workItemNumbers(await read(file))) found.push(`${file}: ${line.slice(0, 140)}`);
+  }
+  assertEquals(found, []);
+});
+
+/**
+ * Sentences of a guide that state the settings app's size (a figure in kB other than its 100 kB budget):
+ * it changes with every page added, and BENCHMARKS.md's row is where it is measured ("about 65 kB" stood
+ * in two guides while the benchmark said 80.9 kB).
+ */
+export function appSizes(markdown: string): string[] {
+  return markdown.replace(/\n(?!\n)/g, " ").split(/(?<=[.!?)])\s+/)
+    .filter((s) => [...s.matchAll(/\b(\d+(?:\.\d+)?)\s*kB\b/g)].some((m) => m[1] !== "100"));
+}
+
+Deno.test("no guide states the settings app's size (BENCHMARKS.md's row does)", async () => {
+  assertEquals(appSizes("The app: about 65 kB gzipped in all. A test fails past 100 kB gzipped.").length, 1);
+  const stated: string[] = [];
+  for (const file of await documentationFiles()) {
+    if (file !== "README.md" && !/^docs\/([^/]+|events\/[^/]+)\.md$/.test(file)) continue;
+    for (const sentence of appSizes(await read(file))) stated.push(`${file}: ${sentence.slice(0, 160)}`);
+  }
+  assertEquals(stated, []);
+});
+
+/** A summary row's command that runs the whole suite (not a selection of its files). */
+const WHOLE_SUITE = /^`(?:time )?(?:CI=true )?(?:bash \.ci\/run|npm test|bash scripts\/test\.sh)`$/;
+
+Deno.test("the whole suite's count stands in BENCHMARKS.md's row alone (RELIABILITY.md once said 898 where it said 2,914)", async () => {
+  const rows = summaryRows(await read("RELIABILITY.md"));
+  const whole = rows.filter((r) => WHOLE_SUITE.test((r.command ?? "").trim()));
+  assertEquals(
+    whole.map((r) => r.what),
+    [],
+    "RELIABILITY.md: a row for the whole suite (BENCHMARKS.md has it)",
+  );
+  const bench = summaryRows(await read("BENCHMARKS.md")).filter((r) =>
+    /`[^`]*npm test`/.test(r.command ?? "")
+  );
+  assertEquals(bench.length, 1, "BENCHMARKS.md: one row for `npm test`");
+});

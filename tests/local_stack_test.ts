@@ -5,6 +5,7 @@ import * as jose from "jose";
 import { assert, assertEquals, assertMatch } from "./helpers/assert.ts";
 import { devServerArgs } from "./helpers/dev_stack.ts";
 import { freePort } from "./helpers/server.ts";
+import { codeBlocks } from "./helpers/markdown.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const FIRST_CHURCH = "11111111-1111-4111-8111-111111111111";
@@ -56,6 +57,56 @@ const alive = (pid: number) => {
   }
 };
 
+/** A sample line as a pattern: `…` stands for any text, a loopback port for any port. */
+function samplePattern(line: string): RegExp {
+  const pattern = line.split("…").map((part) =>
+    part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/127\\\.0\\\.0\\\.1:\d+/g, "127\\.0\\.0\\.1:\\d+")
+  ).join("\\S*");
+  return new RegExp(`^${pattern}$`);
+}
+
+/**
+ * Where a guide's sample of what `npm run dev` prints (the block that ends with "dev server ready") and
+ * `output` part: sample lines it printed nothing like ("..." and the "serving" lines stand for the
+ * functions it lists), and lines of its closing summary, from `API URL:` on, that the sample leaves out.
+ */
+export function sampleLinesNotPrinted(markdown: string, output: string): string[] {
+  const block = codeBlocks(markdown).find((b) => b.text.includes("dev server ready on"));
+  if (!block) return ["no sample block ending in 'dev server ready on'"];
+  const sample = block.text.split("\n").map((l) => l.trim()).filter((l) =>
+    l && l !== "..." && !l.startsWith("serving ")
+  );
+  const printed = output.split("\n").map((l) => l.trim());
+  const notPrinted = sample.filter((line) => !printed.some((p) => samplePattern(line).test(p)));
+  const from = printed.findIndex((l) => l.startsWith("API URL:"));
+  const to = printed.findIndex((l) => l.startsWith("dev server ready on"));
+  const summary = from >= 0 && to >= from ? printed.slice(from, to + 1).filter(Boolean) : [];
+  const left = summary.filter((p) => !sample.some((line) => samplePattern(line).test(p)));
+  return [...notPrinted, ...left.map((l) => `left out: ${l}`)];
+}
+
+Deno.test("the sample check tells a line npm run dev does not print", () => {
+  const guide = "```\nserving http://127.0.0.1:54321/functions/v1/a\n...\nanon key:  sb_publishable_…\n" +
+    "Mail:        http://127.0.0.1:54324  (MailDev inbox)\ndev server ready on http://127.0.0.1:54321 (Ctrl-C stops it)\n```\n";
+  const out = "serving http://127.0.0.1:9/functions/v1/b\nanon key:  sb_publishable_abc\n" +
+    "dev server ready on http://127.0.0.1:9 (Ctrl-C stops it)\n";
+  assertEquals(sampleLinesNotPrinted(guide, out), ["Mail:        http://127.0.0.1:54324  (MailDev inbox)"]);
+  const withMail = out.replace(
+    "dev server ready",
+    "Mail:        http://127.0.0.1:7  (MailDev inbox)\ndev server ready",
+  );
+  assertEquals(sampleLinesNotPrinted(guide, withMail), []);
+  // A sample that leaves out a line of the summary (the README once had no Mail line).
+  const without = guide.replace(/Mail:.*\n/, "");
+  assertEquals(
+    sampleLinesNotPrinted(without, withMail.replace("anon key", "API URL:   http://127.0.0.1:9\nanon key")),
+    [
+      "left out: API URL:   http://127.0.0.1:9",
+      "left out: Mail:        http://127.0.0.1:7  (MailDev inbox)",
+    ],
+  );
+});
+
 Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in, clean stops on SIGTERM and SIGINT", async () => {
   // An empty cluster of its own, made the way the test run makes its own.
   const major = new TextDecoder().decode(
@@ -106,7 +157,14 @@ Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in,
       const npm = new Deno.Command("npm", {
         args: ["run", "dev"],
         cwd: root,
-        env: { SUPABASE_DB_URL: url, PORT: String(port) },
+        // The settings UI and the mail catcher on ports of their own: their lines are part of the sample.
+        env: {
+          SUPABASE_DB_URL: url,
+          PORT: String(port),
+          WEB_PORT: String(freePort()),
+          MAIL_WEB_PORT: String(freePort()),
+          MAIL_SMTP_PORT: String(freePort()),
+        },
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -122,6 +180,14 @@ Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in,
       );
       assert(out.includes(`API URL:   http://127.0.0.1:${port}`), out);
       assertMatch(out, /anon key:\s+sb_publishable_\S+/);
+      // What the README and Getting started show as its output is what it printed (the first run: the
+      // seed line too).
+      if (run === 1) {
+        for (const guide of ["README.md", "docs/getting-started.md"]) {
+          const text = await Deno.readTextFile(`${root}${guide}`);
+          assertEquals(sampleLinesNotPrinted(text, out), [], `${guide}'s sample output, against:\n${out}`);
+        }
+      }
 
       // The printed curl line, run as printed.
       const curl = out.split("\n").find((l) => l.trim().startsWith("curl "))!;

@@ -22,8 +22,9 @@ create table private.edge_user_login (
 alter table private.edge_user_login enable row level security;
 revoke all on private.edge_user_login from public, anon, authenticated, service_role;
 
--- Gives edge_user its login with `new_password` (default: 256 random bits as hex, from the server's
--- strong random source) and keeps the password for the functions. Run it again to change the password;
+-- Gives edge_user its login with `new_password` (default: three v4 UUIDs joined, 96 hex characters
+-- holding 366 random bits from the server's strong random source) and keeps the password for the
+-- functions. Run it again to change the password;
 -- connections already open stay open, new ones use the new password.
 create function private.set_edge_user_login(new_password text default null) returns void
 language plpgsql volatile security definer

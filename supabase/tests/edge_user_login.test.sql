@@ -2,7 +2,7 @@
 -- password only the role that runs them can read: no user role, nor the Data API's service role, may read
 -- or change it (reading it would let a caller log in as the pool and take config_api's rights).
 begin;
-select plan(9);
+select plan(11);
 
 select ok((select rolcanlogin from pg_roles where rolname = 'edge_user'), 'edge_user can log in after the migrations');
 select ok(length(private.edge_user_password()) >= 16, 'its password is kept for the functions');
@@ -33,6 +33,12 @@ select skip('this role cannot take the user roles here: checked on the local tes
 
 select throws_ok($$select private.set_edge_user_login('short')$$, 'P0001',
                  'the password of edge_user must have at least 16 characters', 'a short password is refused');
+
+-- The generated password (none given): three random UUIDs joined, 96 hex characters holding 366 random
+-- bits (docs/operations.md says so). Rolled back with the rest of this file.
+select lives_ok($$select private.set_edge_user_login()$$, 'a password is generated when none is given');
+select matches(private.edge_user_password(), '^[0-9a-f]{96}$',
+               'the generated password is three random UUIDs: 96 hex characters');
 
 select * from finish();
 rollback;

@@ -36,6 +36,20 @@ export function devServerArgs(keyDir: string): string[] {
   ];
 }
 
+/** Waits for `p`, or `ms` at most (the timer cleared either way). */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise((r) => timer = setTimeout(r, ms))]);
+  clearTimeout(timer);
+}
+
+/** The processes below `pid`, children first. */
+async function descendants(pid: number): Promise<number[]> {
+  const out = await new Deno.Command("pgrep", { args: ["-P", String(pid)] }).output();
+  const kids = new TextDecoder().decode(out.stdout).trim().split(/\s+/).filter(Boolean).map(Number);
+  return [...kids, ...(await Promise.all(kids.map(descendants))).flat()];
+}
+
 /** `allowRun`: the server may start node programs (the settings UI, the mail catcher), as `npm run dev`'s may. */
 export async function startDevStack(
   opts: { env?: Record<string, string>; allowRun?: boolean } = {},
@@ -70,8 +84,9 @@ export async function startDevStack(
   let exited = false;
   status.then(() => (exited = true));
 
+  // 90 s: on a loaded machine with a cold Deno cache, loading every function has taken over 30.
   const url = await new Promise<string | undefined>((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), 30_000);
+    const timer = setTimeout(() => resolve(undefined), 90_000);
     onData = () => {
       const m = out.match(/dev server ready on (http:\/\/127\.0\.0\.1:\d+)/);
       if (m) {
@@ -87,9 +102,20 @@ export async function startDevStack(
   const anonKey = out.match(/anon key:\s+(\S+)/)?.[1];
   const cleanup = () => Deno.remove(dir, { recursive: true }).catch(() => {});
   if (!url || !anonKey) {
+    // The server's own children (the mail catcher, the settings UI's Vite) hold its output pipes: a
+    // SIGKILL alone orphaned them, and waiting for the output to end then hung the test for good. SIGTERM
+    // first (the server stops them), then SIGKILL for whatever is left of its tree.
+    const tree = exited ? [] : await descendants(child.pid);
+    if (!exited) child.kill("SIGTERM");
+    await within(status, 5_000);
     if (!exited) child.kill("SIGKILL");
+    for (const pid of tree) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* already gone */ }
+    }
     await status;
-    await drained;
+    await within(drained, 5_000);
     await cleanup();
     throw new Error(`dev server did not start:\n${out}`);
   }
@@ -103,7 +129,8 @@ export async function startDevStack(
       const timer = setTimeout(() => child.kill("SIGKILL"), ms);
       const { code } = await status;
       clearTimeout(timer);
-      await drained;
+      // Bounded: a child the server could not stop would hold its output open.
+      await within(drained, 5_000);
       await cleanup();
       if (code !== 0) throw new Error(`dev server exited ${code}:\n${out}`);
     },

@@ -38,9 +38,15 @@ Deno.test("web/src/api/schema.d.ts is generated from the current OpenAPI documen
 });
 
 Deno.test("the pages type-check against the API's types (tsc --noEmit)", async () => {
+  // --incremental: tsc keeps what it learned in node_modules/.cache (never committed) and checks again
+  // only what changed since, as `deno check` does with its cache; a full check costs ~13 s of CPU a run.
+  await Deno.mkdir(`${webDir}node_modules/.cache`, { recursive: true });
   const r = await node([
     "node_modules/typescript/bin/tsc",
     "--noEmit",
+    "--incremental",
+    "--tsBuildInfoFile",
+    "node_modules/.cache/tsc-pages.tsbuildinfo",
     "-p",
     ".",
   ]);

@@ -1,7 +1,7 @@
 // Settings area, third round, in a real browser (production build, Chromium) against the real dev stack:
 // recover failed deliveries in a window with a preview count, then follow the answer's link to exactly
-// the recovered deliveries in Webhook Logs (issue 37, item 5); test deliveries tagged in Webhook Logs and
-// shown, hidden or listed alone by a filter (item 6); finding deliveries by what their body contains;
+// the recovered deliveries in Webhook Logs; test deliveries tagged in Webhook Logs and shown, hidden or
+// listed alone by a filter; finding deliveries by what their body contains;
 // the failure alerts' thresholds and endpoints on every card. Every screen at 1280x800 and 390x844 with
 // axe at every impact.
 import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";

@@ -160,8 +160,17 @@ declare const document: {
 
 export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
 
-/** Chromium headless, with a fresh profile (playwright-core makes a temporary one per launch). */
-export async function launchBrowser(): Promise<Browser> {
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+async function assertChromium(): Promise<void> {
   try {
     await Deno.stat(CHROMIUM);
   } catch {
@@ -169,27 +178,58 @@ export async function launchBrowser(): Promise<Browser> {
       `no Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`,
     );
   }
+}
+
+/**
+ * Chromium headless. Under the test runner, the lane's one Chromium (TEST_BROWSER_WS, started by
+ * web/tests/helpers/browser_server.ts): starting one per file cost ~3 s of CPU each. Every page opens
+ * in a new context (openPage), as isolated as a fresh profile (its own storage, cookies and cache), and
+ * `close()` of a connected browser closes this file's contexts and leaves the browser to the next file.
+ * Otherwise its own Chromium, with a fresh profile (playwright-core makes a temporary one per launch).
+ */
+export async function launchBrowser(): Promise<Browser> {
+  const shared = Deno.env.get("TEST_BROWSER_WS");
+  if (shared) return await chromium.connect(shared, { timeout: 30_000 });
+  await assertChromium();
   return await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: CHROMIUM_ARGS,
   });
 }
+
+/**
+ * One Chromium that test processes connect to (launchBrowser with TEST_BROWSER_WS): prints
+ * `browser server <ws endpoint>` once it listens, and closes the browser on SIGTERM or SIGINT.
+ */
+export async function serveBrowser(): Promise<void> {
+  await assertChromium();
+  const server = await chromium.launchServer({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    host: "127.0.0.1",
+  });
+  console.log(`browser server ${server.wsEndpoint()}`);
+  const stop = async () => {
+    await server.close();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop);
+}
+
+if (import.meta.main) await serveBrowser();
 
 /**
  * A page as the browser tests use it: 1280x800 (a new context of `browser`, or in `context`), at most 15 s
  * for anything. With `lines`, what it logs goes there as `<type>: <text>`, uncaught errors as
  * `pageerror: <message>`.
  */
-export async function openPage(from: Browser | BrowserContext, lines?: string[]): Promise<Page> {
+export async function openPage(
+  from: Browser | BrowserContext,
+  lines?: string[],
+): Promise<Page> {
   const context = "newContext" in from
     ? await from.newContext({ viewport: { width: 1280, height: 800 } })
     : from;
@@ -207,7 +247,8 @@ export async function openPage(from: Browser | BrowserContext, lines?: string[])
 export const consoleProblems = (lines: string[]): string[] =>
   lines.filter((l) =>
     /Content Security Policy/i.test(l) ||
-    (/^(pageerror|error|warning|assert)/.test(l) && !/^error: Failed to load resource: /.test(l))
+    (/^(pageerror|error|warning|assert)/.test(l) &&
+      !/^error: Failed to load resource: /.test(l))
   );
 
 export const VIEWPORTS = [
@@ -321,7 +362,12 @@ export async function focused(
 }
 
 /** Signs in on the settings site's sign-in page and waits for the landing page (Webhooks). */
-export async function signInAs(page: Page, siteUrl: string, email: string, password = "demo-password") {
+export async function signInAs(
+  page: Page,
+  siteUrl: string,
+  email: string,
+  password = "demo-password",
+) {
   await page.goto(`${siteUrl}/auth`);
   await page.getByLabel("E-mail").fill(email);
   await page.getByLabel("Password").fill(password);
