@@ -95,8 +95,9 @@ export const WALK_FIRST_ROWS = 2000;
  * A search by content, in two tries. First the newest WALK_FIRST_ROWS deliveries the other filters keep
  * are checked one by one: a text found in many bodies (a domain every address has) fills a page there,
  * which is then exactly the page (its first matches in order). Otherwise the trigram index finds the
- * matching bodies (bodyMatches), whose deliveries make the page. The index's own cost grows with how
- * common the text is (at 1M bodies, about a second for one in every body), the walk's with how rare.
+ * matching bodies (bodyMatches), whose deliveries make the page, with those the walk found (the index is
+ * built after the fact: see searchableUntil). The index's own cost grows with how common the text is (at
+ * 1M bodies, about a second for one in every body), the walk's with how rare.
  */
 export async function searchDeliveries<R extends { event_id: string }>(
   tx: Tx,
