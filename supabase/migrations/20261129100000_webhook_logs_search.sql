@@ -198,16 +198,15 @@ $$;
 -- The cron job: batches, each its own transaction, for up to `time_budget`; caught up (or waiting for
 -- deliveries to go out), it looks again every second. A run every minute of up to 55 s keeps the index
 -- a second or two behind, on pg_cron 1.4 (minutes only) as on 1.5+; two runs never index at once (the
--- frontier's row lock).
+-- frontier's row lock). No SET clause (a procedure with one may not commit): every name is qualified.
 create procedure private.webhook_search_index_run(time_budget interval default interval '55 seconds')
 language plpgsql
-set search_path = ''
 as $$
 declare
-  started timestamptz := clock_timestamp();
+  started timestamptz := pg_catalog.clock_timestamp();
   n integer;
 begin
-  while clock_timestamp() - started < time_budget loop
+  while pg_catalog.clock_timestamp() - started < time_budget loop
     n := private.webhook_search_index_batch();
     commit;
     if n is null or n = 0 then

@@ -4,7 +4,7 @@
 -- body, waits while deliveries are due unless the index is too far behind, moves the frontier Webhook
 -- Logs reports, and an erasure's rewrite of a body drops its keys.
 begin;
-select plan(14);
+select plan(15);
 
 insert into public.organizations (id, name) values ('5ea1c000-0000-4000-8000-00000000000c', 'Indexed C');
 select tests.create_endpoint('5ea1c000-0000-4000-8000-00000000000c', '5ea1c000-0000-4000-8000-0000000000e1');
@@ -85,6 +85,11 @@ select is(array(select r || ':' || f from unnest(array['anon', 'authenticated', 
                  order by 1),
           array['config_api:private.webhook_searchable_until()'],
           'only the configuration API may read the frontier; nobody but the owner runs the job');
+
+-- The cron job's procedure commits between batches: a SET clause would forbid that (every call would
+-- fail with "invalid transaction termination").
+select is((select proconfig from pg_proc where oid = 'private.webhook_search_index_run(interval)'::regprocedure),
+          null, 'the job''s procedure has no SET clause, so it may commit between batches');
 
 select * from finish();
 rollback;
