@@ -1,7 +1,7 @@
 -- Webhook Logs, search by what is inside: find the deliveries whose body contains a value (a member's
 -- e-mail, a donation id), as GET /webhooks/deliveries?contains=… does. The body is the event's payload,
--- sent as payload::text; a trigram index on that text answers "contains" (ILIKE '%value%') without
--- reading every body. Row-level security bounds the search to the caller's organization (the events
+-- sent as payload::text; a trigram index on that text, built by a batch job after the events are
+-- recorded, answers "contains" (ILIKE '%value%') without reading every body. Row-level security bounds the search to the caller's organization (the events
 -- policy), and the listing then pages the matching deliveries as any other.
 -- See docs/outbound-webhooks.md#webhook-logs and docs/benchmarks/history.md (content search).
 
@@ -26,9 +26,8 @@ create extension if not exists pg_trgm with schema extensions;
 
 -- The body's trigrams (pg_trgm's, as show_trgm extracts them: lower case, words padded with spaces),
 -- each prefixed with the organization's key. Built as one string and split (a trigram never holds a
--- comma): 3 to 5 times cheaper per body than unnest and array(select …), which is what every event's
--- insert pays. Its cost tells the planner it is dear (the default, 100, would let it check every body
--- of the organization rather than ask the index).
+-- comma): 3 to 5 times cheaper per body than unnest and array(select …), which is what the batch job
+-- below pays per event. Its cost tells the planner it is dear.
 create function private.webhook_body_trigrams(organization_id uuid, body text) returns text[]
 language sql immutable parallel safe cost 10000
 set search_path = ''
@@ -57,7 +56,7 @@ revoke all on function private.webhook_body_trigrams(uuid, text), private.webhoo
 -- µs, WAL 5.6 -> 20.1 KB), paid on every member change for a search an admin runs a few times a month.
 -- Instead a batch job (webhook-search-index, below) reads the deliveries recorded since it last caught
 -- up and writes their events' keys here, in batches, when no delivery is waiting to go out (or once the
--- index is 20 s behind): recording pays nothing for the search (scripts/bench/outbox_search_index.ts,
+-- index is 10 s behind): recording pays nothing for the search (scripts/bench/outbox_search_index.ts,
 -- docs/benchmarks/history.md). Only events that have deliveries are indexed: Webhook Logs lists
 -- deliveries, and most organizations' events go to no endpoint at all. At most the first 64 KB of a body
 -- is indexed (private.webhook_search_max_chars).
@@ -120,7 +119,7 @@ execute function private.webhook_events_search_forget();
 -- as it rewrote it.
 create function private.webhook_search_index_batch(
   batch_size integer default 2000,
-  max_lag interval default interval '20 seconds'
+  max_lag interval default interval '10 seconds'
 ) returns integer
 language plpgsql volatile security definer
 set search_path = ''

@@ -45,7 +45,7 @@ select is((select count(*)::int from private.webhook_event_search
 
 -- Behind by more than max_lag: it indexes. This transaction's deliveries were recorded at its start.
 update private.webhook_search_frontier set indexed_until = now() - interval '1 minute';
-select ok(private.webhook_search_index_batch(2000, interval '20 seconds') >= 4,
+select ok(private.webhook_search_index_batch(2000, interval '10 seconds') >= 4,
           'a minute behind, a batch indexes even while deliveries are due');
 select is((select count(*)::int from private.webhook_event_search s join public.webhook_events e on e.id = s.event_id
             where e.organization_id = '5ea1c000-0000-4000-8000-00000000000c'), 4,

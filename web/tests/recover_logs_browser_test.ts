@@ -206,7 +206,7 @@ Deno.test("Webhook Logs: find deliveries by what their body contains (an e-mail 
   await page.goto(`${site.url}${LOGS}`);
   await rows().nth(4).waitFor();
   // The search index is built after the fact, by the cron job's batches: one batch, as the job runs it
-  // once no delivery is due (or the index is 20 s behind), so the page says how far the search reaches.
+  // once no delivery is due (or the index is 10 s behind), so the page says how far the search reaches.
   await sql()`select private.webhook_search_index_batch(2000, interval '0 seconds')`;
   const search = page.getByLabel("Find a message");
   await search.fill(`GRACE.${run}@example.org`);
