@@ -169,6 +169,10 @@ export const CRON_JOB_PURPOSES: Record<string, string> = {
   "log-retention":
     "deletes outbound history past each organization's retention, old inbound log rows and pg_cron's run " +
     "history, in batches, at most 60 s a run ([retention](monitoring.md#retention))",
+  "webhook-search-index":
+    "builds Webhook Logs' content search index: the events of deliveries recorded since it last caught " +
+    "up, in batches, once no delivery is due (or the index is 10 s behind); runs up to 55 s, looking " +
+    "every second ([content search](outbound-webhooks.md#webhook-logs))",
   "person-erasure": "continues the erasures their request did not finish (batches of 500, at most 50 s)",
   "whatsapp-orphan-receipts":
     "drops WhatsApp delivery receipts whose message never arrived, 30 days after they came",

@@ -219,7 +219,13 @@ async function startClusterOnce(): Promise<{ url: string; stop(): Promise<void> 
   const stdin = child.stdin.getWriter();
   let m: RegExpMatchArray;
   try {
-    m = await waitForLine(child, "throwaway cluster (scripts/bench/run.sh cluster_hold)", /cluster (\S+)\n/);
+    // BENCH_CLUSTER_START_S: a loaded shared machine may need longer to make and migrate a cluster.
+    m = await waitForLine(
+      child,
+      "throwaway cluster (scripts/bench/run.sh cluster_hold)",
+      /cluster (\S+)\n/,
+      env("BENCH_CLUSTER_START_S", 120) * 1000,
+    );
   } catch (err) {
     await stdin.close().catch(() => {});
     await stopChild(child);

@@ -263,6 +263,16 @@ export const Page = <T extends z.ZodType>(item: T) =>
     next_cursor: z.string().nullable().describe("Pass as cursor for the next page"),
   });
 
+/** The Webhook Logs listing's page: with `contains`, how far the content search reaches. */
+export const DeliveryPage = <T extends z.ZodType>(item: T) =>
+  Page(item).extend({
+    searchable_until: z.iso.datetime().nullable().optional().describe(
+      "Only with `contains`: the content search covers every delivery recorded before this time (and " +
+        "the newest 2,000 the other filters keep, checked one by one); newer ones are searchable once " +
+        "the search index reaches them, normally within seconds. Null until the index's first batch.",
+    ),
+  });
+
 export const Subscribe = z.object({
   target_url: z.string().min(1).max(2048),
   event: EventType,

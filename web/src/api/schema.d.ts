@@ -1784,6 +1784,11 @@ export interface paths {
                             }[];
                             /** @description Pass as cursor for the next page */
                             next_cursor: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Only with `contains`: the content search covers every delivery recorded before this time (and the newest 2,000 the other filters keep, checked one by one); newer ones are searchable once the search index reaches them, normally within seconds. Null until the index's first batch.
+                             */
+                            searchable_until?: string | null;
                         };
                     };
                 };

@@ -5,7 +5,7 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { api, type Delivery, unwrap } from "../../api/client.ts";
 import { errorText, useCatalogue, useEndpoints } from "../../api/queries.ts";
-import { timeZoneName } from "../../format.ts";
+import { formatTime, timeZoneName } from "../../format.ts";
 import { setQuery, useLocation } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { Empty } from "../../ui/Empty.tsx";
@@ -55,6 +55,8 @@ export function WebhookLogsPage() {
     refetchInterval: (query) => query.state.data?.pages.some((p) => p.data.some(inFlight)) ? 2000 : 5000,
   });
   const rows = list.data?.pages.flatMap((p) => p.data) ?? null;
+  // The content search's index is built in batches after deliveries are recorded: how far it reaches.
+  const searchableUntil = list.data?.pages[0]?.searchable_until;
   const busy = rows?.some(inFlight) ?? false;
 
   // A search that finds exactly one delivery opens it.
@@ -105,6 +107,14 @@ export function WebhookLogsPage() {
       {filters.contains && (
         <p className="searching">
           Showing deliveries whose body contains <code>{filters.contains}</code> (any letter case).{" "}
+          {searchableUntil !== undefined && (
+            <span className="searchable-until">
+              {searchableUntil === null
+                ? "The search index is being built: only the newest deliveries are searched yet. "
+                : `Searching up to ${formatTime(searchableUntil)}: deliveries recorded since are searched ` +
+                  "once indexed, within seconds (the newest are searched already). "}
+            </span>
+          )}
           <button
             type="button"
             className="linkish"
