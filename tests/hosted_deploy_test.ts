@@ -74,9 +74,12 @@ interface Deployed {
   output: string;
 }
 
-/** Where the block's Auth SMTP server is: a mail catcher on loopback that wants this user and password. */
+/**
+ * Where the block's Auth SMTP server is: a mail catcher on a loopback address of its own, on the port
+ * config.toml names (465), that wants this user and password.
+ */
 interface AuthSmtp {
-  port: number;
+  host: string;
   user: string;
   pass: string;
 }
@@ -129,8 +132,7 @@ async function runPart(
  */
 function withAuthSmtp(deploy: string, smtp: AuthSmtp): string {
   const placeholders: [string, string][] = [
-    ["AUTH_SMTP_HOST=smtp.example.org", "AUTH_SMTP_HOST=127.0.0.1"],
-    ["AUTH_SMTP_PORT=465", `AUTH_SMTP_PORT=${smtp.port}`],
+    ["AUTH_SMTP_HOST=smtp.example.org", `AUTH_SMTP_HOST=${smtp.host}`],
     ["AUTH_SMTP_USER='<smtp user>'", `AUTH_SMTP_USER='${smtp.user}'`],
     ["AUTH_SMTP_PASS='<smtp password>'", `AUTH_SMTP_PASS='${smtp.pass}'`],
   ];
@@ -195,9 +197,16 @@ async function runDeployBlock(db: HostedDb, deploy: string, smtp: AuthSmtp): Pro
   }
 }
 
-/** MailDev on loopback, wanting `user` and `pass` over SMTP, as the block's Auth SMTP provider. */
+/**
+ * MailDev, wanting `user` and `pass` over SMTP, as the block's Auth SMTP provider: on port 465, as
+ * config.toml writes it, of a loopback address no other run picks (127.x.y.z; a port under 1024 needs
+ * root, as the test suite runs).
+ */
 async function startMailCatcher(user: string, pass: string) {
-  const [smtpPort, webPort] = [freePort(), freePort()];
+  const host = `127.${1 + Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${
+    1 + Math.floor(Math.random() * 250)
+  }`;
+  const [smtpPort, webPort] = [465, freePort()];
   const child = new Deno.Command("node", {
     args: [
       new URL("node_modules/maildev/dist/bin/maildev.js", ROOT).pathname,
@@ -206,7 +215,7 @@ async function startMailCatcher(user: string, pass: string) {
       "--web",
       String(webPort),
       "--ip",
-      "127.0.0.1",
+      host,
       "--web-ip",
       "127.0.0.1",
       "--incoming-user",
@@ -234,7 +243,7 @@ async function startMailCatcher(user: string, pass: string) {
   assert(/Web Interface[\s\S]*URL:/.test(out), `MailDev did not start: ${out}`);
   type Mail = { subject: string; html: string; from: { address: string }[]; to: { address: string }[] };
   return {
-    smtpPort,
+    host,
     /** The mails that reached `address`, waiting up to 30 s for the first. */
     async mailsTo(address: string): Promise<Mail[]> {
       for (let i = 0; i < 150; i++) {
@@ -345,7 +354,7 @@ Deno.test({
         "f",
       );
       const block = await deployBlock();
-      const deployed = await runDeployBlock(db, block.deploy, { ...smtp, port: mail.smtpPort });
+      const deployed = await runDeployBlock(db, block.deploy, { ...smtp, host: mail.host });
 
       // The block's own order: the pinned CLIs installed, signed in and linked first, secrets before the
       // database (the same dispatch secret goes to both), the database before Auth's settings (the hook
@@ -370,10 +379,10 @@ Deno.test({
           deployed.auth.smtp_user,
           deployed.auth.smtp_pass,
         ],
-        ["127.0.0.1", String(mail.smtpPort), smtp.user, smtp.pass],
+        [mail.host, "465", smtp.user, smtp.pass],
       );
       assertEquals(deployed.auth.mailer_autoconfirm, false, "new accounts confirm their address");
-      assertEquals(deployed.secrets.AUTH_SMTP_HOST, "127.0.0.1");
+      assertEquals(deployed.secrets.AUTH_SMTP_HOST, mail.host);
       const hosted = { ...deployed.secrets, SUPABASE_URL: `https://${REF}.supabase.co` };
       assertEquals(setupWarnings(loadConfig(hosted)), []);
       assertEquals(
