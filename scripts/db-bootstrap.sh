@@ -77,7 +77,12 @@ if [ "$preloaded" != t ]; then
       die "could not restart cluster $major/$cluster; run: pg_ctlcluster $major $cluster restart"
     for _ in $(seq 1 50); do q -c 'select 1' >/dev/null 2>&1 && break; sleep 0.2; done
   else
-    die "pg_cron is not preloaded on $shown; run as root: psql -c \"alter system set shared_preload_libraries = 'pg_cron'\" && pg_ctlcluster $major main restart"
+    # What to run on the database's host, as printed: psql as the OS user postgres (root has no role),
+    # adding pg_cron to what is preloaded now rather than replacing it, then the restart preloading needs.
+    current=$(q -c "show shared_preload_libraries")
+    as_postgres="sudo -u postgres" as_root="sudo "
+    [ "$(id -u)" = 0 ] && as_postgres="runuser -u postgres --" as_root=""
+    die "pg_cron is not preloaded on $shown; on its host run: $as_postgres psql -p $port -c \"alter system set shared_preload_libraries = '${current:+$current,}pg_cron'\" && ${as_root}pg_ctlcluster $major ${cluster:-main} restart"
   fi
 fi
 

@@ -5,6 +5,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+bash scripts/check-node.sh "npm run dev" || exit 1
 bash scripts/ensure-deps.sh --dev
 export SUPABASE_DB_URL=${SUPABASE_DB_URL:-postgresql://postgres@127.0.0.1:5432/postgres}
 # Make sure the default local cluster is up (it is a service on this kind of machine).

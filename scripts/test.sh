@@ -17,6 +17,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+bash scripts/check-node.sh "npm test" || exit 1
 export PATH="$root/node_modules/.bin:$PATH"
 
 static=1

@@ -10,19 +10,29 @@
 //     loopback;
 //   - every property in supabase/config.toml comes with its reason (a comment in its paragraph).
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { ROOT } from "./helpers/markdown.ts";
+import { markedBlock, ROOT } from "./helpers/markdown.ts";
 import { serve } from "./helpers/server.ts";
 import { CLI_OFFLINE_ENV, SUPABASE_CLI } from "./helpers/supabase_cli.ts";
 import { parse } from "smol-toml";
 
 const CONFIG = new URL("supabase/config.toml", ROOT);
 
-/** The properties this project decides: what `config push` writes, base and production alike. */
+/**
+ * The properties this project decides: what `config push` writes to the hosted project (the local
+ * project, base scope, writes the same but for Auth's SMTP server, which only production declares).
+ * Auth's SMTP password is written too, but `config diff` lists it apart (the API never returns it).
+ */
 const DECIDED = [
   "auth.additional_redirect_urls",
   "auth.email.enable_confirmations",
   "auth.email.max_frequency",
   "auth.email.secure_password_change",
+  "auth.email.smtp.admin_email",
+  "auth.email.smtp.enabled",
+  "auth.email.smtp.host",
+  "auth.email.smtp.port",
+  "auth.email.smtp.sender_name",
+  "auth.email.smtp.user",
   "auth.email.template.confirmation.subject",
   "auth.email.template.recovery.subject",
   "auth.enable_anonymous_sign_ins",
@@ -35,6 +45,14 @@ const DECIDED = [
   "auth.refresh_token_reuse_interval",
   "auth.site_url",
 ];
+
+/** What the deploy steps export for `config push`: Auth's SMTP server ([remotes.production.auth.email.smtp]). */
+const AUTH_SMTP = {
+  AUTH_SMTP_HOST: "smtp.mail-provider.example",
+  AUTH_SMTP_USER: "auth-mailer",
+  AUTH_SMTP_PASS: `pw-${crypto.randomUUID()}`,
+  AUTH_SMTP_ADMIN_EMAIL: "no-reply@church-service.example",
+};
 
 const isLoopback = (v: unknown) => /127\.0\.0\.1|localhost|\[::1\]/.test(JSON.stringify(v));
 const seconds = (v: unknown) => {
@@ -64,6 +82,17 @@ const PRODUCTION: Record<string, { must: (v: unknown) => boolean; why: string }>
   },
   "auth.enable_anonymous_sign_ins": { must: (v) => v === false, why: "every token is a person" },
   "auth.hook.custom_access_token.enabled": { must: (v) => v === true, why: "tokens carry the organization" },
+  "auth.email.smtp.enabled": {
+    must: (v) => v === true,
+    why: "Supabase's default mailer reaches only the project's team: no church could confirm its account",
+  },
+  "auth.email.smtp.host": { must: (v) => v === AUTH_SMTP.AUTH_SMTP_HOST, why: "from the environment" },
+  "auth.email.smtp.port": { must: (v) => v === 465 || v === 587, why: "Auth's TLS or STARTTLS port" },
+  "auth.email.smtp.user": { must: (v) => v === AUTH_SMTP.AUTH_SMTP_USER, why: "from the environment" },
+  "auth.email.smtp.admin_email": {
+    must: (v) => v === AUTH_SMTP.AUTH_SMTP_ADMIN_EMAIL,
+    why: "from the environment",
+  },
   "auth.hook.custom_access_token.uri": {
     must: (v) => v === "pg-functions://postgres/public/custom_access_token_hook",
     why: "the hook the migrations define",
@@ -119,6 +148,7 @@ async function diff(api: string, ref: string) {
       cwd: ROOT.pathname,
       env: {
         SUPABASE_ACCESS_TOKEN: `sbp_${"0".repeat(40)}`,
+        ...AUTH_SMTP,
         ...CLI_OFFLINE_ENV,
       },
       stdin: "null",
@@ -128,14 +158,21 @@ async function diff(api: string, ref: string) {
     const d = new TextDecoder();
     const text = d.decode(out.stdout);
     assertEquals(out.code, 0, text + d.decode(out.stderr));
-    const report = JSON.parse(text) as { target: { local_scope: string }; changes: Change[] };
+    const report = JSON.parse(text) as {
+      target: { local_scope: string };
+      changes: (Change & { env_variables?: string[] })[];
+      masked: string[][];
+    };
     const written = new Map<string, unknown>();
     const leftAlone = new Set<string>();
+    const fromEnv = new Map<string, string[]>();
     for (const c of report.changes) {
       if (c.declared && c.class !== "remote_only") written.set(c.path.join("."), c.local);
       else leftAlone.add(c.path.join("."));
+      if (c.env_variables) fromEnv.set(c.path.join("."), c.env_variables);
     }
-    return { scope: report.target.local_scope, written, leftAlone };
+    const masked = report.masked.map((p) => p.join("."));
+    return { scope: report.target.local_scope, written, leftAlone, fromEnv, masked };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -261,3 +298,105 @@ function flatten(o: Record<string, unknown>, prefix: string[] = []): string[] {
       : [[...prefix, k].join(".")]
   );
 }
+
+/** Runs `config push --yes` for `ref` against a stand-in that records each write and answers 503. */
+async function push(ref: string, env: Record<string, string>) {
+  const writes: { method: string; path: string; body: Record<string, unknown> }[] = [];
+  const server = await serve(async (req) => {
+    const { pathname } = new URL(req.url);
+    if (req.method === "GET" && /^\/v2\/projects\/[a-z]{20}\/config$/.test(pathname)) {
+      return Response.json({ data: { attributes: FRESH } });
+    }
+    if (req.method === "GET") return Response.json({});
+    writes.push({ method: req.method, path: pathname, body: await req.json().catch(() => ({})) });
+    // Recorded, never applied: what Supabase's API would have been asked to write is all this needs.
+    return Response.json({ message: "stand-in: recorded, not applied" }, { status: 503 });
+  });
+  const dir = await Deno.makeTempDir({ prefix: "cli-profile-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/profile.yaml`,
+      `name: management-api-stand-in\napi_url: ${server.url}\ndashboard_url: ${server.url}/dashboard\nproject_host: supabase.co\n`,
+    );
+    const out = await new Deno.Command(SUPABASE_CLI, {
+      args: ["config", "push", "--project-ref", ref, "--profile", `${dir}/profile.yaml`, "--yes"],
+      cwd: ROOT.pathname,
+      env: { SUPABASE_ACCESS_TOKEN: `sbp_${"0".repeat(40)}`, ...env, ...CLI_OFFLINE_ENV },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const d = new TextDecoder();
+    return { writes, output: d.decode(out.stdout) + d.decode(out.stderr) };
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("config push gives Supabase Auth the SMTP server, password included, from the deploy's environment", async () => {
+  const { production } = await allDiffs();
+  // The diff says where each value came from, and that the password is compared by nobody.
+  for (
+    const [path, variable] of Object.entries({
+      host: "HOST",
+      user: "USER",
+      admin_email: "ADMIN_EMAIL",
+    })
+  ) {
+    assertEquals(production.fromEnv.get(`auth.email.smtp.${path}`), [`AUTH_SMTP_${variable}`], path);
+  }
+  assert(production.masked.includes("auth.email.smtp.pass"), "the SMTP password is a credential");
+
+  const { writes, output } = await push(productionRef, AUTH_SMTP);
+  const auth = writes.find((w) =>
+    w.method === "PATCH" && w.path === `/v1/projects/${productionRef}/config/auth`
+  );
+  assert(auth, `config push writes Auth's settings: ${JSON.stringify(writes.map((w) => w.path))}\n${output}`);
+  assertEquals(
+    {
+      smtp_host: auth.body.smtp_host,
+      smtp_port: String(auth.body.smtp_port),
+      smtp_user: auth.body.smtp_user,
+      smtp_pass: auth.body.smtp_pass,
+      smtp_admin_email: auth.body.smtp_admin_email,
+      smtp_sender_name: auth.body.smtp_sender_name,
+      mailer_autoconfirm: auth.body.mailer_autoconfirm,
+    },
+    {
+      smtp_host: AUTH_SMTP.AUTH_SMTP_HOST,
+      smtp_port: "465",
+      smtp_user: AUTH_SMTP.AUTH_SMTP_USER,
+      smtp_pass: AUTH_SMTP.AUTH_SMTP_PASS,
+      smtp_admin_email: AUTH_SMTP.AUTH_SMTP_ADMIN_EMAIL,
+      smtp_sender_name: "Church settings",
+      mailer_autoconfirm: false,
+    },
+  );
+  assert(!output.includes(AUTH_SMTP.AUTH_SMTP_PASS), "the CLI does not print the password");
+});
+
+Deno.test("every env(...) value in supabase/config.toml is a variable the deploy steps export before the command that reads it", async () => {
+  const text = await Deno.readTextFile(CONFIG);
+  const variables = [...text.matchAll(/"env\(([A-Z_][A-Z0-9_]*)\)"/g)].map((m) => m[1]!);
+  assert(
+    variables.includes("AUTH_SMTP_PASS") && variables.includes("SUPABASE_PROJECT_URL"),
+    variables.join(),
+  );
+  const block = markedBlock(await Deno.readTextFile(new URL("docs/operations.md", ROOT)), "deploy");
+  const lines = block.split("\n");
+  const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+  // [db.vault] is read by db push, [remotes.production] by config diff and config push.
+  const readers = { vault: at(/^npx supabase db push/), auth: at(/^npx supabase config diff/) };
+  assert(readers.vault >= 0 && readers.auth >= 0, block);
+  for (const name of variables) {
+    const exported = at(new RegExp(`^export .*\\b${name}=`));
+    const reader = name === "SUPABASE_PROJECT_URL" || name === "WEBHOOK_DISPATCH_SECRET"
+      ? readers.vault
+      : readers.auth;
+    assert(
+      exported >= 0 && exported < reader,
+      `the deploy steps export ${name} before the command that reads it`,
+    );
+  }
+});

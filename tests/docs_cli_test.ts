@@ -4,7 +4,7 @@
 // [remotes.*] blocks included). A deploy step that names a flag the CLI does not have, as
 // `db push --remote` once did, fails here instead of in an operator's terminal.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { codeBlocks, documentationFiles, ROOT } from "./helpers/markdown.ts";
+import { codeBlocks, documentationFiles, markedBlock, ROOT } from "./helpers/markdown.ts";
 import { testDbUrl } from "./helpers/db.ts";
 import { CLI_OFFLINE_ENV, SUPABASE_CLI } from "./helpers/supabase_cli.ts";
 import { parse } from "smol-toml";
@@ -203,7 +203,7 @@ Deno.test("the deploy steps' db push runs --dry-run on a database with supabase/
   }
 });
 
-Deno.test("every [remotes.*] setting in supabase/config.toml overrides one the file has (a typo would be ignored)", async () => {
+Deno.test("every [remotes.*] setting in a table supabase/config.toml has overrides one of its settings (a typo would be ignored)", async () => {
   const config = parse(await Deno.readTextFile(new URL("supabase/config.toml", ROOT))) as Record<
     string,
     unknown
@@ -220,10 +220,85 @@ Deno.test("every [remotes.*] setting in supabase/config.toml overrides one the f
   for (const [name, remote] of Object.entries(remotes)) {
     assert(/^[a-z]{20}$/.test(String(remote.project_id)), `remotes.${name}.project_id is a project ref`);
     for (const path of leaves(remote).filter((p) => p[0] !== "project_id")) {
-      let node: unknown = config;
-      for (const key of path) node = (node as Record<string, unknown> | undefined)?.[key];
-      if (node === undefined) missing.push(`remotes.${name}.${path.join(".")}`);
+      const at = (keys: string[]) => {
+        let node: unknown = config;
+        for (const key of keys) node = (node as Record<string, unknown> | undefined)?.[key];
+        return node;
+      };
+      // A table only the hosted project has ([auth.email.smtp]: Auth's SMTP server) overrides nothing;
+      // its keys are held by tests/config_push_test.ts's list of what config push writes.
+      if (at(path.slice(0, -1)) === undefined) continue;
+      if (at(path) === undefined) missing.push(`remotes.${name}.${path.join(".")}`);
     }
   }
   assertEquals(missing, []);
+});
+
+/**
+ * The deploy steps in the order a reader runs them: the lines of docs/operations.md's deploy block, or
+ * the commands (code spans) of the README's Deploy section, which sums the block up.
+ */
+export function deploySteps(file: string, markdown: string): string[] {
+  if (file === "README.md") {
+    const start = markdown.indexOf("\n## Deploy\n");
+    assert(start >= 0, "README.md has a Deploy section");
+    const end = markdown.indexOf("\n## ", start + 1);
+    const section = markdown.slice(start, end < 0 ? undefined : end);
+    return [...section.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\s+/g, " ").trim())
+      .filter((code) => /^(npm|npx|export) /.test(code)); // not the file and setting names around them
+  }
+  return markedBlock(markdown, "deploy").replace(/\\\n\s*/g, " ").split("\n").map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"));
+}
+
+/** What must come before what in a deploy, and why (the migrations' and the CLI's needs). */
+const DEPLOY_ORDER: [RegExp, RegExp, string][] = [
+  [/^npm ci\b/, /^npx supabase /, "npx runs the CLI npm ci pinned; without it, the newest"],
+  [/^npx supabase login\b/, /^npx supabase link\b/, "link asks the Management API, which needs the login"],
+  [/^npx supabase link\b/, /^npx supabase (secrets|db|config|functions)\b/, "link names the project"],
+  [/^npx supabase secrets set\b/, /^npx supabase db push\b/, "the dispatch secret goes to both"],
+  [/^npx supabase db push\b/, /^npx supabase config push\b/, "the access-token hook is a migration's"],
+  [/^npx supabase db push\b/, /^npx supabase functions deploy\b/, "functions check edge_user's login"],
+  [/^npx supabase db push\b/, /^npm run platform:superadmin\b/, "platform_user_flags is a migration's"],
+  [/^export .*\bSUPABASE_DB_URL=/, /^npm run platform:superadmin\b/, "else it writes to the local database"],
+];
+
+Deno.test("the deploy steps of the README and docs/operations.md run in the order the migrations and the CLI need", async () => {
+  const toml = await Deno.readTextFile(new URL("supabase/config.toml", ROOT));
+  const vault = toml.slice(toml.indexOf("[db.vault]"), toml.indexOf("\n[", toml.indexOf("[db.vault]") + 1));
+  const variables = [...toml.matchAll(/"env\(([A-Z_][A-Z0-9_]*)\)"/g)].map((m) => m[1]!);
+  const rules = [...DEPLOY_ORDER];
+  // Every env(...) the CLI reads: [db.vault]'s at db push, [remotes.production]'s at config diff and push.
+  for (const name of variables) {
+    const reader = vault.includes(`env(${name})`)
+      ? /^npx supabase db push\b/
+      : /^npx supabase config (diff|push)\b/;
+    rules.push([new RegExp(`^export .*\\b${name}=`), reader, `${name} is read from the environment there`]);
+  }
+  const wrong: string[] = [];
+  for (const file of ["README.md", "docs/operations.md"]) {
+    const steps = deploySteps(file, await Deno.readTextFile(new URL(file, ROOT)));
+    if (!/^npm ci\b/.test(steps[0] ?? "")) wrong.push(`${file}: starts with ${steps[0]}, not npm ci`);
+    for (const [before, after, why] of rules) {
+      const first = steps.findIndex((s) => before.test(s));
+      const afters = steps.flatMap((s, i) => after.test(s) ? [i] : []);
+      if (first < 0 || afters.length === 0) wrong.push(`${file}: lacks ${first < 0 ? before : after}`);
+      else if (afters.some((i) => i < first)) wrong.push(`${file}: ${after} before ${before} (${why})`);
+    }
+  }
+  assertEquals(wrong, []);
+});
+
+Deno.test("the README's deploy commands exist on the pinned CLI, with every flag they use", async () => {
+  const steps = deploySteps("README.md", await Deno.readTextFile(new URL("README.md", ROOT)));
+  const commands = steps.filter((s) => /^npx supabase /.test(s)).flatMap((s) =>
+    cliCommands("README.md", `\`\`\`sh\n${s}\n\`\`\`\n`)
+  );
+  for (const path of ["login", "link", "secrets set", "db push", "config push", "functions deploy"]) {
+    assert(
+      commands.some((c) => c.args.join(" ").startsWith(path)),
+      `the README's deploy runs supabase ${path}`,
+    );
+  }
+  assertEquals((await Promise.all(commands.map(problems))).flat(), []);
 });

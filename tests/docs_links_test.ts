@@ -3,7 +3,15 @@
 // the guides never lands on nothing. The same holds for the pointers comments in the code make into the
 // guides (`@see docs/inbound-webhooks.md#idempotency`), so they cannot rot when a heading is renamed.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { anchors, commentPointers, documentationFiles, links, ROOT, slug } from "./helpers/markdown.ts";
+import {
+  anchors,
+  commentPointers,
+  documentationFiles,
+  links,
+  prose,
+  ROOT,
+  slug,
+} from "./helpers/markdown.ts";
 
 async function exists(url: URL): Promise<boolean> {
   try {
@@ -143,4 +151,42 @@ Deno.test("the README links every guide in docs/", async () => {
   }
   assert(guides.length >= 8, guides.join(", "));
   assertEquals(guides.filter((g) => !linked.has(g)).sort(), []);
+});
+
+/** `[text](target)` in the prose of `markdown`: the text as a reader sees it (code spans kept). */
+function linkTexts(markdown: string): { text: string; target: string; line: number }[] {
+  const out: { text: string; target: string; line: number }[] = [];
+  const plain = prose(markdown).split("\n");
+  markdown.split("\n").forEach((raw, i) => {
+    // prose() blanks code blocks and spans in place, so a link found in it sits at the same columns.
+    for (const m of plain[i]!.matchAll(/\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+      const close = raw.indexOf("](", m.index!);
+      out.push({ text: raw.slice(m.index! + 1, close).replaceAll("`", ""), target: m[1]!, line: i + 1 });
+    }
+  });
+  return out;
+}
+
+Deno.test("a link's text names the file it links to: a file name, or a guide's title before a colon", async () => {
+  const titles = new Map<string, string>();
+  for (const file of await documentationFiles()) {
+    const h1 = (await Deno.readTextFile(new URL(file, ROOT))).match(/^# (.+)$/m)?.[1]?.trim();
+    if (h1 && file.startsWith("docs/") && !titles.has(h1)) titles.set(h1, file);
+  }
+  const wrong: string[] = [];
+  for (const file of await documentationFiles()) {
+    for (const { text, target, line } of linkTexts(await Deno.readTextFile(new URL(file, ROOT)))) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith("#")) continue;
+      const path = new URL(target.split("#")[0]!, new URL(file, ROOT)).pathname.slice(ROOT.pathname.length);
+      const named = text.trim();
+      const fileName = /^[\w./-]+\.(md|ts|tsx|sql|json|html|sh|toml|yaml)$/.test(named) ? named : undefined;
+      const guide = titles.get(named.split(":")[0]!.trim());
+      if (fileName && !`/${path}`.endsWith(`/${fileName.replace(/^(\.\.?\/)+/, "")}`)) {
+        wrong.push(`${file}:${line}: [${text}] links to ${path}`);
+      } else if (!fileName && guide && guide !== path) {
+        wrong.push(`${file}:${line}: [${text}] names ${guide} but links to ${path}`);
+      }
+    }
+  }
+  assertEquals(wrong, []);
 });

@@ -20,11 +20,15 @@ import { markedBlock, ROOT } from "./helpers/markdown.ts";
 import { type HostedDb, startHostedDb } from "./helpers/hosted_db.ts";
 import { startFunctionProcess } from "./helpers/function_process.ts";
 import { CLI_OFFLINE_ENV, SUPABASE_CLI } from "./helpers/supabase_cli.ts";
-import { serve } from "./helpers/server.ts";
+import { freePort, serve } from "./helpers/server.ts";
 import { createSql, type Sql } from "../supabase/functions/_shared/db.ts";
 import { type AuthService, createAuthService } from "../scripts/local-auth/service.ts";
 import { localSigningKey } from "../scripts/local-auth/keys.ts";
 import { loadAuthSettings } from "../scripts/local-auth/config.ts";
+import { createAuthMailer } from "../scripts/local-auth/mailer.ts";
+import { loadConfig } from "../supabase/functions/_shared/config.ts";
+import { setupWarnings } from "../supabase/functions/_shared/warnings.ts";
+import { parse } from "smol-toml";
 
 const REF = "abcdefghijklmnopqrst";
 
@@ -45,14 +49,39 @@ case "$1 \${2:-}" in
     shift 2
     for a in "$@"; do printf '%s\\0' "$a" >>"$SHIM_DIR/secrets"; done
     ;;
+  "config push")
+    # As the operator runs it (config.toml's project_id is their ref), against the Management API
+    # stand-in, which records what it is asked to write, applies nothing and answers 503.
+    "$SUPABASE_CLI" config push --project-ref "$PRODUCTION_REF" --profile "$MGMT_PROFILE" --yes \\
+      >>"$SHIM_DIR/config-push.log" 2>&1 || true
+    ;;
 esac
+`;
+
+// `npm` for the block: `npm ci` is recorded (node_modules is installed already), the rest is npm.
+const NPM_SHIM = `#!/usr/bin/env bash
+set -euo pipefail
+if [ "\${1:-}" = ci ]; then printf 'npm %s\\n' "$*" >>"$SHIM_DIR/commands"; exit 0; fi
+exec "$REAL_NPM" "$@"
 `;
 
 interface Deployed {
   commands: string[];
   /** What `secrets set` stored: the functions' environment. */
   secrets: Record<string, string>;
+  /** What `config push` asked the Management API to write to Supabase Auth. */
+  auth: Record<string, unknown>;
   output: string;
+}
+
+/**
+ * Where the block's Auth SMTP server is: a mail catcher on a loopback address of its own, on the port
+ * config.toml names (465), that wants this user and password.
+ */
+interface AuthSmtp {
+  host: string;
+  user: string;
+  pass: string;
 }
 
 /** Where the deploy block's last step begins: it needs an account, made between the two parts. */
@@ -68,7 +97,13 @@ async function deployBlock(): Promise<{ deploy: string; firstAdmin: string }> {
 }
 
 /** Runs `script` (a part of the deploy block) in bash with `npx` played by the shim. */
-async function runPart(script: string, db: HostedDb, dir: string, name: string): Promise<string> {
+async function runPart(
+  script: string,
+  db: HostedDb,
+  dir: string,
+  name: string,
+  env: Record<string, string> = {},
+): Promise<string> {
   const out = await new Deno.Command("bash", {
     args: ["-euo", "pipefail", "-c", script],
     cwd: ROOT.pathname,
@@ -79,6 +114,7 @@ async function runPart(script: string, db: HostedDb, dir: string, name: string):
       HOSTED_DB_URL: db.url,
       PGSSLMODE: "disable", // the test cluster has no TLS
       ...CLI_OFFLINE_ENV,
+      ...env,
     },
     stdin: "null",
     stdout: "piped",
@@ -90,22 +126,140 @@ async function runPart(script: string, db: HostedDb, dir: string, name: string):
   return output;
 }
 
+/**
+ * The block's Auth SMTP placeholders filled in: the catcher's address, port, user and password where an
+ * operator writes their provider's.
+ */
+function withAuthSmtp(deploy: string, smtp: AuthSmtp): string {
+  const placeholders: [string, string][] = [
+    ["AUTH_SMTP_HOST=smtp.example.org", `AUTH_SMTP_HOST=${smtp.host}`],
+    ["AUTH_SMTP_USER='<smtp user>'", `AUTH_SMTP_USER='${smtp.user}'`],
+    ["AUTH_SMTP_PASS='<smtp password>'", `AUTH_SMTP_PASS='${smtp.pass}'`],
+  ];
+  for (const [placeholder, value] of placeholders) {
+    assert(deploy.includes(placeholder), `the deploy steps export ${placeholder}`);
+    deploy = deploy.replace(placeholder, value);
+  }
+  return deploy;
+}
+
+/** A read-only Management API stand-in but for the writes it records (and answers 503: never applied). */
+async function startManagementApi() {
+  const writes: { path: string; body: Record<string, unknown> }[] = [];
+  const server = await serve(async (req) => {
+    const { pathname } = new URL(req.url);
+    if (req.method === "GET" && /^\/v2\/projects\/[a-z]{20}\/config$/.test(pathname)) {
+      return Response.json({ data: { attributes: { auth: { site_url: "https://fresh.example.org" } } } });
+    }
+    if (req.method === "GET") return Response.json({});
+    writes.push({ path: pathname, body: await req.json().catch(() => ({})) });
+    return Response.json({ message: "stand-in: recorded, not applied" }, { status: 503 });
+  });
+  return { url: server.url, writes, close: () => server.close() };
+}
+
 /** Runs the deploy block of docs/operations.md, but for its last step, against `db`. */
-async function runDeployBlock(db: HostedDb, deploy: string): Promise<Deployed> {
+async function runDeployBlock(db: HostedDb, deploy: string, smtp: AuthSmtp): Promise<Deployed> {
   const dir = await Deno.makeTempDir({ prefix: "deploy-shim-" });
+  const api = await startManagementApi();
   try {
     await Deno.writeTextFile(`${dir}/npx`, NPX_SHIM, { mode: 0o755 });
-    const output = await runPart(deploy, db, dir, "the deploy block");
+    await Deno.writeTextFile(`${dir}/npm`, NPM_SHIM, { mode: 0o755 });
+    await Deno.writeTextFile(
+      `${dir}/profile.yaml`,
+      `name: management-api-stand-in\napi_url: ${api.url}\ndashboard_url: ${api.url}/dashboard\nproject_host: supabase.co\n`,
+    );
+    const realNpm = new TextDecoder().decode(
+      (await new Deno.Command("bash", { args: ["-c", "command -v npm"], stdout: "piped" }).output()).stdout,
+    ).trim();
+    const config = parse(await Deno.readTextFile(new URL("supabase/config.toml", ROOT))) as {
+      remotes: { production: { project_id: string } };
+    };
+    const output = await runPart(withAuthSmtp(deploy, smtp), db, dir, "the deploy block", {
+      REAL_NPM: realNpm,
+      MGMT_PROFILE: `${dir}/profile.yaml`,
+      PRODUCTION_REF: config.remotes.production.project_id,
+      SUPABASE_ACCESS_TOKEN: `sbp_${"0".repeat(40)}`,
+    });
     const secrets: Record<string, string> = {};
     for (const pair of (await Deno.readTextFile(`${dir}/secrets`).catch(() => "")).split("\0")) {
       const eq = pair.indexOf("=");
       if (eq > 0) secrets[pair.slice(0, eq)] = pair.slice(eq + 1);
     }
     const commands = (await Deno.readTextFile(`${dir}/commands`)).trim().split("\n");
-    return { commands, secrets, output };
+    const pushed = api.writes.find((w) => /^\/v1\/projects\/[a-z]{20}\/config\/auth$/.test(w.path));
+    const log = await Deno.readTextFile(`${dir}/config-push.log`).catch(() => "");
+    assert(pushed, `config push wrote Auth's settings:\n${log}`);
+    return { commands, secrets, auth: pushed.body, output };
   } finally {
+    await api.close();
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+/**
+ * MailDev, wanting `user` and `pass` over SMTP, as the block's Auth SMTP provider: on port 465, as
+ * config.toml writes it, of a loopback address no other run picks (127.x.y.z; a port under 1024 needs
+ * root, as the test suite runs).
+ */
+async function startMailCatcher(user: string, pass: string) {
+  const host = `127.${1 + Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${
+    1 + Math.floor(Math.random() * 250)
+  }`;
+  const [smtpPort, webPort] = [465, freePort()];
+  const child = new Deno.Command("node", {
+    args: [
+      new URL("node_modules/maildev/dist/bin/maildev.js", ROOT).pathname,
+      "--smtp",
+      String(smtpPort),
+      "--web",
+      String(webPort),
+      "--ip",
+      host,
+      "--web-ip",
+      "127.0.0.1",
+      "--incoming-user",
+      user,
+      "--incoming-pass",
+      pass,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const drain = (async () => {
+    for await (const t of child.stdout.pipeThrough(new TextDecoderStream())) out += t;
+  })();
+  const drainErr = (async () => {
+    for await (const t of child.stderr.pipeThrough(new TextDecoderStream())) out += t;
+  })();
+  let exited = false;
+  child.status.then(() => exited = true);
+  // Node takes a while to start on a loaded machine: up to 2 minutes, unless it ends first.
+  for (let i = 0; i < 1200 && !exited && !/Web Interface[\s\S]*URL:/.test(out); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert(/Web Interface[\s\S]*URL:/.test(out), `MailDev did not start: ${out}`);
+  type Mail = { subject: string; html: string; from: { address: string }[]; to: { address: string }[] };
+  return {
+    host,
+    /** The mails that reached `address`, waiting up to 30 s for the first. */
+    async mailsTo(address: string): Promise<Mail[]> {
+      for (let i = 0; i < 150; i++) {
+        const list = await (await fetch(`http://127.0.0.1:${webPort}/api/email`)).json() as Mail[];
+        const found = list.filter((m) => m.to.some((t) => t.address === address));
+        if (found.length > 0) return found;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return [];
+    },
+    close: async () => {
+      child.kill("SIGTERM");
+      await child.status;
+      await Promise.all([drain, drainErr]);
+    },
+  };
 }
 
 /**
@@ -125,8 +279,12 @@ async function runFirstAdminStep(db: HostedDb, step: string, email: string): Pro
   }
 }
 
-/** Supabase Auth played by the local token service, on the project's database as the platform's role. */
-async function startAuth(admin: Sql) {
+/**
+ * Supabase Auth played by the local token service, on the project's database as the platform's role,
+ * configured as `config push` configured the project's (`pushed`: the settings it wrote): confirmations
+ * on, and its mail through the SMTP server the deploy steps named.
+ */
+async function startAuth(admin: Sql, pushed: Record<string, unknown>) {
   const keys = await Deno.makeTempDir({ prefix: "hosted-auth-" });
   const anonKey = `sb_publishable_${crypto.randomUUID()}`;
   const service = Promise.withResolvers<AuthService>();
@@ -135,18 +293,33 @@ async function startAuth(admin: Sql) {
     if (!path.startsWith("/auth/v1/")) return new Response("not found", { status: 404 });
     return (await service.promise)(req, path.slice("/auth/v1".length), "127.0.0.1");
   });
+  // GoTrue's variables for the Management API's fields (what Supabase Auth runs with on the project).
+  const settings = await loadAuthSettings({
+    GOTRUE_MAILER_AUTOCONFIRM: String(pushed.mailer_autoconfirm),
+    GOTRUE_SITE_URL: String(pushed.site_url),
+    GOTRUE_PASSWORD_MIN_LENGTH: String(pushed.password_min_length),
+  });
+  const smtpUrl = `smtp://${encodeURIComponent(String(pushed.smtp_user))}:${
+    encodeURIComponent(String(pushed.smtp_pass))
+  }@${pushed.smtp_host}:${pushed.smtp_port}`;
+  const mailer = await createAuthMailer(settings, {
+    smtpUrl,
+    from: `${pushed.smtp_sender_name} <${pushed.smtp_admin_email}>`,
+  });
   service.resolve(createAuthService({
     sql: admin,
     issuer: `${server.url}/auth/v1`,
     anonKey,
     signingKey: await localSigningKey(new URL(`file://${keys}/`)),
-    settings: await loadAuthSettings({}),
+    settings,
+    mailer,
   }));
   return {
     url: server.url,
     anonKey,
     close: async () => {
       await server.close();
+      mailer.close();
       await Deno.remove(keys, { recursive: true });
     },
   };
@@ -172,6 +345,8 @@ Deno.test({
     const db = await startHostedDb();
     const admin = createSql(db.adminUrl, { max: 2 });
     let auth: Awaited<ReturnType<typeof startAuth>> | undefined;
+    const smtp = { user: "auth-mailer", pass: `smtp-${crypto.randomUUID()}` };
+    const mail = await startMailCatcher(smtp.user, smtp.pass);
     try {
       // As the platform leaves it: postgres is not a superuser, and nothing of ours exists yet.
       assertEquals(
@@ -179,16 +354,41 @@ Deno.test({
         "f",
       );
       const block = await deployBlock();
-      const deployed = await runDeployBlock(db, block.deploy);
+      const deployed = await runDeployBlock(db, block.deploy, { ...smtp, host: mail.host });
 
-      // The block's own order: linked first, secrets before the database (the same dispatch secret goes
-      // to both), the functions last.
+      // The block's own order: the pinned CLIs installed, signed in and linked first, secrets before the
+      // database (the same dispatch secret goes to both), the database before Auth's settings (the hook
+      // they enable is a function the migrations make) and before the functions.
       const index = (prefix: string) => deployed.commands.findIndex((c) => c.startsWith(prefix));
-      for (const step of ["link", "secrets set", "db push", "config push", "functions deploy"]) {
-        assert(index(step) >= 0, `the deploy steps run supabase ${step}: ${deployed.commands.join("; ")}`);
+      for (
+        const step of ["npm ci", "login", "link", "secrets set", "db push", "config push", "functions deploy"]
+      ) {
+        assert(index(step) >= 0, `the deploy steps run ${step}: ${deployed.commands.join("; ")}`);
       }
-      assert(index("link") < index("secrets set") && index("secrets set") < index("db push"));
+      assertEquals(index("npm ci"), 0, "npm ci comes first: without it npx fetches another CLI");
+      assert(index("login") < index("link") && index("link") < index("secrets set"));
+      assert(index("secrets set") < index("db push") && index("db push") < index("config push"));
       assert(index("db push") < index("functions deploy"));
+
+      // Supabase Auth's mail: config push gave Auth the SMTP server the block exported, password
+      // included, and the functions its host, so their health does not warn.
+      assertEquals(
+        [
+          deployed.auth.smtp_host,
+          String(deployed.auth.smtp_port),
+          deployed.auth.smtp_user,
+          deployed.auth.smtp_pass,
+        ],
+        [mail.host, "465", smtp.user, smtp.pass],
+      );
+      assertEquals(deployed.auth.mailer_autoconfirm, false, "new accounts confirm their address");
+      assertEquals(deployed.secrets.AUTH_SMTP_HOST, mail.host);
+      const hosted = { ...deployed.secrets, SUPABASE_URL: `https://${REF}.supabase.co` };
+      assertEquals(setupWarnings(loadConfig(hosted)), []);
+      assertEquals(
+        setupWarnings(loadConfig({ ...hosted, AUTH_SMTP_HOST: "" })).map((w) => w.code),
+        ["auth_mail_not_configured"],
+      );
 
       // db push applied every migration and wrote the Vault secrets from the same variables.
       const migrations = [...Deno.readDirSync(new URL("supabase/migrations/", ROOT))]
@@ -208,9 +408,10 @@ Deno.test({
         "a replay secret of 32+ characters",
       );
 
-      // The first person signs up (the settings UI's "Create an account"), then the block's last step
-      // makes them the platform's first administrator.
-      auth = await startAuth(admin);
+      // The first person signs up (the settings UI's "Create an account"): Auth, as config push set it
+      // up, mails the confirmation through the SMTP server the block named; the link's token confirms
+      // the address. Then the block's last step makes them the platform's first administrator.
+      auth = await startAuth(admin, deployed.auth);
       const email = `admin-${crypto.randomUUID().slice(0, 8)}@example.org`;
       const password = "hosted-admin-password";
       const signup = await fetch(`${auth.url}/auth/v1/signup`, {
@@ -219,6 +420,31 @@ Deno.test({
         body: JSON.stringify({ email, password }),
       });
       assertEquals(signup.status, 200, await signup.text());
+      const early = await fetch(`${auth.url}/auth/v1/token?grant_type=password`, {
+        method: "POST",
+        headers: { apikey: auth.anonKey, "content-type": "application/json" },
+        body: JSON.stringify({ email, password }),
+      });
+      assertEquals((await early.json()).error_code, "email_not_confirmed", "no sign-in before the mail");
+      const [confirmation] = await mail.mailsTo(email);
+      assert(
+        confirmation,
+        "the confirmation mail reached the new address through the configured SMTP server",
+      );
+      assertEquals(confirmation.subject, "Confirm your e-mail address");
+      assertEquals(
+        confirmation.from[0]?.address,
+        "no-reply@example.org",
+        "from the block's AUTH_SMTP_ADMIN_EMAIL",
+      );
+      const tokenHash = /token_hash=([^&"]+)/.exec(confirmation.html)?.[1];
+      assert(tokenHash, confirmation.html);
+      const verified = await fetch(`${auth.url}/auth/v1/verify`, {
+        method: "POST",
+        headers: { apikey: auth.anonKey, "content-type": "application/json" },
+        body: JSON.stringify({ type: "signup", token_hash: decodeURIComponent(tokenHash) }),
+      });
+      assertEquals(verified.status, 200, await verified.text());
       const granted = await runFirstAdminStep(db, block.firstAdmin, email);
       assert(granted.includes(`${email} (`) && granted.includes("is a platform superadmin"), granted);
       const [flags] = await admin<{ is_superadmin: boolean }[]>`
@@ -318,6 +544,7 @@ Deno.test({
       assert(!/is ready/.test(said), said);
     } finally {
       await auth?.close();
+      await mail.close();
       await admin.end({ timeout: 5 });
       await db.close();
     }

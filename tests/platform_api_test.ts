@@ -95,14 +95,14 @@ Deno.test("only platform administrators, by their live flags and a live session,
         }),
       ),
     );
-    assertEquals(me.data, { is_platform_admin: false, is_superadmin: false });
+    assertEquals(me.data, { is_platform_admin: false, is_superadmin: false, warnings: [] });
     const superMe = await call(
       api.base,
       "GET",
       "/platform/me",
       asBearer(await platformToken(superadmin, true)),
     );
-    assertEquals(superMe.data, { is_platform_admin: true, is_superadmin: true });
+    assertEquals(superMe.data, { is_platform_admin: true, is_superadmin: true, warnings: [] });
   } finally {
     await api.close();
   }

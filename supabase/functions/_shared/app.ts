@@ -6,6 +6,7 @@ import type { Sql } from "./db.ts";
 import { AppError, errorResponse, notFound } from "./errors.ts";
 import { loadConfig } from "./config.ts";
 import { checkPools, createPools } from "./pools.ts";
+import { setupWarnings } from "./warnings.ts";
 
 export interface AppDeps {
   /** Server-side pool (the function's own database role). */
@@ -24,7 +25,8 @@ export function newApp(name: string, deps: AppDeps, root = new Hono()): Hono {
   app.onError((err, c) => errorResponse(c, err));
   app.notFound((c) => errorResponse(c, notFound("not_found", "No such route")));
   // 200 only when every pool the function uses can log in and query; else 503 naming the pool, why, and
-  // what to do (the same words the function logged at start).
+  // what to do (the same words the function logged at start). A 200 lists what is wrong with the setup
+  // though the function works (Auth mail on a hosted project), so a check that reads the body sees it.
   app.get("/health", async (c) => {
     for (const check of await checkPools(deps)) {
       if (!check.ok) {
@@ -32,7 +34,8 @@ export function newApp(name: string, deps: AppDeps, root = new Hono()): Hono {
         throw new AppError(503, code, check.message, { pool: check.pool });
       }
     }
-    return c.json({ status: "ok", function: name });
+    const warnings = setupWarnings(deps.config);
+    return c.json({ status: "ok", function: name, ...(warnings.length > 0 ? { warnings } : {}) });
   });
   return app;
 }

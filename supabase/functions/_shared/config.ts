@@ -45,6 +45,12 @@ const EnvSchema = z.object({
   SITE_URL: z.string().url().optional(),
   /** Where an invitee reports an unwanted invitation (the invitation mail names it). */
   MAIL_ABUSE_ADDRESS: z.string().email().optional(),
+  /**
+   * The SMTP server Supabase Auth sends its mails through ([remotes.production.auth.email.smtp]), set as a
+   * secret by the deploy steps from the same variable config push reads: functions cannot read Auth's
+   * settings, and on a hosted project without it no new account can confirm its address.
+   */
+  AUTH_SMTP_HOST: z.string().optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -75,6 +81,10 @@ export interface Config {
   functionsUrl?: string;
   /** How mail is sent; undefined: not configured (mails wait in the outbox). */
   mail?: MailConfig;
+  /** SUPABASE_URL is a project's address, not loopback (npm run dev, tests): a hosted project. */
+  hosted: boolean;
+  /** The SMTP server Supabase Auth sends through (AUTH_SMTP_HOST); undefined: not configured. */
+  authSmtpHost?: string;
 }
 
 export type MailConfig =
@@ -108,7 +118,16 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
         "",
       ),
     mail: mailConfigOf(e),
+    hosted: hostedUrl(e.SUPABASE_URL),
+    authSmtpHost: e.AUTH_SMTP_HOST?.trim() || undefined,
   };
+}
+
+/** Whether `supabaseUrl` is a hosted project's address: set, and not on loopback. */
+function hostedUrl(supabaseUrl: string | undefined): boolean {
+  if (!supabaseUrl) return false;
+  const host = new URL(supabaseUrl).hostname.replace(/^\[|\]$/g, "");
+  return !(host === "localhost" || host.endsWith(".localhost") || /^127\./.test(host) || host === "::1");
 }
 
 function mailConfigOf(e: Env): MailConfig | undefined {

@@ -6631,6 +6631,12 @@ export interface paths {
                             is_platform_admin: boolean;
                             /** @description May grant and revoke platform admin */
                             is_superadmin: boolean;
+                            /** @description What is wrong with the service's setup, for platform administrators: auth_mail_not_configured, a hosted project whose Supabase Auth has no SMTP server of the service's (no church's confirmation mail arrives). Empty for others. */
+                            warnings: {
+                                /** @enum {string} */
+                                code: "auth_mail_not_configured";
+                                message: string;
+                            }[];
                         };
                     };
                 };

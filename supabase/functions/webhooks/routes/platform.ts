@@ -6,6 +6,7 @@
 // @see docs/configuration-api.md#platform-console and docs/platform-console.md
 import { z } from "zod";
 import { AppError, badRequest, forbidden, notFound } from "../../_shared/errors.ts";
+import { setupWarnings } from "../../_shared/warnings.ts";
 import type { Tx } from "../../_shared/db.ts";
 import { asCaller } from "../actor.ts";
 import { decodeCursor, pageOf } from "../cursor.ts";
@@ -114,7 +115,15 @@ const Resume = z.object({
 const PlatformMe = z.object({
   is_platform_admin: z.boolean(),
   is_superadmin: z.boolean().describe("May grant and revoke platform admin"),
-}).openapi({ example: { is_platform_admin: true, is_superadmin: false } });
+  warnings: z.array(z.object({
+    code: z.enum(["auth_mail_not_configured"]),
+    message: z.string(),
+  })).describe(
+    "What is wrong with the service's setup, for platform administrators: auth_mail_not_configured, a " +
+      "hosted project whose Supabase Auth has no SMTP server of the service's (no church's confirmation " +
+      "mail arrives). Empty for others.",
+  ),
+}).openapi({ example: { is_platform_admin: true, is_superadmin: false, warnings: [] } });
 
 const ADMIN_EXAMPLE = {
   user_id: "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
@@ -352,7 +361,11 @@ export const platformRoutes: RouteFactory = (deps) => [
       const [row] = await asPlatform(deps, c, (tx) =>
         tx<{ role: string | null }[]>`
         select private.platform_role() as role`);
-      return c.json({ is_platform_admin: !!row?.role, is_superadmin: row?.role === "superadmin" });
+      return c.json({
+        is_platform_admin: !!row?.role,
+        is_superadmin: row?.role === "superadmin",
+        warnings: row?.role ? setupWarnings(deps.config) : [],
+      });
     },
   ),
   route(

@@ -78,6 +78,12 @@ export function PlatformConsolePage() {
           retry={() => void me.refetch()}
         />
       )}
+      {/* The service's own setup (Auth mail on a hosted project): every church meets it at sign-up. */}
+      {me.data?.warnings.map((w) => (
+        <div key={w.code} className="error-box" role="alert" data-code={w.code}>
+          <p>{w.message}</p>
+        </div>
+      ))}
       <section>
         <h2>Organizations</h2>
         {totals && (
