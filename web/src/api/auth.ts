@@ -39,6 +39,9 @@ export function describeAuthError(
   if (code === "weak_password") {
     return `That password is too short. ${error.message ?? ""}`.trim();
   }
+  if (code === "current_password_required" || code === "current_password_mismatch") {
+    return "That is not your current password. Enter the password you sign in with now.";
+  }
   if (code === "same_password") {
     return "That is your current password. Choose a new one.";
   }
