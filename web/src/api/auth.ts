@@ -91,3 +91,18 @@ export async function confirmPassword(email: string, password: string): Promise<
   }
   return null;
 }
+
+/** How Supabase Auth tells a session begun by a mail link or code (models.Session.IsRecovery). */
+const MAIL_METHODS = new Set(["otp", "magiclink", "recovery"]);
+
+/** Whether the token's session began with a mail link or code (a hint for the form; Auth decides). */
+export function beganByMail(accessToken: string): boolean {
+  try {
+    const part = accessToken.split(".")[1] ?? "";
+    const json = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
+    const amr = (JSON.parse(json) as { amr?: { method?: string }[] }).amr ?? [];
+    return amr.some((a) => MAIL_METHODS.has(a.method ?? ""));
+  } catch {
+    return false;
+  }
+}

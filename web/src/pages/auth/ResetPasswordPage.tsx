@@ -3,28 +3,13 @@
 // (current_password; a session begun by a mail link or code is exempt), so a stolen session cannot take
 // the account. Supabase Auth ends every other session of the account when the password changes.
 import { useId, useRef, useState } from "react";
-import { auth } from "../../api/auth.ts";
+import { auth, beganByMail } from "../../api/auth.ts";
 import { HOME } from "../../pages.ts";
 import { navigate } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
 import { AuthError, AuthField } from "./AuthField.tsx";
 import { useAuthCall } from "./useAuthCall.ts";
 import "./AuthPage.css";
-
-/** How Supabase Auth tells a session begun by a mail link or code (models.Session.IsRecovery). */
-const MAIL_METHODS = new Set(["otp", "magiclink", "recovery"]);
-
-/** Whether the token's session began with a mail link or code (a hint for the form; Auth decides). */
-export function beganByMail(accessToken: string): boolean {
-  try {
-    const part = accessToken.split(".")[1] ?? "";
-    const json = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
-    const amr = (JSON.parse(json) as { amr?: { method?: string }[] }).amr ?? [];
-    return amr.some((a) => MAIL_METHODS.has(a.method ?? ""));
-  } catch {
-    return false;
-  }
-}
 
 export function ResetPasswordPage() {
   const session = useSession();

@@ -4,8 +4,7 @@
 // when the password changes; the current password is asked only where Auth asks for it (a session begun
 // with a password, not by a mail's link or code).
 import { useId, useRef, useState } from "react";
-import { auth, describeAuthError } from "../../api/auth.ts";
-import { beganByMail } from "../auth/ResetPasswordPage.tsx";
+import { auth, beganByMail, describeAuthError } from "../../api/auth.ts";
 import { useSession } from "../../session.tsx";
 import { TextField } from "../../ui/TextField.tsx";
 
