@@ -353,6 +353,51 @@ Deno.test("ten throwaway organizations cannot stop an established church's invit
   }
 });
 
+// The attack as reported: an admin invited someone, the platform suspended the organization, and the
+// invitee joined it anyway (a new admin during the suspension). Nothing joins a suspended organization;
+// once it is resumed the same link works.
+Deno.test("an invitation into a suspended organization is refused with the suspension's words, and works once resumed", async () => {
+  const api = await startWebhooksApi();
+  try {
+    const a = await createTenant();
+    const invitee = await confirmedUser();
+    const invited = await fetch(`${api.base}/invitations`, {
+      method: "POST",
+      headers: auth(await tokenFor(a.admin, a.organizationId)),
+      body: JSON.stringify({ email: invitee.email, role: "admin" }),
+    });
+    assertEquals(invited.status, 201);
+    const { token } = await invited.json();
+    await sql()`insert into private.organization_suspensions (organization_id, reason)
+                values (${a.organizationId}, 'unpaid invoices')`;
+
+    const inviteeToken = await tokenFor(invitee);
+    const refused = await fetch(`${api.base}/invitations/accept`, {
+      method: "POST",
+      headers: auth(inviteeToken),
+      body: JSON.stringify({ token }),
+    });
+    const body = await refused.json();
+    assertEquals([refused.status, body.error.code], [403, "organization_suspended"], JSON.stringify(body));
+    assertMatch(body.error.message, /suspended by the platform's administrators/);
+    assert(!JSON.stringify(body).includes("unpaid"), "the administrators' reason is for the church's admins");
+    const [joined] = await sql()`select count(*)::int as n from public.profiles
+                                 where user_id = ${invitee.id} and organization_id = ${a.organizationId}`;
+    assertEquals(joined!.n, 0, "no membership was made");
+
+    await sql()`delete from private.organization_suspensions where organization_id = ${a.organizationId}`;
+    const accepted = await fetch(`${api.base}/invitations/accept`, {
+      method: "POST",
+      headers: auth(inviteeToken),
+      body: JSON.stringify({ token }),
+    });
+    assertEquals(accepted.status, 200, "the refusal did not use the invitation up");
+    await accepted.body?.cancel();
+  } finally {
+    await api.close();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });

@@ -1,7 +1,8 @@
 // Local sign-in hygiene (the development stand-in for Supabase Auth, scripts/local-auth/): attempts are
-// limited per e-mail address and per client address with Supabase Auth's 429, passwords are bcrypt of
-// cost 10, and an unknown address is answered like a known one with a wrong password (both run one
-// bcrypt comparison: against the stored hash, or against a dummy hash of the same cost).
+// limited per e-mail and client address together, and per client address, with Supabase Auth's 429;
+// passwords are bcrypt of cost 10, and an unknown address is answered like a known one with a wrong
+// password (both run one bcrypt comparison: against the stored hash, or against a dummy hash of the
+// same cost).
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { closeSql, sql } from "./helpers/db.ts";
 import { type DevStack, startDevStack, upsertDevUser } from "./helpers/dev_stack.ts";
@@ -42,6 +43,51 @@ Deno.test("30 wrong passwords then the right one: 429 over_request_rate_limit on
     const unknown = address();
     for (let i = 0; i < ATTEMPTS_PER_ADDRESS; i++) await signIn(s, unknown, "x");
     assertEquals((await signIn(s, unknown, "x")).status, 429);
+  } finally {
+    await s.stop();
+  }
+});
+
+/** A sign-in sent from another loopback address (curl binds 127.0.0.2): another client. */
+async function signInFrom(source: string, s: DevStack, email: string, password: string) {
+  const out = await new Deno.Command("curl", {
+    args: [
+      "-s",
+      "--interface",
+      source,
+      "-X",
+      "POST",
+      `${s.url}/auth/v1/token?grant_type=password`,
+      "-H",
+      `apikey: ${s.anonKey}`,
+      "-H",
+      "content-type: application/json",
+      "--data-binary",
+      JSON.stringify({ email, password }),
+      "-w",
+      "\n%{http_code}",
+    ],
+    stdout: "piped",
+  }).output();
+  const [body, status] = new TextDecoder().decode(out.stdout).split(/\n(?=\d+$)/);
+  return { status: Number(status), body: JSON.parse(body!) };
+}
+
+// The attack as reported: anyone could lock any address out of the local sign-in with 10 wrong
+// passwords, then keep it locked with one every 30 s. Attempts count per address and client together.
+Deno.test("a hostile client's wrong passwords lock out that client, not the real user signing in from theirs", async () => {
+  const s = await startDevStack();
+  try {
+    const user = await upsertDevUser({ email: address(), password: PASSWORD });
+    const hostile: number[] = [];
+    for (let i = 0; i < ATTEMPTS_PER_ADDRESS + 5; i++) {
+      hostile.push((await signInFrom("127.0.0.2", s, user.email, `wrong-${i}`)).status);
+    }
+    assertEquals(hostile, [...Array(ATTEMPTS_PER_ADDRESS).fill(400), ...Array(5).fill(429)]);
+    const owner = await signIn(s, user.email, PASSWORD);
+    assertEquals(owner.status, 200, `the owner's own client signs in: ${JSON.stringify(owner.body)}`);
+    // The hostile client stays refused, even with the right password.
+    assertEquals((await signInFrom("127.0.0.2", s, user.email, PASSWORD)).status, 429);
   } finally {
     await s.stop();
   }

@@ -34,6 +34,13 @@ export interface AuthSettings {
   otpExpiry: number;
   /** A password change needs a session younger than 24 hours ([auth.email] secure_password_change). */
   securePasswordChange: boolean;
+  /**
+   * A password change names the current password (`current_password`), except in a session begun by
+   * an e-mail link or code (Supabase Auth's update_password_require_current_password). On here; the
+   * pinned CLI's config.toml has no key for it, so hosted projects set it in the dashboard
+   * (docs/operations.md).
+   */
+  requireCurrentPassword: boolean;
   /** [auth.email.template.<type>]: subject and the HTML file (relative to the project directory). */
   templates: Record<string, { subject?: string; contentPath?: string }>;
 }
@@ -122,6 +129,8 @@ export async function loadAuthSettings(
     otpExpiry: num(Number(env.GOTRUE_MAILER_OTP_EXP ?? auth.email?.otp_expiry), 3600),
     securePasswordChange: (env.GOTRUE_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION ??
       String(auth.email?.secure_password_change ?? false)) === "true",
+    requireCurrentPassword:
+      (env.GOTRUE_SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD ?? "true") === "true",
     templates: Object.fromEntries(
       Object.entries(auth.email?.template ?? {}).map(([type, t]) => [
         type,

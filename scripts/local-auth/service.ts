@@ -10,8 +10,8 @@
 // custom access-token hook is called as supabase_auth_admin exactly as GoTrue calls it; tokens are
 // signed ES256 with the key published in the JWKS. Sign-up follows supabase/config.toml (enable_signup,
 // enable_confirmations, minimum_password_length); passwords are bcrypt of cost 10, as GoTrue hashes
-// them; sign-in and sign-up are limited per client address and per e-mail address (limits.ts) and
-// answer 429 over_request_rate_limit beyond.
+// them; sign-in and sign-up are limited per client address, and per e-mail and client address together
+// (limits.ts), and answer 429 over_request_rate_limit beyond.
 import * as jose from "jose";
 import type { Sql, Tx } from "../../supabase/functions/_shared/db.ts";
 import { secretsEqual } from "../../supabase/functions/_shared/hmac.ts";
@@ -21,7 +21,8 @@ import type { SigningKey } from "./keys.ts";
 import { AuthError, authErrorResponse, authJson, badRequest, forbidden, internal } from "./errors.ts";
 import { validateClaims } from "./claims.ts";
 import { AttemptLimiter } from "./limits.ts";
-import type { AuthMailer, MailType } from "./mailer.ts";
+import type { AuthMailer, MailData, MailType } from "./mailer.ts";
+import { MailOutbox } from "./outbox.ts";
 import { newOtp, referrer, tokenHash } from "./links.ts";
 
 export interface AuthServiceOptions {
@@ -33,6 +34,8 @@ export interface AuthServiceOptions {
   settings: AuthSettings;
   /** Sends confirmation and recovery mails; without one they are not sent (Supabase Auth's no-op mailer). */
   mailer?: AuthMailer;
+  /** Where recovery mails wait to be sent after the answer (tests hand in theirs to watch it). */
+  outbox?: MailOutbox;
 }
 
 const NIL_UUID = "00000000-0000-0000-0000-000000000000";
@@ -44,7 +47,7 @@ const BCRYPT_COST = 10;
  * credentials" costs one bcrypt of the same cost whether the address is known or not.
  */
 const DUMMY_HASH = "$2a$10$AgT2F8ypR8oC8Q/7sqRvXuK1uYB2aarC6He4tx3bI.8Gv/KmbEqQO";
-/** Sign-in attempts per e-mail address per 5 minutes, from any client (guessing one person's password). */
+/** Sign-in attempts per e-mail address and client address per 5 minutes (guessing one person's password). */
 export const ATTEMPTS_PER_ADDRESS = 10;
 const FIVE_MINUTES = 5 * 60_000;
 const MAX_BODY = 64 * 1024;
@@ -202,8 +205,26 @@ export type AuthService = (req: Request, path: string, clientAddress?: string) =
 
 const overLimit = () => new AuthError(429, "over_request_rate_limit", "Request rate limit reached");
 
+interface PendingMail {
+  userId: string;
+  type: MailType;
+  to: string;
+  data: MailData;
+}
+
+function logMailFailure(type: MailType, err: unknown) {
+  console.error(JSON.stringify({
+    level: "error",
+    component: "local-auth",
+    msg: "mail not sent",
+    type,
+    error: (err as Error)?.message ?? String(err),
+  }));
+}
+
 export function createAuthService(opts: AuthServiceOptions): AuthService {
   const { sql, issuer, signingKey, settings } = opts;
+  const outbox = opts.outbox ?? new MailOutbox();
   const jwks = { keys: [signingKey.publicJwk] };
   const publicKey = jose.importJWK(signingKey.publicJwk, "ES256");
   const perClient = new AttemptLimiter(settings.signInsPerFiveMinutes, FIVE_MINUTES);
@@ -401,9 +422,11 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
     }
     if (phone) throw new AuthError(422, "phone_provider_disabled", "Phone logins are disabled");
     if (!email) throw badRequest("validation_failed", "missing email or phone");
-    // Whether or not an account has this address: guessing one person's password from many clients.
-    const address = email.trim().toLowerCase();
-    if (!perAddress.take(address)) throw overLimit();
+    // Whether or not an account has this address: guessing one person's password. Counted per address
+    // and client together (Supabase Auth limits per client address): a client that spends an address's
+    // attempts locks out itself, not the person signing in from their own device.
+    const attempts = `${email.trim().toLowerCase()} ${clientAddress ?? "unknown"}`;
+    if (!perAddress.take(attempts)) throw overLimit();
 
     // models.FindUserByEmailAndAudience and the bcrypt comparison in one statement, the same for every
     // address: without an account (or a password) bcrypt runs against DUMMY_HASH, which no stored
@@ -431,16 +454,17 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
     if (banned(user)) throw badRequest("user_banned", "User is banned");
     if (!valid) throw invalid;
     if (!user.email_confirmed_at) throw badRequest("email_not_confirmed", "Email not confirmed");
-    perAddress.forget(address);
+    perAddress.forget(attempts);
     return authJson(await startSession(req, user));
   }
 
   /**
    * sendConfirmation / sendPasswordRecovery (mail.go): at most one such mail per max_frequency for the
-   * user (429 over_email_send_rate_limit), a fresh code whose hash is stored and put into the link, and
-   * the mail rendered from the template. In `tx`, so a mail that cannot be sent changes nothing.
+   * user (429 over_email_send_rate_limit), a fresh code whose hash is stored and put into the link: in
+   * `tx`, and what the mail needs to be sent, which sendUserMail does at once and recover off the
+   * request's path.
    */
-  async function sendUserMail(tx: Tx, req: Request, user: UserRow, type: MailType): Promise<void> {
+  async function prepareUserMail(tx: Tx, req: Request, user: UserRow, type: MailType): Promise<PendingMail> {
     const sentAt = type === "confirmation" ? user.confirmation_sent_at : user.recovery_sent_at;
     const until = sentAt ? sentAt.getTime() + settings.mailMaxFrequency * 1000 : 0;
     if (until > Date.now()) {
@@ -464,23 +488,39 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
     } else {
       await tx`update auth.users set recovery_token = ${hash}, recovery_sent_at = now() where id = ${user.id}`;
     }
-    try {
-      await opts.mailer?.send(type, email, {
+    return {
+      userId: user.id,
+      type,
+      to: email,
+      data: {
         SiteURL: settings.siteUrl,
         ConfirmationURL: confirmationUrl,
         Email: email,
         Token: otp,
         TokenHash: hash,
         RedirectTo: redirectTo,
-      });
+      },
+    };
+  }
+
+  /** The outbox's send of a recovery mail: when it fails, its code is forgotten (if still the latest). */
+  async function sendLater(mail: PendingMail): Promise<void> {
+    try {
+      await opts.mailer?.send(mail.type, mail.to, mail.data);
     } catch (err) {
-      console.error(JSON.stringify({
-        level: "error",
-        component: "local-auth",
-        msg: "mail not sent",
-        type,
-        error: (err as Error).message,
-      }));
+      await sql`update auth.users set recovery_token = '', recovery_sent_at = null
+                where id = ${mail.userId} and recovery_token = ${mail.data.TokenHash}`;
+      throw err;
+    }
+  }
+
+  /** Sends a prepared mail; a mail that cannot be sent fails the request (500), so `tx` changes nothing. */
+  async function sendUserMail(tx: Tx, req: Request, user: UserRow, type: MailType): Promise<void> {
+    const mail = await prepareUserMail(tx, req, user, type);
+    try {
+      await opts.mailer?.send(mail.type, mail.to, mail.data);
+    } catch (err) {
+      logMailFailure(mail.type, err);
       throw internal(`Error sending ${type} email`);
     }
   }
@@ -563,7 +603,9 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
 
   /**
    * recover.go: a recovery mail (link and code) to an address that has an account. Every address gets
-   * the same empty answer, so the answer says nothing about whether an account exists.
+   * the same empty answer, so the answer says nothing about whether an account exists, except (as in
+   * Supabase Auth) the 429 over_email_send_rate_limit of a second request within max_frequency. The
+   * mail goes through the outbox, after the answer.
    */
   async function recover(req: Request, clientAddress?: string): Promise<Response> {
     if (!perClientRecover.take(clientAddress ?? "unknown")) throw overLimit();
@@ -571,15 +613,19 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
     const raw = str(params.email).trim();
     if (!raw) throw badRequest("validation_failed", "Password recovery requires an email");
     const email = validEmail(raw);
-    await asAuthAdmin(async (tx) => {
+    const mail = await asAuthAdmin(async (tx) => {
       const [user] = await tx.unsafe<UserRow[]>(
         `select ${USER_COLUMNS} from auth.users
          where instance_id = $1 and lower(email) = $2 and aud = $3 and is_sso_user = false
          for update`,
         [NIL_UUID, email, AUDIENCE],
       );
-      if (user) await sendUserMail(tx, req, user, "recovery");
+      return user ? await prepareUserMail(tx, req, user, "recovery") : undefined;
     });
+    // Sent after the answer: how long the mail server takes must not say whether the address has an
+    // account. A mail that cannot go out is logged and its code forgotten, so no link works that never
+    // went out and the person may ask again at once.
+    if (mail) outbox.add(() => sendLater(mail), (err) => logMailFailure(mail.type, err));
     return authJson({});
   }
 
@@ -705,9 +751,9 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
   }
 
   /**
-   * user.go UserUpdate for what an account page changes: the password (minimum length, not the same
-   * as the current one, and with secure_password_change a session younger than 24 hours; every other
-   * session of the user ends) and user metadata (merged; null removes a key). E-mail and phone changes
+   * user.go UserUpdate for what an account page changes: the password (minimum length, the current
+   * one named outside a recovery session, not the same as the current one, and with
+   * secure_password_change a session younger than 24 hours; every other session of the user ends) and user metadata (merged; null removes a key). E-mail and phone changes
    * are not served by this stand-in.
    */
   async function updateUser(req: Request, clientAddress?: string): Promise<Response> {
@@ -744,6 +790,7 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
             throw badRequest("reauthentication_needed", "Password update requires reauthentication");
           }
         }
+        if (settings.requireCurrentPassword) await checkCurrentPassword(tx, user.id, sessionId, params);
         const [same] = await tx<{ same: boolean }[]>`
           select coalesce(encrypted_password, '') <> ''
                  and extensions.crypt(${password}, encrypted_password) = encrypted_password as same
@@ -783,6 +830,37 @@ export function createAuthService(opts: AuthServiceOptions): AuthService {
       return row!;
     });
     return authJson(userJson(updated));
+  }
+
+  /**
+   * user.go's update_password_require_current_password: a session begun by a password (or a refresh of
+   * one) must name the account's current password; a session begun by an e-mail link or code (amr
+   * `otp`, `magiclink` or `recovery`: models.Session.IsRecovery) is exempt, since proving the address
+   * is how a forgotten password is replaced. So a stolen access token alone cannot take the account.
+   */
+  async function checkCurrentPassword(
+    tx: Tx,
+    userId: string,
+    sessionId: string | undefined,
+    params: Record<string, unknown>,
+  ): Promise<void> {
+    const [row] = await tx<{ has_password: boolean; recovery: boolean }[]>`
+      select coalesce(u.encrypted_password, '') <> '' as has_password,
+             exists (select 1 from auth.mfa_amr_claims c
+                     where c.session_id = ${sessionId ?? null}::uuid
+                       and c.authentication_method in ('otp', 'magiclink', 'recovery')) as recovery
+      from auth.users u where u.id = ${userId}`;
+    if (!row?.has_password || row.recovery) return;
+    const current = str(params.current_password);
+    if (!current) {
+      throw badRequest("current_password_required", "Current password required when setting new password.");
+    }
+    const [check] = await tx<{ ok: boolean }[]>`
+      select extensions.crypt(${current}, encrypted_password) = encrypted_password as ok
+      from auth.users where id = ${userId}`;
+    if (!check?.ok) {
+      throw badRequest("current_password_mismatch", "Current password required when setting new password.");
+    }
   }
 
   async function refreshTokenGrant(req: Request): Promise<Response> {

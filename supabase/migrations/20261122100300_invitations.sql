@@ -149,10 +149,26 @@ begin
 end;
 $$;
 
+-- An account whose address was not yet proven when the invitation went out (it existed unconfirmed)
+-- may have a password someone else chose: anyone can sign up with an address they do not own and wait
+-- (Supabase Auth keeps that password when the owner signs up and confirms). Such an invitee sets a new
+-- password before joining, which ends every other session of the account. Here the password (its
+-- stored hash's fingerprint) the account had when it was asked, so accepting again knows it changed.
+create table private.invitation_password_renewals (
+  invitation_id uuid primary key references public.organization_invitations (id) on delete cascade,
+  user_id uuid not null references auth.users (id) on delete cascade,
+  password_fingerprint text not null,
+  asked_at timestamptz not null default now()
+);
+alter table private.invitation_password_renewals enable row level security;
+revoke all on private.invitation_password_renewals from public, anon, authenticated;
+
 -- The invitee accepts with the token (whoever holds it was sent it). Unknown, expired, revoked and used
--- tokens all answer P0002 alike. The membership gets the invitation's role and the server's time; which
--- organization the user's tokens name does not change (the hook prefers the remembered choice, else
--- the oldest membership, and this one is the newest).
+-- tokens all answer P0002 alike. Nothing joins a suspended organization (55000, hint
+-- organization_suspended). An account unconfirmed when invited answers {"new_password_required": true}
+-- until its password has changed (above). The membership gets the invitation's role and the server's
+-- time; which organization the user's tokens name does not change (the hook prefers the remembered
+-- choice, else the oldest membership, and this one is the newest).
 create function public.accept_invitation(token text)
 returns jsonb
 language plpgsql volatile security definer
@@ -161,6 +177,8 @@ as $$
 declare
   uid uuid := private.live_user_id();
   inv public.organization_invitations;
+  account auth.users;
+  fingerprint text;
 begin
   if uid is null then
     raise exception 'not signed in, or the session has ended' using errcode = '42501';
@@ -175,6 +193,26 @@ begin
   if exists (select 1 from public.profiles p where p.user_id = uid and p.organization_id = inv.organization_id) then
     raise exception 'you are already a member of this organization' using errcode = '23505';
   end if;
+  if exists (select 1 from private.organization_suspensions s where s.organization_id = inv.organization_id) then
+    raise exception 'organization % is suspended', inv.organization_id
+      using errcode = '55000', hint = 'organization_suspended';
+  end if;
+  select * into account from auth.users u where u.id = uid;
+  if coalesce(account.encrypted_password, '') <> '' and account.created_at < inv.created_at
+     and (account.email_confirmed_at is null or account.email_confirmed_at > inv.created_at) then
+    fingerprint := encode(sha256(convert_to(account.encrypted_password, 'UTF8')), 'hex');
+    if not exists (select 1 from private.invitation_password_renewals r
+                   where r.invitation_id = inv.id and r.user_id = uid
+                     and r.password_fingerprint <> fingerprint) then
+      insert into private.invitation_password_renewals (invitation_id, user_id, password_fingerprint)
+      values (inv.id, uid, fingerprint)
+      on conflict (invitation_id) do update
+        set user_id = excluded.user_id, password_fingerprint = excluded.password_fingerprint, asked_at = now()
+        where private.invitation_password_renewals.user_id <> excluded.user_id;
+      return jsonb_build_object('new_password_required', true, 'organization_id', inv.organization_id);
+    end if;
+  end if;
+  delete from private.invitation_password_renewals r where r.invitation_id = inv.id;
   insert into public.profiles (user_id, organization_id, role) values (uid, inv.organization_id, inv.role);
   update public.organization_invitations i set accepted_at = now(), accepted_by = uid where i.id = inv.id;
   return jsonb_build_object('organization_id', inv.organization_id, 'role', inv.role);

@@ -270,6 +270,118 @@ Deno.test(
   },
 );
 
+/** Signs in at the confirming stack's Auth over HTTP: the status, and the access token when it worked. */
+async function passwordGrant(email: string, password: string) {
+  const res = await fetch(`${confirmStack.url}/auth/v1/token?grant_type=password`, {
+    method: "POST",
+    headers: { apikey: confirmStack.anonKey, "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
+  const body = await res.json();
+  return { status: res.status, token: body.access_token as string | undefined };
+}
+
+Deno.test(
+  "Change password (in the header) asks for the current password; a wrong one is refused",
+  opts,
+  async () => {
+    const user = await upsertDevUser({
+      email: `changer-${run}@grace.example`,
+      password: PASSWORD,
+      organization: `Changer Church ${run}`,
+      role: "admin",
+    });
+    const page = await openPage(browser, consoleLines);
+    await signInAs(page, confirmSite.url, user.email, PASSWORD);
+    await page.getByRole("banner").getByRole("link", { name: "Change password" }).click();
+    await page.getByRole("heading", { name: "Change your password" }).waitFor();
+    await check(page, "change-password");
+    await page.getByLabel("Current password").fill("not my password");
+    await page.getByLabel("New password", { exact: true }).fill("a changed password");
+    await page.getByLabel("New password again").fill("a changed password");
+    await page.getByRole("button", { name: "Save new password" }).click();
+    await page.getByRole("alert").filter({ hasText: "not your current password" }).waitFor();
+    assertEquals((await passwordGrant(user.email, "a changed password")).status, 400);
+    await page.getByLabel("Current password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Save new password" }).click();
+    await page.getByText("Your password has been changed.").waitFor();
+    assertEquals((await passwordGrant(user.email, "a changed password")).status, 200);
+    await page.close();
+  },
+);
+
+Deno.test(
+  "an invitee whose address someone else signed up first sets their own password before joining",
+  opts,
+  async () => {
+    const church = `Grace Chapel ${run}`;
+    const admin = await upsertDevUser({
+      email: `grace-admin-${run}@grace.example`,
+      password: PASSWORD,
+      organization: church,
+      role: "admin",
+    });
+    const invitee = `pastor-${run}@grace.example`;
+    const squatted = await fetch(`${confirmStack.url}/auth/v1/signup`, {
+      method: "POST",
+      headers: { apikey: confirmStack.anonKey, "content-type": "application/json" },
+      body: JSON.stringify({ email: invitee, password: "the squatter's password" }),
+    });
+    assertEquals(squatted.status, 200);
+    await squatted.body?.cancel();
+    const { token: adminToken } = await passwordGrant(admin.email, PASSWORD);
+    const invited = await fetch(`${confirmStack.url}/functions/v1/webhooks/invitations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: invitee, role: "admin" }),
+    });
+    assertEquals(invited.status, 201);
+    await invited.body?.cancel();
+    const token = /#token=(inv_[0-9a-f]{64})/.exec(
+      (await inboxMail(inbox, invitee, /invited to join/)).text,
+    )?.[1];
+    assert(token, "the invitation mail carries its link");
+    await new Promise((r) => setTimeout(r, 1_100)); // max_frequency: one confirmation mail a second
+
+    const page = await openPage(browser, consoleLines);
+    await page.goto(`${confirmSite.url}/invitations/accept#token=${token}`);
+    await page.getByRole("button", { name: "Create an account" }).click();
+    await page.getByLabel("E-mail").fill(invitee);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.getByText(`We sent a confirmation e-mail to ${invitee}`).waitFor();
+    // The second confirmation mail (the first went to the squatter's sign-up).
+    let code: string | undefined;
+    for (let i = 0; i < 150 && !code; i++) {
+      const list = await (await fetch(`${inbox}/api/email`)).json() as {
+        subject: string;
+        html: string;
+        to: { address: string }[];
+      }[];
+      const mine = list.filter((m) =>
+        m.to.some((t) => t.address === invitee) && /Confirm your e-mail address/.test(m.subject)
+      );
+      if (mine.length >= 2) code = /<strong>(\d{6})<\/strong>/.exec(mine.at(-1)!.html)?.[1];
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+    assert(code, "the owner's confirmation mail");
+    await page.getByLabel("Code from the e-mail").fill(code!);
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByText(`You are invited to join ${church} as an administrator.`).waitFor();
+    await page.getByRole("button", { name: `Join ${church}` }).click();
+    await page.getByRole("heading", { name: "Set a new password first" }).waitFor();
+    await check(page, "invitation-new-password");
+    assertEquals(await page.getByLabel("Current password").count(), 0, "the mail's code proved the address");
+    await page.getByLabel("New password", { exact: true }).fill(PASSWORD);
+    await page.getByLabel("New password again").fill(PASSWORD);
+    await page.getByRole("button", { name: "Save password and join" }).click();
+    await page.getByText(`You have joined ${church}.`).waitFor();
+    assertEquals((await passwordGrant(invitee, "the squatter's password")).status, 400);
+    assertEquals((await passwordGrant(invitee, PASSWORD)).status, 200);
+    await page.close();
+  },
+);
+
 Deno.test("stop the confirming stack", opts, async () => {
   await confirmSite.close();
   await confirmStack.stop();

@@ -39,6 +39,9 @@ export function describeAuthError(
   if (code === "weak_password") {
     return `That password is too short. ${error.message ?? ""}`.trim();
   }
+  if (code === "current_password_required" || code === "current_password_mismatch") {
+    return "That is not your current password. Enter the password you sign in with now.";
+  }
   if (code === "same_password") {
     return "That is your current password. Choose a new one.";
   }
@@ -87,4 +90,19 @@ export async function confirmPassword(email: string, password: string): Promise<
     }).catch(() => {});
   }
   return null;
+}
+
+/** How Supabase Auth tells a session begun by a mail link or code (models.Session.IsRecovery). */
+const MAIL_METHODS = new Set(["otp", "magiclink", "recovery"]);
+
+/** Whether the token's session began with a mail link or code (a hint for the form; Auth decides). */
+export function beganByMail(accessToken: string): boolean {
+  try {
+    const part = accessToken.split(".")[1] ?? "";
+    const json = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
+    const amr = (JSON.parse(json) as { amr?: { method?: string }[] }).amr ?? [];
+    return amr.some((a) => MAIL_METHODS.has(a.method ?? ""));
+  } catch {
+    return false;
+  }
 }

@@ -4631,6 +4631,13 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The organization is suspended by the platform's administrators (`organization_suspended`): nothing joins it until it is resumed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
                 /** @description No such open invitation (unknown, expired, revoked or used) */
                 404: {
                     headers: {
@@ -4638,7 +4645,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Already a member */
+                /** @description Already a member (`already_member`); or the account existed unconfirmed when the invitation went out (`new_password_required`): set a new password (Supabase Auth's `PUT /auth/v1/user`, which ends the account's other sessions), then accept again */
                 409: {
                     headers: {
                         [name: string]: unknown;

@@ -92,6 +92,9 @@ export function Header() {
         <span className="email">
           {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
         </span>
+        <Link href="/auth/reset" className="change-password">
+          Change password
+        </Link>
         <button
           type="button"
           onClick={() => session.signOut("You have signed out.")}

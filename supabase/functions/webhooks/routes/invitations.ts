@@ -5,7 +5,7 @@
 // @see docs/authentication.md#joining-and-leaving-invitations
 import { z } from "@hono/zod-openapi";
 import { AppError, notFound } from "../../_shared/errors.ts";
-import { type ActorEnv, asAdmin, asCaller } from "../actor.ts";
+import { type ActorEnv, asAdmin, asCaller, organizationSuspended } from "../actor.ts";
 import type { AppDeps } from "../../_shared/app.ts";
 import type { Context } from "hono";
 import type { Tx } from "../../_shared/db.ts";
@@ -137,6 +137,7 @@ function invitationError(err: unknown): unknown {
       "This organization queued 2,400 mails in the last 24 hours; invite more later",
     );
   }
+  if (code === "55000" && hint === "organization_suspended") return organizationSuspended();
   if (code === "55000") {
     return new AppError(
       409,
@@ -146,6 +147,18 @@ function invitationError(err: unknown): unknown {
   }
   return fromSqlError(err);
 }
+
+/**
+ * Someone may have signed up with the invitee's address before its owner did, choosing the password
+ * (Supabase Auth keeps it when the owner confirms): a new password first ends that.
+ */
+const newPasswordRequired = () =>
+  new AppError(
+    409,
+    "new_password_required",
+    "This account was created before its e-mail address was confirmed, so its password may not be yours: " +
+      "set a new password (this signs out every other device), then accept the invitation",
+  );
 
 /** As the signed-in user, whatever organization their token names (invitees are not members yet). */
 async function asUser<T>(deps: AppDeps, c: Context<ActorEnv>, fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -374,17 +387,27 @@ export const invitationRoutes: RouteFactory = (deps) => [
           schema: Membership,
           example: { organization_id: ORG, role: "staff" },
         },
+        403: {
+          description: "The organization is suspended by the platform's administrators " +
+            "(`organization_suspended`): nothing joins it until it is resumed",
+        },
         404: { description: "No such open invitation (unknown, expired, revoked or used)" },
-        409: { description: "Already a member" },
+        409: {
+          description: "Already a member (`already_member`); or the account existed unconfirmed when the " +
+            "invitation went out (`new_password_required`): set a new password (Supabase Auth's " +
+            "`PUT /auth/v1/user`, which ends the account's other sessions), then accept again",
+        },
       },
     },
     async (c) => {
       const { token } = c.req.valid("json");
       const membership = await asUser(deps, c, async (tx) => {
-        const [r] = await tx<{ membership: z.infer<typeof Membership> }[]>`
+        const [r] = await tx<{ membership: z.infer<typeof Membership> & { new_password_required?: true } }[]>`
           select public.accept_invitation(${token}) as membership`;
         return r!.membership;
       });
+      // Answered after the transaction: it keeps the record of which password the account had.
+      if (membership.new_password_required) throw newPasswordRequired();
       return c.json(membership);
     },
   ),

@@ -13,6 +13,7 @@ import { useSession } from "../../session.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
+import { NewPasswordForm } from "./NewPasswordForm.tsx";
 
 export const ACCEPT_INVITATION_PATH = "/invitations/accept";
 
@@ -49,6 +50,8 @@ export function AcceptInvitationPage() {
       await session.reloadMe();
     },
   });
+  // The account existed unconfirmed when invited: its password first (NewPasswordForm), then join.
+  const renew = accept.error instanceof ApiError && accept.error.code === "new_password_required";
   const inv = invitation.data;
   const me = session.state.kind === "signed_in" ? session.state.session.user.email : "";
 
@@ -76,6 +79,16 @@ export function AcceptInvitationPage() {
         ? <ErrorBox error={errorText(invitation.error)!} />
         : !inv
         ? <Loading what="the invitation" />
+        : renew
+        ? (
+          <>
+            <p>
+              You are invited to join <strong>{inv.organization_name}</strong> as{" "}
+              {inv.role === "admin" ? "an administrator" : "staff"}.
+            </p>
+            <NewPasswordForm done={() => accept.mutate()} />
+          </>
+        )
         : (
           <form
             onSubmit={(e) => {
