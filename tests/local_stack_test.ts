@@ -131,7 +131,12 @@ Deno.test("npm run dev on an empty database: demo data, a one-step curl sign-in,
       ],
       // Not inside the test run's own cluster settings (PGPORT, PG_CLUSTER_CONF_ROOT, ...).
       clearEnv: true,
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/tmp" },
+      // UTF8, as a Supabase project's database is (organization names are normalized with normalize()).
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: Deno.env.get("HOME") ?? "/tmp",
+        LANG: "C.UTF-8",
+      },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -57,6 +57,8 @@ export async function startHostedDb(): Promise<HostedDb> {
       env: {
         PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
         HOME: Deno.env.get("HOME") ?? "/root",
+        // A Supabase project's database is UTF8 (organization names are normalized with normalize()).
+        LANG: "C.UTF-8",
         PGOPTIONS: "-c client_min_messages=warning",
       },
       stdin: "piped",

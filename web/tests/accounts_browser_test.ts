@@ -424,7 +424,7 @@ Deno.test(
     await page.getByLabel("Name").fill(`Grace\u202eChapel`);
     await page.getByRole("button", { name: "Create organization" }).click();
     await page.getByText(
-      "The name must be 1 to 200 characters without line breaks",
+      "The name contains U+202E, a control, invisible or blank-looking character: remove it.",
     ).waitFor();
     await check(page, "new-organization-error");
     await page.getByLabel("Name").fill(first);

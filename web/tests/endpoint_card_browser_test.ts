@@ -278,11 +278,14 @@ Deno.test(
       const card = page.locator("li.card").filter({ hasText: `${receiver.url}/theirs` });
       await card.getByText(`Added by card-other-${run}@firstchurch.example`).waitFor();
 
-      // They are removed from the organization; their endpoint stays, and says so.
+      // They are removed from the organization; their endpoint stays, disabled, and says so and why.
       await sql()`delete from public.profiles where user_id = ${other.userId} and organization_id = ${organizationId}`;
       await page.reload();
       await card.getByText("by a member who is no longer in this organization").waitFor();
-      assertEquals(await card.locator("p.warn").count(), 1, "a warning, not a muted line");
+      await card.getByText(
+        `Disabled: its creator, card-other-${run}@firstchurch.example, was removed from the organization`,
+      ).waitFor();
+      assertEquals(await card.locator("p.warn").count(), 2, "warnings, not muted lines");
       await check("removed-creator");
 
       const nav = page.getByRole("navigation", { name: "Settings" });
