@@ -5,7 +5,7 @@
 # Without them it is built for the local stack (http://127.0.0.1:54321 and the local anon key).
 # web/dist/_headers carries the security headers (CSP, frame-ancestors, ...) that Netlify and Cloudflare
 # Pages apply; web/security_headers.ts writes it.
-# See docs/operations.md#the-settings-ui
+# See docs/deploy-settings-ui.md
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

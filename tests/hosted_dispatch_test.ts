@@ -268,7 +268,9 @@ Deno.test("runs posted to one isolate take turns: the next starts when the one g
     await Promise.all(d.background);
     assertEquals(ends.length, 2, `two runs, one after the other: ${JSON.stringify(ends)}`);
     const [first, second] = ends;
-    assertEquals([first!.claimed, first!.waited_ms], [3, 0]);
+    assertEquals(first!.claimed, 3);
+    // The first waited for nothing (a millisecond of the clock's rounding at most on a loaded machine).
+    assert(first!.waited_ms < 50, JSON.stringify(first));
     // The second started when the first had ended (within a few ms), never beside it.
     const secondStarted = second!.at - second!.duration_ms + second!.waited_ms;
     assert(
