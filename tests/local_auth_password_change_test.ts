@@ -6,29 +6,11 @@
 import * as jose from "jose";
 import { assertEquals } from "./helpers/assert.ts";
 import { closeSql, sql } from "./helpers/db.ts";
-import { type DevStack, startDevStack, upsertDevUser } from "./helpers/dev_stack.ts";
+import { authCall, type DevStack, startDevStack, upsertDevUser } from "./helpers/dev_stack.ts";
 import { type CaughtMail, type SmtpServer, startSmtpServer } from "./helpers/smtp_server.ts";
 
 const PASSWORD = "correct horse battery";
 const THIEFS = "the thief's own password";
-
-async function authCall(
-  s: DevStack,
-  path: string,
-  init: { method?: string; token?: string; json?: unknown },
-) {
-  const res = await fetch(`${s.url}/auth/v1${path}`, {
-    method: init.method ?? "POST",
-    headers: {
-      apikey: s.anonKey,
-      "content-type": "application/json",
-      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-    },
-    body: init.json === undefined ? undefined : JSON.stringify(init.json),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 const signIn = (s: DevStack, email: string, password: string) =>
   authCall(s, "/token?grant_type=password", { json: { email, password } });

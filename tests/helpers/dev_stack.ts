@@ -136,3 +136,22 @@ export async function startDevStack(
     },
   };
 }
+
+/** One call to the dev stack's local sign-in (`/auth/v1...`) with the anon key, as supabase-js makes it. */
+export async function authCall(
+  s: DevStack,
+  path: string,
+  init: { method?: string; token?: string; json?: unknown },
+) {
+  const res = await fetch(`${s.url}/auth/v1${path}`, {
+    method: init.method ?? "POST",
+    headers: {
+      apikey: s.anonKey,
+      "content-type": "application/json",
+      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+    },
+    body: init.json === undefined ? undefined : JSON.stringify(init.json),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
