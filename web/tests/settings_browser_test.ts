@@ -4,8 +4,8 @@
 // every signature with the secret copied from the page.
 //
 // The tests run in order and share one browser and one stack: each is a step of the administrator's
-// story. Every page is screenshotted at 1280x800 and 390x844 into
-// web/tests/artifacts/ and checked with axe-core.
+// story. Every page is checked with axe-core at 1280x800 and 390x844 (screenshotted into
+// web/tests/artifacts/ when a check fails there, or always with WEB_SCREENSHOTS=1).
 //
 // WEB_TEST_DEBUG=1 runs the story against a development build instead, where preact/debug checks every
 // render and says in the console what is wrong (which the console check then fails on).

@@ -2,12 +2,20 @@
 // a static host for it (with the fallback every static host offers), Debian's Chromium through
 // playwright-core, screenshots and an axe-core accessibility check.
 import { gzipSync } from "node:zlib";
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type Locator,
+  type Page,
+} from "playwright-core";
 import axe from "axe-core";
 
 const webDir = new URL("../../", import.meta.url).pathname;
 export const artifactsDir = `${webDir}tests/artifacts`;
-const docsImagesDir = new URL("../../../docs/images/", import.meta.url).pathname;
+const SCREENSHOTS = Deno.env.get("WEB_SCREENSHOTS") === "1";
+const docsImagesDir =
+  new URL("../../../docs/images/", import.meta.url).pathname;
 
 /**
  * With WEB_DOCS_IMAGES=1, a screenshot of the page or of one element of it for the guides, as
@@ -25,16 +33,56 @@ export async function docsImage(
   });
 }
 
-/**
- * `vite build` of web/ for this stack, into a temporary directory. `debug`: a development build, with
- * preact/debug checking every render and saying what is wrong in the console. `args`: more vite options.
- */
-export async function buildWeb(
-  apiUrl: string,
-  anonKey: string,
-  { args = [], debug = false }: { args?: string[]; debug?: boolean } = {},
-): Promise<string> {
-  const outDir = await Deno.makeTempDir({ prefix: "settings-web-" });
+// What a build is pointed at, while it is built: the real stack's URL and key replace these in the
+// built files (buildWeb). Its own origin, so the CSP in _headers carries it whole.
+const PLACEHOLDER_URL = "http://settings-web-under-test.invalid:9";
+const PLACEHOLDER_KEY = "settings-web-under-test-anon-key";
+// The built files that may carry them; the rest (images, fonts) are copied as they are.
+const TEXT_FILE = /\.(js|mjs|css|html|json|map|txt|webmanifest)$|^_headers$/;
+
+/** SHA-256 of every file `vite build` reads (web/ without its tests and packages, the lockfile included). */
+async function sourcesHash(options: string): Promise<string> {
+  const parts: string[] = [options];
+  const walk = async (dir: string) => {
+    const entries = [];
+    for await (const e of Deno.readDir(dir)) entries.push(e);
+    entries.sort((a, b) => a.name < b.name ? -1 : 1);
+    for (const e of entries) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) {
+        if (
+          dir === webDir.slice(0, -1) &&
+          ["node_modules", "tests", "dist"].includes(e.name)
+        ) continue;
+        await walk(path);
+      } else if (e.isFile) {
+        const digest = await crypto.subtle.digest(
+          "SHA-256",
+          await Deno.readFile(path),
+        );
+        parts.push(
+          `${path.slice(webDir.length)} ${
+            [...new Uint8Array(digest)].join(",")
+          }`,
+        );
+      }
+    }
+  };
+  await walk(webDir.slice(0, -1));
+  const all = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(parts.join("\n")),
+  );
+  return [...new Uint8Array(all)].map((b) => b.toString(16).padStart(2, "0"))
+    .join("").slice(0, 24);
+}
+
+/** `vite build` of web/ pointed at the placeholders, into `outDir`. */
+async function viteBuild(
+  outDir: string,
+  args: string[],
+  debug: boolean,
+): Promise<void> {
   const out = await new Deno.Command("node", {
     args: [
       `${webDir}node_modules/vite/bin/vite.js`,
@@ -49,8 +97,8 @@ export async function buildWeb(
     ],
     cwd: webDir,
     env: {
-      VITE_SUPABASE_URL: apiUrl,
-      VITE_SUPABASE_ANON_KEY: anonKey,
+      VITE_SUPABASE_URL: PLACEHOLDER_URL,
+      VITE_SUPABASE_ANON_KEY: PLACEHOLDER_KEY,
       NODE_ENV: debug ? "development" : "production",
     },
     stdout: "piped",
@@ -58,20 +106,90 @@ export async function buildWeb(
   }).output();
   if (!out.success) {
     throw new Error(
-      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${new TextDecoder().decode(out.stderr)}`,
+      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${
+        new TextDecoder().decode(out.stderr)
+      }`,
     );
   }
+}
+
+/**
+ * `vite build` of web/ for this stack, into a temporary directory. `debug`: a development build, with
+ * preact/debug checking every render and saying what is wrong in the console. `args`: more vite options.
+ *
+ * One build per version of the sources and options, kept in web/node_modules/.cache/test-builds: the
+ * production build made once with placeholders for the stack's URL and anon key, which each call's copy
+ * then carries instead (a build cost ~10 s of CPU, and every browser file made its own).
+ */
+export async function buildWeb(
+  apiUrl: string,
+  anonKey: string,
+  { args = [], debug = false }: { args?: string[]; debug?: boolean } = {},
+): Promise<string> {
+  const cacheRoot = `${webDir}node_modules/.cache/test-builds`;
+  const built = `${cacheRoot}/${await sourcesHash(
+    JSON.stringify({ args, debug }),
+  )}`;
+  if (!(await exists(`${built}/index.html`))) {
+    await Deno.mkdir(cacheRoot, { recursive: true });
+    // Built beside it, then renamed into place: a lane reading it never sees half a build, and two
+    // lanes building the same version at once each keep a whole one.
+    const fresh = await Deno.makeTempDir({
+      dir: cacheRoot,
+      prefix: "building-",
+    });
+    await viteBuild(fresh, args, debug);
+    await Deno.rename(fresh, built).catch(() =>
+      Deno.remove(fresh, { recursive: true })
+    );
+  }
+  const outDir = await Deno.makeTempDir({ prefix: "settings-web-" });
+  const origin = new URL(apiUrl).origin;
+  const copy = async (from: string, to: string) => {
+    for await (const e of Deno.readDir(from)) {
+      if (e.isDirectory) {
+        await Deno.mkdir(`${to}/${e.name}`);
+        await copy(`${from}/${e.name}`, `${to}/${e.name}`);
+      } else if (TEXT_FILE.test(e.name)) {
+        const text = await Deno.readTextFile(`${from}/${e.name}`);
+        // _headers names the API's origin (connect-src); the app itself gets VITE_SUPABASE_URL as given.
+        const url = e.name === "_headers" ? origin : apiUrl;
+        await Deno.writeTextFile(
+          `${to}/${e.name}`,
+          text.replaceAll(PLACEHOLDER_URL, url).replaceAll(
+            PLACEHOLDER_KEY,
+            anonKey,
+          ),
+        );
+      } else {
+        await Deno.copyFile(`${from}/${e.name}`, `${to}/${e.name}`);
+      }
+    }
+  };
+  await copy(built, outDir);
   return outDir;
 }
 
-/** The budget for what a browser downloads of the app: its JavaScript and CSS, gzipped. */
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const BUNDLE_BUDGET_GZIP = 100 * 1024;
 
 /** A build's JavaScript and CSS in bytes, raw and gzipped at level 9 (as a static host precompresses). */
 export async function bundleSize(dir: string) {
   const size = { js: 0, jsGzip: 0, css: 0, cssGzip: 0 };
   for await (const f of Deno.readDir(`${dir}/assets`)) {
-    const kind = f.name.endsWith(".js") ? "js" : f.name.endsWith(".css") ? "css" : null;
+    const kind = f.name.endsWith(".js")
+      ? "js"
+      : f.name.endsWith(".css")
+      ? "css"
+      : null;
     if (!kind) continue;
     const bytes = await Deno.readFile(`${dir}/assets/${f.name}`);
     size[kind] += bytes.length;
@@ -124,7 +242,10 @@ export function serveStatic(
     { hostname: "127.0.0.1", port, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
-      const file = path.includes("..") || path.endsWith("/") || path === "/_headers" ? "/index.html" : path;
+      const file =
+        path.includes("..") || path.endsWith("/") || path === "/_headers"
+          ? "/index.html"
+          : path;
       for (const candidate of [file, "/index.html"]) {
         try {
           const body = await Deno.readFile(`${dir}${candidate}`);
@@ -284,7 +405,9 @@ export async function seriousA11yViolations(
     }[];
   };
   return result.violations
-    .filter((v) => everyImpact || v.impact === "serious" || v.impact === "critical")
+    .filter((v) =>
+      everyImpact || v.impact === "serious" || v.impact === "critical"
+    )
     .map((v) => ({
       id: v.id,
       impact: v.impact,
@@ -294,7 +417,7 @@ export async function seriousA11yViolations(
 }
 
 /**
- * Screenshots the page at both sizes (desktop and phone), checks that the phone size needs no
+ * At both sizes (desktop and phone): checks that the phone size needs no
  * sideways scrolling of the page, and runs axe at each (serious and critical violations; `everyImpact`:
  * all of them). Returns problems found, in words.
  */
@@ -309,10 +432,7 @@ export async function captureAndCheck(
   for (const size of VIEWPORTS) {
     await page.setViewportSize(size);
     await page.waitForTimeout(150);
-    await page.screenshot({
-      path: `${artifactsDir}/${name}-${size.width}x${size.height}.png`,
-      fullPage: true,
-    });
+    const found = problems.length;
     const overflow = await page.evaluate(() => {
       const width = document.documentElement.clientWidth;
       const by = document.documentElement.scrollWidth - width;
@@ -335,8 +455,15 @@ export async function captureAndCheck(
     }
     for (const v of await seriousA11yViolations(page, everyImpact)) {
       problems.push(
-        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
+        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${
+          v.targets.join(", ")
+        }`,
       );
+    }
+    // A full-page screenshot costs Chromium more than the checks: taken to show a problem found here,
+    // or every time with WEB_SCREENSHOTS=1 (to look at the screens).
+    if (problems.length > found || SCREENSHOTS) {
+      await page.screenshot({ path: `${artifactsDir}/${name}-${size.width}x${size.height}.png`, fullPage: true });
     }
   }
   if (original) await page.setViewportSize(original);
