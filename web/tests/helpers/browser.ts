@@ -2,20 +2,13 @@
 // a static host for it (with the fallback every static host offers), Debian's Chromium through
 // playwright-core, screenshots and an axe-core accessibility check.
 import { gzipSync } from "node:zlib";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Locator,
-  type Page,
-} from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import axe from "axe-core";
 
 const webDir = new URL("../../", import.meta.url).pathname;
 export const artifactsDir = `${webDir}tests/artifacts`;
 const SCREENSHOTS = Deno.env.get("WEB_SCREENSHOTS") === "1";
-const docsImagesDir =
-  new URL("../../../docs/images/", import.meta.url).pathname;
+const docsImagesDir = new URL("../../../docs/images/", import.meta.url).pathname;
 
 /**
  * With WEB_DOCS_IMAGES=1, a screenshot of the page or of one element of it for the guides, as
@@ -61,9 +54,7 @@ async function sourcesHash(options: string): Promise<string> {
           await Deno.readFile(path),
         );
         parts.push(
-          `${path.slice(webDir.length)} ${
-            [...new Uint8Array(digest)].join(",")
-          }`,
+          `${path.slice(webDir.length)} ${[...new Uint8Array(digest)].join(",")}`,
         );
       }
     }
@@ -106,9 +97,7 @@ async function viteBuild(
   }).output();
   if (!out.success) {
     throw new Error(
-      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${
-        new TextDecoder().decode(out.stderr)
-      }`,
+      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${new TextDecoder().decode(out.stderr)}`,
     );
   }
 }
@@ -139,9 +128,7 @@ export async function buildWeb(
       prefix: "building-",
     });
     await viteBuild(fresh, args, debug);
-    await Deno.rename(fresh, built).catch(() =>
-      Deno.remove(fresh, { recursive: true })
-    );
+    await Deno.rename(fresh, built).catch(() => Deno.remove(fresh, { recursive: true }));
   }
   const outDir = await Deno.makeTempDir({ prefix: "settings-web-" });
   const origin = new URL(apiUrl).origin;
@@ -185,11 +172,7 @@ export const BUNDLE_BUDGET_GZIP = 100 * 1024;
 export async function bundleSize(dir: string) {
   const size = { js: 0, jsGzip: 0, css: 0, cssGzip: 0 };
   for await (const f of Deno.readDir(`${dir}/assets`)) {
-    const kind = f.name.endsWith(".js")
-      ? "js"
-      : f.name.endsWith(".css")
-      ? "css"
-      : null;
+    const kind = f.name.endsWith(".js") ? "js" : f.name.endsWith(".css") ? "css" : null;
     if (!kind) continue;
     const bytes = await Deno.readFile(`${dir}/assets/${f.name}`);
     size[kind] += bytes.length;
@@ -242,10 +225,7 @@ export function serveStatic(
     { hostname: "127.0.0.1", port, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
-      const file =
-        path.includes("..") || path.endsWith("/") || path === "/_headers"
-          ? "/index.html"
-          : path;
+      const file = path.includes("..") || path.endsWith("/") || path === "/_headers" ? "/index.html" : path;
       for (const candidate of [file, "/index.html"]) {
         try {
           const body = await Deno.readFile(`${dir}${candidate}`);
@@ -405,9 +385,7 @@ export async function seriousA11yViolations(
     }[];
   };
   return result.violations
-    .filter((v) =>
-      everyImpact || v.impact === "serious" || v.impact === "critical"
-    )
+    .filter((v) => everyImpact || v.impact === "serious" || v.impact === "critical")
     .map((v) => ({
       id: v.id,
       impact: v.impact,
@@ -455,15 +433,16 @@ export async function captureAndCheck(
     }
     for (const v of await seriousA11yViolations(page, everyImpact)) {
       problems.push(
-        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${
-          v.targets.join(", ")
-        }`,
+        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
       );
     }
     // A full-page screenshot costs Chromium more than the checks: taken to show a problem found here,
     // or every time with WEB_SCREENSHOTS=1 (to look at the screens).
     if (problems.length > found || SCREENSHOTS) {
-      await page.screenshot({ path: `${artifactsDir}/${name}-${size.width}x${size.height}.png`, fullPage: true });
+      await page.screenshot({
+        path: `${artifactsDir}/${name}-${size.width}x${size.height}.png`,
+        fullPage: true,
+      });
     }
   }
   if (original) await page.setViewportSize(original);
