@@ -12,13 +12,16 @@ const URL_ = "http://127.0.0.1:9/hook";
 
 /** The values stored for an endpoint, read as the server (no user role can). */
 async function stored(endpointId: string): Promise<{ name: string; value: string }[] | null> {
-  const [row] = await sql()`select headers from private.webhook_endpoint_headers where endpoint_id = ${endpointId}`;
+  const [row] =
+    await sql()`select headers from private.webhook_endpoint_headers where endpoint_id = ${endpointId}`;
   return (row?.headers as { name: string; value: string }[] | undefined) ?? null;
 }
 
 async function apiKeyFor(organizationId: string): Promise<string> {
   const key = `orgkey_${crypto.randomUUID().replaceAll("-", "")}`;
-  const hash = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))))
+  const hash = Array.from(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))),
+  )
     .map((b) => b.toString(16).padStart(2, "0")).join("");
   await sql()`insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash)
               values (${organizationId}, 'Zapier', ${key.slice(0, 14)}, ${hash})`;
@@ -132,9 +135,14 @@ Deno.test("PATCH replaces the set; an entry without a value keeps its stored one
     // Other fields alone leave the headers be.
     assertEquals((await patch({ description: "CRM" })).data.custom_headers.length, 2);
     // Kept without resending (any letter case), X-Tenant removed, X-New added.
-    const kept = await patch({ custom_headers: [{ name: "authorization" }, { name: "X-New", value: "n".repeat(12) }] });
+    const kept = await patch({
+      custom_headers: [{ name: "authorization" }, { name: "X-New", value: "n".repeat(12) }],
+    });
     assertEquals(kept.status, 200, kept.text);
-    assertEquals(await stored(id), [{ name: "authorization", value: token }, { name: "X-New", value: "n".repeat(12) }]);
+    assertEquals(await stored(id), [{ name: "authorization", value: token }, {
+      name: "X-New",
+      value: "n".repeat(12),
+    }]);
     assertEquals(kept.data.custom_headers, [
       { name: "authorization", value_hint: `…${token.slice(-4)}` },
       { name: "X-New", value_hint: "…nnnn" },
@@ -221,8 +229,10 @@ Deno.test("only the organization's admins and API keys change them; nobody reads
         assertEquals(err?.code, "42501", `${door}: ${statement} was not refused (${err?.message})`);
       }
     }
-    const viaDataApi = await asUser(claims, (tx) =>
-      tx`select private.webhook_set_custom_headers(${id}, '[]')`).then(() => null, (e) => e);
+    const viaDataApi = await asUser(
+      claims,
+      (tx) => tx`select private.webhook_set_custom_headers(${id}, '[]')`,
+    ).then(() => null, (e) => e);
     assertEquals(viaDataApi?.code, "42501", "the Data API cannot call the setter");
     const anon = await asUser({ role: "anon" }, (tx) => tx`select * from private.webhook_endpoint_headers`)
       .then(() => null, (e) => e);

@@ -9,7 +9,11 @@ import { startDevStack, upsertDevUser } from "./helpers/dev_stack.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { retireEndpoints } from "./helpers/outbound.ts";
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 20_000): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | null | false>,
+  ms = 20_000,
+): Promise<T> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     const v = await fn();
@@ -86,23 +90,32 @@ Deno.test("custom headers reach the receiver on every attempt and are never show
     // 1. The first attempt, answered 500; 2. its retry, made due now rather than in a minute.
     await sql()`insert into public.members (organization_id, first_name) values (${organizationId}, 'Ada')`;
     assertCarries(await arrived(1), "first attempt");
-    const delivery = await until("the failed attempt recorded", async () =>
-      (await sql()<{ id: string }[]>`select id from public.webhook_deliveries
-                                     where endpoint_id = ${endpointId!} and status = 'retrying'`)[0]);
+    const delivery = await until(
+      "the failed attempt recorded",
+      async () =>
+        (await sql()<{ id: string }[]>`select id from public.webhook_deliveries
+                                     where endpoint_id = ${endpointId!} and status = 'retrying'`)[0],
+    );
     await sql()`update public.webhook_deliveries set next_attempt_at = now() where id = ${delivery.id}`;
     assertCarries(await arrived(2), "retry");
 
     // 3. A test event; 4. a redelivery; 5. a recovery of a delivery that failed for good.
     assertEquals((await call("POST", `/endpoints/${endpointId}/test`, {})).status, 202);
     assertCarries(await arrived(3), "test event");
-    await until("the retry's success recorded", async () =>
-      (await sql()`select 1 from public.webhook_deliveries where id = ${delivery.id} and status = 'delivered'`)
-        .length > 0);
+    await until(
+      "the retry's success recorded",
+      async () =>
+        (await sql()`select 1 from public.webhook_deliveries where id = ${delivery.id} and status = 'delivered'`)
+          .length > 0,
+    );
     assertEquals((await call("POST", `/deliveries/${delivery.id}/redeliver`)).status, 202);
     assertCarries(await arrived(4), "redelivery");
-    await until("the redelivery recorded", async () =>
-      (await sql()`select 1 from public.webhook_deliveries where id = ${delivery.id} and status = 'delivered'`)
-        .length > 0);
+    await until(
+      "the redelivery recorded",
+      async () =>
+        (await sql()`select 1 from public.webhook_deliveries where id = ${delivery.id} and status = 'delivered'`)
+          .length > 0,
+    );
     await sql()`update public.webhook_deliveries set status = 'permanently_failed', next_attempt_at = null
                 where id = ${delivery.id}`;
     const recovered = await call("POST", `/endpoints/${endpointId}/recover`, {
@@ -121,10 +134,15 @@ Deno.test("custom headers reach the receiver on every attempt and are never show
     assertCarries(await arrived(6), "after the change", replaced);
 
     // Every answer touching the endpoint, and the server's log: no value, however the receiver echoed it.
-    await until("every attempt recorded", async () =>
-      Number((await sql()`select count(*) from public.webhook_delivery_attempts a
+    await until(
+      "every attempt recorded",
+      async () =>
+        Number(
+          (await sql()`select count(*) from public.webhook_delivery_attempts a
                           join public.webhook_deliveries d on d.id = a.delivery_id
-                          where d.endpoint_id = ${endpointId!}`)[0]!.count) >= 6);
+                          where d.endpoint_id = ${endpointId!}`)[0]!.count,
+        ) >= 6,
+    );
     await call("GET", "/endpoints");
     await call("GET", `/endpoints/${endpointId}`);
     const listed = await call("GET", `/deliveries?endpoint_id=${endpointId}`);
@@ -133,7 +151,10 @@ Deno.test("custom headers reach the receiver on every attempt and are never show
     for (const d of listed.data.data as { id: string }[]) {
       const detail = await call("GET", `/deliveries/${d.id}`);
       for (const a of detail.data.attempts as { request_headers: Record<string, string> }[]) {
-        assert(a.request_headers.Authorization === `…${gateway.slice(-4)}`, JSON.stringify(a.request_headers));
+        assert(
+          a.request_headers.Authorization === `…${gateway.slice(-4)}`,
+          JSON.stringify(a.request_headers),
+        );
         maskedSeen = true;
       }
     }
@@ -143,7 +164,10 @@ Deno.test("custom headers reach the receiver on every attempt and are never show
     const everything = [...bodies, stack.output()].join("\n");
     for (const [what, value] of [["Authorization", gateway], ["X-Api-Key", apiKey], ["replaced", replaced]]) {
       const at = everything.indexOf(value!);
-      assert(at < 0, `the ${what} value appears in an answer or the log: ${everything.slice(at - 300, at + 50)}`);
+      assert(
+        at < 0,
+        `the ${what} value appears in an answer or the log: ${everything.slice(at - 300, at + 50)}`,
+      );
       // Nor a long piece of it (an echo cut short, say).
       assert(!everything.includes(value!.slice(0, 20)), `the start of the ${what} value appears`);
     }

@@ -356,12 +356,13 @@ async function runOnce(side: Side): Promise<Result> {
           name: `X-Bench-${i}`,
           value: `Bearer bench-${i}-${crypto.randomUUID()}`,
         }));
+        const list = sql.json(headers);
         await sql`insert into private.webhook_endpoint_headers (endpoint_id, headers)
-                  select id, ${sql.json(headers)} from public.webhook_endpoints where organization_id = ${org}`;
+                  select id, ${list} from public.webhook_endpoints where organization_id = ${org}`;
         await sql`update public.webhook_endpoints e
                      set custom_headers = (select jsonb_agg(jsonb_build_object('name', h ->> 'name', 'value_hint',
                                                   private.webhook_header_value_hint(h ->> 'value')))
-                                           from jsonb_array_elements(${sql.json(headers)}::jsonb) h)
+                                           from jsonb_array_elements(${list}::jsonb) h)
                    where organization_id = ${org}`;
       }
       // As scripts/dev.sh starts the dev server (its in-process dispatcher): 4 MiB semi-spaces.

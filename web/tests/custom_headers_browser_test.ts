@@ -78,7 +78,10 @@ Deno.test("add: two headers with the endpoint; a name the API refuses is said at
   await section.getByRole("button", { name: "Add a header" }).click();
   const rows = section.locator("li.header-row");
   // The new row's name has focus, ready to type.
-  assertEquals((await focused(page)).id, await rows.nth(0).getByLabel("Name", { exact: true }).getAttribute("id"));
+  assertEquals(
+    (await focused(page)).id,
+    await rows.nth(0).getByLabel("Name", { exact: true }).getAttribute("id"),
+  );
   await rows.nth(0).getByLabel("Name", { exact: true }).fill("Authorization");
   await rows.nth(0).getByLabel("Value", { exact: true }).fill(GATEWAY);
   await section.getByRole("button", { name: "Add a header" }).click();
@@ -100,46 +103,60 @@ Deno.test("add: two headers with the endpoint; a name the API refuses is said at
   await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
   await page.getByRole("button", { name: "I have saved the secret" }).click();
   await page.locator("li.card").getByText("Custom headers:").waitFor();
-  assertEquals(await stored(), [{ name: "Authorization", value: GATEWAY }, { name: "X-Tenant", value: TENANT }]);
+  assertEquals(await stored(), [{ name: "Authorization", value: GATEWAY }, {
+    name: "X-Tenant",
+    value: TENANT,
+  }]);
 });
 
-Deno.test("edit: saved values masked; one replaced, one removed, the other kept without retyping", opts, async () => {
-  const card = page.locator("li.card");
-  await card.getByRole("button", { name: "Edit" }).click();
-  const section = card.getByRole("group", { name: "Custom headers (optional)" });
-  const rows = section.locator("li.header-row");
-  await rows.nth(0).getByText(`…${GATEWAY.slice(-4)}`).waitFor();
-  await rows.nth(1).getByText(`…${TENANT.slice(-4)}`).waitFor();
-  assertEquals(await rows.nth(0).getByLabel("Name", { exact: true }).inputValue(), "Authorization");
-  assertEquals(await section.getByLabel("Value", { exact: true }).count(), 0, "no value field until one is replaced");
-  await noValueShown();
-  await check("edit-masked");
+Deno.test(
+  "edit: saved values masked; one replaced, one removed, the other kept without retyping",
+  opts,
+  async () => {
+    const card = page.locator("li.card");
+    await card.getByRole("button", { name: "Edit" }).click();
+    const section = card.getByRole("group", { name: "Custom headers (optional)" });
+    const rows = section.locator("li.header-row");
+    await rows.nth(0).getByText(`…${GATEWAY.slice(-4)}`).waitFor();
+    await rows.nth(1).getByText(`…${TENANT.slice(-4)}`).waitFor();
+    assertEquals(await rows.nth(0).getByLabel("Name", { exact: true }).inputValue(), "Authorization");
+    assertEquals(
+      await section.getByLabel("Value", { exact: true }).count(),
+      0,
+      "no value field until one is replaced",
+    );
+    await noValueShown();
+    await check("edit-masked");
 
-  await section.getByRole("button", { name: "Replace value of X-Tenant" }).click();
-  const value = rows.nth(1).getByLabel("Value", { exact: true });
-  assertEquals((await focused(page)).id, await value.getAttribute("id"), "focus on the new value");
-  assertEquals(await value.inputValue(), "", "the old value is not put back in the field");
-  await value.fill(REPLACED);
-  await check("edit-replacing");
-  assertEquals(await value.inputValue(), REPLACED, "still typed after the checks at both sizes");
-  await card.getByRole("button", { name: "Save changes" }).click();
-  await section.waitFor({ state: "detached" }); // the form closes once the API has answered
-  assertEquals(await stored(), [{ name: "Authorization", value: GATEWAY }, { name: "X-Tenant", value: REPLACED }]);
+    await section.getByRole("button", { name: "Replace value of X-Tenant" }).click();
+    const value = rows.nth(1).getByLabel("Value", { exact: true });
+    assertEquals((await focused(page)).id, await value.getAttribute("id"), "focus on the new value");
+    assertEquals(await value.inputValue(), "", "the old value is not put back in the field");
+    await value.fill(REPLACED);
+    await check("edit-replacing");
+    assertEquals(await value.inputValue(), REPLACED, "still typed after the checks at both sizes");
+    await card.getByRole("button", { name: "Save changes" }).click();
+    await section.waitFor({ state: "detached" }); // the form closes once the API has answered
+    assertEquals(await stored(), [{ name: "Authorization", value: GATEWAY }, {
+      name: "X-Tenant",
+      value: REPLACED,
+    }]);
 
-  await card.getByRole("button", { name: "Edit" }).click();
-  await section.getByRole("button", { name: "Remove X-Tenant" }).click();
-  assertEquals(await rows.count(), 1);
-  assertEquals(
-    (await focused(page)).text,
-    "Add a header",
-    "focus goes to the section's button, not the page",
-  );
-  await card.getByRole("button", { name: "Save changes" }).click();
-  await section.waitFor({ state: "detached" }); // the form closes once the API has answered
-  assertEquals(await stored(), [{ name: "Authorization", value: GATEWAY }]);
-  await noValueShown();
-  await check("after-remove");
-});
+    await card.getByRole("button", { name: "Edit" }).click();
+    await section.getByRole("button", { name: "Remove X-Tenant" }).click();
+    assertEquals(await rows.count(), 1);
+    assertEquals(
+      (await focused(page)).text,
+      "Add a header",
+      "focus goes to the section's button, not the page",
+    );
+    await card.getByRole("button", { name: "Save changes" }).click();
+    await section.waitFor({ state: "detached" }); // the form closes once the API has answered
+    assertEquals(await stored(), [{ name: "Authorization", value: GATEWAY }]);
+    await noValueShown();
+    await check("after-remove");
+  },
+);
 
 Deno.test("no accessibility problem on any screen; nothing wrong in the console", opts, () => {
   assertEquals(problems, []);

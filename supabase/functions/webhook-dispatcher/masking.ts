@@ -92,7 +92,11 @@ function maskValueEchoes(text: string, value: string): string {
   }
   const start = value.slice(0, CUT_VALUE_SHOWN);
   const tail = text.slice(-(value.length - 1));
-  for (let i = tail.indexOf(start); i >= 0 && value.length > CUT_VALUE_SHOWN; i = tail.indexOf(start, i + 1)) {
+  for (
+    let i = tail.indexOf(start);
+    i >= 0 && value.length > CUT_VALUE_SHOWN;
+    i = tail.indexOf(start, i + 1)
+  ) {
     if (value.startsWith(tail.slice(i))) {
       text = text.slice(0, text.length - (tail.length - i)) + hint;
       break;

@@ -254,7 +254,9 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   /** No status: the request went out (or was about to), and no answer came. */
   private fail(error: string): void {
-    this.settle(failedAttempt(this.started, error, maskedRequestHeaders(this.req.headers, this.req.custom?.names)));
+    this.settle(
+      failedAttempt(this.started, error, maskedRequestHeaders(this.req.headers, this.req.custom?.names)),
+    );
   }
 
   private finish(): void {

@@ -47,14 +47,21 @@ function checkList(list: { name: string; value?: string }[], ctx: z.RefinementCt
     seen.add(h.name.toLowerCase());
     const valueRefusal = h.value === undefined ? null : headerValueRefusal(h.value);
     if (valueRefusal) {
-      ctx.addIssue({ code: "custom", path: [i, "value"], message: `the value of header ${label} ${valueRefusal}` });
+      ctx.addIssue({
+        code: "custom",
+        path: [i, "value"],
+        message: `the value of header ${label} ${valueRefusal}`,
+      });
     }
   });
 }
 
 const TOO_MANY = `at most ${MAX_CUSTOM_HEADERS} custom headers per endpoint`;
 
-export const CustomHeadersCreate = z.array(z.object({ name, value }).strict()).max(MAX_CUSTOM_HEADERS, TOO_MANY)
+export const CustomHeadersCreate = z.array(z.object({ name, value }).strict()).max(
+  MAX_CUSTOM_HEADERS,
+  TOO_MANY,
+)
   .superRefine(checkList).describe(
     "Request headers sent with every delivery to this endpoint (at most 10), e.g. an API gateway's key",
   );

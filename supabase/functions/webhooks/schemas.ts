@@ -2,7 +2,7 @@
 // create or rotate them.
 import { z } from "@hono/zod-openapi"; // (zod, with .openapi() for examples in the document)
 import { EVENT_TYPES } from "./catalogue.ts";
-import { CustomHeadersCreate, CustomHeadersUpdate, CustomHeaderShown } from "./custom_headers.ts";
+import { CustomHeadersCreate, CustomHeaderShown, CustomHeadersUpdate } from "./custom_headers.ts";
 
 export const EventType = z.enum(EVENT_TYPES);
 

@@ -344,7 +344,10 @@ export const endpointRoutes: RouteFactory = (deps) => [
             ...ENDPOINT_EXAMPLE,
             events: ["member.created", "member.lost", "donation.recorded"],
             rate_limit_per_second: null,
-            custom_headers: [{ name: "Authorization", value_hint: "…9f2c" }, { name: "X-Tenant", value_hint: "…apel" }],
+            custom_headers: [{ name: "Authorization", value_hint: "…9f2c" }, {
+              name: "X-Tenant",
+              value_hint: "…apel",
+            }],
             updated_at: "2026-11-28T10:02:45.000Z",
           },
         },

@@ -19,11 +19,18 @@ export interface HeaderRow {
 export type RowErrors = Record<string, string>;
 
 let next = 0;
-export const newRow = (init: Partial<HeaderRow> = {}): HeaderRow => ({ key: `h${next++}`, name: "", value: "", ...init });
+export const newRow = (init: Partial<HeaderRow> = {}): HeaderRow => ({
+  key: `h${next++}`,
+  name: "",
+  value: "",
+  ...init,
+});
 
 /** The rows as the API takes them: a saved value left alone is sent without `value` (kept). */
 export function headersBody(rows: HeaderRow[]): { name: string; value?: string }[] {
-  return rows.map((r) => r.hint !== undefined && !r.replacing ? { name: r.name } : { name: r.name.trim(), value: r.value });
+  return rows.map((r) =>
+    r.hint !== undefined && !r.replacing ? { name: r.name } : { name: r.name.trim(), value: r.value }
+  );
 }
 
 /** What the page checks before sending: a name and (unless kept) a value in every row. */
@@ -31,7 +38,9 @@ export function rowProblems(rows: HeaderRow[]): RowErrors {
   const out: RowErrors = {};
   rows.forEach((r, i) => {
     if (!r.name.trim()) out[`${i}.name`] = "Enter the header's name, or remove this row.";
-    if ((r.hint === undefined || r.replacing) && r.value === "") out[`${i}.value`] = "Enter the header's value.";
+    if ((r.hint === undefined || r.replacing) && r.value === "") {
+      out[`${i}.value`] = "Enter the header's value.";
+    }
   });
   return out;
 }
@@ -58,8 +67,8 @@ export function CustomHeaders(
       <legend>Custom headers (optional)</legend>
       <p id={`${id}-help`} className="help">
         Sent with every delivery to this endpoint, for a receiver that asks for its own key or header (an API
-        gateway, n8n's header authentication). Up to {MAX_HEADERS}. A saved value is never shown again, only its
-        last characters.
+        gateway, n8n's header authentication). Up to{" "}
+        {MAX_HEADERS}. A saved value is never shown again, only its last characters.
       </p>
       {rows.length > 0 && (
         <ul className="header-rows">

@@ -107,7 +107,10 @@ export function EndpointCard(
       {e.custom_headers.length > 0 && (
         <p className="muted">
           Custom headers: {e.custom_headers.map((h, i) => (
-            <span key={h.name}>{i > 0 && ", "}<code>{h.name}</code></span>
+            <span key={h.name}>
+              {i > 0 && ", "}
+              <code>{h.name}</code>
+            </span>
           ))}
         </p>
       )}

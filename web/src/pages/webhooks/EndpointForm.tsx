@@ -14,7 +14,14 @@ import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { TextField } from "../../ui/TextField.tsx";
 import { secretChecks, SecretChoice, type SecretMode } from "./SecretChoice.tsx";
-import { CustomHeaders, type HeaderRow, headersBody, newRow, rowProblems, type RowErrors } from "./CustomHeaders.tsx";
+import {
+  CustomHeaders,
+  type HeaderRow,
+  headersBody,
+  newRow,
+  type RowErrors,
+  rowProblems,
+} from "./CustomHeaders.tsx";
 import "./EndpointForm.css";
 
 type EventType = Endpoint["events"][number];
@@ -112,7 +119,9 @@ export function EndpointForm(
             ...(description.trim() ? { description: description.trim() } : {}),
             ...(rateLimit !== null ? { rate_limit_per_second: rateLimit } : {}),
             ...(secretMode === "own" ? { secret: ownSecret } : {}),
-            ...(headers.length ? { custom_headers: headersBody(headers) as { name: string; value: string }[] } : {}),
+            ...(headers.length
+              ? { custom_headers: headersBody(headers) as { name: string; value: string }[] }
+              : {}),
           },
         }));
         onSaved(created);
