@@ -58,3 +58,33 @@ Deno.test("an echo of our signatures is masked wherever it is: as sent, JSON-esc
   );
   assertEquals(maskEchoes("ok", signatures), "ok");
 });
+
+Deno.test("custom header values show only their hint: sent, echoed as sent, JSON-escaped or cut", () => {
+  const value = 'Bearer a/b"c\\d-0123456789';
+  const hint = `…${value.slice(-4)}`;
+  const masked = maskedRequestHeaders(
+    { ...sent, Authorization: value, "X-Plain": "kept" },
+    new Set(["authorization"]),
+  );
+  assertEquals(masked.Authorization, hint);
+  assertEquals(masked["X-Plain"], "kept", "only the endpoint's custom headers");
+  assertEquals(maskedRequestHeaders({ "X-Short": "abc" }, new Set(["x-short"]))["X-Short"], "…");
+
+  const json = JSON.stringify({ headers: { authorization: value } });
+  assertEquals(
+    maskEchoes(json, [], [value]),
+    JSON.stringify({ headers: { authorization: "VALUE" } }).replace("VALUE", hint),
+  );
+  const phpStyle = json.replaceAll("/", "\\/");
+  assert(!maskEchoes(phpStyle, [], [value]).includes("a\\/b"), "\\/ written for /");
+  assertEquals(maskEchoes(`x-key: ${value}`, [], [value]), `x-key: ${hint}`);
+  // The excerpt's end cuts the value: 4 characters or more of it are masked.
+  for (const keep of [4, 10, value.length - 1]) {
+    assertEquals(
+      maskEchoes(`...: ${value.slice(0, keep)}`, [], [value]),
+      `...: ${hint}`,
+      `${keep} characters`,
+    );
+  }
+  assertEquals(maskEchoes("...: Bea", [], [value]), "...: Bea", "3 characters say nothing");
+});

@@ -12,6 +12,8 @@
 // Our side alone, with a V8 CPU profile of the dispatcher (summarize with scripts/bench/cpuprofile.ts):
 //   BENCH_SIDES=ours BENCH_REPEATS=1 BENCH_SKIP_CLAIM=1 \
 //     BENCH_DISPATCHER_ARGS="--cpu-prof-dir=/tmp/prof" bash scripts/bench/outbound_vs_peer.sh
+// With custom request headers on each of our endpoints (read by the claim, sent and masked per delivery):
+//   BENCH_CUSTOM_HEADERS=2 BENCH_REPEATS=1 BENCH_SKIP_CLAIM=1 bash scripts/bench/outbound_vs_peer.sh
 // BENCH_DISPATCHER_CHILD=path runs another dispatcher child script instead (an experiment's copy).
 // A/B in one run, alternating: BENCH_SIDES=ours,ours-alt BENCH_ALT_CHILD=/tmp/old/scripts/bench/dispatcher_child.ts
 // (e.g. a `git archive` of an earlier commit unpacked in /tmp/old).
@@ -33,6 +35,9 @@ const REPEATS = env("BENCH_REPEATS", 3);
 const MEMBERS = env("BENCH_MEMBERS", 5000);
 const BATCH = env("BENCH_BATCH", 500);
 const ENDPOINTS = 4;
+// Custom request headers on each of our endpoints (docs/custom-headers.md): the claim then reads them
+// and the dispatcher sends and masks them on every delivery. 0: none, as most endpoints have.
+const CUSTOM_HEADERS = env("BENCH_CUSTOM_HEADERS", 0);
 const RUN_TIMEOUT_MS = env("BENCH_RUN_TIMEOUT_S", 300) * 1000;
 const PG_STATS = Deno.env.get("BENCH_PG_STATS") === "1";
 const PG_EXPLAIN_MS = Deno.env.get("BENCH_PG_EXPLAIN_MS");
@@ -345,6 +350,20 @@ async function runOnce(side: Side): Promise<Result> {
       for (const url of urls) {
         await sql`insert into public.webhook_endpoints (organization_id, url, events)
                   values (${org}, ${url}, ${["member.created"]})`;
+      }
+      if (CUSTOM_HEADERS > 0) {
+        const headers = Array.from({ length: CUSTOM_HEADERS }, (_, i) => ({
+          name: `X-Bench-${i}`,
+          value: `Bearer bench-${i}-${crypto.randomUUID()}`,
+        }));
+        const list = sql.json(headers);
+        await sql`insert into private.webhook_endpoint_headers (endpoint_id, headers)
+                  select id, ${list} from public.webhook_endpoints where organization_id = ${org}`;
+        await sql`update public.webhook_endpoints e
+                     set custom_headers = (select jsonb_agg(jsonb_build_object('name', h ->> 'name', 'value_hint',
+                                                  private.webhook_header_value_hint(h ->> 'value')))
+                                           from jsonb_array_elements(${list}::jsonb) h)
+                   where organization_id = ${org}`;
       }
       // As scripts/dev.sh starts the dev server (its in-process dispatcher): 4 MiB semi-spaces.
       // BENCH_DISPATCHER_V8_FLAGS="" runs the child with V8's defaults.

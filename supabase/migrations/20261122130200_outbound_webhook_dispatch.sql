@@ -104,7 +104,10 @@ create type private.webhook_claimed as (
   body text,
   endpoint_full boolean,
   body_bytes integer,
-  send_at timestamptz
+  send_at timestamptz,
+  -- The endpoint's custom headers, [{name, value}] as JSON text (null: none): the dispatcher parses each
+  -- distinct text once (20261207170000_webhook_custom_headers.sql).
+  headers text
 );
 
 create function private.webhook_claim(max_rows integer, max_bytes bigint, per_endpoint integer,
@@ -261,7 +264,7 @@ begin
          c.attempt_count + 1, ev.body,
          count(*) over (partition by c.endpoint_id) >= c.free
            or count(*) over (partition by c.organization_id) >= c.organization_free,
-         c.body_bytes, c.send_at
+         c.body_bytes, c.send_at, e.headers
   from chosen c
   cross join claim
   cross join lateral (
@@ -269,7 +272,11 @@ begin
   ) ev
   cross join lateral (
     select e.url, e.secret,
-           case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
+           case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret,
+           -- Looked up only for an endpoint that has custom headers: the others pay nothing.
+           case when e.custom_headers <> '[]'::jsonb then
+             (select h.headers::text from private.webhook_endpoint_headers h where h.endpoint_id = e.id)
+           end as headers
     from public.webhook_endpoints e where e.id = c.endpoint_id offset 0
   ) e
   -- A paced endpoint's rows in the order of their starts (the dispatcher queues them so).

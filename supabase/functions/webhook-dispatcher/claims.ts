@@ -25,6 +25,8 @@ export interface Claimed {
   body_bytes: number;
   /** Not before then (the database's clock): the endpoint's rate limit paces its sends, across dispatchers. */
   send_at: Date | null;
+  /** The endpoint's custom headers, [{name, value}] as JSON text; null: none (custom_headers.ts). */
+  headers: string | null;
 }
 
 /** An outcome, with the lease it ends. */

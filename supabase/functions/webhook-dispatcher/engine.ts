@@ -8,6 +8,7 @@ import type { Sql } from "../_shared/db.ts";
 import type { Claimed } from "./claims.ts";
 import { RunBudget } from "./budget.ts";
 import { errorText, LeaseQueue, type QueueLimits, type QueueStats } from "./lease_queue.ts";
+import { CustomHeaderCache } from "./custom_headers.ts";
 import { Pacer } from "./pacing.ts";
 import { Deadline, DEFAULT_TIMEOUT_MS, failedAttempt, type SendRequest, startAttempt } from "./send.ts";
 import { signedHeaders } from "./signing.ts";
@@ -82,6 +83,7 @@ export class DeliveryEngine {
   readonly limits: QueueLimits;
   private readonly log: (event: Record<string, unknown>) => void;
   private readonly targets: TargetCache;
+  private readonly customHeaders = new CustomHeaderCache();
   private readonly pacer = new Pacer();
   private queue: LeaseQueue | undefined;
 
@@ -226,7 +228,9 @@ export class DeliveryEngine {
       const target = this.targets.get(lease.url);
       if (!target.ok) return done(failedAttempt(Date.now(), `target refused: ${target.reason}`));
       const body = encoder.encode(lease.body);
-      const headers = signedHeaders({
+      // The endpoint's own headers first; ours (which their names can never be) after them.
+      const custom = this.customHeaders.get(lease.headers);
+      const signed = signedHeaders({
         eventId: lease.event_id,
         eventType: lease.event_type,
         secret: lease.secret,
@@ -234,7 +238,8 @@ export class DeliveryEngine {
         body,
         timestamp: Math.floor(Date.now() / 1000),
       });
-      request = { url: lease.url, target, headers, body, timeoutMs: this.timeoutMs, deadline };
+      const headers = custom ? { ...custom.headers, ...signed } : signed;
+      request = { url: lease.url, target, headers, custom, body, timeoutMs: this.timeoutMs, deadline };
     } catch (err) {
       // An unexpected error is still an attempt: recorded as a failure, retried with backoff.
       return done(failedAttempt(Date.now(), `internal error: ${errorText(err)}`.slice(0, 300)));

@@ -6,6 +6,7 @@
 // bounded, signatures cut short wherever they appear (a stored signature would let whoever reads the
 // logs replay a request): masking.ts.
 import type { Dispatcher } from "undici";
+import type { PreparedHeaders } from "./custom_headers.ts";
 import { maskEchoes, maskedRequestHeaders, sentSignatures } from "./masking.ts";
 import { TARGET_REFUSED } from "./transport.ts";
 
@@ -39,6 +40,8 @@ export interface SendRequest {
   /** The URL's origin and path when the caller has them already (the engine's per-URL cache). */
   target?: { origin: string; path: string };
   headers: Record<string, string>;
+  /** The endpoint's custom headers among `headers`: their values are masked in what is kept. */
+  custom?: PreparedHeaders;
   body: Uint8Array;
   timeoutMs: number;
 }
@@ -86,6 +89,7 @@ const HIDDEN_RESPONSE_HEADERS = new Set(["set-cookie", "authorization", "proxy-a
 export function boundedResponseHeaders(
   headers: ResponseHeaders,
   signatures: string[] = [],
+  customValues: readonly string[] = [],
 ): Record<string, string> {
   const out: Record<string, string> = {};
   let bytes = 0;
@@ -100,7 +104,7 @@ export function boundedResponseHeaders(
       // A receiver that echoes our signatures back (echo services do), under any name, must not have
       // them stored whole, nor cut where the value is.
       const cut = value.length > RESPONSE_HEADER_VALUE_MAX;
-      value = maskEchoes(cut ? value.slice(0, RESPONSE_HEADER_VALUE_MAX) : value, signatures) +
+      value = maskEchoes(cut ? value.slice(0, RESPONSE_HEADER_VALUE_MAX) : value, signatures, customValues) +
         (cut ? "…" : "");
     }
     value = value.replaceAll("\u0000", "");
@@ -250,22 +254,25 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   /** No status: the request went out (or was about to), and no answer came. */
   private fail(error: string): void {
-    this.settle(failedAttempt(this.started, error, maskedRequestHeaders(this.req.headers)));
+    this.settle(
+      failedAttempt(this.started, error, maskedRequestHeaders(this.req.headers, this.req.custom?.names)),
+    );
   }
 
   private finish(): void {
     if (this.settled) return;
     const status = this.status;
     const signatures = sentSignatures(this.req.headers);
+    const values = this.req.custom?.values;
     const excerpt = this.kept ? decodeExcerpt(this.kept.subarray(0, this.keptLen)) : null;
     const common = {
       attempted_at: new Date(this.started).toISOString(),
       duration_ms: Date.now() - this.started,
       response_status: status,
       // Echo services put what they got, our signatures too, in the body they answer with.
-      response_excerpt: excerpt === null ? null : maskEchoes(excerpt, signatures),
-      request_headers: maskedRequestHeaders(this.req.headers),
-      response_headers: boundedResponseHeaders(this.headers, signatures),
+      response_excerpt: excerpt === null ? null : maskEchoes(excerpt, signatures, values),
+      request_headers: maskedRequestHeaders(this.req.headers, this.req.custom?.names),
+      response_headers: boundedResponseHeaders(this.headers, signatures, values),
     };
     if (status >= 200 && status < 300) {
       return this.settle({ ...common, outcome: "delivered", error: null, retry_after_seconds: null });
@@ -276,7 +283,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       outcome: status === 410 ? "gone" : "failed",
       error: status >= 300 && status < 400
         ? `redirect ${status} not followed${
-          location ? ` (location: ${maskEchoes(location.slice(0, 200), signatures)})` : ""
+          location ? ` (location: ${maskEchoes(location.slice(0, 200), signatures, values)})` : ""
         }`
         : `HTTP ${status}`,
       retry_after_seconds: parseRetryAfter(header(this.headers, "retry-after")),

@@ -2,6 +2,7 @@
 // create or rotate them.
 import { z } from "@hono/zod-openapi"; // (zod, with .openapi() for examples in the document)
 import { EVENT_TYPES } from "./catalogue.ts";
+import { CustomHeadersCreate, CustomHeaderShown, CustomHeadersUpdate } from "./custom_headers.ts";
 
 export const EventType = z.enum(EVENT_TYPES);
 
@@ -50,6 +51,9 @@ export const Endpoint = z.object({
     "Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most " +
       "1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused",
   ),
+  custom_headers: z.array(CustomHeaderShown).describe(
+    "Request headers sent with every delivery, by name; a value is never shown again, only its hint",
+  ),
   created_by: z.uuid().nullable().describe("The admin who made it (null: an API key or the server)"),
   created_by_display: CreatorDisplay,
   created_at: z.string(),
@@ -94,6 +98,7 @@ export const CreateEndpoint = z.object({
   rate_limit_per_second: RateLimit.nullable().optional().describe(
     "At most this many deliveries a second (1 to 1000); omitted or null: no limit",
   ),
+  custom_headers: CustomHeadersCreate.optional(),
 }).strict();
 
 export const UpdateEndpoint = z.object({
@@ -104,6 +109,7 @@ export const UpdateEndpoint = z.object({
   rate_limit_per_second: RateLimit.nullable().optional().describe(
     "At most this many deliveries a second (1 to 1000); null removes the limit",
   ),
+  custom_headers: CustomHeadersUpdate.optional(),
 }).strict().refine((v) => Object.keys(v).length > 0, "nothing to change");
 
 export const RotateSecret = z.object({

@@ -47,6 +47,12 @@ export interface paths {
                          *           "previous_secret_expires_at": null,
                          *           "rate_limit_per_second": 20,
                          *           "paused_until": null,
+                         *           "custom_headers": [
+                         *             {
+                         *               "name": "Authorization",
+                         *               "value_hint": "…9f2c"
+                         *             }
+                         *           ],
                          *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
                          *           "created_by_display": "Ruth Okafor",
                          *           "created_at": "2026-11-20T10:15:00.000Z",
@@ -75,6 +81,7 @@ export interface paths {
                          *           "previous_secret_expires_at": null,
                          *           "rate_limit_per_second": null,
                          *           "paused_until": null,
+                         *           "custom_headers": [],
                          *           "created_by": null,
                          *           "created_by_display": "API key Zapier",
                          *           "created_at": "2026-11-20T10:15:00.000Z",
@@ -110,6 +117,12 @@ export interface paths {
                                 rate_limit_per_second: number | null;
                                 /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
                                 paused_until: string | null;
+                                /** @description Request headers sent with every delivery, by name; a value is never shown again, only its hint */
+                                custom_headers: {
+                                    name: string;
+                                    /** @description The last 4 characters of the value after "…" (only "…" for a value under 12 characters) */
+                                    value_hint: string;
+                                }[];
                                 /**
                                  * Format: uuid
                                  * @description The admin who made it (null: an API key or the server)
@@ -210,7 +223,13 @@ export interface paths {
                      *         "donation.recorded"
                      *       ],
                      *       "description": "Church CRM",
-                     *       "rate_limit_per_second": 20
+                     *       "rate_limit_per_second": 20,
+                     *       "custom_headers": [
+                     *         {
+                     *           "name": "Authorization",
+                     *           "value": "Bearer n8n-3c51d7e0a4b89f2c"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": {
@@ -222,6 +241,13 @@ export interface paths {
                         enabled?: boolean;
                         /** @description At most this many deliveries a second (1 to 1000); omitted or null: no limit */
                         rate_limit_per_second?: number | null;
+                        /** @description Request headers sent with every delivery to this endpoint (at most 10), e.g. an API gateway's key */
+                        custom_headers?: {
+                            /** @description An HTTP header name. Not a hop-by-hop or proxy header (Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade, Expect) nor one the dispatcher sets (webhook-*, x-webhook-*, Host, Content-Length, Content-Type, Content-Encoding, User-Agent) */
+                            name: string;
+                            /** @description 1 to 1024 printable ASCII characters, no line break, no space at either end. Write-only: never shown again */
+                            value: string;
+                        }[];
                     };
                 };
             };
@@ -247,6 +273,12 @@ export interface paths {
                          *       "previous_secret_expires_at": null,
                          *       "rate_limit_per_second": 20,
                          *       "paused_until": null,
+                         *       "custom_headers": [
+                         *         {
+                         *           "name": "Authorization",
+                         *           "value_hint": "…9f2c"
+                         *         }
+                         *       ],
                          *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
                          *       "created_by_display": "Ruth Okafor",
                          *       "created_at": "2026-11-20T10:15:00.000Z",
@@ -269,6 +301,12 @@ export interface paths {
                             rate_limit_per_second: number | null;
                             /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
                             paused_until: string | null;
+                            /** @description Request headers sent with every delivery, by name; a value is never shown again, only its hint */
+                            custom_headers: {
+                                name: string;
+                                /** @description The last 4 characters of the value after "…" (only "…" for a value under 12 characters) */
+                                value_hint: string;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The admin who made it (null: an API key or the server)
@@ -400,6 +438,12 @@ export interface paths {
                          *       "previous_secret_expires_at": null,
                          *       "rate_limit_per_second": 20,
                          *       "paused_until": null,
+                         *       "custom_headers": [
+                         *         {
+                         *           "name": "Authorization",
+                         *           "value_hint": "…9f2c"
+                         *         }
+                         *       ],
                          *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
                          *       "created_by_display": "Ruth Okafor",
                          *       "created_at": "2026-11-20T10:15:00.000Z",
@@ -431,6 +475,12 @@ export interface paths {
                             rate_limit_per_second: number | null;
                             /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
                             paused_until: string | null;
+                            /** @description Request headers sent with every delivery, by name; a value is never shown again, only its hint */
+                            custom_headers: {
+                                name: string;
+                                /** @description The last 4 characters of the value after "…" (only "…" for a value under 12 characters) */
+                                value_hint: string;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The admin who made it (null: an API key or the server)
@@ -578,7 +628,7 @@ export interface paths {
         head?: never;
         /**
          * Change, enable or disable an endpoint
-         * @description Give any of its URL, events, description, rate limit and `enabled`; the rest stays.
+         * @description Give any of its URL, events, description, rate limit, `enabled` and custom headers; the rest stays. `custom_headers` replaces the set: an entry without `value` keeps its stored value.
          */
         patch: {
             parameters: {
@@ -598,7 +648,16 @@ export interface paths {
                      *         "member.lost",
                      *         "donation.recorded"
                      *       ],
-                     *       "rate_limit_per_second": null
+                     *       "rate_limit_per_second": null,
+                     *       "custom_headers": [
+                     *         {
+                     *           "name": "Authorization"
+                     *         },
+                     *         {
+                     *           "name": "X-Tenant",
+                     *           "value": "grace-chapel"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": {
@@ -608,6 +667,13 @@ export interface paths {
                         enabled?: boolean;
                         /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
                         rate_limit_per_second?: number | null;
+                        /** @description The endpoint's headers from now on, replacing the set: a name left out is removed, an entry without `value` keeps its stored value, [] removes them all. Leave the field out to change none */
+                        custom_headers?: {
+                            /** @description An HTTP header name. Not a hop-by-hop or proxy header (Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade, Expect) nor one the dispatcher sets (webhook-*, x-webhook-*, Host, Content-Length, Content-Type, Content-Encoding, User-Agent) */
+                            name: string;
+                            /** @description The new value; leave it out to keep the value stored under this name (it cannot be read back) */
+                            value?: string;
+                        }[];
                     };
                 };
             };
@@ -634,6 +700,16 @@ export interface paths {
                          *       "previous_secret_expires_at": null,
                          *       "rate_limit_per_second": null,
                          *       "paused_until": null,
+                         *       "custom_headers": [
+                         *         {
+                         *           "name": "Authorization",
+                         *           "value_hint": "…9f2c"
+                         *         },
+                         *         {
+                         *           "name": "X-Tenant",
+                         *           "value_hint": "…apel"
+                         *         }
+                         *       ],
                          *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
                          *       "created_by_display": "Ruth Okafor",
                          *       "created_at": "2026-11-20T10:15:00.000Z",
@@ -655,6 +731,12 @@ export interface paths {
                             rate_limit_per_second: number | null;
                             /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
                             paused_until: string | null;
+                            /** @description Request headers sent with every delivery, by name; a value is never shown again, only its hint */
+                            custom_headers: {
+                                name: string;
+                                /** @description The last 4 characters of the value after "…" (only "…" for a value under 12 characters) */
+                                value_hint: string;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The admin who made it (null: an API key or the server)

@@ -8,6 +8,7 @@ import type { Config } from "../../_shared/config.ts";
 import { asAdmin } from "../actor.ts";
 import { windowStart } from "../activity.ts";
 import { route, type RouteFactory } from "../route.ts";
+import { setCustomHeaders } from "../custom_headers.ts";
 import {
   CreateEndpoint,
   Endpoint,
@@ -41,6 +42,7 @@ const ENDPOINT_EXAMPLE = {
   previous_secret_expires_at: null,
   rate_limit_per_second: 20,
   paused_until: null,
+  custom_headers: [{ name: "Authorization", value_hint: "…9f2c" }],
   created_by: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
   created_by_display: "Ruth Okafor",
   created_at: "2026-11-20T10:15:00.000Z",
@@ -72,7 +74,7 @@ export async function assertSafeTarget(config: Config, url: string): Promise<voi
 // when it makes one, from the value it wrote.)
 export const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled_reason, disabled_at,
   previous_secret_expires_at, rate_limit_per_second,
-  case when paused_until > now() then paused_until end as paused_until, created_by,
+  case when paused_until > now() then paused_until end as paused_until, custom_headers, created_by,
   private.creator_display(organization_id, created_by, created_by_api_key_id) as created_by_display,
   created_at, updated_at`;
 
@@ -155,6 +157,7 @@ export async function createEndpoint(
     secret?: string;
     enabled?: boolean;
     rate_limit_per_second?: number | null;
+    custom_headers?: { name: string; value: string }[];
   },
 ): Promise<EndpointRow & { secret: string }> {
   // The secret is write-only: the one returned is the one this statement chose and wrote.
@@ -176,6 +179,9 @@ export async function createEndpoint(
       input.rate_limit_per_second ?? null,
     ],
   );
+  if (input.custom_headers?.length) {
+    row!.custom_headers = await setCustomHeaders(tx, row!.id, input.custom_headers);
+  }
   return row!;
 }
 
@@ -209,6 +215,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
                 "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
               disabled_at: "2026-11-22T10:16:02.000Z",
               rate_limit_per_second: null,
+              custom_headers: [],
               created_by: null,
               created_by_display: "API key Zapier",
               updated_at: "2026-11-22T10:16:02.000Z",
@@ -264,6 +271,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
         events: ENDPOINT_EXAMPLE.events,
         description: ENDPOINT_EXAMPLE.description,
         rate_limit_per_second: 20,
+        custom_headers: [{ name: "Authorization", value: "Bearer n8n-3c51d7e0a4b89f2c" }],
       },
       responses: {
         201: {
@@ -317,7 +325,8 @@ export const endpointRoutes: RouteFactory = (deps) => [
       method: "patch",
       path: "/endpoints/:id",
       summary: "Change, enable or disable an endpoint",
-      description: "Give any of its URL, events, description, rate limit and `enabled`; the rest stays.",
+      description: "Give any of its URL, events, description, rate limit, `enabled` and custom headers; " +
+        "the rest stays. `custom_headers` replaces the set: an entry without `value` keeps its stored value.",
       tag: "Endpoints",
       access: "admin",
       params: id,
@@ -325,6 +334,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
       bodyExample: {
         events: ["member.created", "member.lost", "donation.recorded"],
         rate_limit_per_second: null,
+        custom_headers: [{ name: "Authorization" }, { name: "X-Tenant", value: "grace-chapel" }],
       },
       responses: {
         200: {
@@ -334,6 +344,10 @@ export const endpointRoutes: RouteFactory = (deps) => [
             ...ENDPOINT_EXAMPLE,
             events: ["member.created", "member.lost", "donation.recorded"],
             rate_limit_per_second: null,
+            custom_headers: [{ name: "Authorization", value_hint: "…9f2c" }, {
+              name: "X-Tenant",
+              value_hint: "…apel",
+            }],
             updated_at: "2026-11-28T10:02:45.000Z",
           },
         },
@@ -346,6 +360,7 @@ export const endpointRoutes: RouteFactory = (deps) => [
       if (input.url !== undefined) await assertSafeTarget(deps.config, input.url);
       const row = await asAdmin(deps, c, async (tx) => {
         const current = await visibleEndpoint(tx, endpointId);
+        if (input.custom_headers !== undefined) await setCustomHeaders(tx, endpointId, input.custom_headers);
         const [r] = await mapSqlErrors(() =>
           tx.unsafe<EndpointRow[]>(
             `update public.webhook_endpoints

@@ -104,6 +104,16 @@ export function EndpointCard(
       {e.rate_limit_per_second !== null && (
         <p className="muted">At most {e.rate_limit_per_second} deliveries a second.</p>
       )}
+      {e.custom_headers.length > 0 && (
+        <p className="muted">
+          Custom headers: {e.custom_headers.map((h, i) => (
+            <span key={h.name}>
+              {i > 0 && ", "}
+              <code>{h.name}</code>
+            </span>
+          ))}
+        </p>
+      )}
       {e.previous_secret_expires_at &&
         new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
         <p className="muted">

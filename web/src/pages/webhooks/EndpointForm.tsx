@@ -1,5 +1,5 @@
 // Add or edit an endpoint: its URL (with what this deployment accepts), description, events, an optional
-// rate limit and, when adding, the signing secret. Errors show at their field only, and focus goes to the first one.
+// rate limit, custom headers and, when adding, the signing secret. Errors show at their field only, and focus goes to the first one.
 import { useEffect, useId, useRef, useState } from "react";
 import {
   api,
@@ -14,12 +14,20 @@ import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { TextField } from "../../ui/TextField.tsx";
 import { secretChecks, SecretChoice, type SecretMode } from "./SecretChoice.tsx";
+import {
+  CustomHeaders,
+  type HeaderRow,
+  headersBody,
+  newRow,
+  type RowErrors,
+  rowProblems,
+} from "./CustomHeaders.tsx";
 import "./EndpointForm.css";
 
 type EventType = Endpoint["events"][number];
-type Field = "url" | "events" | "rate_limit_per_second" | "secret";
+type Field = "url" | "events" | "rate_limit_per_second" | "custom_headers" | "secret";
 type Fields = Partial<Record<Field, string>>;
-const FIELD_ORDER: readonly Field[] = ["url", "events", "rate_limit_per_second", "secret"];
+const FIELD_ORDER: readonly Field[] = ["url", "events", "rate_limit_per_second", "custom_headers", "secret"];
 
 const RATE_RANGE = "Enter a whole number from 1 to 1000, or leave it empty for no limit.";
 
@@ -56,11 +64,16 @@ export function EndpointForm(
   const [secretMode, setSecretMode] = useState<SecretMode>("generate");
   const [ownSecret, setOwnSecret] = useState("");
   const [rate, setRate] = useState(endpoint?.rate_limit_per_second?.toString() ?? "");
+  const [headers, setHeaders] = useState<HeaderRow[]>(
+    () => (endpoint?.custom_headers ?? []).map((h) => newRow({ name: h.name, hint: h.value_hint })),
+  );
+  const [headerErrors, setHeaderErrors] = useState<RowErrors>({});
   const [fieldErrors, setFieldErrors] = useState<Fields>({});
   const refs = {
     url: useRef<HTMLInputElement>(null),
     events: useRef<HTMLFieldSetElement>(null),
     rate_limit_per_second: useRef<HTMLInputElement>(null),
+    custom_headers: useRef<HTMLFieldSetElement>(null),
     secret: useRef<HTMLInputElement>(null),
   };
   const editing = !!endpoint;
@@ -68,11 +81,19 @@ export function EndpointForm(
   useEffect(() => refs.url.current?.focus(), []);
 
   /** Shows these errors at their fields (and no others) and takes the person to the first. */
-  function showErrors(errors: Fields) {
+  function showErrors(errors: Fields, rows: RowErrors = {}) {
     setFieldErrors(errors);
-    const first = FIELD_ORDER.find((f) => errors[f]);
+    setHeaderErrors(rows);
+    const first = FIELD_ORDER.find((f) => errors[f] || (f === "custom_headers" && Object.keys(rows).length));
     if (first === "events") {
       refs.events.current?.querySelector("input")?.focus();
+    } else if (first === "custom_headers") {
+      // After the rows show their errors: the first input marked invalid, else the section's first control.
+      setTimeout(() => {
+        const section = refs.custom_headers.current;
+        (section?.querySelector<HTMLElement>("[aria-invalid='true']") ?? section?.querySelector("button"))
+          ?.focus();
+      }, 0);
     } else if (first) refs[first].current?.focus();
   }
 
@@ -86,6 +107,7 @@ export function EndpointForm(
             events,
             description: description.trim() || null,
             rate_limit_per_second: rateLimit, // null: a limit cleared on the page is removed
+            custom_headers: headersBody(headers), // the set replaced; a saved value left alone is kept
           },
         }));
         onSaved();
@@ -97,16 +119,27 @@ export function EndpointForm(
             ...(description.trim() ? { description: description.trim() } : {}),
             ...(rateLimit !== null ? { rate_limit_per_second: rateLimit } : {}),
             ...(secretMode === "own" ? { secret: ownSecret } : {}),
+            ...(headers.length
+              ? { custom_headers: headersBody(headers) as { name: string; value: string }[] }
+              : {}),
           },
         }));
         onSaved(created);
       }
     } catch (e) {
       if (e instanceof ApiError && e.fields.length) {
+        // custom_headers.<i>.<name|value> belongs to a row; the rest to its field.
+        const rows: RowErrors = {};
+        for (const f of e.fields) {
+          const m = /^custom_headers\.(\d+)\.(name|value)$/.exec(f.field);
+          if (m) rows[`${m[1]}.${m[2]}`] = f.message;
+        }
         showErrors(
           Object.fromEntries(
-            e.fields.map((f) => [f.field.split(".")[0]!, f.message]),
+            e.fields.filter((f) => !/^custom_headers\.\d+\./.test(f.field))
+              .map((f) => [f.field.split(".")[0]!, f.message]),
           ),
+          rows,
         );
       }
       throw e;
@@ -129,18 +162,20 @@ export function EndpointForm(
         if (events.length === 0) local.events = "Choose at least one event.";
         const parsedRate = parseRate(rate);
         if ("error" in parsedRate) local.rate_limit_per_second = parsedRate.error;
+        const rows = rowProblems(headers);
         if (
           !editing && secretMode === "own" &&
           !secretChecks(ownSecret).every((c) => c.ok)
         ) {
           local.secret = "This secret does not meet the rule above yet.";
         }
-        if (Object.keys(local).length) {
+        if (Object.keys(local).length || Object.keys(rows).length) {
           save.reset(); // an earlier refusal no longer describes what is on screen
-          showErrors(local);
+          showErrors(local, rows);
           return;
         }
         setFieldErrors({});
+        setHeaderErrors({});
         save.mutate("value" in parsedRate ? parsedRate.value : null);
       }}
     >
@@ -228,6 +263,14 @@ export function EndpointForm(
         autoComplete="off"
         value={rate}
         onChange={(e) => setRate(e.currentTarget.value)}
+      />
+
+      <CustomHeaders
+        rows={headers}
+        setRows={setHeaders}
+        errors={headerErrors}
+        listError={fieldErrors.custom_headers}
+        sectionRef={refs.custom_headers}
       />
 
       {!editing && (
