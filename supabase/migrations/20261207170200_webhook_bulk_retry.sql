@@ -381,3 +381,5 @@ grant execute on function public.webhook_bulk_retry(jsonb, text), public.webhook
   public.webhook_bulk_retry_cancel(uuid) to config_api, service_role;
 
 select cron.schedule('webhook-bulk-retry', '* * * * *', 'call private.webhook_bulk_retry_run()');
+-- Not security definer: as the configuration API's role, row-level security shows only its own jobs.
+grant execute on function private.webhook_bulk_retry_json(uuid) to config_api;
