@@ -829,17 +829,20 @@ Deno.test(
     await page.getByText(/Replayed: processed/).waitFor();
     await rows.filter({ hasText: "created" }).getByText("Processed").waitFor();
 
-    await page.getByRole("button", { name: "Replay all failed" }).click();
-    await page.getByRole("dialog", { name: "Replay all failed notifications?" })
+    // The button says how many it would replay, and so does its confirmation.
+    await page.getByRole("button", { name: "Replay all failed (1)" }).click();
+    await page.getByRole("dialog", { name: "Replay 1 failed notification?" })
       .waitFor();
     assertEquals(
       (await focused(page)).text,
       "Cancel",
       "the confirmation opens on Cancel",
     );
-    await page.getByRole("dialog", { name: "Replay all failed notifications?" })
-      .getByRole("button", { name: "Replay all failed" }).click();
+    await page.getByRole("dialog", { name: "Replay 1 failed notification?" })
+      .getByRole("button", { name: "Replay 1" }).click();
     await page.getByText(/Replayed 1: 1 processed/).waitFor();
+    // Nothing left: the button is off and says so.
+    assert(await page.getByRole("button", { name: "Nothing to replay" }).isDisabled());
     const [sub] = await sql()<{ status: string }[]>`
     select status from public.recurring_donations where gateway_subscription_id = ${gatewayId}`;
     assertEquals(sub!.status, "paused");
