@@ -1,23 +1,47 @@
 // Bulk retry through the configuration API (POST /deliveries/retry and its preview, progress and cancel)
 // against the real database and a real dispatcher engine sending to a 127.0.0.1 receiver.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import { addMember, asConfigApi, closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
+import {
+  addMember,
+  asConfigApi,
+  closeSql,
+  createTenant,
+  createUser,
+  sql,
+} from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { asBearer, call, startWebhooksApi } from "./helpers/webhooks_api.ts";
-import { addMembers, createEndpoint, deliveriesOf, retireEndpoints, testEngine } from "./helpers/outbound.ts";
+import {
+  addMembers,
+  createEndpoint,
+  deliveriesOf,
+  retireEndpoints,
+  testEngine,
+} from "./helpers/outbound.ts";
 
-const start = () => startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
+const start = () =>
+  startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
 const drain = () => testEngine().run({ stopWhenIdle: true });
 
 Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatcher racing, who may", async () => {
   const api = await start();
-  const receiver = await startReceiver(() => new Response("no", { status: 500 }));
+  const receiver = await startReceiver(() =>
+    new Response("no", { status: 500 })
+  );
   const a = await createTenant();
   const b = await createTenant();
-  const one = await createEndpoint(a.organizationId, `${receiver.url}/one`, ["member.created"]);
-  const two = await createEndpoint(a.organizationId, `${receiver.url}/two`, ["member.created"]);
-  const theirs = await createEndpoint(b.organizationId, `${receiver.url}/theirs`, ["member.created"]);
+  const one = await createEndpoint(a.organizationId, `${receiver.url}/one`, [
+    "member.created",
+  ]);
+  const two = await createEndpoint(a.organizationId, `${receiver.url}/two`, [
+    "member.created",
+  ]);
+  const theirs = await createEndpoint(
+    b.organizationId,
+    `${receiver.url}/theirs`,
+    ["member.created"],
+  );
   try {
     await addMembers(a.organizationId, 3);
     await addMembers(b.organizationId, 2);
@@ -31,19 +55,25 @@ Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatche
     const [t1, t2, t3] = await deliveriesOf(two.id);
     await sql()`update public.webhook_deliveries set status = 'permanently_failed', next_attempt_at = null,
                 last_response_status = 404 where id = ${o1!.id}`;
-    await sql()`update public.webhook_deliveries set test = true where id = ${o2!.id}`;
+    await sql()`update public.webhook_deliveries set test = true where id = ${
+      o2!.id
+    }`;
     await sql()`update public.webhook_deliveries set created_at = now() - interval '2 days' where id = ${
       t1!.id
     }`;
-    await sql()`update public.webhook_deliveries set event_type = 'member.updated' where id = ${t2!.id}`;
+    await sql()`update public.webhook_deliveries set event_type = 'member.updated' where id = ${
+      t2!.id
+    }`;
     await sql()`update public.webhook_deliveries set status = 'delivered', next_attempt_at = null,
                 delivered_at = now() where id = ${t3!.id}`;
     const before = await sql()<{ id: string; first_attempt_at: Date }[]>`
       select id, first_attempt_at from public.webhook_deliveries where endpoint_id = ${one.id} order by id`;
 
     const admin = asBearer(await tokenFor(a.admin, a.organizationId));
-    const preview = async (filter: Record<string, unknown>, who: Record<string, string> = admin) =>
-      await call(api.base, "POST", "/deliveries/retry/preview", who, filter);
+    const preview = async (
+      filter: Record<string, unknown>,
+      who: Record<string, string> = admin,
+    ) => await call(api.base, "POST", "/deliveries/retry/preview", who, filter);
     const since = new Date(Date.now() - 86_400_000).toISOString();
     const cases: [Record<string, unknown>, number][] = [
       [{}, 5],
@@ -62,19 +92,34 @@ Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatche
     ];
     for (const [filter, n] of cases) {
       const r = await preview(filter);
-      assertEquals([r.status, r.data?.count], [200, n], `${JSON.stringify(filter)}: ${r.text}`);
+      assertEquals(
+        [r.status, r.data?.count],
+        [200, n],
+        `${JSON.stringify(filter)}: ${r.text}`,
+      );
     }
     // The listing takes the same filter: its rows are the preview's plus the delivered one.
-    const listed = await call(api.base, "GET", `/deliveries?endpoint_id=${two.id}&status_class=5xx`, admin);
+    const listed = await call(
+      api.base,
+      "GET",
+      `/deliveries?endpoint_id=${two.id}&status_class=5xx`,
+      admin,
+    );
     assertEquals(listed.data.data.length, 3);
     const delivered = await preview({ status: "delivered" });
-    assertEquals(delivered.status, 400, "delivered ones are never taken up by a bulk retry");
+    assertEquals(
+      delivered.status,
+      400,
+      "delivered ones are never taken up by a bulk retry",
+    );
     assert(delivered.text.includes("redeliver"), delivered.text);
 
     // A hostile filter: another organization's endpoint answers as one that does not exist, and its
     // deliveries stay as they were.
     for (const path of ["/deliveries/retry/preview", "/deliveries/retry"]) {
-      const r = await call(api.base, "POST", path, admin, { endpoint_id: theirs.id });
+      const r = await call(api.base, "POST", path, admin, {
+        endpoint_id: theirs.id,
+      });
       assertEquals(r.status, 404, `${path}: ${r.text}`);
     }
 
@@ -94,46 +139,90 @@ Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatche
       ][]
     ) {
       assertEquals((await preview({}, who)).status, status);
-      assertEquals((await call(api.base, "POST", "/deliveries/retry", who, {})).status, status);
+      assertEquals(
+        (await call(api.base, "POST", "/deliveries/retry", who, {})).status,
+        status,
+      );
     }
-    const key = (await call(api.base, "POST", "/api-keys", admin, { name: "automation" })).data.key as string;
+    const key =
+      (await call(api.base, "POST", "/api-keys", admin, { name: "automation" }))
+        .data.key as string;
     const asKey = { "x-api-key": key, "content-type": "application/json" };
-    assertEquals((await preview({ endpoint_id: one.id }, asKey)).data.count, 3, "an API key may");
+    assertEquals(
+      (await preview({ endpoint_id: one.id }, asKey)).data.count,
+      3,
+      "an API key may",
+    );
 
     // The retry, with a dispatcher racing it, under an Idempotency-Key.
     receiver.respond(() => new Response("ok"));
-    const keyed = { ...admin, "idempotency-key": `retry-${crypto.randomUUID()}` };
+    const keyed = {
+      ...admin,
+      "idempotency-key": `retry-${crypto.randomUUID()}`,
+    };
     const [started] = await Promise.all([
-      call(api.base, "POST", "/deliveries/retry", keyed, { endpoint_id: one.id }),
+      call(api.base, "POST", "/deliveries/retry", keyed, {
+        endpoint_id: one.id,
+      }),
       drain(),
       drain(),
     ]);
     assertEquals(started.status, 202, started.text);
-    assertEquals([started.data.status, started.data.total, started.data.retried], ["done", 3, 3]);
+    assertEquals([
+      started.data.status,
+      started.data.total,
+      started.data.retried,
+    ], ["done", 3, 3]);
     const job = started.data.id as string;
     assertEquals(started.data.recovery_id, job);
 
     // Moved to now without an attempt counted; the retrying ones keep their window.
-    const after = await sql()<{ id: string; first_attempt_at: Date | null; attempt_count: number }[]>`
+    const after = await sql()<
+      { id: string; first_attempt_at: Date | null; attempt_count: number }[]
+    >`
       select d.id, d.first_attempt_at, d.attempt_count from public.webhook_deliveries d
        where d.endpoint_id = ${one.id} order by d.id`;
     for (const [i, d] of after.entries()) {
       if (d.id === o1!.id) continue;
-      assertEquals(d.first_attempt_at?.getTime(), before[i]!.first_attempt_at.getTime(), "window kept");
+      assertEquals(
+        d.first_attempt_at?.getTime(),
+        before[i]!.first_attempt_at.getTime(),
+        "window kept",
+      );
     }
-    const listedRetry = await call(api.base, "GET", `/deliveries?recovery_id=${job}`, admin);
+    const listedRetry = await call(
+      api.base,
+      "GET",
+      `/deliveries?recovery_id=${job}`,
+      admin,
+    );
     assertEquals(listedRetry.data.data.length, 3);
 
     // The same key again: the same job, nothing more queued.
-    const again = await call(api.base, "POST", "/deliveries/retry", keyed, { endpoint_id: one.id });
-    assertEquals([again.status, again.data.id, again.data.retried], [202, job, 3]);
-    const reused = await call(api.base, "POST", "/deliveries/retry", keyed, { endpoint_id: two.id });
-    assertEquals([reused.status, reused.data?.error?.code], [409, "idempotency_key_reused"]);
+    const again = await call(api.base, "POST", "/deliveries/retry", keyed, {
+      endpoint_id: one.id,
+    });
+    assertEquals([again.status, again.data.id, again.data.retried], [
+      202,
+      job,
+      3,
+    ]);
+    const reused = await call(api.base, "POST", "/deliveries/retry", keyed, {
+      endpoint_id: two.id,
+    });
+    assertEquals([reused.status, reused.data?.error?.code], [
+      409,
+      "idempotency_key_reused",
+    ]);
 
     await drain();
     await drain();
     const done = await deliveriesOf(one.id);
-    assertEquals(done.map((d) => d.status), ["delivered", "delivered", "delivered"]);
+    assertEquals(done.map((d) => d.status), [
+      "delivered",
+      "delivered",
+      "delivered",
+    ]);
     assertEquals(
       done.map((d) => d.attempt_count),
       [2, 2, 2],
@@ -148,14 +237,25 @@ Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatche
     assertEquals([...sent.values()], [2, 2, 2]);
     // `two` and B's were not touched.
     assert((await deliveriesOf(two.id)).every((d) => d.attempt_count === 1));
-    assert((await deliveriesOf(theirs.id)).every((d) => d.status === "retrying" && d.attempt_count === 1));
+    assert(
+      (await deliveriesOf(theirs.id)).every((d) =>
+        d.status === "retrying" && d.attempt_count === 1
+      ),
+    );
 
     // A disabled endpoint named in the filter: refused, with what to do.
     await sql()`update public.webhook_endpoints set enabled = false where id = ${two.id}`;
-    const refused = await call(api.base, "POST", "/deliveries/retry", admin, { endpoint_id: two.id });
-    assertEquals([refused.status, refused.data?.error?.code], [409, "endpoint_disabled"]);
+    const refused = await call(api.base, "POST", "/deliveries/retry", admin, {
+      endpoint_id: two.id,
+    });
+    assertEquals([refused.status, refused.data?.error?.code], [
+      409,
+      "endpoint_disabled",
+    ]);
     // Without the endpoint in the filter, its deliveries are skipped and counted.
-    const wide = await call(api.base, "POST", "/deliveries/retry", admin, { status: "permanently_failed" });
+    const wide = await call(api.base, "POST", "/deliveries/retry", admin, {
+      status: "permanently_failed",
+    });
     assertEquals(wide.data.skipped, { endpoint_disabled: 2 }, wide.text);
     assertEquals(wide.data.retried, 0);
   } finally {
@@ -169,7 +269,11 @@ Deno.test("bulk retry: cancel stops the remaining batches; another organization'
   const api = await start();
   const a = await createTenant();
   const b = await createTenant();
-  const ep = await createEndpoint(a.organizationId, "http://127.0.0.1:9/never", ["member.created"]);
+  const ep = await createEndpoint(
+    a.organizationId,
+    "http://127.0.0.1:9/never",
+    ["member.created"],
+  );
   try {
     await sql()`
       with e as (
@@ -183,18 +287,42 @@ Deno.test("bulk retry: cancel stops the remaining batches; another organization'
     // Started without the API's own batches, then one batch, then cancelled.
     const [row] = await asConfigApi(
       a.adminClaims,
-      (tx) => tx<{ id: string }[]>`select public.webhook_bulk_retry('{"tests": "include"}'::jsonb) as id`,
+      (tx) =>
+        tx<
+          { id: string }[]
+        >`select public.webhook_bulk_retry('{"tests": "include"}'::jsonb) as id`,
     );
     const job = row!.id;
     await sql()`select private.webhook_bulk_retry_step(${job}, 1000)`;
     const admin = asBearer(await tokenFor(a.admin, a.organizationId));
     const otherAdmin = asBearer(await tokenFor(b.admin, b.organizationId));
-    assertEquals((await call(api.base, "GET", `/deliveries/retries/${job}`, otherAdmin)).status, 404);
-    assertEquals((await call(api.base, "POST", `/deliveries/retries/${job}/cancel`, otherAdmin)).status, 404);
+    assertEquals(
+      (await call(api.base, "GET", `/deliveries/retries/${job}`, otherAdmin))
+        .status,
+      404,
+    );
+    assertEquals(
+      (await call(
+        api.base,
+        "POST",
+        `/deliveries/retries/${job}/cancel`,
+        otherAdmin,
+      )).status,
+      404,
+    );
 
-    const cancelled = await call(api.base, "POST", `/deliveries/retries/${job}/cancel`, admin);
+    const cancelled = await call(
+      api.base,
+      "POST",
+      `/deliveries/retries/${job}/cancel`,
+      admin,
+    );
     assertEquals(cancelled.status, 200, cancelled.text);
-    assertEquals([cancelled.data.status, cancelled.data.total, cancelled.data.processed], [
+    assertEquals([
+      cancelled.data.status,
+      cancelled.data.total,
+      cancelled.data.processed,
+    ], [
       "cancelled",
       2500,
       1000,
@@ -205,8 +333,17 @@ Deno.test("bulk retry: cancel stops the remaining batches; another organization'
     const [moved] = await sql()<{ n: number }[]>`
       select count(*)::int as n from public.webhook_deliveries where endpoint_id = ${ep.id} and next_attempt_at <= now()`;
     assertEquals(moved!.n, 1000, "only the first batch was moved");
-    const progress = await call(api.base, "GET", `/deliveries/retries/${job}`, admin);
-    assertEquals([progress.data.status, progress.data.processed, progress.data.retried], [
+    const progress = await call(
+      api.base,
+      "GET",
+      `/deliveries/retries/${job}`,
+      admin,
+    );
+    assertEquals([
+      progress.data.status,
+      progress.data.processed,
+      progress.data.retried,
+    ], [
       "cancelled",
       1000,
       1000,
@@ -220,7 +357,11 @@ Deno.test("bulk retry: cancel stops the remaining batches; another organization'
 Deno.test("bulk retry: a poll carries a running job on to its end", async () => {
   const api = await start();
   const a = await createTenant();
-  const ep = await createEndpoint(a.organizationId, "http://127.0.0.1:9/never", ["member.created"]);
+  const ep = await createEndpoint(
+    a.organizationId,
+    "http://127.0.0.1:9/never",
+    ["member.created"],
+  );
   try {
     await sql()`
       with e as (
@@ -232,15 +373,27 @@ Deno.test("bulk retry: a poll carries a running job on to its end", async () => 
       select ${a.organizationId}, e.id, ${ep.id}, 'retrying', now() + interval '1 hour', 1, now() from e`;
     const [row] = await asConfigApi(
       a.adminClaims,
-      (tx) => tx<{ id: string }[]>`select public.webhook_bulk_retry('{}'::jsonb) as id`,
+      (tx) =>
+        tx<
+          { id: string }[]
+        >`select public.webhook_bulk_retry('{}'::jsonb) as id`,
     );
     const admin = asBearer(await tokenFor(a.admin, a.organizationId));
     let progress;
     for (let i = 0; i < 10; i++) {
-      progress = await call(api.base, "GET", `/deliveries/retries/${row!.id}`, admin);
+      progress = await call(
+        api.base,
+        "GET",
+        `/deliveries/retries/${row!.id}`,
+        admin,
+      );
       if (progress.data.status !== "running") break;
     }
-    assertEquals([progress!.data.status, progress!.data.processed, progress!.data.retried], [
+    assertEquals([
+      progress!.data.status,
+      progress!.data.processed,
+      progress!.data.retried,
+    ], [
       "done",
       1500,
       1500,

@@ -22,14 +22,21 @@ const admin = createSql(url, { max: 2 });
 await admin`select cron.unschedule('webhook-bulk-retry')`;
 // The dispatcher is not part of this measure (it would send what was queued): nothing claims here.
 await admin`select cron.unschedule('webhook-dispatch')`;
-const deps = { config: loadConfig({ SUPABASE_DB_URL: url }), sql: createSql(url, { max: 10 }) };
+const deps = {
+  config: loadConfig({ SUPABASE_DB_URL: url }),
+  sql: createSql(url, { max: 10 }),
+};
 const server = await serveFunction("webhooks", createApp(deps));
 
-const [org] = await admin<{ id: string }[]>`insert into public.organizations (name) values ('Bench') returning id`;
+const [org] = await admin<
+  { id: string }[]
+>`insert into public.organizations (name) values ('Bench') returning id`;
 const organizationId = org!.id;
 const key = `orgkey_bench${crypto.randomUUID().replaceAll("-", "")}`;
 await admin`insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash)
-            values (${organizationId}, 'bench', ${key.slice(0, 12)}, ${sha256Hex(key)})`;
+            values (${organizationId}, 'bench', ${key.slice(0, 12)}, ${
+  sha256Hex(key)
+})`;
 const [ep] = await admin<{ id: string }[]>`
   insert into public.webhook_endpoints (organization_id, url, events)
   values (${organizationId}, 'https://bench.example.org/h', array['member.created']) returning id`;
@@ -64,14 +71,27 @@ for (let round = 1; round <= rounds; round++) {
   const started = performance.now();
   const res = await fetch(`${server.base}/deliveries/retry`, {
     method: "POST",
-    headers: { ...headers, "idempotency-key": `bench-${round}-${crypto.randomUUID()}` },
-    body: JSON.stringify({ endpoint_id: ep!.id, status: "retrying", status_class: "5xx" }),
+    headers: {
+      ...headers,
+      "idempotency-key": `bench-${round}-${crypto.randomUUID()}`,
+    },
+    body: JSON.stringify({
+      endpoint_id: ep!.id,
+      status: "retrying",
+      status_class: "5xx",
+    }),
   });
   let job = await res.json();
-  if (res.status !== 202) throw new Error(`POST /deliveries/retry: ${res.status} ${JSON.stringify(job)}`);
+  if (res.status !== 202) {
+    throw new Error(
+      `POST /deliveries/retry: ${res.status} ${JSON.stringify(job)}`,
+    );
+  }
   firstAnswer.push(performance.now() - started);
   while (job.status === "running") {
-    job = await (await fetch(`${server.base}/deliveries/retries/${job.id}`, { headers })).json();
+    job = await (await fetch(`${server.base}/deliveries/retries/${job.id}`, {
+      headers,
+    })).json();
   }
   total.push(performance.now() - started);
   const [row] = await admin<{ steps: number; queued: number }[]>`
@@ -80,11 +100,17 @@ for (let round = 1; round <= rounds; round++) {
     from public.webhook_bulk_retries r where r.id = ${job.id}`;
   batches.push(row!.steps);
   if (job.status !== "done" || job.retried !== n || row!.queued !== n) {
-    throw new Error(`round ${round}: ${JSON.stringify(job)}, queued ${row!.queued}`);
+    throw new Error(
+      `round ${round}: ${JSON.stringify(job)}, queued ${row!.queued}`,
+    );
   }
-  console.log(`round ${round}: ${n} retried in ${(total.at(-1)! / 1000).toFixed(2)} s (first answer ${
-    firstAnswer.at(-1)!.toFixed(0)
-  } ms, ${row!.steps} batches)`);
+  console.log(
+    `round ${round}: ${n} retried in ${
+      (total.at(-1)! / 1000).toFixed(2)
+    } s (first answer ${firstAnswer.at(-1)!.toFixed(0)} ms, ${
+      row!.steps
+    } batches)`,
+  );
 }
 
 const s = summarize(total);
@@ -92,8 +118,12 @@ const f = summarize(firstAnswer);
 console.log(`\n${machine()}`);
 console.log(
   `bulk retry of ${n} failing deliveries among ${others} delivered, through the API, ${rounds} rounds: ` +
-    `to completion median ${(s.p50 / 1000).toFixed(2)} s (max ${(s.max / 1000).toFixed(2)} s); ` +
-    `first answer median ${f.p50.toFixed(0)} ms; ${batches[0]} batches of 1,000`,
+    `to completion median ${(s.p50 / 1000).toFixed(2)} s (max ${
+      (s.max / 1000).toFixed(2)
+    } s); ` +
+    `first answer median ${f.p50.toFixed(0)} ms; ${
+      batches[0]
+    } batches of 1,000`,
 );
 await server.close();
 await deps.sql.end();

@@ -81,7 +81,8 @@ export function PaymentProviderCard(
             {secret.set
               ? (
                 <>
-                  <Badge status="processed">Set</Badge> ending in <code>{secret.last4}</code>
+                  <Badge status="processed">Set</Badge> ending in{" "}
+                  <code>{secret.last4}</code>
                   {secret.set_at && (
                     <>
                       , since <Time iso={secret.set_at} />
@@ -100,7 +101,8 @@ export function PaymentProviderCard(
             {c.last_received
               ? (
                 <>
-                  <code>{c.last_received.event ?? "—"}</code> <Badge status={c.last_received.status} />{" "}
+                  <code>{c.last_received.event ?? "—"}</code>{" "}
+                  <Badge status={c.last_received.status} />{" "}
                   <Time iso={c.last_received.received_at} />
                 </>
               )
@@ -163,7 +165,9 @@ export function PaymentProviderCard(
         </Link>.
       </p>
       <Dialog
-        title={`${secret.set ? "Replace" : "Set"} the ${name.title.toLowerCase()} secret`}
+        title={`${
+          secret.set ? "Replace" : "Set"
+        } the ${name.title.toLowerCase()} secret`}
         open={dialog === "secret"}
         onClose={() => setDialog(null)}
       >
@@ -187,8 +191,8 @@ export function PaymentProviderCard(
         danger
       >
         <p>
-          The provider's notifications are refused (401) until a new secret is set; it retries them for about
-          a day.
+          The provider's notifications are refused (401) until a new secret is
+          set; it retries them for about a day.
         </p>
       </ConfirmDialog>
     </section>

@@ -6,6 +6,7 @@ import { api, type components, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { focusSoon } from "../../ui/focusSoon.ts";
+import { Link } from "../../router.tsx";
 import { apiQuery, type Filters } from "./filters.ts";
 
 type Job = components["schemas"]["BulkRetry"];
@@ -163,7 +164,9 @@ export function BulkRetry({ filters }: { filters: Filters }) {
               matching sent again now
               {Object.keys(job.skipped).length > 0 &&
                 `; skipped ${skippedText(job.skipped)}`}.{" "}
-              <a href={`?recovery=${job.recovery_id}`}>Show them</a>
+              <Link href={`${location.pathname}?recovery=${job.recovery_id}`}>
+                Show them
+              </Link>
             </p>
             <progress
               value={job.processed}

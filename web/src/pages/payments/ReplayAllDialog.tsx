@@ -15,17 +15,24 @@ export async function replayAllFailed(): Promise<string> {
 }
 
 export function ReplayAllDialog(
-  { open, close, confirm, count }: { open: boolean; close(): void; confirm(): void; count: string | null },
+  { open, close, confirm, count }: {
+    open: boolean;
+    close(): void;
+    confirm(): void;
+    count: string | null;
+  },
 ) {
   return (
     <Dialog
-      title={count ? `Replay ${count} failed notification${count === "1" ? "" : "s"}?` : "Replay all failed notifications?"}
+      title={count
+        ? `Replay ${count} failed notification${count === "1" ? "" : "s"}?`
+        : "Replay all failed notifications?"}
       open={open}
       onClose={close}
     >
       <p>
-        Every failed or unmatched notification of this organization is applied again, oldest first. Ones that
-        were already applied change nothing.
+        Every failed or unmatched notification of this organization is applied
+        again, oldest first. Ones that were already applied change nothing.
       </p>
       <div className="actions">
         <button type="button" className="primary" onClick={confirm}>
