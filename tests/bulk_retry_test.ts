@@ -1,34 +1,18 @@
 // Bulk retry through the configuration API (POST /deliveries/retry and its preview, progress and cancel)
 // against the real database and a real dispatcher engine sending to a 127.0.0.1 receiver.
 import { assert, assertEquals } from "./helpers/assert.ts";
-import {
-  addMember,
-  asConfigApi,
-  closeSql,
-  createTenant,
-  createUser,
-  sql,
-} from "./helpers/db.ts";
+import { addMember, asConfigApi, closeSql, createTenant, createUser, sql } from "./helpers/db.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { tokenFor } from "./helpers/tokens.ts";
 import { asBearer, call, startWebhooksApi } from "./helpers/webhooks_api.ts";
-import {
-  addMembers,
-  createEndpoint,
-  deliveriesOf,
-  retireEndpoints,
-  testEngine,
-} from "./helpers/outbound.ts";
+import { addMembers, createEndpoint, deliveriesOf, retireEndpoints, testEngine } from "./helpers/outbound.ts";
 
-const start = () =>
-  startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
+const start = () => startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
 const drain = () => testEngine().run({ stopWhenIdle: true });
 
 Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatcher racing, who may", async () => {
   const api = await start();
-  const receiver = await startReceiver(() =>
-    new Response("no", { status: 500 })
-  );
+  const receiver = await startReceiver(() => new Response("no", { status: 500 }));
   const a = await createTenant();
   const b = await createTenant();
   const one = await createEndpoint(a.organizationId, `${receiver.url}/one`, [
@@ -55,15 +39,11 @@ Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatche
     const [t1, t2, t3] = await deliveriesOf(two.id);
     await sql()`update public.webhook_deliveries set status = 'permanently_failed', next_attempt_at = null,
                 last_response_status = 404 where id = ${o1!.id}`;
-    await sql()`update public.webhook_deliveries set test = true where id = ${
-      o2!.id
-    }`;
+    await sql()`update public.webhook_deliveries set test = true where id = ${o2!.id}`;
     await sql()`update public.webhook_deliveries set created_at = now() - interval '2 days' where id = ${
       t1!.id
     }`;
-    await sql()`update public.webhook_deliveries set event_type = 'member.updated' where id = ${
-      t2!.id
-    }`;
+    await sql()`update public.webhook_deliveries set event_type = 'member.updated' where id = ${t2!.id}`;
     await sql()`update public.webhook_deliveries set status = 'delivered', next_attempt_at = null,
                 delivered_at = now() where id = ${t3!.id}`;
     const before = await sql()<{ id: string; first_attempt_at: Date }[]>`
@@ -144,9 +124,8 @@ Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatche
         status,
       );
     }
-    const key =
-      (await call(api.base, "POST", "/api-keys", admin, { name: "automation" }))
-        .data.key as string;
+    const key = (await call(api.base, "POST", "/api-keys", admin, { name: "automation" }))
+      .data.key as string;
     const asKey = { "x-api-key": key, "content-type": "application/json" };
     assertEquals(
       (await preview({ endpoint_id: one.id }, asKey)).data.count,
@@ -238,9 +217,7 @@ Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatche
     // `two` and B's were not touched.
     assert((await deliveriesOf(two.id)).every((d) => d.attempt_count === 1));
     assert(
-      (await deliveriesOf(theirs.id)).every((d) =>
-        d.status === "retrying" && d.attempt_count === 1
-      ),
+      (await deliveriesOf(theirs.id)).every((d) => d.status === "retrying" && d.attempt_count === 1),
     );
 
     // A disabled endpoint named in the filter: refused, with what to do.

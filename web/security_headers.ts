@@ -46,9 +46,7 @@ export function securityHeaders(csp: string): Record<string, string> {
 
 /** `_headers` in the format Netlify and Cloudflare Pages read: a path pattern, then its headers. */
 export function headersFile(headers: Record<string, string>): string {
-  return `/*\n${
-    Object.entries(headers).map(([k, v]) => `  ${k}: ${v}\n`).join("")
-  }`;
+  return `/*\n${Object.entries(headers).map(([k, v]) => `  ${k}: ${v}\n`).join("")}`;
 }
 
 /**

@@ -34,9 +34,7 @@ const [org] = await admin<
 const organizationId = org!.id;
 const key = `orgkey_bench${crypto.randomUUID().replaceAll("-", "")}`;
 await admin`insert into public.organization_api_keys (organization_id, name, key_prefix, key_hash)
-            values (${organizationId}, 'bench', ${key.slice(0, 12)}, ${
-  sha256Hex(key)
-})`;
+            values (${organizationId}, 'bench', ${key.slice(0, 12)}, ${sha256Hex(key)})`;
 const [ep] = await admin<{ id: string }[]>`
   insert into public.webhook_endpoints (organization_id, url, events)
   values (${organizationId}, 'https://bench.example.org/h', array['member.created']) returning id`;
@@ -105,11 +103,9 @@ for (let round = 1; round <= rounds; round++) {
     );
   }
   console.log(
-    `round ${round}: ${n} retried in ${
-      (total.at(-1)! / 1000).toFixed(2)
-    } s (first answer ${firstAnswer.at(-1)!.toFixed(0)} ms, ${
-      row!.steps
-    } batches)`,
+    `round ${round}: ${n} retried in ${(total.at(-1)! / 1000).toFixed(2)} s (first answer ${
+      firstAnswer.at(-1)!.toFixed(0)
+    } ms, ${row!.steps} batches)`,
   );
 }
 
@@ -118,12 +114,8 @@ const f = summarize(firstAnswer);
 console.log(`\n${machine()}`);
 console.log(
   `bulk retry of ${n} failing deliveries among ${others} delivered, through the API, ${rounds} rounds: ` +
-    `to completion median ${(s.p50 / 1000).toFixed(2)} s (max ${
-      (s.max / 1000).toFixed(2)
-    } s); ` +
-    `first answer median ${f.p50.toFixed(0)} ms; ${
-      batches[0]
-    } batches of 1,000`,
+    `to completion median ${(s.p50 / 1000).toFixed(2)} s (max ${(s.max / 1000).toFixed(2)} s); ` +
+    `first answer median ${f.p50.toFixed(0)} ms; ${batches[0]} batches of 1,000`,
 );
 await server.close();
 await deps.sql.end();

@@ -29,9 +29,9 @@ export function relativeTime(iso: string, now = Date.now()): string {
 /** For <input type="datetime-local">: local wall time, no zone. */
 export function toLocalInput(date: Date): string {
   const pad = (n: number) => String(n).padStart(2, "0");
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${
-    pad(date.getDate())
-  }T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${
+    pad(date.getMinutes())
+  }`;
 }
 
 /** A datetime-local value (viewer's zone) as an ISO instant, or undefined when empty. */

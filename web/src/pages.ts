@@ -11,10 +11,7 @@ import { PeoplePage } from "./pages/people/PeoplePage.tsx";
 import { ConnectionsPage } from "./pages/connections/ConnectionsPage.tsx";
 import { OrganizationPage } from "./pages/organization/OrganizationPage.tsx";
 import { NewOrganizationPage } from "./pages/organization/NewOrganizationPage.tsx";
-import {
-  NEW_ORGANIZATION_PATH,
-  ORGANIZATION_PATH,
-} from "./pages/organization/paths.ts";
+import { NEW_ORGANIZATION_PATH, ORGANIZATION_PATH } from "./pages/organization/paths.ts";
 import { AuditLogPage } from "./pages/audit/AuditLogPage.tsx";
 import { PlatformConsolePage } from "./pages/platform/PlatformConsolePage.tsx";
 
@@ -102,8 +99,7 @@ export const PAGES: readonly PageEntry[] = [
     Page: AuditLogPage,
     forAdmins: {
       heading: "The audit log is for administrators",
-      text:
-        "It shows what the platform's administrators did to the organization; ask an administrator.",
+      text: "It shows what the platform's administrators did to the organization; ask an administrator.",
     },
   },
   {

@@ -2,15 +2,7 @@
 // the interface; the API decides what anyone may do.
 import type { Session } from "@supabase/auth-js";
 import { useQueryClient } from "@tanstack/react-query";
-import {
-  createContext,
-  type ReactNode,
-  useCallback,
-  useContext,
-  useEffect,
-  useRef,
-  useState,
-} from "react";
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
 import { auth } from "./api/auth.ts";
 import { api, type Me, onAuthProblem, unwrap } from "./api/client.ts";
 import { navigate } from "./router.tsx";
@@ -98,10 +90,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     } catch (e) {
       setState((
         s,
-      ) => (s.kind === "signed_in"
-        ? { ...s, meError: (e as Error).message }
-        : s)
-      );
+      ) => (s.kind === "signed_in" ? { ...s, meError: (e as Error).message } : s));
       return null;
     }
   }, []);
@@ -171,9 +160,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         // the state as it is, outside any state update (updating the notice or the address inside one
         // would update other components while this one renders).
         if (current.current.kind === "signed_in") {
-          setNotice((n) =>
-            n ?? "Your session has ended. Please sign in again."
-          );
+          setNotice((n) => n ?? "Your session has ended. Please sign in again.");
           navigate("/auth", { replace: true });
         }
         queries.clear();
@@ -181,9 +168,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         return;
       }
       setState((s) =>
-        s.kind === "signed_in"
-          ? { ...s, session }
-          : { kind: "signed_in", session, me: null, meError: null }
+        s.kind === "signed_in" ? { ...s, session } : { kind: "signed_in", session, me: null, meError: null }
       );
     });
     return () => {
@@ -213,9 +198,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         const before = s.kind === "signed_in" ? s.me : null;
         const me = await reloadMe();
         if (!me || me.active_organization_id) return;
-        const lost = before?.memberships.find((m) =>
-          m.organization_id === before.active_organization_id
-        );
+        const lost = before?.memberships.find((m) => m.organization_id === before.active_organization_id);
         const name = lost?.organization_name ?? "that organization";
         const suspended = me.memberships.some((m) =>
           m.organization_id === lost?.organization_id && m.suspended
@@ -241,10 +224,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     }), [reloadMe, signOut, switchOrganization]);
 
   const me = state.kind === "signed_in" ? state.me : null;
-  const organization =
-    me?.memberships.find((m) =>
-      m.organization_id === me.active_organization_id
-    ) ?? null;
+  const organization = me?.memberships.find((m) => m.organization_id === me.active_organization_id) ?? null;
   const value: SessionApi = {
     state,
     me,

@@ -5,17 +5,9 @@
 // creates its organization, edits its details and switches between organizations only when it asks to.
 // Mails are read from MailDev's REST API (the inbox `npm run dev` starts). axe finds nothing at any
 // impact on the new screens, at 1280 and 390 px.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import { freePort } from "../../tests/helpers/server.ts";
 import type { Browser, Page } from "playwright-core";
 import {
@@ -270,10 +262,9 @@ Deno.test(
     await page.getByText(`You have joined ${church}.`).waitFor();
     await page.getByRole("button", { name: `Open ${church}` }).click();
     await page.getByRole("banner").getByText(`Working in ${church}`).waitFor();
-    const [row] =
-      await sql()`select p.role from public.profiles p join auth.users u on u.id = p.user_id
+    const [row] = await sql()`select p.role from public.profiles p join auth.users u on u.id = p.user_id
                             where u.email = ${invitee} and p.organization_id = ${admin
-        .organizationId!}`;
+      .organizationId!}`;
     assertEquals(row?.role, "staff");
     await page.close();
   },
@@ -281,17 +272,11 @@ Deno.test(
 
 /** Signs in at the confirming stack's Auth over HTTP: the status, and the access token when it worked. */
 async function passwordGrant(email: string, password: string) {
-  const res = await fetch(
-    `${confirmStack.url}/auth/v1/token?grant_type=password`,
-    {
-      method: "POST",
-      headers: {
-        apikey: confirmStack.anonKey,
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({ email, password }),
-    },
-  );
+  const res = await fetch(`${confirmStack.url}/auth/v1/token?grant_type=password`, {
+    method: "POST",
+    headers: { apikey: confirmStack.anonKey, "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
   const body = await res.json();
   return { status: res.status, token: body.access_token as string | undefined };
 }
@@ -308,31 +293,19 @@ Deno.test(
     });
     const page = await openPage(browser, consoleLines);
     await signInAs(page, confirmSite.url, user.email, PASSWORD);
-    await page.getByRole("banner").getByRole("link", {
-      name: "Change password",
-    }).click();
+    await page.getByRole("banner").getByRole("link", { name: "Change password" }).click();
     await page.getByRole("heading", { name: "Change your password" }).waitFor();
     await check(page, "change-password");
     await page.getByLabel("Current password").fill("not my password");
-    await page.getByLabel("New password", { exact: true }).fill(
-      "a changed password",
-    );
+    await page.getByLabel("New password", { exact: true }).fill("a changed password");
     await page.getByLabel("New password again").fill("a changed password");
     await page.getByRole("button", { name: "Save new password" }).click();
-    await page.getByRole("alert").filter({
-      hasText: "not your current password",
-    }).waitFor();
-    assertEquals(
-      (await passwordGrant(user.email, "a changed password")).status,
-      400,
-    );
+    await page.getByRole("alert").filter({ hasText: "not your current password" }).waitFor();
+    assertEquals((await passwordGrant(user.email, "a changed password")).status, 400);
     await page.getByLabel("Current password").fill(PASSWORD);
     await page.getByRole("button", { name: "Save new password" }).click();
     await page.getByText("Your password has been changed.").waitFor();
-    assertEquals(
-      (await passwordGrant(user.email, "a changed password")).status,
-      200,
-    );
+    assertEquals((await passwordGrant(user.email, "a changed password")).status, 200);
     await page.close();
   },
 );
@@ -351,29 +324,17 @@ Deno.test(
     const invitee = `pastor-${run}@grace.example`;
     const squatted = await fetch(`${confirmStack.url}/auth/v1/signup`, {
       method: "POST",
-      headers: {
-        apikey: confirmStack.anonKey,
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({
-        email: invitee,
-        password: "the squatter's password",
-      }),
+      headers: { apikey: confirmStack.anonKey, "content-type": "application/json" },
+      body: JSON.stringify({ email: invitee, password: "the squatter's password" }),
     });
     assertEquals(squatted.status, 200);
     await squatted.body?.cancel();
     const { token: adminToken } = await passwordGrant(admin.email, PASSWORD);
-    const invited = await fetch(
-      `${confirmStack.url}/functions/v1/webhooks/invitations`,
-      {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${adminToken}`,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify({ email: invitee, role: "admin" }),
-      },
-    );
+    const invited = await fetch(`${confirmStack.url}/functions/v1/webhooks/invitations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: invitee, role: "admin" }),
+    });
     assertEquals(invited.status, 201);
     await invited.body?.cancel();
     const token = /#token=(inv_[0-9a-f]{64})/.exec(
@@ -388,8 +349,7 @@ Deno.test(
     await page.getByLabel("E-mail").fill(invitee);
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByRole("button", { name: "Create account" }).click();
-    await page.getByText(`We sent a confirmation e-mail to ${invitee}`)
-      .waitFor();
+    await page.getByText(`We sent a confirmation e-mail to ${invitee}`).waitFor();
     // The second confirmation mail (the first went to the squatter's sign-up).
     let code: string | undefined;
     for (let i = 0; i < 150 && !code; i++) {
@@ -399,36 +359,24 @@ Deno.test(
         to: { address: string }[];
       }[];
       const mine = list.filter((m) =>
-        m.to.some((t) => t.address === invitee) &&
-        /Confirm your e-mail address/.test(m.subject)
+        m.to.some((t) => t.address === invitee) && /Confirm your e-mail address/.test(m.subject)
       );
-      if (mine.length >= 2) {
-        code = /<strong>(\d{6})<\/strong>/.exec(mine.at(-1)!.html)?.[1];
-      } else await new Promise((r) => setTimeout(r, 200));
+      if (mine.length >= 2) code = /<strong>(\d{6})<\/strong>/.exec(mine.at(-1)!.html)?.[1];
+      else await new Promise((r) => setTimeout(r, 200));
     }
     assert(code, "the owner's confirmation mail");
     await page.getByLabel("Code from the e-mail").fill(code!);
     await page.getByRole("button", { name: "Continue" }).click();
-    await page.getByText(
-      `You are invited to join ${church} as an administrator.`,
-    ).waitFor();
+    await page.getByText(`You are invited to join ${church} as an administrator.`).waitFor();
     await page.getByRole("button", { name: `Join ${church}` }).click();
-    await page.getByRole("heading", { name: "Set a new password first" })
-      .waitFor();
+    await page.getByRole("heading", { name: "Set a new password first" }).waitFor();
     await check(page, "invitation-new-password");
-    assertEquals(
-      await page.getByLabel("Current password").count(),
-      0,
-      "the mail's code proved the address",
-    );
+    assertEquals(await page.getByLabel("Current password").count(), 0, "the mail's code proved the address");
     await page.getByLabel("New password", { exact: true }).fill(PASSWORD);
     await page.getByLabel("New password again").fill(PASSWORD);
     await page.getByRole("button", { name: "Save password and join" }).click();
     await page.getByText(`You have joined ${church}.`).waitFor();
-    assertEquals(
-      (await passwordGrant(invitee, "the squatter's password")).status,
-      400,
-    );
+    assertEquals((await passwordGrant(invitee, "the squatter's password")).status, 400);
     assertEquals((await passwordGrant(invitee, PASSWORD)).status, 200);
     await page.close();
   },
@@ -491,8 +439,7 @@ Deno.test(
     await page.waitForURL(/\/settings\/integrations\/webhooks$/);
     await page.getByRole("banner").getByText(`Working in ${first}`).waitFor();
     await page.getByRole("heading", { name: "No endpoints yet" }).waitFor();
-    const [row] =
-      await sql()`select o.time_zone, o.contact_email, p.role from public.organizations o
+    const [row] = await sql()`select o.time_zone, o.contact_email, p.role from public.organizations o
     join public.profiles p on p.organization_id = o.id join auth.users u on u.id = p.user_id
     where u.email = ${founder}`;
     assertEquals([row?.time_zone, row?.contact_email, row?.role], [
@@ -528,8 +475,7 @@ Deno.test(
     await page.getByRole("banner").getByText(`Working in ${first} Leeds`)
       .waitFor();
     await docsImage(page, "organization-settings");
-    const [row] =
-      await sql()`select name, time_zone, contact_email from public.organizations
+    const [row] = await sql()`select name, time_zone, contact_email from public.organizations
                             where name = ${`${first} Leeds`}`;
     assertEquals([row?.time_zone, row?.contact_email], ["Asia/Tokyo", null]);
   },
@@ -557,9 +503,7 @@ Deno.test(
   "the switcher: arrow keys choose, only Switch switches; then 'Working in' says where, and focus is back on it",
   opts,
   async () => {
-    await page.getByRole("navigation", { name: "Settings" }).getByRole("link", {
-      name: "Organization",
-    })
+    await page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "Organization" })
       .click();
     await page.getByLabel("Name").waitFor();
     assertEquals(await page.getByLabel("Name").inputValue(), second);

@@ -2,17 +2,9 @@
 // stack: the button is off where a filter cannot be retried in bulk; the preview's count in the
 // confirmation; progress that polls; Stop; and the finished job's link to what it queued. Focus after
 // each step is never <body>; axe at every impact at 1280x800 and 390x844.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import type { Browser, Page } from "playwright-core";
 import {
   buildWeb,

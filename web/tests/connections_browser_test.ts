@@ -7,17 +7,9 @@
 // localStorage; axe finds nothing serious at 1280 and 390 px on any state shown.
 //
 // WEB_DOCS_IMAGES=1 also writes the guides' screenshots of these screens to docs/images/.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import {
   change,
   newPhoneNumberId,
@@ -153,8 +145,7 @@ Deno.test(
     // A refusal of the API, in its words, lands at the field too (the request is altered on its way).
     await page.route(
       "**/functions/v1/webhooks/connections/checkout/secret",
-      (route) =>
-        route.continue({ postData: JSON.stringify({ secret: "x y" }) }),
+      (route) => route.continue({ postData: JSON.stringify({ secret: "x y" }) }),
     );
     await field.fill(CHECKOUT_SECRET);
     await dialog.getByRole("button", { name: "Save secret" }).click();
@@ -289,8 +280,7 @@ Deno.test(
   opts,
   async () => {
     // The callback URL the page shows: the organization's own.
-    const messaging =
-      `${stack.url}/functions/v1/messaging-webhook/${organizationId}`;
+    const messaging = `${stack.url}/functions/v1/messaging-webhook/${organizationId}`;
     const handshake = await fetch(
       `${messaging}?hub.mode=subscribe&hub.verify_token=${verifyToken}&hub.challenge=99`,
     );

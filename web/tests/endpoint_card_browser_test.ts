@@ -4,17 +4,9 @@
 // with live queries; deleting an endpoint without asking again for anything about it; who added each
 // endpoint and API key, and a warning once that person has left. Nothing may appear in the console: not
 // even the browser's line for an HTTP error answer.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import { type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import type { Browser, Page } from "playwright-core";
 import {
@@ -43,25 +35,17 @@ let endpointId: string;
 const problems: string[] = [];
 const consoleLines: string[] = [];
 /** What the page asked for and when it was answered, in order. */
-const traffic: {
-  kind: "request" | "response";
-  method: string;
-  url: string;
-  status?: number;
-}[] = [];
+const traffic: { kind: "request" | "response"; method: string; url: string; status?: number }[] = [];
 
 /** Screenshots at both sizes and axe there: no violation of any impact. */
 async function check(name: string) {
-  problems.push(
-    ...await captureAndCheck(page, `card-${name}`, { everyImpact: true }),
-  );
+  problems.push(...await captureAndCheck(page, `card-${name}`, { everyImpact: true }));
 }
 
 const signIn = () => signInAs(page, site.url, ADMIN, PASSWORD);
 
 /** Console lines that say something went wrong (any error or warning, HTTP error answers included). */
-const wrong = (lines: string[]) =>
-  lines.filter((l) => /^(pageerror|error|warning|assert)/.test(l));
+const wrong = (lines: string[]) => lines.filter((l) => /^(pageerror|error|warning|assert)/.test(l));
 
 /**
  * Signs out and waits for the sign-in page; returns what the console said meanwhile that is wrong, and
@@ -82,19 +66,14 @@ async function signOutFromHere(): Promise<string[]> {
   return [
     ...(sessions === 0 ? [] : [`${sessions} session(s) still alive at Auth`]),
     ...wrong(consoleLines.slice(from)),
-    ...traffic.slice(fromTraffic).filter((t) => (t.status ?? 0) >= 400).map((
-      t,
-    ) => `${t.method} ${t.url}: ${t.status}`),
+    ...traffic.slice(fromTraffic).filter((t) => (t.status ?? 0) >= 400).map((t) =>
+      `${t.method} ${t.url}: ${t.status}`
+    ),
   ];
 }
 
 /** A 10-minute health bucket `hoursAgo` whole hours before the current hour (plus 10 minutes). */
-async function bucket(
-  hoursAgo: number,
-  attempts: number,
-  delivered: number,
-  durations: number[],
-) {
+async function bucket(hoursAgo: number, attempts: number, delivered: number, durations: number[]) {
   await sql()`insert into public.webhook_endpoint_health_buckets (endpoint_id, bucket_start, organization_id,
                 attempts, delivered, timed, duration_ms_sum, duration_histogram)
               values (${endpointId},
@@ -125,28 +104,18 @@ Deno.test(
     receiver = await startReceiver();
     browser = await launchBrowser();
     page = await openPage(browser, consoleLines);
-    page.on(
-      "request",
-      (r) =>
-        traffic.push({ kind: "request", method: r.method(), url: r.url() }),
-    );
+    page.on("request", (r) => traffic.push({ kind: "request", method: r.method(), url: r.url() }));
     page.on(
       "response",
       (r) =>
-        traffic.push({
-          kind: "response",
-          method: r.request().method(),
-          url: r.url(),
-          status: r.status(),
-        }),
+        traffic.push({ kind: "response", method: r.request().method(), url: r.url(), status: r.status() }),
     );
 
     await signIn();
     await page.getByRole("button", { name: "Add your first endpoint" }).click();
     await page.getByLabel("Endpoint URL").fill(`${receiver.url}/hook`);
     await page.getByLabel("member.created").check();
-    await page.getByRole("button", { name: "Add endpoint", exact: true })
-      .click();
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
     await page.getByRole("button", { name: "I have saved the secret" }).click();
     await page.locator("li.card").waitFor();
     const [e] = await sql()<{ id: string }[]>`
@@ -170,72 +139,40 @@ Deno.test(
     await page.reload();
     const activity = page.locator("li.card section.activity");
     const summary = activity.locator("p.small").first();
-    await summary.filter({ hasText: "Last 24 hours: 4 delivered, 0 failed" })
-      .waitFor();
-    assertEquals(
-      await activity.locator("svg.bars g").count(),
-      24,
-      "24 hourly bars for a day",
-    );
+    await summary.filter({ hasText: "Last 24 hours: 4 delivered, 0 failed" }).waitFor();
+    assertEquals(await activity.locator("svg.bars g").count(), 24, "24 hourly bars for a day");
 
     await activity.getByRole("button", { name: "7 days" }).click();
     await summary.filter({ hasText: "Last 7 days" }).waitFor();
     const text = (await summary.textContent())!;
-    assertMatch(
-      text,
-      /^Last 7 days: 12 delivered, 4 failed \(most failures in the 6 hours from .+\)\./,
-    );
+    assertMatch(text, /^Last 7 days: 12 delivered, 4 failed \(most failures in the 6 hours from .+\)\./);
     const bars = activity.locator("svg.bars g");
     assertEquals(await bars.count(), 28, "one bar per 6 hours");
     // A bar is wide enough to see and to tell from its neighbours (168 hourly bars were about 2 px).
-    const width =
-      (await bars.first().locator("rect").first().boundingBox())!.width;
+    const width = (await bars.first().locator("rect").first().boundingBox())!.width;
     assert(width >= 8, `a bar is ${width.toFixed(1)} px wide`);
     // The points with attempts, as the bars show them: the last, and those 32, 80, 150 and 166 hours back.
     const heights = await bars.evaluateAll((gs) =>
-      gs.map((g) =>
-        [...g.querySelectorAll("rect")].reduce(
-          (h, r) => h + Number(r.getAttribute("height")),
-          0,
-        )
-      )
+      gs.map((g) => [...g.querySelectorAll("rect")].reduce((h, r) => h + Number(r.getAttribute("height")), 0))
     );
     const drawn = heights.map((h, i) => h > 0 ? i : -1).filter((i) => i >= 0);
     assertEquals(drawn, [0, 2, 14, 22, 27]);
     assertEquals(
-      await activity.locator("figcaption").first().textContent().then((t) =>
-        t!.replace(/\s+/g, " ")
-      ),
+      await activity.locator("figcaption").first().textContent().then((t) => t!.replace(/\s+/g, " ")),
       "Attempts per 6 hours (delivered, failed), up to 5",
     );
 
     await activity.getByText("Activity as a table").click();
-    const table = activity.getByRole("region", {
-      name: "Activity per 6 hours",
-    });
-    assertEquals(
-      await table.getByRole("columnheader").first().textContent(),
-      "6 hours from",
-    );
+    const table = activity.getByRole("region", { name: "Activity per 6 hours" });
+    assertEquals(await table.getByRole("columnheader").first().textContent(), "6 hours from");
     const rows = await table.locator("tbody tr").evaluateAll((trs) =>
-      trs.map((tr) =>
-        [...tr.querySelectorAll("td")].map((td) => td.textContent)
-      )
+      trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent))
     );
     // One row per drawn bar, oldest first, with its counts; the busiest failures are the words' period.
-    assertEquals(rows.map((r) => [r[1], r[2]]), [
-      ["0", "1"],
-      ["4", "0"],
-      ["2", "0"],
-      ["2", "3"],
-      ["4", "0"],
-    ]);
+    assertEquals(rows.map((r) => [r[1], r[2]]), [["0", "1"], ["4", "0"], ["2", "0"], ["2", "3"], ["4", "0"]]);
     assertEquals(text.match(/from (.+)\)\./)![1], rows[3]![0]);
     // Its median and 95th percentile come from the six hours' own times: 2 and 3 seconds are past the median.
-    assertEquals(
-      [rows[3]![3], rows[3]![4]].map((t) => /s$/.test(t!) && !/ms$/.test(t!)),
-      [true, true],
-    );
+    assertEquals([rows[3]![3], rows[3]![4]].map((t) => /s$/.test(t!) && !/ms$/.test(t!)), [true, true]);
     await check("activity-7d");
   },
 );
@@ -253,14 +190,10 @@ Deno.test(
                 values (${organizationId}, 'Ada', 'Browser', '+1 555 0100')`;
     await receiver.waitFor(1, 15_000);
     await signIn();
-    await page.getByRole("navigation", { name: "Settings" }).getByRole("link", {
-      name: "Webhook Logs",
-    })
+    await page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "Webhook Logs" })
       .click();
     await page.waitForURL(/webhook-logs/);
-    await page.locator("table.logs tbody tr").filter({
-      hasText: "member.created",
-    }).first().waitFor();
+    await page.locator("table.logs tbody tr").filter({ hasText: "member.created" }).first().waitFor();
     assertEquals(await signOutFromHere(), [], "signed out from Webhook Logs");
     await page.getByLabel("E-mail").waitFor();
   },
@@ -277,9 +210,7 @@ Deno.test(
     // Webhook Logs fetches the same list (its endpoint filter) ...
     await nav.getByRole("link", { name: "Webhook Logs" }).click();
     await page.waitForURL(/webhook-logs/);
-    await page.getByLabel("Endpoint").locator("option", {
-      hasText: `${receiver.url}/hook`,
-    }).waitFor({
+    await page.getByLabel("Endpoint").locator("option", { hasText: `${receiver.url}/hook` }).waitFor({
       state: "attached",
     });
     // ... then the endpoint changes (as a delivery finishing changes its health), and the admin goes back
@@ -303,26 +234,18 @@ Deno.test(
     await card.getByRole("button", { name: "Delete" }).click();
     await page.getByRole("dialog", { name: "Delete this endpoint?" })
       .getByRole("button", { name: "Delete endpoint" }).click();
-    await page.getByText(
-      `Deleted ${receiver.url}/hook and its delivery history.`,
-    ).waitFor();
+    await page.getByText(`Deleted ${receiver.url}/hook and its delivery history.`).waitFor();
     await page.getByRole("heading", { name: "No endpoints yet" }).waitFor();
     // Refreshes after an action start at once; give them time to be made and answered.
     await page.waitForTimeout(1500);
     const seen = traffic.slice(fromTraffic);
-    const answered = seen.findIndex((t) =>
-      t.kind === "response" && t.method === "DELETE"
-    );
+    const answered = seen.findIndex((t) => t.kind === "response" && t.method === "DELETE");
     assert(answered >= 0, JSON.stringify(seen));
     assertEquals(seen[answered]!.status, 204);
-    const after = seen.slice(answered + 1).filter((t) =>
-      t.kind === "request" && t.url.includes(endpointId)
-    );
+    const after = seen.slice(answered + 1).filter((t) => t.kind === "request" && t.url.includes(endpointId));
     assertEquals(after, [], "no request about the deleted endpoint");
     assert(
-      seen.slice(answered + 1).some((t) =>
-        t.kind === "request" && /\/webhooks\/endpoints(\?|$)/.test(t.url)
-      ),
+      seen.slice(answered + 1).some((t) => t.kind === "request" && /\/webhooks\/endpoints(\?|$)/.test(t.url)),
       "the list itself is refreshed",
     );
     assertEquals(wrong(consoleLines.slice(fromConsole)), []);
@@ -352,67 +275,44 @@ Deno.test(
                         ${adminId})`;
     try {
       await page.reload();
-      const card = page.locator("li.card").filter({
-        hasText: `${receiver.url}/theirs`,
-      });
-      await card.getByText(`Added by card-other-${run}@firstchurch.example`)
-        .waitFor();
+      const card = page.locator("li.card").filter({ hasText: `${receiver.url}/theirs` });
+      await card.getByText(`Added by card-other-${run}@firstchurch.example`).waitFor();
 
       // They are removed from the organization; their endpoint stays, disabled, and says so and why.
       await sql()`delete from public.profiles where user_id = ${other.userId} and organization_id = ${organizationId}`;
       await page.reload();
-      await card.getByText("by a member who is no longer in this organization")
-        .waitFor();
+      await card.getByText("by a member who is no longer in this organization").waitFor();
       await card.getByText(
         `Disabled: its creator, card-other-${run}@firstchurch.example, was removed from the organization`,
       ).waitFor();
-      assertEquals(
-        await card.locator("p.warn").count(),
-        2,
-        "warnings, not muted lines",
-      );
+      assertEquals(await card.locator("p.warn").count(), 2, "warnings, not muted lines");
       await check("removed-creator");
 
       const nav = page.getByRole("navigation", { name: "Settings" });
       await nav.getByRole("link", { name: "API keys" }).click();
       await page.waitForURL(/api-keys/);
       const table = page.getByRole("region", { name: "API keys" });
-      const row = (name: string) =>
-        table.locator("tbody tr").filter({ hasText: name });
+      const row = (name: string) => table.locator("tbody tr").filter({ hasText: name });
       await row("My Make").waitFor();
       const headers = await table.getByRole("columnheader").allTextContents();
       const column = headers.indexOf("Created by");
       assert(column >= 0, JSON.stringify(headers));
-      assertEquals(
-        await row("My Make").locator("td").nth(column).textContent(),
-        ADMIN,
-      );
-      assertEquals(
-        await row("Their Zapier").locator("td").nth(column).textContent(),
-        "removed member",
-      );
+      assertEquals(await row("My Make").locator("td").nth(column).textContent(), ADMIN);
+      assertEquals(await row("Their Zapier").locator("td").nth(column).textContent(), "removed member");
       // Their key ended with their authority.
-      await row("Their Zapier").getByText(
-        "its creator was removed from the organization",
-      ).waitFor();
+      await row("Their Zapier").getByText("its creator was removed from the organization").waitFor();
       await check("key-creators");
     } finally {
-      await sql()`delete from public.webhook_endpoints where id = ${
-        theirs!.id
-      }`;
+      await sql()`delete from public.webhook_endpoints where id = ${theirs!.id}`;
     }
   },
 );
 
-Deno.test(
-  "no accessibility problem on any screen; nothing wrong in the console",
-  opts,
-  () => {
-    assertEquals(problems, []);
-    // The wrong password and such are not part of this story: no HTTP error answer at all.
-    assertEquals(wrong(consoleLines), []);
-  },
-);
+Deno.test("no accessibility problem on any screen; nothing wrong in the console", opts, () => {
+  assertEquals(problems, []);
+  // The wrong password and such are not part of this story: no HTTP error answer at all.
+  assertEquals(wrong(consoleLines), []);
+});
 
 Deno.test("teardown", opts, async () => {
   await browser?.close();

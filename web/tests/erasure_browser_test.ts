@@ -6,11 +6,7 @@
 import { assert, assertEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { rowsMentioning } from "../../tests/helpers/catalogue_search.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import type { Browser, Page } from "playwright-core";
 import {
   buildWeb,
@@ -44,9 +40,7 @@ const consoleLines: string[] = [];
 
 /** Screenshots, and axe at both sizes with every violation, whatever its impact (none at all on this page). */
 async function axeViolations(name: string): Promise<void> {
-  problems.push(
-    ...await captureAndCheck(page, `erase-${name}`, { everyImpact: true }),
-  );
+  problems.push(...await captureAndCheck(page, `erase-${name}`, { everyImpact: true }));
 }
 
 const signIn = (email: string) => signInAs(page, site.url, email);
@@ -79,9 +73,7 @@ Deno.test(
                 from public.webhook_deliveries d join public.webhook_events e on e.id = d.event_id
                 where e.organization_id = ${organizationId} and e.payload #>> '{data,row,first_name}' = 'Grace'`;
     stack = await startDevStack({ env: { WEBHOOKS_DEV_DISPATCH: "false" } });
-    site = serveStatic(
-      await buildWeb(stack.url, stack.anonKey, { debug: true }),
-    );
+    site = serveStatic(await buildWeb(stack.url, stack.anonKey, { debug: true }));
     browser = await launchBrowser();
     page = await openPage(browser, consoleLines);
   },
@@ -142,8 +134,7 @@ Deno.test(
       result!,
     );
     assert(
-      /Kept, but may still hold something of the erased person: 1 in webhook deliveries/
-        .test(result!),
+      /Kept, but may still hold something of the erased person: 1 in webhook deliveries/.test(result!),
       result!,
     );
     const records = page.getByRole("region", { name: "Erasure records" });
@@ -152,11 +143,7 @@ Deno.test(
     await axeViolations("erased");
 
     assertEquals(await rowsMentioning(PERSON.email), [
-      {
-        table: "public.webhook_delivery_attempts",
-        column: "response_excerpt",
-        rows: 1,
-      },
+      { table: "public.webhook_delivery_attempts", column: "response_excerpt", rows: 1 },
     ], "Grace's row is reported, not changed");
     assertEquals(await rowsMentioning(PERSON.first), []);
     const [left] =
@@ -183,13 +170,9 @@ Deno.test("no accessibility problem on any state of the page", opts, () => {
   assertEquals(problems, []);
 });
 
-Deno.test(
-  "nothing wrong in the development console (preact/debug warns of duplicate keys)",
-  opts,
-  () => {
-    assertEquals(consoleProblems(consoleLines), []);
-  },
-);
+Deno.test("nothing wrong in the development console (preact/debug warns of duplicate keys)", opts, () => {
+  assertEquals(consoleProblems(consoleLines), []);
+});
 
 Deno.test("teardown", opts, async () => {
   // The other member's delivery is still due: the next file's dispatcher must not get it.

@@ -30,61 +30,40 @@ Deno.test(
       organization: church,
       role: "admin",
     });
-    const invitee = await upsertDevUser({
-      email: `newhire-${run}@hope.example`,
-      password: PASSWORD,
-    });
+    const invitee = await upsertDevUser({ email: `newhire-${run}@hope.example`, password: PASSWORD });
     const stack = await startDevStack();
     const webDir = await buildWeb(stack.url, stack.anonKey);
     const site = serveStatic(webDir);
     const browser = await launchBrowser();
     try {
-      const signedIn =
-        await (await fetch(`${stack.url}/auth/v1/token?grant_type=password`, {
-          method: "POST",
-          headers: {
-            apikey: stack.anonKey,
-            "content-type": "application/json",
-          },
-          body: JSON.stringify({ email: admin.email, password: PASSWORD }),
-        })).json();
-      const invitation =
-        await (await fetch(`${stack.url}/functions/v1/webhooks/invitations`, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${signedIn.access_token}`,
-            "content-type": "application/json",
-          },
-          body: JSON.stringify({ email: invitee.email, role: "staff" }),
-        })).json();
+      const signedIn = await (await fetch(`${stack.url}/auth/v1/token?grant_type=password`, {
+        method: "POST",
+        headers: { apikey: stack.anonKey, "content-type": "application/json" },
+        body: JSON.stringify({ email: admin.email, password: PASSWORD }),
+      })).json();
+      const invitation = await (await fetch(`${stack.url}/functions/v1/webhooks/invitations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${signedIn.access_token}`, "content-type": "application/json" },
+        body: JSON.stringify({ email: invitee.email, role: "staff" }),
+      })).json();
       const link = `${site.url}/invitations/accept#token=${invitation.token}`;
 
       const consoleLines: string[] = [];
       const page = await openPage(browser, consoleLines);
 
       await page.goto(link);
-      await page.getByText("Sign in to see and accept your invitation.")
-        .waitFor();
+      await page.getByText("Sign in to see and accept your invitation.").waitFor();
       await page.getByLabel("E-mail").fill(invitee.email);
       await page.getByLabel("Password").fill(PASSWORD);
       await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByText(`You are invited to join ${church} as staff.`)
-        .waitFor();
-      assertEquals(
-        new URL(page.url()).pathname,
-        "/invitations/accept",
-        "the link kept its address",
-      );
+      await page.getByText(`You are invited to join ${church} as staff.`).waitFor();
+      assertEquals(new URL(page.url()).pathname, "/invitations/accept", "the link kept its address");
       const problems = await captureAndCheck(page, "invitation");
       await docsImage(page.locator("main"), "invitation-accept");
 
       await page.getByRole("button", { name: `Join ${church}` }).click();
       await page.getByText(`You have joined ${church}.`).waitFor();
-      assertEquals(
-        new URL(page.url()).hash,
-        "",
-        "the used token is out of the address bar",
-      );
+      assertEquals(new URL(page.url()).hash, "", "the used token is out of the address bar");
       const [member] = await sql()<{ role: string }[]>`
       select role from public.profiles where user_id = ${invitee.userId} and organization_id = ${admin
         .organizationId!}`;
@@ -99,9 +78,7 @@ Deno.test(
       problems.push(...await captureAndCheck(page, "invitation-used"));
       assertEquals(problems, []);
       assert(
-        !consoleLines.some((l) =>
-          l.startsWith("pageerror") || /Content Security Policy/i.test(l)
-        ),
+        !consoleLines.some((l) => l.startsWith("pageerror") || /Content Security Policy/i.test(l)),
         consoleLines.join("\n"),
       );
     } finally {

@@ -3,17 +3,9 @@
 // Only Tab, Shift+Tab, typing, Space and Enter; after every action, focus is checked: on the control the
 // next step needs, or back where the action came from, and never on <body>. Production build, real
 // stack, a receiver that counts what arrives.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import { type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import type { Browser, Page } from "playwright-core";
 import {
@@ -42,26 +34,18 @@ const consoleLines: string[] = [];
 const trail: string[] = [];
 
 type Focus = Awaited<ReturnType<typeof focused>>;
-const describe = (f: Focus) =>
-  `${f.tag}${f.id ? `#${f.id}` : ""} "${f.label || f.text.slice(0, 60)}"`;
+const describe = (f: Focus) => `${f.tag}${f.id ? `#${f.id}` : ""} "${f.label || f.text.slice(0, 60)}"`;
 
 /** Where focus is now; fails when it fell to <body> (or nowhere). */
 async function focusAfter(step: string): Promise<Focus> {
   const f = await focused(page);
   trail.push(`${step}: ${describe(f)}`);
-  assert(
-    f.tag !== "body" && f.tag !== "",
-    `after ${step}, focus fell to <body>:\n${trail.join("\n")}`,
-  );
+  assert(f.tag !== "body" && f.tag !== "", `after ${step}, focus fell to <body>:\n${trail.join("\n")}`);
   return f;
 }
 
 /** Presses Tab until `want` holds for the focused element; returns it. */
-async function tabTo(
-  what: string,
-  want: (f: Focus) => boolean,
-  max = 60,
-): Promise<Focus> {
+async function tabTo(what: string, want: (f: Focus) => boolean, max = 60): Promise<Focus> {
   for (let i = 0; i < max; i++) {
     await page.keyboard.press("Tab");
     const f = await focused(page);
@@ -70,30 +54,24 @@ async function tabTo(
       return f;
     }
   }
-  throw new Error(
-    `${what} not reached in ${max} Tab stops:\n${trail.join("\n")}`,
-  );
+  throw new Error(`${what} not reached in ${max} Tab stops:\n${trail.join("\n")}`);
 }
 
 const text = (t: string) => (f: Focus) => f.text === t;
 
-Deno.test(
-  "setup: dev stack, an admin, the production build, a receiver, Chromium",
-  opts,
-  async () => {
-    await upsertDevUser({
-      email: ADMIN,
-      password: PASSWORD,
-      organization: `Keyboard Church ${run}`,
-      role: "admin",
-    });
-    stack = await startDevStack();
-    site = serveStatic(await buildWeb(stack.url, stack.anonKey));
-    receiver = await startReceiver();
-    browser = await launchBrowser();
-    page = await openPage(browser, consoleLines);
-  },
-);
+Deno.test("setup: dev stack, an admin, the production build, a receiver, Chromium", opts, async () => {
+  await upsertDevUser({
+    email: ADMIN,
+    password: PASSWORD,
+    organization: `Keyboard Church ${run}`,
+    role: "admin",
+  });
+  stack = await startDevStack();
+  site = serveStatic(await buildWeb(stack.url, stack.anonKey));
+  receiver = await startReceiver();
+  browser = await launchBrowser();
+  page = await openPage(browser, consoleLines);
+});
 
 Deno.test(
   "keyboard only: add an endpoint, send a test, find it in Webhook Logs, redeliver",
@@ -104,9 +82,7 @@ Deno.test(
     await email.waitFor();
     // The e-mail field, however many stops the page has before it (none when it opens there).
     const emailId = await email.getAttribute("id");
-    if ((await focused(page)).id !== emailId) {
-      await tabTo("E-mail", (f) => f.id === emailId);
-    }
+    if ((await focused(page)).id !== emailId) await tabTo("E-mail", (f) => f.id === emailId);
     await page.keyboard.type(ADMIN);
     await page.keyboard.press("Tab");
     assertEquals(
@@ -130,38 +106,21 @@ Deno.test(
       "on the URL",
     );
     await page.keyboard.type(`${receiver.url}/keyboard`);
-    const memberCreated = await page.getByLabel("member.created").getAttribute(
-      "id",
-    );
+    const memberCreated = await page.getByLabel("member.created").getAttribute("id");
     await tabTo("member.created", (f) => f.id === memberCreated);
     await page.keyboard.press("Space");
-    assert(
-      await page.getByLabel("member.created").isChecked(),
-      "Space ticks the event",
-    );
-    assertEquals(
-      (await focusAfter("Space on member.created")).id,
-      memberCreated,
-    );
+    assert(await page.getByLabel("member.created").isChecked(), "Space ticks the event");
+    assertEquals((await focusAfter("Space on member.created")).id, memberCreated);
     await tabTo("Add endpoint", text("Add endpoint"));
     await page.keyboard.press("Enter");
-    await page.getByRole("button", { name: "I have saved the secret" })
-      .waitFor();
-    assertMatch(
-      (await focusAfter("Add endpoint")).text,
-      /^Endpoint added: /,
-      "on the new secret's panel",
-    );
+    await page.getByRole("button", { name: "I have saved the secret" }).waitFor();
+    assertMatch((await focusAfter("Add endpoint")).text, /^Endpoint added: /, "on the new secret's panel");
     await tabTo("I have saved the secret", text("I have saved the secret"));
     await page.keyboard.press("Enter");
     const [e] = await sql()<
       { id: string }[]
     >`select id from public.webhook_endpoints where url = ${`${receiver.url}/keyboard`}`;
-    assertEquals(
-      (await focusAfter("I have saved the secret")).id,
-      `endpoint-${e!.id}`,
-      "on the new card",
-    );
+    assertEquals((await focusAfter("I have saved the secret")).id, `endpoint-${e!.id}`, "on the new card");
     await problemsAt("keyboard-card");
 
     // Send a test event.
@@ -169,39 +128,25 @@ Deno.test(
     await page.keyboard.press("Enter");
     const dialog = page.getByRole("dialog", { name: "Send a test event" });
     await dialog.waitFor();
-    assertEquals(
-      (await focusAfter("Send test event")).tag,
-      "select",
-      "the dialog opens on its choice",
-    );
+    assertEquals((await focusAfter("Send test event")).tag, "select", "the dialog opens on its choice");
     await tabTo("Send test", text("Send test"));
     await page.keyboard.press("Enter");
     await dialog.waitFor({ state: "hidden" });
-    assertEquals(
-      (await focusAfter("Send test")).text,
-      "Send test event",
-      "back on the button it came from",
-    );
+    assertEquals((await focusAfter("Send test")).text, "Send test event", "back on the button it came from");
     await receiver.waitFor(1, 15_000);
 
     // Find it in Webhook Logs, from the card's own link.
     await tabTo("View logs", text("View logs"));
     await page.keyboard.press("Enter");
     await page.waitForURL(/webhook-logs\?endpoint=/);
-    const row = page.locator("table.logs tbody tr").filter({
-      hasText: "webhook.test",
-    });
+    const row = page.locator("table.logs tbody tr").filter({ hasText: "webhook.test" });
     await row.waitFor();
     await focusAfter("View logs");
-    const opener = await row.getByRole("button", { name: /show details/ })
-      .getAttribute("aria-label");
+    const opener = await row.getByRole("button", { name: /show details/ }).getAttribute("aria-label");
     await tabTo("the delivery's row", (f) => f.label === opener);
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Delivery details" }).waitFor();
-    assertEquals(
-      (await focusAfter("open the delivery")).text,
-      "Delivery details",
-    );
+    assertEquals((await focusAfter("open the delivery")).text, "Delivery details");
     await problemsAt("keyboard-delivery");
 
     // Redeliver: the same webhook-id arrives again; focus stays on the button.
@@ -210,22 +155,13 @@ Deno.test(
     await page.getByText(/^Sent again/).waitFor();
     assertMatch((await focusAfter("Redeliver")).text, /^Redeliver/);
     const [first, again] = await receiver.waitFor(2, 15_000);
-    assertEquals(
-      again!.headers.get("webhook-id"),
-      first!.headers.get("webhook-id"),
-    );
+    assertEquals(again!.headers.get("webhook-id"), first!.headers.get("webhook-id"));
 
     // Close the details: back on the row.
     await tabTo("Close details", text("Close details"));
     await page.keyboard.press("Enter");
-    await page.getByRole("heading", { name: "Delivery details" }).waitFor({
-      state: "hidden",
-    });
-    assertEquals(
-      (await focusAfter("Close details")).label,
-      opener,
-      "back on the row it was opened from",
-    );
+    await page.getByRole("heading", { name: "Delivery details" }).waitFor({ state: "hidden" });
+    assertEquals((await focusAfter("Close details")).label, opener, "back on the row it was opened from");
   },
 );
 
@@ -233,14 +169,10 @@ async function problemsAt(name: string) {
   problems.push(...await captureAndCheck(page, name, { everyImpact: true }));
 }
 
-Deno.test(
-  "no accessibility problem on the screens of the task, nothing in the console",
-  opts,
-  () => {
-    assertEquals(problems, []);
-    assertEquals(consoleProblems(consoleLines), []);
-  },
-);
+Deno.test("no accessibility problem on the screens of the task, nothing in the console", opts, () => {
+  assertEquals(problems, []);
+  assertEquals(consoleProblems(consoleLines), []);
+});
 
 Deno.test("cleanup", opts, async () => {
   await browser?.close();

@@ -5,11 +5,7 @@
 // an ordinary admin sees no console. axe-core finds no violation of any impact, at 1280 and 390 px.
 import { assert, assertEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import type { Browser, Page } from "playwright-core";
 import {
   buildWeb,
@@ -123,10 +119,9 @@ Deno.test(
     await organizationRow().getByRole("button", { name: `Resume ${CHURCH}` })
       .waitFor();
     // (other organizations' entries may be listed too: the database is the test run's)
-    await ops.getByRole("region", { name: "Recent platform actions" })
-      .getByRole("row").filter({
-        hasText: CHURCH,
-      })
+    await ops.getByRole("region", { name: "Recent platform actions" }).getByRole("row").filter({
+      hasText: CHURCH,
+    })
       .getByText("Suspended the organization").waitFor();
     await axeViolations(ops, "suspended");
     await docsImage(ops, "platform-console");

@@ -5,17 +5,9 @@
 // on any state shown.
 //
 // WEB_DOCS_IMAGES=1 also writes the guides' screenshots of these screens to docs/images/.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import { type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import type { Browser, Locator, Page } from "playwright-core";
 import {
@@ -34,10 +26,8 @@ const opts = { sanitizeOps: false, sanitizeResources: false };
 const run = crypto.randomUUID().slice(0, 8);
 const ADMIN = `rate-admin-${run}@firstchurch.example`;
 const RATE = "Maximum deliveries per second (optional)";
-const PAGE_SAYS =
-  "Enter a whole number from 1 to 1000, or leave it empty for no limit.";
-const API_SAYS =
-  "must be a whole number from 1 to 1000 (deliveries a second); no value means no limit";
+const PAGE_SAYS = "Enter a whole number from 1 to 1000, or leave it empty for no limit.";
+const API_SAYS = "must be a whole number from 1 to 1000 (deliveries a second); no value means no limit";
 
 let stack: DevStack;
 let site: { url: string; close(): Promise<void> };
@@ -51,9 +41,7 @@ const consoleLines: string[] = [];
 
 /** Screenshots at both sizes and axe there; and here, as on the Erase a person page, no violation of any impact. */
 async function check(name: string) {
-  problems.push(
-    ...await captureAndCheck(page, `rate-${name}`, { everyImpact: true }),
-  );
+  problems.push(...await captureAndCheck(page, `rate-${name}`, { everyImpact: true }));
 }
 
 async function storedRate(): Promise<(number | null)[]> {

@@ -5,18 +5,9 @@
 // The attack they answer: the session sits in localStorage (as the specification requires), so any
 // injected script could read it; and a page that may be framed lets another site clickjack its delete
 // and revoke buttons.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { startWebDev } from "../../scripts/dev-web.ts";
-import {
-  buildWeb,
-  headersForEveryPath,
-  launchBrowser,
-  serveStatic,
-} from "./helpers/browser.ts";
+import { buildWeb, headersForEveryPath, launchBrowser, serveStatic } from "./helpers/browser.ts";
 import type { Browser } from "playwright-core";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -40,9 +31,7 @@ function assertStrict(headers: Record<string, string | null>, where: string) {
     const sources = csp.get(name) ?? [];
     assert(sources.includes("'self'"), `${where}: ${name} 'self'`);
     assert(
-      sources.every((s) =>
-        s === "'self'" || /^'nonce-[A-Za-z0-9+/=]{16,}'$/.test(s)
-      ),
+      sources.every((s) => s === "'self'" || /^'nonce-[A-Za-z0-9+/=]{16,}'$/.test(s)),
       `${where}: ${name} is the site itself (and a nonce), no 'unsafe-inline' or 'unsafe-eval': ${sources}`,
     );
   }
@@ -92,9 +81,7 @@ async function violations(
         "securitypolicyviolation",
         (e) =>
           console.error(
-            `Refused to load (CSP): ${
-              (e as unknown as { violatedDirective: string }).violatedDirective
-            }`,
+            `Refused to load (CSP): ${(e as unknown as { violatedDirective: string }).violatedDirective}`,
           ),
       )
     );
@@ -167,9 +154,7 @@ Deno.test(
         "script-src",
       )!.find((s) => s.startsWith("'nonce-"))!
         .slice(7, -1);
-      const scripts = [...html.matchAll(/<script\b([^>]*)>/g)].map((m) =>
-        m[1]!
-      );
+      const scripts = [...html.matchAll(/<script\b([^>]*)>/g)].map((m) => m[1]!);
       assert(
         scripts.some((attrs) => attrs.includes('src="/@vite/client"')),
         `the dev page loads Vite's hot-reload client: ${scripts}`,

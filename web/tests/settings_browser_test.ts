@@ -9,23 +9,10 @@
 //
 // WEB_TEST_DEBUG=1 runs the story against a development build instead, where preact/debug checks every
 // render and says in the console what is wrong (which the console check then fails on).
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-  assertNotEquals,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch, assertNotEquals } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
-import {
-  type ReceivedRequest,
-  type Receiver,
-  startReceiver,
-} from "../../tests/helpers/receiver.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
+import { type ReceivedRequest, type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import { hmacSha256Hex } from "../../supabase/functions/_shared/hmac.ts";
 import { Webhook } from "standardwebhooks";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
@@ -141,9 +128,7 @@ async function until(
  * and a browser's cloud spell check sends what is typed to a server.
  */
 async function spellChecked(field: Locator): Promise<boolean> {
-  return await field.evaluate((e) =>
-    (e as unknown as { spellcheck: boolean }).spellcheck
-  );
+  return await field.evaluate((e) => (e as unknown as { spellcheck: boolean }).spellcheck);
 }
 
 /** The row of the Logs table for a delivery of this event, newest first. */
@@ -197,8 +182,7 @@ Deno.test(
 );
 
 Deno.test({
-  name:
-    "the built app is under its budget: JavaScript and CSS together, gzipped",
+  name: "the built app is under its budget: JavaScript and CSS together, gzipped",
   ignore: debugBuild,
   ...opts,
   fn: async () => {
@@ -206,12 +190,8 @@ Deno.test({
     const kb = (n: number) => `${(n / 1024).toFixed(1)} kB`;
     assert(
       size.gzip <= BUNDLE_BUDGET_GZIP,
-      `${kb(size.gzip)} gzipped (JavaScript ${kb(size.jsGzip)}, CSS ${
-        kb(size.cssGzip)
-      }) is over the ` +
-        `budget of ${
-          kb(BUNDLE_BUDGET_GZIP)
-        }: see what grew with deno run -A scripts/bench/web_breakdown.ts`,
+      `${kb(size.gzip)} gzipped (JavaScript ${kb(size.jsGzip)}, CSS ${kb(size.cssGzip)}) is over the ` +
+        `budget of ${kb(BUNDLE_BUDGET_GZIP)}: see what grew with deno run -A scripts/bench/web_breakdown.ts`,
     );
   },
 });
@@ -364,8 +344,7 @@ Deno.test(
       await confirm.waitFor({ state: "hidden" });
     }
     await card.waitFor();
-    const left =
-      await sql()`select 1 from public.webhook_endpoints where organization_id = ${firstId}`;
+    const left = await sql()`select 1 from public.webhook_endpoints where organization_id = ${firstId}`;
     assertEquals(left.length, 1, "the endpoint is still there");
   },
 );
@@ -414,8 +393,7 @@ Deno.test(
     }
     // 15 besides the navigation's links (the header's New organization and Change password links and the
     // five filters among them), one stop each.
-    const pages = await page.getByRole("navigation", { name: "Settings" })
-      .getByRole("link").count();
+    const pages = await page.getByRole("navigation", { name: "Settings" }).getByRole("link").count();
     assert(
       stops <= 15 + pages,
       `${stops} Tab stops to the first delivery (${pages} pages in the navigation)`,
@@ -444,9 +422,7 @@ Deno.test(
     // Too short for an id or a search of the bodies.
     await page.getByLabel("Find a message").fill("ab");
     await page.getByRole("button", { name: "Find", exact: true }).click();
-    await page.getByText(
-      /Paste a webhook-id, delivery id or event id, or enter at least 3 characters/,
-    )
+    await page.getByText(/Paste a webhook-id, delivery id or event id, or enter at least 3 characters/)
       .waitFor();
     await page.getByRole("button", { name: "Show all deliveries" }).click();
 
@@ -467,9 +443,7 @@ Deno.test(
   "the receiver answers 500: the page shows the delivery retrying with each attempt's status",
   opts,
   async () => {
-    receiver.respond(() =>
-      new Response("down for maintenance", { status: 500 })
-    );
+    receiver.respond(() => new Response("down for maintenance", { status: 500 }));
     const before = receiver.requests.length;
     await addMember("Grace");
     await receiver.waitFor(before + 1, 15_000);
@@ -576,9 +550,7 @@ Deno.test(
     await sql()`insert into public.donations (organization_id, member_id, amount_minor, currency)
               values (${firstId}, ${memberId}, 2500, 'USD')`;
     const all = await receiver.waitFor(before + 2, 15_000);
-    const donation = all.slice(before).find((r) =>
-      r.headers.get("x-webhook-event") === "donation.recorded"
-    )!;
+    const donation = all.slice(before).find((r) => r.headers.get("x-webhook-event") === "donation.recorded")!;
     assert(donation, "donation.recorded delivered");
     assert(await verifies(donation, secret), "verifies with the new secret");
     assert(
@@ -703,9 +675,7 @@ Deno.test(
       await page.getByRole("button", { name: "Show older deliveries" }).count(),
       0,
     );
-    const ids = await rows.evaluateAll((trs) =>
-      trs.map((tr) => tr.getAttribute("data-delivery-id"))
-    );
+    const ids = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-delivery-id")));
     assertEquals(new Set(ids).size, total, "no delivery listed twice");
   },
 );
@@ -872,10 +842,7 @@ Deno.test(
       .getByRole("button", { name: "Replay 1" }).click();
     await page.getByText(/Replayed 1: 1 processed/).waitFor();
     // Nothing left: the button is off and says so.
-    assert(
-      await page.getByRole("button", { name: "Nothing to replay" })
-        .isDisabled(),
-    );
+    assert(await page.getByRole("button", { name: "Nothing to replay" }).isDisabled());
     const [sub] = await sql()<{ status: string }[]>`
     select status from public.recurring_donations where gateway_subscription_id = ${gatewayId}`;
     assertEquals(sub!.status, "paused");
@@ -1002,9 +969,7 @@ Deno.test(
     const [d] = await sql()<{ id: string; endpoint_id: string }[]>`
       select id, endpoint_id from public.webhook_deliveries where organization_id = ${firstId} limit 1`;
     await page.goto(
-      `${site.url}${LOGS}?endpoint=${d!.endpoint_id}&delivery=${
-        d!.id
-      }&status=delivered`,
+      `${site.url}${LOGS}?endpoint=${d!.endpoint_id}&delivery=${d!.id}&status=delivered`,
     );
     await page.getByRole("heading", { name: "Delivery details" }).waitFor();
     await page.getByLabel("Organization").selectOption(graceId);
@@ -1070,8 +1035,7 @@ Deno.test(
       `Deleted ${receiver.url}/grace and its delivery history.`,
     );
     await page.getByRole("heading", { name: "No endpoints yet" }).waitFor();
-    const left =
-      await sql()`select 1 from public.webhook_endpoints where organization_id = ${graceId}`;
+    const left = await sql()`select 1 from public.webhook_endpoints where organization_id = ${graceId}`;
     assertEquals(left.length, 0);
 
     await goTo("Webhook Logs", /webhook-logs/);
@@ -1132,9 +1096,7 @@ Deno.test(
   "no secret or API key was ever written to localStorage or the console; no error or warning there",
   opts,
   async () => {
-    const storage = await page.evaluate(() =>
-      JSON.stringify({ ...localStorage, ...sessionStorage })
-    );
+    const storage = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
     for (
       const [what, value] of Object.entries({
         secret,

@@ -4,17 +4,9 @@
 // an unsupported URL scheme; and the smaller fixes (a revoked key's badge at 390 px, the unverified
 // payment row's link, a used invitation link answering at once, staff's navigation, plain event
 // descriptions). Every screen touched: axe at every impact at 1280x800 and 390x844.
-import {
-  assert,
-  assertEquals,
-  assertMatch,
-} from "../../tests/helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../../tests/helpers/assert.ts";
 import { closeSql, sql } from "../../tests/helpers/db.ts";
-import {
-  type DevStack,
-  startDevStack,
-  upsertDevUser,
-} from "../../tests/helpers/dev_stack.ts";
+import { type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import { type Receiver, startReceiver } from "../../tests/helpers/receiver.ts";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import {
@@ -48,25 +40,17 @@ const consoleLines: string[] = [];
 
 /** Screenshots at both sizes, axe at every impact. */
 async function check(name: string) {
-  problems.push(
-    ...await captureAndCheck(page, `r3-${name}`, { everyImpact: true }),
-  );
+  problems.push(...await captureAndCheck(page, `r3-${name}`, { everyImpact: true }));
 }
 
 async function goTo(linkName: string, path: RegExp) {
-  await page.getByRole("navigation", { name: "Settings" }).getByRole("link", {
-    name: linkName,
-    exact: true,
-  })
+  await page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: linkName, exact: true })
     .click();
   await page.waitForURL(path);
 }
 
 /** The first endpoint's card (the only one until the health test adds another). */
-const card = () =>
-  endpointId
-    ? page.locator(`li#endpoint-${endpointId}`)
-    : page.locator("li.card").first();
+const card = () => endpointId ? page.locator(`li#endpoint-${endpointId}`) : page.locator("li.card").first();
 
 Deno.test(
   "setup: dev stack, an admin and a staff member, the production build, a receiver, Chromium",
@@ -78,20 +62,13 @@ Deno.test(
       organization: CHURCH,
       role: "admin",
     });
-    await upsertDevUser({
-      email: STAFF,
-      password: PASSWORD,
-      organization: CHURCH,
-      role: "staff",
-    });
+    await upsertDevUser({ email: STAFF, password: PASSWORD, organization: CHURCH, role: "staff" });
     organizationId = admin.organizationId!;
     stack = await startDevStack();
     site = serveStatic(await buildWeb(stack.url, stack.anonKey));
     receiver = await startReceiver();
     browser = await launchBrowser();
-    context = await browser.newContext({
-      viewport: { width: 1280, height: 800 },
-    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await openPage(context, consoleLines);
     await signInAs(page, site.url, ADMIN, PASSWORD);
   },
@@ -104,18 +81,13 @@ Deno.test(
     await page.getByRole("button", { name: "Add your first endpoint" }).click();
     await page.getByLabel("Endpoint URL").fill(`${receiver.url}/hook`);
     await page.getByLabel("member.created").check();
-    await page.getByRole("button", { name: "Add endpoint", exact: true })
-      .click();
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
     await page.getByRole("button", { name: "I have saved the secret" }).click();
     await card().waitFor();
     const [e] = await sql()<{ id: string }[]>`
       select id from public.webhook_endpoints where organization_id = ${organizationId}`;
     endpointId = e!.id;
-    assertEquals(
-      (await focused(page)).id,
-      `endpoint-${endpointId}`,
-      "the new endpoint's card",
-    );
+    assertEquals((await focused(page)).id, `endpoint-${endpointId}`, "the new endpoint's card");
 
     await card().getByRole("button", { name: "Edit" }).click();
     await page.getByLabel("Description (optional)").fill("Our CRM");
@@ -127,50 +99,31 @@ Deno.test(
     await card().getByRole("button", { name: "Edit" }).click();
     await page.getByRole("button", { name: "Cancel" }).click();
     f = await focused(page);
-    assertEquals(
-      [f.tag, f.text],
-      ["button", "Edit"],
-      "Edit again after Cancel",
-    );
+    assertEquals([f.tag, f.text], ["button", "Edit"], "Edit again after Cancel");
 
     await card().getByRole("button", { name: "Rotate secret" }).click();
-    await page.getByRole("dialog").getByRole("button", {
-      name: "Rotate secret",
-    }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Rotate secret" }).click();
     await page.getByRole("button", { name: "I have saved the secret" }).click();
     f = await focused(page);
-    assertEquals(
-      [f.tag, f.text],
-      ["button", "Rotate secret"],
-      "the card's Rotate secret button",
-    );
+    assertEquals([f.tag, f.text], ["button", "Rotate secret"], "the card's Rotate secret button");
     await check("webhooks-card");
   },
 );
 
-Deno.test(
-  "focus: Close details in Webhook Logs goes back to the row it was opened from",
-  opts,
-  async () => {
-    await card().getByRole("button", { name: "Send test event" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: /^Send/ })
-      .click();
-    await receiver.waitFor(1, 15_000);
-    await goTo("Webhook Logs", /webhook-logs/);
-    const row = page.locator("table.logs tbody tr").first();
-    const opener = row.getByRole("button", { name: /show details/ });
-    await opener.click();
-    await page.getByRole("heading", { name: "Delivery details" }).waitFor();
-    await page.getByRole("button", { name: "Close details" }).click();
-    const f = await focused(page);
-    assertEquals(
-      f.label,
-      await opener.getAttribute("aria-label"),
-      "the row's button",
-    );
-    await check("logs");
-  },
-);
+Deno.test("focus: Close details in Webhook Logs goes back to the row it was opened from", opts, async () => {
+  await card().getByRole("button", { name: "Send test event" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: /^Send/ }).click();
+  await receiver.waitFor(1, 15_000);
+  await goTo("Webhook Logs", /webhook-logs/);
+  const row = page.locator("table.logs tbody tr").first();
+  const opener = row.getByRole("button", { name: /show details/ });
+  await opener.click();
+  await page.getByRole("heading", { name: "Delivery details" }).waitFor();
+  await page.getByRole("button", { name: "Close details" }).click();
+  const f = await focused(page);
+  assertEquals(f.label, await opener.getAttribute("aria-label"), "the row's button");
+  await check("logs");
+});
 
 Deno.test(
   "health tiles and the activity chart: the same numbers for the same period, said beside them, refreshed together",
@@ -194,15 +147,11 @@ Deno.test(
                 values (${id}, ${organizationId}, now() - interval '40 minutes', 500, 'failed', 9,
                         now() - interval '55 minutes')`;
     await page.goto(`${site.url}/settings/integrations/webhooks`);
-    const tiles = page.locator("li.card").filter({
-      has: page.getByRole("heading", { name: url }),
-    });
+    const tiles = page.locator("li.card").filter({ has: page.getByRole("heading", { name: url }) });
     const summary = tiles.locator("section.activity p.small").first();
     const health = tiles.locator("dl.health");
     const tile = async (name: string) =>
-      (await health.locator("div").filter({
-        has: page.getByText(name, { exact: true }),
-      }).locator("dd")
+      (await health.locator("div").filter({ has: page.getByText(name, { exact: true }) }).locator("dd")
         .textContent())!;
 
     await summary.getByText(/^Last 24 hours: 3 delivered, 9 failed/).waitFor();
@@ -233,13 +182,9 @@ Deno.test(
     await tiles.getByRole("button", { name: "24 hours" }).click();
     await summary.getByText(/^Last 24 hours: 3 delivered, 9 failed/).waitFor();
     await tiles.getByRole("button", { name: "Send test event" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: /^Send/ })
-      .click();
+    await page.getByRole("dialog").getByRole("button", { name: /^Send/ }).click();
     await health.getByText("Delivered (HTTP 200)").waitFor();
-    assertMatch(
-      (await summary.textContent())!,
-      /^Last 24 hours: 4 delivered, 9 failed/,
-    );
+    assertMatch((await summary.textContent())!, /^Last 24 hours: 4 delivered, 9 failed/);
     assertEquals(await tile("Success rate (24 h)"), "30.8% of 13 attempts");
     assertEquals(await tile("Failures in a row"), "0");
   },
@@ -251,9 +196,7 @@ Deno.test(
   async () => {
     await page.goto(`${site.url}/settings/integrations/webhooks`);
     await card().getByRole("button", { name: "Reveal secret" }).click();
-    const dialog = page.getByRole("dialog", {
-      name: "Reveal the signing secret",
-    });
+    const dialog = page.getByRole("dialog", { name: "Reveal the signing secret" });
     const password = dialog.getByLabel("Your password");
     await password.waitFor();
     assertEquals(
@@ -266,13 +209,9 @@ Deno.test(
     await dialog.getByText("That is not your password. Try again.").waitFor();
     assertEquals(await password.getAttribute("aria-invalid"), "true");
     await check("webhooks-reveal-wrong");
-    const [user] = await sql()<
-      { id: string }[]
-    >`select id from auth.users where email = ${ADMIN}`;
+    const [user] = await sql()<{ id: string }[]>`select id from auth.users where email = ${ADMIN}`;
     const sessions = async () =>
-      (await sql()<
-        { n: number }[]
-      >`select count(*)::int as n from auth.sessions where user_id = ${
+      (await sql()<{ n: number }[]>`select count(*)::int as n from auth.sessions where user_id = ${
         user!.id
       }`)[0]!.n;
     const before = await sessions();
@@ -284,11 +223,7 @@ Deno.test(
     const [e] = await sql()<
       { secret: string }[]
     >`select secret from public.webhook_endpoints where id = ${endpointId}`;
-    assertEquals(
-      await shown.inputValue(),
-      e!.secret,
-      "the endpoint's current secret",
-    );
+    assertEquals(await shown.inputValue(), e!.secret, "the endpoint's current secret");
     assertMatch((await focused(page)).text, /^Signing secret of /);
     assertEquals(
       await sessions(),
@@ -298,25 +233,13 @@ Deno.test(
     await check("webhooks-revealed");
     await page.getByRole("button", { name: "I have saved the secret" }).click();
     const f = await focused(page);
-    assertEquals(
-      [f.tag, f.text],
-      ["button", "Reveal secret"],
-      "back on the card's Reveal secret",
-    );
+    assertEquals([f.tag, f.text], ["button", "Reveal secret"], "back on the card's Reveal secret");
 
     await goTo("Audit log", /audit-log/);
-    const row = page.getByRole("region", { name: "Audit log" }).locator(
-      "tbody tr",
-    ).first();
+    const row = page.getByRole("region", { name: "Audit log" }).locator("tbody tr").first();
     await row.getByText("Revealed an endpoint's signing secret").waitFor();
-    assertMatch(
-      (await row.textContent())!,
-      new RegExp(`Administrator of this organization${ADMIN}`),
-    );
-    assert(
-      !(await page.content()).includes(e!.secret),
-      "the audit log never shows the secret",
-    );
+    assertMatch((await row.textContent())!, new RegExp(`Administrator of this organization${ADMIN}`));
+    assert(!(await page.content()).includes(e!.secret), "the audit log never shows the secret");
     await check("audit-log");
   },
 );
@@ -326,27 +249,19 @@ Deno.test(
   opts,
   async () => {
     await page.goto(`${site.url}/settings/integrations/webhooks`);
-    await page.getByRole("button", { name: "Add endpoint", exact: true })
-      .click();
-    const help = page.getByText(
-      /This is a development setup, so http and local or private addresses/,
-    );
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+    const help = page.getByText(/This is a development setup, so http and local or private addresses/);
     await help.waitFor();
     await page.getByLabel("Endpoint URL").fill("ftp://127.0.0.1/hook");
     await page.getByLabel("member.created").check();
-    await page.getByRole("button", { name: "Add endpoint", exact: true })
-      .click();
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
     const error = page.locator(".field-error");
     await error.waitFor();
     assertEquals(await error.textContent(), "scheme must be http or https");
     await check("webhooks-scheme");
     await page.getByRole("button", { name: "Cancel" }).click();
     const f = await focused(page);
-    assertEquals(
-      [f.tag, f.text],
-      ["button", "Add endpoint"],
-      "back on Add endpoint after Cancel",
-    );
+    assertEquals([f.tag, f.text], ["button", "Add endpoint"], "back on Add endpoint after Cancel");
   },
 );
 
@@ -355,28 +270,17 @@ Deno.test(
   opts,
   async () => {
     await goTo("API keys", /api-keys/);
-    await page.getByRole("heading", { level: 2, name: "No API keys yet" })
-      .waitFor();
+    await page.getByRole("heading", { level: 2, name: "No API keys yet" }).waitFor();
     await check("api-keys-empty");
     await page.getByLabel("Name").fill("Zapier");
     await page.getByRole("button", { name: "Create key" }).click();
     await page.getByRole("button", { name: "I have saved the key" }).click();
     await page.getByRole("button", { name: "Revoke Zapier" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: "Revoke key" })
-      .click();
-    const said = page.getByRole("status").filter({
-      hasText: /^Revoked Zapier \(orgkey_/,
-    });
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke key" }).click();
+    const said = page.getByRole("status").filter({ hasText: /^Revoked Zapier \(orgkey_/ });
     await said.waitFor();
-    assertMatch(
-      (await said.textContent())!,
-      /Anything using it is refused from now on\.$/,
-    );
-    assertMatch(
-      (await focused(page)).text,
-      /^Revoked Zapier/,
-      "focus on what happened, not <body>",
-    );
+    assertMatch((await said.textContent())!, /Anything using it is refused from now on\.$/);
+    assertMatch((await focused(page)).text, /^Revoked Zapier/, "focus on what happened, not <body>");
     const badge = page.locator(".badge").filter({ hasText: "Revoked" });
     assertEquals(await badge.textContent(), "Revoked");
     await page.setViewportSize({ width: 390, height: 844 });
@@ -401,82 +305,56 @@ Deno.test(
     await button.waitFor();
     assertEquals(await button.textContent(), "Show details");
     const box = (await button.boundingBox())!;
-    assert(
-      box.width >= 24 && box.height >= 24,
-      `a target of ${box.width}x${box.height} px`,
-    );
+    assert(box.width >= 24 && box.height >= 24, `a target of ${box.width}x${box.height} px`);
     await check("payments-unverified");
   },
 );
 
-Deno.test(
-  "the events' descriptions are plain sentences: no 'delta holds every field'",
-  opts,
-  async () => {
-    await goTo("Webhooks", /webhooks$/);
-    await page.getByRole("button", { name: "Add endpoint", exact: true })
-      .click();
-    await page.getByLabel("member.created").waitFor();
-    const help = await page.locator(".event-choice p.help").allTextContents();
-    assert(help.length >= 5, help.join("|"));
-    for (const h of help) assert(!/\bdelta\b|\brow is\b/.test(h), h);
-    await page.getByRole("button", { name: "Cancel" }).click();
-  },
-);
+Deno.test("the events' descriptions are plain sentences: no 'delta holds every field'", opts, async () => {
+  await goTo("Webhooks", /webhooks$/);
+  await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+  await page.getByLabel("member.created").waitFor();
+  const help = await page.locator(".event-choice p.help").allTextContents();
+  assert(help.length >= 5, help.join("|"));
+  for (const h of help) assert(!/\bdelta\b|\brow is\b/.test(h), h);
+  await page.getByRole("button", { name: "Cancel" }).click();
+});
 
-Deno.test(
-  "a used or unknown invitation link is said at once: one question, no retries",
-  opts,
-  async () => {
-    const previews: string[] = [];
-    const onRequest = (r: { url(): string }) => {
-      if (r.url().includes("/invitations/preview")) previews.push(r.url());
-    };
-    page.on("request", onRequest);
-    await page.goto(
-      `${site.url}/invitations/accept#token=inv_${"0".repeat(64)}`,
-    );
-    await page.getByText(/This invitation link no longer works/).waitFor();
-    await page.waitForTimeout(1500); // a retry would have been asked by now (the first after 1 s)
-    page.off("request", onRequest);
-    assertEquals(previews.length, 1, "asked once");
-    await check("invitation-gone");
-  },
-);
+Deno.test("a used or unknown invitation link is said at once: one question, no retries", opts, async () => {
+  const previews: string[] = [];
+  const onRequest = (r: { url(): string }) => {
+    if (r.url().includes("/invitations/preview")) previews.push(r.url());
+  };
+  page.on("request", onRequest);
+  await page.goto(`${site.url}/invitations/accept#token=inv_${"0".repeat(64)}`);
+  await page.getByText(/This invitation link no longer works/).waitFor();
+  await page.waitForTimeout(1500); // a retry would have been asked by now (the first after 1 s)
+  page.off("request", onRequest);
+  assertEquals(previews.length, 1, "asked once");
+  await check("invitation-gone");
+});
 
-Deno.test(
-  "staff see the pages they can use and one sentence about the rest",
-  opts,
-  async () => {
-    // A browser of their own: one context shares the admin's stored session.
-    const staffPage = await openPage(browser, consoleLines);
-    await signInAs(staffPage, site.url, STAFF, PASSWORD);
-    const nav = staffPage.getByRole("navigation", { name: "Settings" });
-    await nav.getByText(
-      /are for the organization's administrators; you are staff here\./,
-    ).waitFor();
-    assertEquals(await nav.getByRole("link").allTextContents(), [
-      "Organization",
-    ]);
-    const before = page;
-    page = staffPage;
-    await check("staff-navigation");
-    page = before;
-    await staffPage.context().close();
-  },
-);
+Deno.test("staff see the pages they can use and one sentence about the rest", opts, async () => {
+  // A browser of their own: one context shares the admin's stored session.
+  const staffPage = await openPage(browser, consoleLines);
+  await signInAs(staffPage, site.url, STAFF, PASSWORD);
+  const nav = staffPage.getByRole("navigation", { name: "Settings" });
+  await nav.getByText(/are for the organization's administrators; you are staff here\./).waitFor();
+  assertEquals(await nav.getByRole("link").allTextContents(), ["Organization"]);
+  const before = page;
+  page = staffPage;
+  await check("staff-navigation");
+  page = before;
+  await staffPage.context().close();
+});
 
 Deno.test("no console problems", opts, () => {
   assertEquals(consoleProblems(consoleLines), []);
 });
 
-Deno.test(
-  "no accessibility or layout problem on any screen at either size",
-  opts,
-  () => {
-    assertEquals(problems, []);
-  },
-);
+Deno.test("no accessibility or layout problem on any screen at either size", opts, () => {
+  assertEquals(problems, []);
+});
 
 Deno.test("cleanup", opts, async () => {
   await browser?.close();

@@ -39,9 +39,7 @@ export function describeAuthError(
   if (code === "weak_password") {
     return `That password is too short. ${error.message ?? ""}`.trim();
   }
-  if (
-    code === "current_password_required" || code === "current_password_mismatch"
-  ) {
+  if (code === "current_password_required" || code === "current_password_mismatch") {
     return "That is not your current password. Enter the password you sign in with now.";
   }
   if (code === "same_password") {
@@ -77,25 +75,18 @@ export function describeAuthError(
  * Auth too, so no forgotten session stays alive. Returns what to tell the person, or null when it was
  * right.
  */
-export async function confirmPassword(
-  email: string,
-  password: string,
-): Promise<string | null> {
+export async function confirmPassword(email: string, password: string): Promise<string | null> {
   const before = (await auth.getSession()).data.session;
   const { error } = await auth.signInWithPassword({ email, password });
   if (error) {
-    return error.code === "invalid_credentials" ||
-        /invalid login credentials/i.test(error.message)
+    return error.code === "invalid_credentials" || /invalid login credentials/i.test(error.message)
       ? "That is not your password. Try again."
       : describeAuthError(error);
   }
   if (before) {
     await fetch(`${SUPABASE_URL}/auth/v1/logout?scope=local`, {
       method: "POST",
-      headers: {
-        apikey: anonKey,
-        Authorization: `Bearer ${before.access_token}`,
-      },
+      headers: { apikey: anonKey, Authorization: `Bearer ${before.access_token}` },
     }).catch(() => {});
   }
   return null;

@@ -92,61 +92,48 @@ export async function unwrap<T>(
   throw err;
 }
 
-export type Endpoint =
-  paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type Delivery =
-  paths["/webhooks/deliveries"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type DeliveryDetail =
-  paths["/webhooks/deliveries/{id}"]["get"]["responses"][200]["content"][
-    "application/json"
-  ];
-export type EventTypeInfo =
-  paths["/webhooks/event-types"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type ApiKey =
-  paths["/webhooks/api-keys"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type InboundEntry =
-  paths["/webhooks/inbound-log"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type InboundDetail =
-  paths["/webhooks/inbound-log/{id}"]["get"]["responses"][200]["content"][
-    "application/json"
-  ];
+export type Endpoint = paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type Delivery = paths["/webhooks/deliveries"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type DeliveryDetail = paths["/webhooks/deliveries/{id}"]["get"]["responses"][200]["content"][
+  "application/json"
+];
+export type EventTypeInfo = paths["/webhooks/event-types"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type ApiKey = paths["/webhooks/api-keys"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type InboundEntry = paths["/webhooks/inbound-log"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type InboundDetail = paths["/webhooks/inbound-log/{id}"]["get"]["responses"][200]["content"][
+  "application/json"
+];
 export type DeliveryStatus = Delivery["status"];
 
 /** GET /webhooks/me: who is signed in, the active organization and every membership. */
-export type Me =
-  paths["/webhooks/me"]["get"]["responses"][200]["content"]["application/json"];
+export type Me = paths["/webhooks/me"]["get"]["responses"][200]["content"]["application/json"];
 export type Attempt = DeliveryDetail["attempts"][number];
-export type Activity =
-  paths["/webhooks/endpoints/{id}/activity"]["get"]["responses"][200][
-    "content"
-  ][
-    "application/json"
-  ];
-export type TargetPolicy =
-  paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
-    "application/json"
-  ][
-    "target_policy"
-  ];
-export type AuditEntry =
-  paths["/webhooks/audit-log"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type PlatformOrganization =
-  paths["/webhooks/platform/organizations"]["get"]["responses"][200][
-    "content"
-  ]["application/json"]["data"][number];
-export type PlatformAdmin =
-  paths["/webhooks/platform/admins"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
+export type Activity = paths["/webhooks/endpoints/{id}/activity"]["get"]["responses"][200][
+  "content"
+][
+  "application/json"
+];
+export type TargetPolicy = paths["/webhooks/endpoints"]["get"]["responses"][200]["content"][
+  "application/json"
+][
+  "target_policy"
+];
+export type AuditEntry = paths["/webhooks/audit-log"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type PlatformOrganization = paths["/webhooks/platform/organizations"]["get"]["responses"][200][
+  "content"
+]["application/json"]["data"][number];
+export type PlatformAdmin = paths["/webhooks/platform/admins"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];

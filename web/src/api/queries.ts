@@ -1,12 +1,7 @@
 // Data loading and caching (TanStack Query): one client for the app, and the queries several pages
 // share. Every key starts with the active organization's id, so a switch can never show the previous
 // organization's data, even from a request still in flight.
-import {
-  QueryClient,
-  useMutation,
-  useQuery,
-  useQueryClient,
-} from "@tanstack/react-query";
+import { QueryClient, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, ApiError, unwrap } from "./client.ts";
 import { useOrgKey } from "../session.tsx";
 
@@ -32,9 +27,7 @@ export function useEndpoints({ live = false }: { live?: boolean } = {}) {
   return useQuery({
     queryKey: [org, "endpoints"],
     queryFn: () => unwrap(api.GET("/webhooks/endpoints")),
-    ...(live
-      ? { refetchOnMount: "always" as const, refetchInterval: 15_000 }
-      : {}),
+    ...(live ? { refetchOnMount: "always" as const, refetchInterval: 15_000 } : {}),
   });
 }
 
@@ -49,8 +42,7 @@ export function useCatalogue() {
 }
 
 /** An error as the pages show it. */
-export const errorText = (e: unknown): string | null =>
-  e ? (e as Error).message : null;
+export const errorText = (e: unknown): string | null => e ? (e as Error).message : null;
 
 /**
  * An action (a mutation) that returns what to tell the person, and afterwards refreshes whatever the
@@ -73,8 +65,7 @@ export function useAction<V = void>(
       const id = deletesEndpoint(vars);
       queries.setQueryData<{ data: { id: string }[] }>(
         [org, "endpoints"],
-        (list) =>
-          list && { ...list, data: list.data.filter((e) => e.id !== id) },
+        (list) => list && { ...list, data: list.data.filter((e) => e.id !== id) },
       );
     },
     onSettled: (_said, _error, vars) => {

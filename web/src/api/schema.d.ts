@@ -4,9178 +4,9023 @@
  */
 
 export interface paths {
-  "/webhooks/endpoints": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List the organization's webhook endpoints
-     * @description Newest first, each with its health. Secrets are never listed.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Endpoints, newest first, each with its health */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-             *           "url": "https://crm.gracechapel.example/hooks/church",
-             *           "events": [
-             *             "member.created",
-             *             "donation.recorded"
-             *           ],
-             *           "description": "Church CRM",
-             *           "enabled": true,
-             *           "disabled_reason": null,
-             *           "disabled_at": null,
-             *           "previous_secret_expires_at": null,
-             *           "rate_limit_per_second": 20,
-             *           "paused_until": null,
-             *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *           "created_by_display": "Ruth Okafor",
-             *           "created_at": "2026-11-20T10:15:00.000Z",
-             *           "updated_at": "2026-11-20T10:15:00.000Z",
-             *           "health": {
-             *             "last_attempt_at": "2026-11-28T09:58:12.000Z",
-             *             "last_response_status": 200,
-             *             "last_outcome": "delivered",
-             *             "consecutive_failures": 0,
-             *             "success_rate_24h": 0.9934,
-             *             "attempts_24h": 152,
-             *             "failing_since": null,
-             *             "mean_response_ms_24h": 184
-             *           }
-             *         },
-             *         {
-             *           "id": "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
-             *           "url": "https://hooks.zapier.example/hooks/catch/1234567/abcdef/",
-             *           "events": [
-             *             "attendance.marked"
-             *           ],
-             *           "description": null,
-             *           "enabled": false,
-             *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
-             *           "disabled_at": "2026-11-22T10:16:02.000Z",
-             *           "previous_secret_expires_at": null,
-             *           "rate_limit_per_second": null,
-             *           "paused_until": null,
-             *           "created_by": null,
-             *           "created_by_display": "API key Zapier",
-             *           "created_at": "2026-11-20T10:15:00.000Z",
-             *           "updated_at": "2026-11-22T10:16:02.000Z",
-             *           "health": {
-             *             "last_attempt_at": "2026-11-22T10:16:01.000Z",
-             *             "last_response_status": 404,
-             *             "last_outcome": "failed",
-             *             "consecutive_failures": 212,
-             *             "success_rate_24h": null,
-             *             "attempts_24h": 0,
-             *             "failing_since": "2026-11-17T10:15:30.000Z",
-             *             "mean_response_ms_24h": null
-             *           }
-             *         }
-             *       ],
-             *       "target_policy": "public_https"
-             *     }
-             */
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                url: string;
-                events: (
-                  | "member.created"
-                  | "member.lost"
-                  | "donation.recorded"
-                  | "attendance.marked"
-                  | "workflow.completed"
-                  | "webhook.endpoint.disabled"
-                  | "webhook.endpoint.failing"
-                  | "webhook.endpoint.recovered"
-                )[];
-                description: string | null;
-                enabled: boolean;
-                disabled_reason: string | null;
-                disabled_at: string | null;
-                /** @description While a rotated-out secret still signs (a second signature), until when */
-                previous_secret_expires_at: string | null;
-                /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
-                rate_limit_per_second: number | null;
-                /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
-                paused_until: string | null;
-                /**
-                 * Format: uuid
-                 * @description The admin who made it (null: an API key or the server)
-                 */
-                created_by: string | null;
-                /**
-                 * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
-                 * @example removed member
-                 */
-                created_by_display: string | null;
-                created_at: string;
-                updated_at: string;
-                health: {
-                  /** @description When the endpoint was last tried */
-                  last_attempt_at: string | null;
-                  /** @description HTTP status of the last attempt (null: no response) */
-                  last_response_status: number | null;
-                  /**
-                   * @description Result of the last attempt
-                   * @enum {string|null}
-                   */
-                  last_outcome: "delivered" | "failed" | null;
-                  /** @description Failed attempts since the last success */
-                  consecutive_failures: number;
-                  /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the activity view's: the current hour and the 23 before it, so the two agree. */
-                  success_rate_24h: number | null;
-                  /** @description Attempts over the last 24 hours (the activity view's 24 hours) */
-                  attempts_24h: number;
-                  /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
-                  failing_since: string | null;
-                  /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
-                  mean_response_ms_24h: number | null;
+    "/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's webhook endpoints
+         * @description Newest first, each with its health. Secrets are never listed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Endpoints, newest first, each with its health */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "url": "https://crm.gracechapel.example/hooks/church",
+                         *           "events": [
+                         *             "member.created",
+                         *             "donation.recorded"
+                         *           ],
+                         *           "description": "Church CRM",
+                         *           "enabled": true,
+                         *           "disabled_reason": null,
+                         *           "disabled_at": null,
+                         *           "previous_secret_expires_at": null,
+                         *           "rate_limit_per_second": 20,
+                         *           "paused_until": null,
+                         *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_by_display": "Ruth Okafor",
+                         *           "created_at": "2026-11-20T10:15:00.000Z",
+                         *           "updated_at": "2026-11-20T10:15:00.000Z",
+                         *           "health": {
+                         *             "last_attempt_at": "2026-11-28T09:58:12.000Z",
+                         *             "last_response_status": 200,
+                         *             "last_outcome": "delivered",
+                         *             "consecutive_failures": 0,
+                         *             "success_rate_24h": 0.9934,
+                         *             "attempts_24h": 152,
+                         *             "failing_since": null,
+                         *             "mean_response_ms_24h": 184
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+                         *           "url": "https://hooks.zapier.example/hooks/catch/1234567/abcdef/",
+                         *           "events": [
+                         *             "attendance.marked"
+                         *           ],
+                         *           "description": null,
+                         *           "enabled": false,
+                         *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+                         *           "disabled_at": "2026-11-22T10:16:02.000Z",
+                         *           "previous_secret_expires_at": null,
+                         *           "rate_limit_per_second": null,
+                         *           "paused_until": null,
+                         *           "created_by": null,
+                         *           "created_by_display": "API key Zapier",
+                         *           "created_at": "2026-11-20T10:15:00.000Z",
+                         *           "updated_at": "2026-11-22T10:16:02.000Z",
+                         *           "health": {
+                         *             "last_attempt_at": "2026-11-22T10:16:01.000Z",
+                         *             "last_response_status": 404,
+                         *             "last_outcome": "failed",
+                         *             "consecutive_failures": 212,
+                         *             "success_rate_24h": null,
+                         *             "attempts_24h": 0,
+                         *             "failing_since": "2026-11-17T10:15:30.000Z",
+                         *             "mean_response_ms_24h": null
+                         *           }
+                         *         }
+                         *       ],
+                         *       "target_policy": "public_https"
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
+                                description: string | null;
+                                enabled: boolean;
+                                disabled_reason: string | null;
+                                disabled_at: string | null;
+                                /** @description While a rotated-out secret still signs (a second signature), until when */
+                                previous_secret_expires_at: string | null;
+                                /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                                rate_limit_per_second: number | null;
+                                /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                                paused_until: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The admin who made it (null: an API key or the server)
+                                 */
+                                created_by: string | null;
+                                /**
+                                 * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                                 * @example removed member
+                                 */
+                                created_by_display: string | null;
+                                created_at: string;
+                                updated_at: string;
+                                health: {
+                                    /** @description When the endpoint was last tried */
+                                    last_attempt_at: string | null;
+                                    /** @description HTTP status of the last attempt (null: no response) */
+                                    last_response_status: number | null;
+                                    /**
+                                     * @description Result of the last attempt
+                                     * @enum {string|null}
+                                     */
+                                    last_outcome: "delivered" | "failed" | null;
+                                    /** @description Failed attempts since the last success */
+                                    consecutive_failures: number;
+                                    /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the activity view's: the current hour and the 23 before it, so the two agree. */
+                                    success_rate_24h: number | null;
+                                    /** @description Attempts over the last 24 hours (the activity view's 24 hours) */
+                                    attempts_24h: number;
+                                    /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                    failing_since: string | null;
+                                    /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
+                                    mean_response_ms_24h: number | null;
+                                };
+                            }[];
+                            /**
+                             * @description Which URLs this deployment accepts: public_https (https, public addresses only), or development (a local stack that also allows http and private addresses)
+                             * @enum {string}
+                             */
+                            target_policy: "public_https" | "development";
+                        };
+                    };
                 };
-              }[];
-              /**
-               * @description Which URLs this deployment accepts: public_https (https, public addresses only), or development (a local stack that also allows http and private addresses)
-               * @enum {string}
-               */
-              target_policy: "public_https" | "development";
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    /**
-     * Add an endpoint: a URL and the events it receives
-     * @description The response carries the signing secret: the only time it is shown, until a rotation.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "url": "https://crm.gracechapel.example/hooks/church",
-           *       "events": [
-           *         "member.created",
-           *         "donation.recorded"
-           *       ],
-           *       "description": "Church CRM",
-           *       "rate_limit_per_second": 20
-           *     }
-           */
-          "application/json": {
-            url: string;
-            events: (
-              | "member.created"
-              | "member.lost"
-              | "donation.recorded"
-              | "attendance.marked"
-              | "workflow.completed"
-              | "webhook.endpoint.disabled"
-              | "webhook.endpoint.failing"
-              | "webhook.endpoint.recovered"
-            )[];
-            description?: string;
-            /** @description Your own secret; generated when omitted */
-            secret?: string;
-            enabled?: boolean;
-            /** @description At most this many deliveries a second (1 to 1000); omitted or null: no limit */
-            rate_limit_per_second?: number | null;
-          };
-        };
-      };
-      responses: {
-        /** @description The endpoint, with its signing secret */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-             *       "url": "https://crm.gracechapel.example/hooks/church",
-             *       "events": [
-             *         "member.created",
-             *         "donation.recorded"
-             *       ],
-             *       "description": "Church CRM",
-             *       "enabled": true,
-             *       "disabled_reason": null,
-             *       "disabled_at": null,
-             *       "previous_secret_expires_at": null,
-             *       "rate_limit_per_second": 20,
-             *       "paused_until": null,
-             *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *       "created_by_display": "Ruth Okafor",
-             *       "created_at": "2026-11-20T10:15:00.000Z",
-             *       "updated_at": "2026-11-20T10:15:00.000Z",
-             *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              url: string;
-              events: (
-                | "member.created"
-                | "member.lost"
-                | "donation.recorded"
-                | "attendance.marked"
-                | "workflow.completed"
-                | "webhook.endpoint.disabled"
-                | "webhook.endpoint.failing"
-                | "webhook.endpoint.recovered"
-              )[];
-              description: string | null;
-              enabled: boolean;
-              disabled_reason: string | null;
-              disabled_at: string | null;
-              /** @description While a rotated-out secret still signs (a second signature), until when */
-              previous_secret_expires_at: string | null;
-              /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
-              rate_limit_per_second: number | null;
-              /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
-              paused_until: string | null;
-              /**
-               * Format: uuid
-               * @description The admin who made it (null: an API key or the server)
-               */
-              created_by: string | null;
-              /**
-               * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
-               * @example removed member
-               */
-              created_by_display: string | null;
-              created_at: string;
-              updated_at: string;
-              /** @description The signing secret. Returned only when an endpoint is created or its secret rotated. */
-              secret: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: url",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "url",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description too_many_endpoints: the organization has 100 endpoints, the most it can have */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Read one endpoint */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The endpoint, with its health */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-             *       "url": "https://crm.gracechapel.example/hooks/church",
-             *       "events": [
-             *         "member.created",
-             *         "donation.recorded"
-             *       ],
-             *       "description": "Church CRM",
-             *       "enabled": true,
-             *       "disabled_reason": null,
-             *       "disabled_at": null,
-             *       "previous_secret_expires_at": null,
-             *       "rate_limit_per_second": 20,
-             *       "paused_until": null,
-             *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *       "created_by_display": "Ruth Okafor",
-             *       "created_at": "2026-11-20T10:15:00.000Z",
-             *       "updated_at": "2026-11-20T10:15:00.000Z",
-             *       "health": {
-             *         "last_attempt_at": "2026-11-28T09:58:12.000Z",
-             *         "last_response_status": 200,
-             *         "last_outcome": "delivered",
-             *         "consecutive_failures": 0,
-             *         "success_rate_24h": 0.9934,
-             *         "attempts_24h": 152,
-             *         "failing_since": null,
-             *         "mean_response_ms_24h": 184
-             *       }
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              url: string;
-              events: (
-                | "member.created"
-                | "member.lost"
-                | "donation.recorded"
-                | "attendance.marked"
-                | "workflow.completed"
-                | "webhook.endpoint.disabled"
-                | "webhook.endpoint.failing"
-                | "webhook.endpoint.recovered"
-              )[];
-              description: string | null;
-              enabled: boolean;
-              disabled_reason: string | null;
-              disabled_at: string | null;
-              /** @description While a rotated-out secret still signs (a second signature), until when */
-              previous_secret_expires_at: string | null;
-              /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
-              rate_limit_per_second: number | null;
-              /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
-              paused_until: string | null;
-              /**
-               * Format: uuid
-               * @description The admin who made it (null: an API key or the server)
-               */
-              created_by: string | null;
-              /**
-               * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
-               * @example removed member
-               */
-              created_by_display: string | null;
-              created_at: string;
-              updated_at: string;
-              health: {
-                /** @description When the endpoint was last tried */
-                last_attempt_at: string | null;
-                /** @description HTTP status of the last attempt (null: no response) */
-                last_response_status: number | null;
-                /**
-                 * @description Result of the last attempt
-                 * @enum {string|null}
-                 */
-                last_outcome: "delivered" | "failed" | null;
-                /** @description Failed attempts since the last success */
-                consecutive_failures: number;
-                /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the activity view's: the current hour and the 23 before it, so the two agree. */
-                success_rate_24h: number | null;
-                /** @description Attempts over the last 24 hours (the activity view's 24 hours) */
-                attempts_24h: number;
-                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
-                failing_since: string | null;
-                /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
-                mean_response_ms_24h: number | null;
-              };
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    /** Delete an endpoint and its delivery history */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Deleted */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    /**
-     * Change, enable or disable an endpoint
-     * @description Give any of its URL, events, description, rate limit and `enabled`; the rest stays.
-     */
-    patch: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "events": [
-           *         "member.created",
-           *         "member.lost",
-           *         "donation.recorded"
-           *       ],
-           *       "rate_limit_per_second": null
-           *     }
-           */
-          "application/json": {
-            url?: string;
-            events?: (
-              | "member.created"
-              | "member.lost"
-              | "donation.recorded"
-              | "attendance.marked"
-              | "workflow.completed"
-              | "webhook.endpoint.disabled"
-              | "webhook.endpoint.failing"
-              | "webhook.endpoint.recovered"
-            )[];
-            description?: string | null;
-            enabled?: boolean;
-            /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
-            rate_limit_per_second?: number | null;
-          };
-        };
-      };
-      responses: {
-        /** @description The endpoint */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-             *       "url": "https://crm.gracechapel.example/hooks/church",
-             *       "events": [
-             *         "member.created",
-             *         "member.lost",
-             *         "donation.recorded"
-             *       ],
-             *       "description": "Church CRM",
-             *       "enabled": true,
-             *       "disabled_reason": null,
-             *       "disabled_at": null,
-             *       "previous_secret_expires_at": null,
-             *       "rate_limit_per_second": null,
-             *       "paused_until": null,
-             *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *       "created_by_display": "Ruth Okafor",
-             *       "created_at": "2026-11-20T10:15:00.000Z",
-             *       "updated_at": "2026-11-28T10:02:45.000Z"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              url: string;
-              events: (
-                | "member.created"
-                | "member.lost"
-                | "donation.recorded"
-                | "attendance.marked"
-                | "workflow.completed"
-                | "webhook.endpoint.disabled"
-                | "webhook.endpoint.failing"
-                | "webhook.endpoint.recovered"
-              )[];
-              description: string | null;
-              enabled: boolean;
-              disabled_reason: string | null;
-              disabled_at: string | null;
-              /** @description While a rotated-out secret still signs (a second signature), until when */
-              previous_secret_expires_at: string | null;
-              /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
-              rate_limit_per_second: number | null;
-              /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
-              paused_until: string | null;
-              /**
-               * Format: uuid
-               * @description The admin who made it (null: an API key or the server)
-               */
-              created_by: string | null;
-              /**
-               * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
-               * @example removed member
-               */
-              created_by_display: string | null;
-              created_at: string;
-              updated_at: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: url",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "url",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/rotate-secret": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Replace an endpoint's signing secret
-     * @description The old secret keeps signing too (a second signature in `webhook-signature`) during a grace period, so receivers can switch without losing a delivery.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "grace_seconds": 86400
-           *     }
-           */
-          "application/json": {
-            /** @description How long the old secret keeps signing too (default 86400, at most 7 days) */
-            grace_seconds?: number;
-            /** @description Your own new secret; generated when omitted */
-            secret?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The new secret */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "secret": "whsec_Q2xrYjV0N2pGdXBxWjRkTmM4c0t3aEV5",
-             *       "previous_secret_expires_at": "2026-11-29T10:05:00.000Z"
-             *     }
-             */
-            "application/json": {
-              secret: string;
-              previous_secret_expires_at: string | null;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: grace_seconds",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "grace_seconds",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/test": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Send a test event to this endpoint
-     * @description `webhook.test`, or any event type of the catalogue with its example body.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "event_type": "donation.recorded"
-           *     }
-           */
-          "application/json": {
-            /**
-             * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
-             * @enum {string}
-             */
-            event_type?:
-              | "webhook.test"
-              | "member.created"
-              | "member.lost"
-              | "donation.recorded"
-              | "attendance.marked"
-              | "workflow.completed"
-              | "webhook.endpoint.disabled"
-              | "webhook.endpoint.failing"
-              | "webhook.endpoint.recovered";
-          };
-        };
-      };
-      responses: {
-        /** @description Queued; the delivery appears in the logs */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "event_id": "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              event_id: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: event_type",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "event_type",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The endpoint is disabled */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/recover/preview": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Count what a recovery would send again
-     * @description How many permanently failed deliveries `POST /endpoints/{id}/recover` with the same fields would queue again, counted up to 100,000 (`more`: there are more).
-     */
-    get: {
-      parameters: {
-        query: {
-          /** @description Recover permanently failed deliveries created at or after this time */
-          since: string;
-          /** @description …and created before this time (default: now) */
-          until?: string;
-          /** @description Only deliveries of this event type */
-          event_type?: string;
-        };
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The count, before anything is sent */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "count": 37,
-             *       "more": false
-             *     }
-             */
-            "application/json": {
-              /** @description How many deliveries a recovery with these fields would send again */
-              count: number;
-              /** @description true when there are more than count (counting stops at 100,000) */
-              more: boolean;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: since",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "since",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/recover": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Send again the permanently failed deliveries in a window
-     * @description Every delivery of this endpoint created in [`since`, `until`) (`until`: now when left out) that failed for good, of `event_type` only when given, is queued again. The answer's `recovery_id` lists them: `GET /deliveries?recovery_id=…`.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "since": "2026-11-27T00:00:00Z",
-           *       "until": "2026-11-28T00:00:00Z",
-           *       "event_type": "donation.recorded"
-           *     }
-           */
-          "application/json": {
-            /**
-             * Format: date-time
-             * @description Recover permanently failed deliveries created at or after this time
-             */
-            since: string;
-            /**
-             * Format: date-time
-             * @description …and created before this time (default: now)
-             */
-            until?: string;
-            /** @description Only deliveries of this event type */
-            event_type?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description How many deliveries were queued again, and the recovery's id to list them by */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "recovered": 37,
-             *       "recovery_id": "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b"
-             *     }
-             */
-            "application/json": {
-              /** @description How many deliveries were queued again */
-              recovered: number;
-              /**
-               * Format: uuid
-               * @description Lists them in Webhook Logs: GET /webhooks/deliveries?recovery_id=… (the page: ?recovery=…)
-               */
-              recovery_id: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: since",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "since",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The endpoint is disabled */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/activity": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * An endpoint's attempts and response times over time
-     * @description Attempts per hour (or 6 hours) over 24 hours or 7 days, delivered and failed, with estimated response time percentiles, the window's start (`from`) and end (`as_of`), and the endpoint's latest attempt read in the same snapshot (`latest`): one answer for a page's health tiles and chart. The example is cut to 3 of its 24 points.
-     */
-    get: {
-      parameters: {
-        query?: {
-          window?: "24h" | "7d";
-          /** @description How long each point covers: an hour (the default; 168 thin points for 7 days) or 6 hours (28) */
-          bucket?: "1h" | "6h";
-        };
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description One point per hour (or per `bucket`), oldest first */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "window": "24h",
-             *       "bucket_seconds": 3600,
-             *       "points": [
-             *         {
-             *           "start": "2026-11-27T11:00:00.000Z",
-             *           "delivered": 6,
-             *           "failed": 0,
-             *           "p50_ms": 142,
-             *           "p95_ms": 310
-             *         },
-             *         {
-             *           "start": "2026-11-27T12:00:00.000Z",
-             *           "delivered": 9,
-             *           "failed": 2,
-             *           "p50_ms": 171,
-             *           "p95_ms": 9400
-             *         },
-             *         {
-             *           "start": "2026-11-27T13:00:00.000Z",
-             *           "delivered": 0,
-             *           "failed": 0,
-             *           "p50_ms": null,
-             *           "p95_ms": null
-             *         }
-             *       ],
-             *       "totals": {
-             *         "delivered": 151,
-             *         "failed": 2,
-             *         "p50_ms": 158,
-             *         "p95_ms": 420
-             *       },
-             *       "from": "2026-11-26T14:00:00.000Z",
-             *       "as_of": "2026-11-27T13:42:05.118Z",
-             *       "latest": {
-             *         "last_attempt_at": "2026-11-27T13:40:12.530Z",
-             *         "last_response_status": 200,
-             *         "last_outcome": "delivered",
-             *         "consecutive_failures": 0,
-             *         "failing_since": null
-             *       }
-             *     }
-             */
-            "application/json": {
-              /** @enum {string} */
-              window: "24h" | "7d";
-              /** @description Each point covers this long: 3600 (an hour) or 21600 (6 hours) */
-              bucket_seconds: number;
-              points: {
-                start: string;
-                /** @description Attempts that got a 2xx in time */
-                delivered: number;
-                /** @description Every other attempt */
-                failed: number;
-                /** @description Median response time (null: no timed attempt) */
-                p50_ms: number | null;
-                /** @description 95th percentile response time */
-                p95_ms: number | null;
-              }[];
-              totals: {
-                delivered: number;
-                failed: number;
-                p50_ms: number | null;
-                p95_ms: number | null;
-              };
-              /** @description Start of the window: the first point's start */
-              from: string;
-              /** @description When these numbers were read; the window ends here */
-              as_of: string;
-              /** @description The endpoint's last attempt and its run of failures, read in the same snapshot as the points, so a page showing both never says 'nothing sent yet' beside a delivered attempt */
-              latest: {
-                /** @description When the endpoint was last tried */
-                last_attempt_at: string | null;
-                /** @description HTTP status of the last attempt (null: no response) */
-                last_response_status: number | null;
-                /**
-                 * @description Result of the last attempt
-                 * @enum {string|null}
-                 */
-                last_outcome: "delivered" | "failed" | null;
-                /** @description Failed attempts since the last success */
-                consecutive_failures: number;
-                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
-                failing_since: string | null;
-              };
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: window",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "window",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such endpoint */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/endpoints/{id}/reveal-secret": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Reveal an endpoint's signing secret
-     * @description For an administrator of the endpoint's organization whose session signed in within the last 10 minutes (the settings page asks for the password again); each reveal is written to the organization's audit log (`endpoint.secret_revealed`). No body. API keys, staff and other organizations are refused; a session signed in longer ago gets 403 `reauthentication_required`.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The secret; an audit entry records who revealed it and when */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** @description The endpoint's current signing secret */
-              secret: string;
-              /** @description When it was revealed; the organization's audit log has the entry */
-              revealed_at: string;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `admin_required` (staff, or not a member of the endpoint's organization), or `reauthentication_required` (the session's sign-in is more than 10 minutes old: sign in again) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description No such endpoint in the caller's organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/alerts": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Failure alerts: thresholds and where they go
-     * @description When an endpoint's failures are reported (a mail to the admins, and `webhook.endpoint.failing` to the alert endpoints) and when it is disabled; the alert endpoints are the organization's endpoints subscribed to a `webhook.endpoint.*` event type.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Thresholds and alert endpoints */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "failing_after_seconds": 3600,
-             *       "disable_after_seconds": 432000,
-             *       "mail_to_admins": true,
-             *       "endpoints": [
-             *         {
-             *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
-             *           "url": "https://alerts.example.org/hooks/webhooks",
-             *           "enabled": true,
-             *           "events": [
-             *             "webhook.endpoint.failing",
-             *             "webhook.endpoint.recovered",
-             *             "webhook.endpoint.disabled"
-             *           ]
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              /** @description An endpoint that fails every attempt this long is reported failing: a mail to the admins and webhook.endpoint.failing to the alert endpoints */
-              failing_after_seconds: number;
-              /** @description An endpoint that fails every attempt this long is disabled (webhook.endpoint.disabled) */
-              disable_after_seconds: number;
-              /** @description The organization's admins get a mail at each step */
-              mail_to_admins: boolean;
-              /** @description The organization's endpoints subscribed to an alert event type: where alerts go */
-              endpoints: {
-                /** Format: uuid */
-                id: string;
-                url: string;
-                enabled: boolean;
-                /** @description The alert event types it subscribed to */
-                events: (
-                  | "webhook.endpoint.failing"
-                  | "webhook.endpoint.recovered"
-                  | "webhook.endpoint.disabled"
-                )[];
-              }[];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries/retry/preview": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Count what a bulk retry would send again
-     * @description How many deliveries `POST /deliveries/retry` with the same filter would take up now, counted up to 100,000 (`more`: there are more).
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "status": "retrying",
-           *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23"
-           *     }
-           */
-          "application/json": {
-            /** Format: uuid */
-            endpoint_id?: string;
-            event_type?: string;
-            /**
-             * @description Left out: both retrying and permanently failed deliveries
-             * @enum {string}
-             */
-            status?: "retrying" | "permanently_failed";
-            /**
-             * @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted)
-             * @enum {string}
-             */
-            status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
-            /**
-             * Format: date-time
-             * @description Created at or after
-             */
-            since?: string;
-            /**
-             * Format: date-time
-             * @description Created before
-             */
-            until?: string;
-            /**
-             * @description Test deliveries (Send test event): listed with the others, left out, or listed alone
-             * @default include
-             * @enum {string}
-             */
-            tests?: "include" | "exclude" | "only";
-            /**
-             * Format: uuid
-             * @description The deliveries one recovery or bulk retry sent again (its recovery_id)
-             */
-            recovery_id?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The count, before anything is sent */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "count": 2400,
-             *       "more": false
-             *     }
-             */
-            "application/json": {
-              count: number;
-              more: boolean;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: endpoint_id",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "endpoint_id",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The filter names an endpoint the organization does not have */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The filter names a disabled endpoint */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries/retry": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Retry every failing delivery a filter matches
-     * @description Retrying deliveries are moved to now (no attempt counted, their 24 h window kept); permanently failed ones are queued again with a fresh window, as a recovery does. Delivered ones are never taken up (redeliver them one by one); ones being sent right now, of a disabled endpoint or of an erased person are skipped and counted. Runs in batches: the answer is the job so far; poll `GET /deliveries/retries/{id}`. Its `recovery_id` lists what it queued: `GET /deliveries?recovery_id=…`. Send an `Idempotency-Key` header to make a repeat safe: the same key answers the same job and queues nothing more.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "status": "retrying",
-           *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23"
-           *     }
-           */
-          "application/json": {
-            /** Format: uuid */
-            endpoint_id?: string;
-            event_type?: string;
-            /**
-             * @description Left out: both retrying and permanently failed deliveries
-             * @enum {string}
-             */
-            status?: "retrying" | "permanently_failed";
-            /**
-             * @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted)
-             * @enum {string}
-             */
-            status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
-            /**
-             * Format: date-time
-             * @description Created at or after
-             */
-            since?: string;
-            /**
-             * Format: date-time
-             * @description Created before
-             */
-            until?: string;
-            /**
-             * @description Test deliveries (Send test event): listed with the others, left out, or listed alone
-             * @default include
-             * @enum {string}
-             */
-            tests?: "include" | "exclude" | "only";
-            /**
-             * Format: uuid
-             * @description The deliveries one recovery or bulk retry sent again (its recovery_id)
-             */
-            recovery_id?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Started (or, with an Idempotency-Key used before, that job) */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["BulkRetry"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: endpoint_id",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "endpoint_id",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The filter names an endpoint the organization does not have */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The filter names a disabled endpoint, or the Idempotency-Key another filter */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description 5 bulk retries of the organization are running */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries/retries/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * One bulk retry and its progress
-     * @description Reading a running one also carries it on for up to a second.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The bulk retry */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["BulkRetry"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such bulk retry in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries/retries/{id}/cancel": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Stop a bulk retry
-     * @description After the batch in progress; what it queued already stays queued. Cancelling one that has finished changes nothing.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The bulk retry, cancelled (or as it finished) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["BulkRetry"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such bulk retry in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List deliveries, newest first
-     * @description Filtered by endpoint, event type, state, time, test deliveries (`tests`) and recovery (`recovery_id`), or one found by id: `q` is a delivery id, or an event id (the `webhook-id` header the receiver saw). `contains` finds the deliveries whose body contains a text (an e-mail address, a payment id), in any letter case.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw) */
-          q?: string;
-          endpoint_id?: string;
-          event_type?: string;
-          status?: "pending" | "retrying" | "delivered" | "permanently_failed";
-          /** @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted) */
-          status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
-          /** @description Created at or after */
-          since?: string;
-          /** @description Created before */
-          until?: string;
-          /** @description Test deliveries (Send test event): listed with the others, left out, or listed alone */
-          tests?: "include" | "exclude" | "only";
-          /** @description The deliveries one recovery or bulk retry sent again (its recovery_id) */
-          recovery_id?: string;
-          /** @description Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id) */
-          contains?: string;
-          limit?: number;
-          /** @description next_cursor of the previous page */
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of deliveries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
-             *           "event_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *           "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-             *           "event_type": "donation.recorded",
-             *           "status": "delivered",
-             *           "attempt_count": 2,
-             *           "next_attempt_at": null,
-             *           "first_attempt_at": "2026-11-28T09:41:07.000Z",
-             *           "last_attempt_at": "2026-11-28T09:41:13.000Z",
-             *           "last_response_status": 200,
-             *           "last_error": null,
-             *           "delivered_at": "2026-11-28T09:41:13.000Z",
-             *           "test": false,
-             *           "recovery_id": null,
-             *           "created_at": "2026-11-28T09:41:07.000Z"
-             *         },
-             *         {
-             *           "id": "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
-             *           "event_id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
-             *           "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-             *           "event_type": "member.created",
-             *           "status": "retrying",
-             *           "attempt_count": 3,
-             *           "next_attempt_at": "2026-11-28T10:12:00.000Z",
-             *           "first_attempt_at": "2026-11-28T09:38:55.000Z",
-             *           "last_attempt_at": "2026-11-28T09:42:00.000Z",
-             *           "last_response_status": 503,
-             *           "last_error": "HTTP 503",
-             *           "delivered_at": null,
-             *           "test": false,
-             *           "recovery_id": null,
-             *           "created_at": "2026-11-28T09:38:55.000Z"
-             *         }
-             *       ],
-             *       "next_cursor": "WyIyMDI2LTExLTI4IDA5OjM4OjU1LjUxMjkzNCswMCIsIjBmMWUyZDNjLTRiNWEtNDY5Ny04ODc3LTY2NTVhNGIzYzJkMSJd"
-             *     }
-             */
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                /**
-                 * Format: uuid
-                 * @description Also the webhook-id header the receiver sees
-                 */
-                event_id: string;
-                /** Format: uuid */
-                endpoint_id: string;
-                event_type: string;
-                /** @enum {string} */
-                status:
-                  | "pending"
-                  | "retrying"
-                  | "delivered"
-                  | "permanently_failed";
-                attempt_count: number;
-                next_attempt_at: string | null;
-                first_attempt_at: string | null;
-                last_attempt_at: string | null;
-                last_response_status: number | null;
-                last_error: string | null;
-                delivered_at: string | null;
-                /** @description A test delivery (Send test event); its body carries "test": true */
-                test: boolean;
-                /**
-                 * Format: uuid
-                 * @description The recovery that last sent it again, if any
-                 */
-                recovery_id: string | null;
-                created_at: string;
-              }[];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
-              /**
-               * Format: date-time
-               * @description Only with `contains`: the content search covers every delivery recorded before this time (and the newest 2,000 the other filters keep, checked one by one); newer ones are searchable once the search index reaches them, normally within seconds. Null until the index's first batch.
-               */
-              searchable_until?: string | null;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: q",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "q",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Read one delivery with the body sent and every attempt */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The delivery */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
-             *       "event_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-             *       "event_type": "donation.recorded",
-             *       "status": "delivered",
-             *       "attempt_count": 2,
-             *       "next_attempt_at": null,
-             *       "first_attempt_at": "2026-11-28T09:41:07.000Z",
-             *       "last_attempt_at": "2026-11-28T09:41:13.000Z",
-             *       "last_response_status": 200,
-             *       "last_error": null,
-             *       "delivered_at": "2026-11-28T09:41:13.000Z",
-             *       "test": false,
-             *       "recovery_id": null,
-             *       "created_at": "2026-11-28T09:41:07.000Z",
-             *       "body": "{\"id\":\"e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a\",\"type\":\"donation.recorded\",\"created_at\":\"2026-11-28T09:41:07.000Z\",\"organization_id\":\"0c0ffee0-1234-4abc-8def-0123456789ab\",\"data\":{\"row\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"},\"delta\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"}}}",
-             *       "payload": {
-             *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *         "type": "donation.recorded",
-             *         "created_at": "2026-11-28T09:41:07.000Z",
-             *         "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
-             *         "data": {
-             *           "row": {
-             *             "id": "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8",
-             *             "amount_cents": 5000,
-             *             "currency": "GBP"
-             *           },
-             *           "delta": {
-             *             "id": "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8",
-             *             "amount_cents": 5000,
-             *             "currency": "GBP"
-             *           }
-             *         }
-             *       },
-             *       "attempts": [
-             *         {
-             *           "id": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
-             *           "attempt_number": 1,
-             *           "attempted_at": "2026-11-28T09:41:07.000Z",
-             *           "duration_ms": 10000,
-             *           "response_status": null,
-             *           "error": "timeout after 10000 ms",
-             *           "response_excerpt": null,
-             *           "request_headers": {
-             *             "content-type": "application/json",
-             *             "webhook-id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *             "webhook-timestamp": "1795772467",
-             *             "webhook-signature": "v1,K5oZ…"
-             *           },
-             *           "response_headers": null
-             *         },
-             *         {
-             *           "id": "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
-             *           "attempt_number": 2,
-             *           "attempted_at": "2026-11-28T09:41:13.000Z",
-             *           "duration_ms": 184,
-             *           "response_status": 200,
-             *           "error": null,
-             *           "response_excerpt": "{\"ok\":true}",
-             *           "request_headers": {
-             *             "content-type": "application/json",
-             *             "webhook-id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *             "webhook-timestamp": "1795772473",
-             *             "webhook-signature": "v1,pQ3n…"
-             *           },
-             *           "response_headers": {
-             *             "content-type": "application/json; charset=utf-8"
-             *           }
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /**
-               * Format: uuid
-               * @description Also the webhook-id header the receiver sees
-               */
-              event_id: string;
-              /** Format: uuid */
-              endpoint_id: string;
-              event_type: string;
-              /** @enum {string} */
-              status:
-                | "pending"
-                | "retrying"
-                | "delivered"
-                | "permanently_failed";
-              attempt_count: number;
-              next_attempt_at: string | null;
-              first_attempt_at: string | null;
-              last_attempt_at: string | null;
-              last_response_status: number | null;
-              last_error: string | null;
-              delivered_at: string | null;
-              /** @description A test delivery (Send test event); its body carries "test": true */
-              test: boolean;
-              /**
-               * Format: uuid
-               * @description The recovery that last sent it again, if any
-               */
-              recovery_id: string | null;
-              created_at: string;
-              /** @description The exact body text that is signed and sent, byte for byte: HMAC-SHA256(secret, body) is the x-webhook-signature */
-              body: string;
-              /** @description The body parsed (kept for compatibility; use body to verify) */
-              payload: {
-                [key: string]: unknown;
-              };
-              attempts: {
-                /** Format: uuid */
-                id: string;
-                attempt_number: number;
-                attempted_at: string;
-                duration_ms: number | null;
-                response_status: number | null;
-                error: string | null;
-                response_excerpt: string | null;
-                /** @description The headers we sent; signature values show only their first characters (null: no request went out) */
-                request_headers: {
-                  [key: string]: string;
-                } | null;
-                /** @description The receiver's headers (at most 50, 4 KiB; cookies not kept); null without a response */
-                response_headers: {
-                  [key: string]: string;
-                } | null;
-              }[];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such delivery */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/deliveries/{id}/redeliver": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Send this delivery again now
-     * @description With the same event id (`webhook-id`), so receivers can de-duplicate.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Queued again */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
-             *       "event_id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
-             *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-             *       "event_type": "member.created",
-             *       "status": "pending",
-             *       "attempt_count": 3,
-             *       "next_attempt_at": "2026-11-28T10:05:00.000Z",
-             *       "first_attempt_at": "2026-11-28T09:38:55.000Z",
-             *       "last_attempt_at": "2026-11-28T09:42:00.000Z",
-             *       "last_response_status": 503,
-             *       "last_error": "HTTP 503",
-             *       "delivered_at": null,
-             *       "test": false,
-             *       "recovery_id": null,
-             *       "created_at": "2026-11-28T09:38:55.000Z"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /**
-               * Format: uuid
-               * @description Also the webhook-id header the receiver sees
-               */
-              event_id: string;
-              /** Format: uuid */
-              endpoint_id: string;
-              event_type: string;
-              /** @enum {string} */
-              status:
-                | "pending"
-                | "retrying"
-                | "delivered"
-                | "permanently_failed";
-              attempt_count: number;
-              next_attempt_at: string | null;
-              first_attempt_at: string | null;
-              last_attempt_at: string | null;
-              last_response_status: number | null;
-              last_error: string | null;
-              delivered_at: string | null;
-              /** @description A test delivery (Send test event); its body carries "test": true */
-              test: boolean;
-              /**
-               * Format: uuid
-               * @description The recovery that last sent it again, if any
-               */
-              recovery_id: string | null;
-              created_at: string;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such delivery */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The endpoint is disabled, or the event was redacted (its person was erased) */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/events": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List events, newest first or after a cursor
-     * @description The organization's events (not test events, nor those redacted when their person was erased), each with the JSON body and `webhook-id` its deliveries carry; an event is stored when an enabled endpoint subscribes to its type. Without `after`: newest first, `older_cursor` for older pages. With `after`: oldest first from the cursor, in commit order, so a walk sees every event exactly once; `wait` (up to 25 s) answers as soon as one exists. Kept as long as the delivery history (`/log-retention`, 30 days by default); a cursor issued before that is 410 `cursor_expired`. At most 10 waiting requests per organization (429 `too_many_waiting`).
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description A cursor (`next_cursor`, or an event's `cursor`): the events after it, oldest first */
-          after?: string;
-          /** @description `older_cursor` of the previous page: older events */
-          before?: string;
-          /** @description One event type, or several separated by commas */
-          event_type?: string;
-          /** @description Created at or after */
-          since?: string;
-          /** @description Created before */
-          until?: string;
-          limit?: number;
-          /** @description With `after`: seconds to wait for an event when there is none yet (long poll) */
-          wait?: number | null;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of events */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *           "webhook_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *           "type": "donation.recorded",
-             *           "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *           "cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
-             *           "payload": {
-             *             "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *             "type": "donation.recorded",
-             *             "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *             "data": {
-             *               "row": {
-             *                 "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
-             *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *                 "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-             *                 "recurring_donation_id": null,
-             *                 "amount_minor": 2500,
-             *                 "currency": "USD",
-             *                 "source": "online",
-             *                 "gateway_payment_id": "pay_Nq3xYz12AbCd",
-             *                 "donated_at": "2026-11-22T10:15:30.123456+00:00",
-             *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *                 "refunded_minor": 0,
-             *                 "refund_status": "none"
-             *               },
-             *               "delta": {
-             *                 "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
-             *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *                 "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-             *                 "recurring_donation_id": null,
-             *                 "amount_minor": 2500,
-             *                 "currency": "USD",
-             *                 "source": "online",
-             *                 "gateway_payment_id": "pay_Nq3xYz12AbCd",
-             *                 "donated_at": "2026-11-22T10:15:30.123456+00:00",
-             *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *                 "refunded_minor": 0,
-             *                 "refund_status": "none"
-             *               }
-             *             }
-             *           }
-             *         }
-             *       ],
-             *       "next_cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
-             *       "older_cursor": null,
-             *       "has_more": false
-             *     }
-             */
-            "application/json": {
-              data: {
-                /**
-                 * Format: uuid
-                 * @description The event's id
-                 */
-                id: string;
-                /**
-                 * Format: uuid
-                 * @description The `webhook-id` (and `x-webhook-id`) header every delivery of it carries
-                 */
-                webhook_id: string;
-                type: string;
-                created_at: string;
-                /** @description This event's place in the feed: pass as `after` to continue after it */
-                cursor: string;
-                /** @description The JSON body its deliveries carry */
-                payload: {
-                  [key: string]: unknown;
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
                 };
-              }[];
-              /** @description Pass as `after` to get the events that come after this answer */
-              next_cursor: string;
-              /** @description Newest first only: pass as `before` for older events */
-              older_cursor: string | null;
-              /** @description More events are there already (the next page is not empty) */
-              has_more: boolean;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: after",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "after",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `cursor_expired`: issued before the organization's retention began */
-        410: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `too_many_waiting`: the organization's waiting requests are all in use */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/events/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Read one event with the body its deliveries carry
-     * @description The `webhook-id` header of a delivery is the event's id. The answer carries it as the `webhook-id` header too.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The event */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *       "webhook_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *       "type": "donation.recorded",
-             *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *       "cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
-             *       "payload": {
-             *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *         "type": "donation.recorded",
-             *         "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *         "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *         "data": {
-             *           "row": {
-             *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
-             *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-             *             "recurring_donation_id": null,
-             *             "amount_minor": 2500,
-             *             "currency": "USD",
-             *             "source": "online",
-             *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
-             *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "refunded_minor": 0,
-             *             "refund_status": "none"
-             *           },
-             *           "delta": {
-             *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
-             *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-             *             "recurring_donation_id": null,
-             *             "amount_minor": 2500,
-             *             "currency": "USD",
-             *             "source": "online",
-             *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
-             *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "refunded_minor": 0,
-             *             "refund_status": "none"
-             *           }
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": {
-              /**
-               * Format: uuid
-               * @description The event's id
-               */
-              id: string;
-              /**
-               * Format: uuid
-               * @description The `webhook-id` (and `x-webhook-id`) header every delivery of it carries
-               */
-              webhook_id: string;
-              type: string;
-              created_at: string;
-              /** @description This event's place in the feed: pass as `after` to continue after it */
-              cursor: string;
-              /** @description The JSON body its deliveries carry */
-              payload: {
-                [key: string]: unknown;
-              };
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such event (or a test event, or one redacted) */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/event-types": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * The events an endpoint can subscribe to
-     * @description Each with what it means, when it fires and an example body. (The example shows the first of them.)
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The catalogue */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "type": "member.created",
-             *           "description": "Someone is added as a member: by hand, in bulk or through the visitor form. The message carries their details.",
-             *           "example": {
-             *             "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
-             *             "type": "member.created",
-             *             "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *             "data": {
-             *               "row": {
-             *                 "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-             *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *                 "first_name": "Grace",
-             *                 "last_name": "Hopper",
-             *                 "email": "grace@example.org",
-             *                 "primary_phone": "+1 (555) 010-2030",
-             *                 "primary_phone_normalized": "15550102030",
-             *                 "status": "active",
-             *                 "source": "visitor_form",
-             *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *                 "updated_at": "2026-11-22T10:15:30.123456+00:00"
-             *               },
-             *               "delta": {
-             *                 "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-             *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *                 "first_name": "Grace",
-             *                 "last_name": "Hopper",
-             *                 "email": "grace@example.org",
-             *                 "primary_phone": "+1 (555) 010-2030",
-             *                 "primary_phone_normalized": "15550102030",
-             *                 "status": "active",
-             *                 "source": "visitor_form",
-             *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *                 "updated_at": "2026-11-22T10:15:30.123456+00:00"
-             *               }
-             *             }
-             *           },
-             *           "table": "members",
-             *           "fires": "A row is inserted into `members`: added by hand, in bulk, through the visitor form or an import. A bulk insert of 1,000 members raises 1,000 events in the same statement."
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              data: {
-                /** @enum {string} */
-                type:
-                  | "member.created"
-                  | "member.lost"
-                  | "donation.recorded"
-                  | "attendance.marked"
-                  | "workflow.completed"
-                  | "webhook.endpoint.disabled"
-                  | "webhook.endpoint.failing"
-                  | "webhook.endpoint.recovered";
-                description: string;
-                example: {
-                  [key: string]: unknown;
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
                 };
-                /** @description The table whose row is `data.row` */
-                table: string;
-                /** @description When the event is raised (Markdown) */
-                fires: string;
-              }[];
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/subscriptions": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * REST-hook subscribe: deliver one event type to target_url
-     * @description Zapier's performSubscribe. The subscription is an endpoint like any other: delivered, retried, logged, and disabled when the target answers 410 Gone.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "target_url": "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/",
-           *       "event": "donation.recorded"
-           *     }
-           */
-          "application/json": {
-            target_url: string;
-            /** @enum {string} */
-            event:
-              | "member.created"
-              | "member.lost"
-              | "donation.recorded"
-              | "attendance.marked"
-              | "workflow.completed"
-              | "webhook.endpoint.disabled"
-              | "webhook.endpoint.failing"
-              | "webhook.endpoint.recovered";
-          };
-        };
-      };
-      responses: {
-        /** @description The subscription */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
-             *       "target_url": "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/",
-             *       "event": "donation.recorded",
-             *       "secret": "whsec_Vm9yZ2V0UzNjcmV0S2V5Rm9yWmFwaWVyMQ"
-             *     }
-             */
-            "application/json": {
-              /**
-               * Format: uuid
-               * @description Pass to DELETE /subscriptions/{id} to unsubscribe
-               */
-              id: string;
-              target_url: string;
-              /** @enum {string} */
-              event:
-                | "member.created"
-                | "member.lost"
-                | "donation.recorded"
-                | "attendance.marked"
-                | "workflow.completed"
-                | "webhook.endpoint.disabled"
-                | "webhook.endpoint.failing"
-                | "webhook.endpoint.recovered";
-              /** @description Signing secret, for receivers that verify signatures */
-              secret: string;
+        put?: never;
+        /**
+         * Add an endpoint: a URL and the events it receives
+         * @description The response carries the signing secret: the only time it is shown, until a rotation.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: target_url",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "target_url",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description too_many_endpoints: the organization has 100 endpoints, the most it can have */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/subscriptions/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** REST-hook unsubscribe */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Unsubscribed */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such subscription */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/samples/{event_type}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Recent bodies of one event type, as delivered
-     * @description Newest first, exactly as delivered (Zapier's performList), at most `limit` of them and 1 MiB of bodies.
-     */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number;
-        };
-        header?: never;
-        path: {
-          event_type:
-            | "member.created"
-            | "member.lost"
-            | "donation.recorded"
-            | "attendance.marked"
-            | "workflow.completed"
-            | "webhook.endpoint.disabled"
-            | "webhook.endpoint.failing"
-            | "webhook.endpoint.recovered";
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Bodies of real events of the organization (not those redacted when their person was erased); the catalogue example when there are none yet */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example [
-             *       {
-             *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-             *         "type": "donation.recorded",
-             *         "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *         "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *         "data": {
-             *           "row": {
-             *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
-             *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-             *             "recurring_donation_id": null,
-             *             "amount_minor": 2500,
-             *             "currency": "USD",
-             *             "source": "online",
-             *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
-             *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "refunded_minor": 0,
-             *             "refund_status": "none"
-             *           },
-             *           "delta": {
-             *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
-             *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-             *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-             *             "recurring_donation_id": null,
-             *             "amount_minor": 2500,
-             *             "currency": "USD",
-             *             "source": "online",
-             *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
-             *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "created_at": "2026-11-22T10:15:30.123456+00:00",
-             *             "refunded_minor": 0,
-             *             "refund_status": "none"
-             *           }
-             *         }
-             *       }
-             *     ]
-             */
-            "application/json": {
-              [key: string]: unknown;
-            }[];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: limit",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "limit",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The caller is not an administrator of the organization */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "admin_required",
-             *         "message": "Only administrators of the organization can do this"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Unknown event type */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/api-keys": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List the organization's API keys
-     * @description Never the keys themselves: `key_prefix` tells them apart.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Keys, newest first */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
-             *           "name": "Zapier",
-             *           "key_prefix": "orgkey_GksToRv",
-             *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *           "created_by_display": "Ruth Okafor",
-             *           "created_at": "2026-11-21T08:12:00.000Z",
-             *           "last_used_at": "2026-11-28T09:58:01.000Z",
-             *           "status": "active",
-             *           "revoked_at": null,
-             *           "revoked_reason": null
-             *         },
-             *         {
-             *           "id": "9b8a7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d",
-             *           "name": "Make (old)",
-             *           "key_prefix": "orgkey_p0Lq7Zx",
-             *           "created_by": "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
-             *           "created_by_display": "removed member",
-             *           "created_at": "2026-10-02T14:00:00.000Z",
-             *           "last_used_at": "2026-11-10T22:31:45.000Z",
-             *           "status": "revoked",
-             *           "revoked_at": "2026-11-12T09:00:00.000Z",
-             *           "revoked_reason": "its creator left the organization"
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                /** @description The first characters of the key, to tell keys apart */
-                key_prefix: string;
-                /** Format: uuid */
-                created_by: string | null;
-                /**
-                 * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
-                 * @example removed member
-                 */
-                created_by_display: string | null;
-                created_at: string;
-                last_used_at: string | null;
-                /**
-                 * @description Revoked keys are refused (401 invalid_api_key)
-                 * @enum {string}
-                 */
-                status: "active" | "revoked";
-                revoked_at: string | null;
-                /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
-                revoked_reason: string | null;
-              }[];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    /**
-     * Create an API key; the key is returned once
-     * @description For automation platforms (Zapier, Make, n8n): they send it as `X-API-Key`.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "name": "Zapier"
-           *     }
-           */
-          "application/json": {
-            name: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The new key, with the key itself */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
-             *       "name": "Zapier",
-             *       "key_prefix": "orgkey_GksToRv",
-             *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *       "created_by_display": "Ruth Okafor",
-             *       "created_at": "2026-11-21T08:12:00.000Z",
-             *       "last_used_at": null,
-             *       "status": "active",
-             *       "revoked_at": null,
-             *       "revoked_reason": null,
-             *       "key": "orgkey_GksToRvawhEdqMOD2Hd5sCtAcMDewCzNarbuiMegu78"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              name: string;
-              /** @description The first characters of the key, to tell keys apart */
-              key_prefix: string;
-              /** Format: uuid */
-              created_by: string | null;
-              /**
-               * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
-               * @example removed member
-               */
-              created_by_display: string | null;
-              created_at: string;
-              last_used_at: string | null;
-              /**
-               * @description Revoked keys are refused (401 invalid_api_key)
-               * @enum {string}
-               */
-              status: "active" | "revoked";
-              revoked_at: string | null;
-              /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
-              revoked_reason: string | null;
-              /** @description The key itself. Shown only in this response. */
-              key: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: name",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "name",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/api-keys/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** Revoke an API key; requests made with it fail from now on */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The revoked key */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
-             *       "name": "Zapier",
-             *       "key_prefix": "orgkey_GksToRv",
-             *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *       "created_by_display": "Ruth Okafor",
-             *       "created_at": "2026-11-21T08:12:00.000Z",
-             *       "last_used_at": "2026-11-28T09:58:01.000Z",
-             *       "status": "revoked",
-             *       "revoked_at": "2026-11-28T10:20:00.000Z",
-             *       "revoked_reason": "revoked by an administrator"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              name: string;
-              /** @description The first characters of the key, to tell keys apart */
-              key_prefix: string;
-              /** Format: uuid */
-              created_by: string | null;
-              /**
-               * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
-               * @example removed member
-               */
-              created_by_display: string | null;
-              created_at: string;
-              last_used_at: string | null;
-              /**
-               * @description Revoked keys are refused (401 invalid_api_key)
-               * @enum {string}
-               */
-              status: "active" | "revoked";
-              revoked_at: string | null;
-              /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
-              revoked_reason: string | null;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/inbound-log": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** List inbound webhooks (payments and WhatsApp), newest first */
-    get: {
-      parameters: {
-        query?: {
-          provider?: "checkout" | "payments" | "whatsapp";
-          status?:
-            | "received"
-            | "processed"
-            | "unmatched"
-            | "failed"
-            | "rejected"
-            | "unverified";
-          limit?: number;
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of log entries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
-             *           "provider": "checkout",
-             *           "account_id": null,
-             *           "event": "subscription.charged",
-             *           "idempotency_key": "evt_Nq3P8xVbE1sKzA",
-             *           "status": "processed",
-             *           "signature_valid": true,
-             *           "error": null,
-             *           "deliveries": 1,
-             *           "attempts": 1,
-             *           "body_bytes": 1184,
-             *           "received_at": "2026-11-28T09:40:02.000Z",
-             *           "last_received_at": "2026-11-28T09:40:02.000Z",
-             *           "processed_at": "2026-11-28T09:40:02.000Z"
-             *         },
-             *         {
-             *           "id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
-             *           "provider": "checkout",
-             *           "account_id": null,
-             *           "event": "subscription.cancelled",
-             *           "idempotency_key": "evt_Nq3Q1aRfT7mWcB",
-             *           "status": "unmatched",
-             *           "signature_valid": true,
-             *           "error": null,
-             *           "deliveries": 1,
-             *           "attempts": 1,
-             *           "body_bytes": 902,
-             *           "received_at": "2026-11-28T09:12:44.000Z",
-             *           "last_received_at": "2026-11-28T09:12:44.000Z",
-             *           "processed_at": "2026-11-28T09:12:44.000Z"
-             *         },
-             *         {
-             *           "id": "82328025-6e3c-4fa0-9c59-2b4d0e3f4051",
-             *           "provider": "checkout",
-             *           "account_id": null,
-             *           "event": null,
-             *           "idempotency_key": null,
-             *           "status": "unverified",
-             *           "signature_valid": false,
-             *           "error": "signature mismatch",
-             *           "deliveries": 3,
-             *           "attempts": 0,
-             *           "body_bytes": 3120,
-             *           "received_at": "2026-11-28T08:03:10.000Z",
-             *           "last_received_at": "2026-11-28T08:47:31.000Z",
-             *           "processed_at": null
-             *         }
-             *       ],
-             *       "next_cursor": "WyIyMDI2LTExLTI4IDA4OjAzOjEwLjQwMjExOCswMCIsIjgyMzI4MDI1LTZlM2MtNGZhMC05YzU5LTJiNGQwZTNmNDA1MSJd"
-             *     }
-             */
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                /** @enum {string} */
-                provider: "checkout" | "payments" | "whatsapp";
-                /**
-                 * Format: uuid
-                 * @description WhatsApp: the gateway account (phone number) the entry came in for
-                 */
-                account_id: string | null;
-                event: string | null;
-                idempotency_key: string | null;
-                /** @enum {string} */
-                status:
-                  | "received"
-                  | "processed"
-                  | "unmatched"
-                  | "failed"
-                  | "rejected"
-                  | "unverified";
-                signature_valid: boolean | null;
-                error: string | null;
-                /** @description How many times the provider sent it */
-                deliveries: number;
-                /** @description How many times it was applied */
-                attempts: number;
-                /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
-                body_bytes: number;
-                received_at: string;
-                last_received_at: string;
-                processed_at: string | null;
-              }[];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: provider",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "provider",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/inbound-log/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Read one inbound webhook with its body */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The entry */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
-             *       "provider": "checkout",
-             *       "account_id": null,
-             *       "event": "subscription.charged",
-             *       "idempotency_key": "evt_Nq3P8xVbE1sKzA",
-             *       "status": "processed",
-             *       "signature_valid": true,
-             *       "error": null,
-             *       "deliveries": 1,
-             *       "attempts": 1,
-             *       "body_bytes": 1184,
-             *       "received_at": "2026-11-28T09:40:02.000Z",
-             *       "last_received_at": "2026-11-28T09:40:02.000Z",
-             *       "processed_at": "2026-11-28T09:40:02.000Z",
-             *       "payload": {
-             *         "event": "subscription.charged",
-             *         "subscription_id": "sub_NqJ3x8vKp2LmQa",
-             *         "payment_id": "pay_NqJ4c1ZwYb7TfR",
-             *         "amount": 5000,
-             *         "currency": "GBP",
-             *         "occurred_at": "2026-11-28T09:40:01Z"
-             *       },
-             *       "headers": {
-             *         "content-type": "application/json",
-             *         "user-agent": "Razorpay-Webhook/v1",
-             *         "x-razorpay-event-id": "evt_Nq3P8xVbE1sKzA"
-             *       },
-             *       "result": {
-             *         "outcome": "applied",
-             *         "donation_created": true
-             *       }
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /** @enum {string} */
-              provider: "checkout" | "payments" | "whatsapp";
-              /**
-               * Format: uuid
-               * @description WhatsApp: the gateway account (phone number) the entry came in for
-               */
-              account_id: string | null;
-              event: string | null;
-              idempotency_key: string | null;
-              /** @enum {string} */
-              status:
-                | "received"
-                | "processed"
-                | "unmatched"
-                | "failed"
-                | "rejected"
-                | "unverified";
-              signature_valid: boolean | null;
-              error: string | null;
-              /** @description How many times the provider sent it */
-              deliveries: number;
-              /** @description How many times it was applied */
-              attempts: number;
-              /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
-              body_bytes: number;
-              received_at: string;
-              last_received_at: string;
-              processed_at: string | null;
-              /** @description The body as received (JSON) */
-              payload?: unknown;
-              headers: {
-                [key: string]: unknown;
-              };
-              result?: unknown;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such entry */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/inbound-log/{id}/replay": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Apply a logged payload again
-     * @description Through the code path a live delivery takes; one applied already changes nothing.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description What the replay did */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "log_id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
-             *       "status": "processed",
-             *       "outcome": "applied"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              log_id: string;
-              /** @enum {string} */
-              status:
-                | "processed"
-                | "duplicate"
-                | "unmatched"
-                | "failed"
-                | "skipped";
-              outcome?: string;
-              reason?: string;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such entry */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The receiver function that owns the entry could not be reached; retry later */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/inbound-log/replay-failed": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Replay every failed or unmatched inbound webhook
-     * @description Every such entry of the organization, oldest first, one at a time.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description One outcome per entry */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "log_id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
-             *           "status": "processed",
-             *           "outcome": "applied"
-             *         },
-             *         {
-             *           "log_id": "93439136-7f4d-4ab1-8d6a-3c5e1f405162",
-             *           "status": "unmatched",
-             *           "outcome": "unmatched"
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                log_id: string;
-                /** @enum {string} */
-                status:
-                  | "processed"
-                  | "duplicate"
-                  | "unmatched"
-                  | "failed"
-                  | "skipped";
-                outcome?: string;
-                reason?: string;
-              }[];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description A receiver function could not be reached; retry later */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/me": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * The signed-in user and their memberships
-     * @description Who is signed in, their active organization, and every organization they belong to with their role there.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Who is signed in, and where */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "user": {
-             *         "id": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *         "email": "ruth@firstchurch.example"
-             *       },
-             *       "active_organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
-             *       "memberships": [
-             *         {
-             *           "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
-             *           "organization_name": "First Church",
-             *           "role": "admin",
-             *           "suspended": false,
-             *           "suspension_reason": null
-             *         },
-             *         {
-             *           "organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f",
-             *           "organization_name": "Grace Chapel",
-             *           "role": "staff",
-             *           "suspended": false,
-             *           "suspension_reason": null
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              user: {
-                /** Format: uuid */
-                id: string;
-                email: string | null;
-              };
-              /**
-               * Format: uuid
-               * @description The token's organization_id while the user is still a member there and it is not suspended, else null
-               */
-              active_organization_id: string | null;
-              memberships: {
-                /** Format: uuid */
-                organization_id: string;
-                organization_name: string;
-                /** @enum {string} */
-                role: "admin" | "staff";
-                /** @description Suspended by the platform's administrators: nobody acts for it, and it cannot be made active */
-                suspended: boolean;
-                /** @description Why it is suspended, in the platform administrator's words: for its admins only (null for staff, and when it is not suspended) */
-                suspension_reason: string | null;
-              }[];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/me/active-organization": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Choose the active organization
-     * @description Then refresh the session (`supabase.auth.refreshSession()`): the new token carries it.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f"
-           *     }
-           */
-          "application/json": {
-            /** Format: uuid */
-            organization_id: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Remembered; the next token refresh carries it */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "active_organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              active_organization_id: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: organization_id",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "organization_id",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_a_member`: the user does not belong to that organization; `organization_suspended`: it is suspended by the platform's administrators */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** List the organization's invitations, newest first (admins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Invitations */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
-             *           "email": "grace@firstchurch.example",
-             *           "role": "staff",
-             *           "status": "pending",
-             *           "invited_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *           "created_at": "2026-11-28T09:00:00.000Z",
-             *           "expires_at": "2026-12-05T09:00:00.000Z",
-             *           "accepted_at": null,
-             *           "accepted_by": null,
-             *           "revoked_at": null,
-             *           "resend_available_at": "2026-11-28T09:01:00.000Z"
-             *         },
-             *         {
-             *           "id": "4c5d6e7f-8091-4a2b-9c3d-4e5f6a7b8c9d",
-             *           "email": "samuel@firstchurch.example",
-             *           "role": "admin",
-             *           "status": "accepted",
-             *           "invited_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-             *           "created_at": "2026-11-20T15:30:00.000Z",
-             *           "expires_at": "2026-11-27T15:30:00.000Z",
-             *           "accepted_at": "2026-11-20T16:02:11.000Z",
-             *           "accepted_by": "7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b",
-             *           "revoked_at": null,
-             *           "resend_available_at": null
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                email: string;
-                /** @enum {string} */
-                role: "admin" | "staff";
-                /** @enum {string} */
-                status: "pending" | "accepted" | "revoked" | "expired";
-                /** Format: uuid */
-                invited_by: string | null;
-                created_at: string;
-                expires_at: string;
-                accepted_at: string | null;
-                /** Format: uuid */
-                accepted_by: string | null;
-                revoked_at: string | null;
-                /** @description When another invitation mail to this address can go (resend, or invite again); null: now, or the invitation is no longer open */
-                resend_available_at: string | null;
-              }[];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    /**
-     * Invite an e-mail address with a role (admins)
-     * @description The invitation mail goes with its link; the token is also returned here, once.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: email */
-            email: string;
-            /**
-             * @default staff
-             * @enum {string}
-             */
-            role?: "admin" | "staff";
-          };
-        };
-      };
-      responses: {
-        /** @description The invitation with its token */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /** Format: uuid */
-              organization_id: string;
-              email: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              /** @description Send it to the invitee; shown only in this response, stored hashed */
-              token: string;
-              created_at: string;
-              expires_at: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: email",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "email",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The address already belongs to a member */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description One address gets at most one invitation mail a minute and five a day from this organization, and invitations from at most ten established organizations (a day old or more) and three new ones a day, counted apart so new organizations cannot use up an established one's: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email`; or the organization queued 2,400 mails in the last 24 hours, or is less than a day old and sent 50 invitations today (`too_many_invitations`) */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations/{id}/resend": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Send an invitation again (admins)
-     * @description An open or expired one: a new invitation with a new link replaces it.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The new invitation with its token (the old link stops working) */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /** Format: uuid */
-              organization_id: string;
-              email: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              /** @description Send it to the invitee; shown only in this response, stored hashed */
-              token: string;
-              created_at: string;
-              expires_at: string;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No open or expired invitation with this id in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The address has become a member meanwhile */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description One address gets at most one invitation mail a minute and five a day from this organization, and invitations from at most ten established organizations (a day old or more) and three new ones a day, counted apart so new organizations cannot use up an established one's: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email` */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** Revoke an open invitation (admins); its token stops working */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The revoked invitation */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              email: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              /** @enum {string} */
-              status: "pending" | "accepted" | "revoked" | "expired";
-              /** Format: uuid */
-              invited_by: string | null;
-              created_at: string;
-              expires_at: string;
-              accepted_at: string | null;
-              /** Format: uuid */
-              accepted_by: string | null;
-              revoked_at: string | null;
-              /** @description When another invitation mail to this address can go (resend, or invite again); null: now, or the invitation is no longer open */
-              resend_available_at: string | null;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No open invitation with this id in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations/preview": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * What an invitation is for, given its token
-     * @description The organization, role and address it was sent to; nothing is accepted.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
-           *     }
-           */
-          "application/json": {
-            /** @description The token from the invitation link (inv_...) */
-            token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The open invitation the token names */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
-             *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
-             *       "organization_name": "First Church",
-             *       "email": "grace@firstchurch.example",
-             *       "role": "staff",
-             *       "created_at": "2026-11-28T09:00:00.000Z",
-             *       "expires_at": "2026-12-05T09:00:00.000Z"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              /** Format: uuid */
-              organization_id: string;
-              organization_name: string;
-              /** @description The address it was sent to */
-              email: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              created_at: string;
-              expires_at: string;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: token",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "token",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such open invitation (unknown, expired, revoked or used) */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/invitations/accept": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Accept an invitation with its token
-     * @description The token from the link that was sent. Any signed-in account may accept it: the token is the invitation.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
-           *     }
-           */
-          "application/json": {
-            /** @description The token from the invitation link (inv_...) */
-            token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The membership created. Your active organization does not change; switch to it if you like. */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
-             *       "role": "staff"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              organization_id: string;
-              /** @enum {string} */
-              role: "admin" | "staff";
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: token",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "token",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description The organization is suspended by the platform's administrators (`organization_suspended`): nothing joins it until it is resumed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description No such open invitation (unknown, expired, revoked or used) */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Already a member (`already_member`); or the account existed unconfirmed when the invitation went out (`new_password_required`): set a new password (Supabase Auth's `PUT /auth/v1/user`, which ends the account's other sessions), then accept again */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/memberships/{organization_id}/leave": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Leave an organization you belong to (the last admin cannot) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          organization_id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description No longer a member */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab"
-             *     }
-             */
-            "application/json": {
-              /** Format: uuid */
-              organization_id: string;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Not a member of that organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description You are its last admin */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/people": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List the organization's members (admins)
-     * @description With their role, when they joined and when they last signed in, admins first; at most 1000.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Members */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /**
-                 * Format: uuid
-                 * @description The membership's id (one person has one per organization)
-                 */
-                id: string;
-                /** Format: uuid */
-                user_id: string;
-                email: string | null;
-                display_name: string | null;
-                /** @enum {string} */
-                role: "admin" | "staff";
-                /** @description When they joined this organization */
-                joined_at: string;
-                /** @description Their last sign-in to the service (any organization); null: never */
-                last_sign_in_at: string | null;
-                /** @description This is the caller */
-                you: boolean;
-              }[];
-              /** @description More than 1000 people: only the first 1000 are listed */
-              has_more: boolean;
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/people/{id}/endpoints": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * The webhook endpoints a member made (admins)
-     * @description The enabled endpoints that removing them, or their demotion from admin, would disable: those they made themselves and those made with an API key of theirs.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Their enabled endpoints, oldest first */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                url: string;
-                description: string | null;
-                created_at: string;
-                /** @description Made through this API key of theirs; null: by them */
-                api_key_name: string | null;
-              }[];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such member in this organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/people/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /**
-     * Remove a member from the organization (admins)
-     * @description They lose access at their next request; the API keys and invitations they made end, and the webhook endpoints they made (themselves or with their API keys) are disabled, saying why and who, unless the body says `keep_endpoints: true` (the body is optional). The last admin cannot be removed.
-     */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          /**
-           * @example {
-           *       "keep_endpoints": false
-           *     }
-           */
-          "application/json": {
-            /** @description true: the webhook endpoints they made (themselves or with an API key of theirs) stay enabled; false (the default): they are disabled, saying why and who. Not for yourself. */
-            keep_endpoints?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description The member as they were before removal */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /**
-               * Format: uuid
-               * @description The membership's id (one person has one per organization)
-               */
-              id: string;
-              /** Format: uuid */
-              user_id: string;
-              email: string | null;
-              display_name: string | null;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              /** @description When they joined this organization */
-              joined_at: string;
-              /** @description Their last sign-in to the service (any organization); null: never */
-              last_sign_in_at: string | null;
-              /** @description This is the caller */
-              you: boolean;
-              /** @description How many of their webhook endpoints this disabled */
-              endpoints_disabled: number;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: keep_endpoints",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "keep_endpoints",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such member in this organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `last_admin`: they are the organization's only admin (`details.fields` names `id`) */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    /**
-     * Change a member's role (admins)
-     * @description It applies from their next request. The last admin of the organization stays admin. A demotion from admin ends the API keys and invitations they made and disables their webhook endpoints, unless `keep_endpoints` is true.
-     */
-    patch: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "role": "staff",
-           *       "keep_endpoints": false
-           *     }
-           */
-          "application/json": {
-            /**
-             * @description The member's new role
-             * @enum {string}
-             */
-            role: "admin" | "staff";
-            /** @description When they stop being admin: true: the webhook endpoints they made (themselves or with an API key of theirs) stay enabled; false (the default): they are disabled, saying why and who. Not for yourself. */
-            keep_endpoints?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description The member with their new role */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /**
-               * Format: uuid
-               * @description The membership's id (one person has one per organization)
-               */
-              id: string;
-              /** Format: uuid */
-              user_id: string;
-              email: string | null;
-              display_name: string | null;
-              /** @enum {string} */
-              role: "admin" | "staff";
-              /** @description When they joined this organization */
-              joined_at: string;
-              /** @description Their last sign-in to the service (any organization); null: never */
-              last_sign_in_at: string | null;
-              /** @description This is the caller */
-              you: boolean;
-              /** @description How many of their webhook endpoints this disabled */
-              endpoints_disabled: number;
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: role",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "role",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such member in this organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `last_admin`: they are the organization's only admin (`details.fields` names `role`) */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    trace?: never;
-  };
-  "/webhooks/members/search": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Find members by e-mail, phone or name (admins)
-     * @description To erase one: only the organization's own members are searched.
-     */
-    get: {
-      parameters: {
-        query: {
-          /** @description Part of an e-mail address, a name or a phone number */
-          q: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description At most 20 members, by name */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "bbbbbbbb-0000-4000-8000-000000000001",
-             *           "first_name": "Sheena",
-             *           "last_name": "Nelson",
-             *           "email": "sheena.nelson@mail.example",
-             *           "primary_phone": "+44 7700 900123",
-             *           "created_at": "2026-03-14T11:20:00.000Z"
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              data: {
-                /** Format: uuid */
-                id: string;
-                first_name: string;
-                last_name: string;
-                email: string | null;
-                primary_phone: string | null;
-                created_at: string;
-              }[];
-            };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: q",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "q",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/erasures": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The organization's erasures, newest first (admins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Erasures */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "6a1f7d2f-4c8b-4d66-8b4a-1e5c7c8f3b21",
-             *           "member_id": "bbbbbbbb-0000-4000-8000-000000000002",
-             *           "requested_by": "aaaaaaaa-0000-4000-8000-000000000001",
-             *           "requested_at": "2026-11-28T10:30:00.000Z",
-             *           "finished_at": null,
-             *           "status": "running",
-             *           "stage": "events",
-             *           "steps": 3,
-             *           "counts": {
-             *             "members": 1,
-             *             "whatsapp_messages": 500,
-             *             "inbound_webhook_log": 12
-             *           },
-             *           "leftovers": {}
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              data: components["schemas"]["Erasure"][];
-            };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    put?: never;
-    /** Erase a member everywhere (admins); cannot be undone */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: uuid */
-            member_id: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Erased: every copy found is gone */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Erasure"];
-          };
-        };
-        /** @description Erasing: the member row is gone, the rest continues in batches (poll GET /erasures/{id}) */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Erasure"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: member_id",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "member_id",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such member in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description 20 erasures of the organization are running; erase more once they finish */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/erasures/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** One erasure and its progress (admins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The erasure */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Erasure"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such erasure in the organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/connections": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * The organization's provider connections
-     * @description For each provider: the URL to give it, whether its secret is set, the WhatsApp numbers, the last payload received and recent failures.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Every connection */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              checkout: {
-                /** @enum {string} */
-                provider: "checkout" | "payments";
-                /** @description The address to give the provider (null when the functions' URL is not configured) */
-                url: string | null;
-                /** @description The header our receiver reads the signature from */
-                signature_header: string;
-                secret: {
-                  set: boolean;
-                  /** @description The secret's last four characters, to tell it apart */
-                  last4: string | null;
-                  set_at: string | null;
-                  /** @description Card payments: no secret of its own, so the checkout secret verifies its signatures */
-                  uses_checkout_secret: boolean;
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "https://crm.gracechapel.example/hooks/church",
+                     *       "events": [
+                     *         "member.created",
+                     *         "donation.recorded"
+                     *       ],
+                     *       "description": "Church CRM",
+                     *       "rate_limit_per_second": 20
+                     *     }
+                     */
+                    "application/json": {
+                        url: string;
+                        events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
+                        description?: string;
+                        /** @description Your own secret; generated when omitted */
+                        secret?: string;
+                        enabled?: boolean;
+                        /** @description At most this many deliveries a second (1 to 1000); omitted or null: no limit */
+                        rate_limit_per_second?: number | null;
+                    };
                 };
-                /** @description The newest verified payload (a signed test counts) */
-                last_received: {
-                  /** Format: uuid */
-                  id: string;
-                  event: string | null;
-                  status: string;
-                  received_at: string;
-                } | null;
-                failures: {
-                  /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
-                  to_replay: number;
-                  /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
-                  refused_7d: number;
-                  /** @description The newest failure of the last 7 days */
-                  last: {
-                    status: string;
-                    error: string | null;
-                    /** @description When it (or, for a count of refused bodies, the last of them) arrived */
-                    received_at: string;
-                  } | null;
+            };
+            responses: {
+                /** @description The endpoint, with its signing secret */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": 20,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-20T10:15:00.000Z",
+                         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            url: string;
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
+                            description: string | null;
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description While a rotated-out secret still signs (a second signature), until when */
+                            previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The admin who made it (null: an API key or the server)
+                             */
+                            created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            /** @description The signing secret. Returned only when an endpoint is created or its secret rotated. */
+                            secret: string;
+                        };
+                    };
                 };
-              };
-              payments: {
-                /** @enum {string} */
-                provider: "checkout" | "payments";
-                /** @description The address to give the provider (null when the functions' URL is not configured) */
-                url: string | null;
-                /** @description The header our receiver reads the signature from */
-                signature_header: string;
-                secret: {
-                  set: boolean;
-                  /** @description The secret's last four characters, to tell it apart */
-                  last4: string | null;
-                  set_at: string | null;
-                  /** @description Card payments: no secret of its own, so the checkout secret verifies its signatures */
-                  uses_checkout_secret: boolean;
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
                 };
-                /** @description The newest verified payload (a signed test counts) */
-                last_received: {
-                  /** Format: uuid */
-                  id: string;
-                  event: string | null;
-                  status: string;
-                  received_at: string;
-                } | null;
-                failures: {
-                  /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
-                  to_replay: number;
-                  /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
-                  refused_7d: number;
-                  /** @description The newest failure of the last 7 days */
-                  last: {
-                    status: string;
-                    error: string | null;
-                    /** @description When it (or, for a count of refused bodies, the last of them) arrived */
-                    received_at: string;
-                  } | null;
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
                 };
-              };
-              whatsapp: {
-                /** @description The Callback URL to enter in Meta's webhook settings: the organization's own, which answers the handshake and routes bodies for its numbers only */
-                callback_url: string | null;
-                numbers: {
-                  /** Format: uuid */
-                  id: string;
-                  phone_number_id: string;
-                  display_phone_number: string | null;
-                  app_secret_last4: string | null;
-                  /**
-                   * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
-                   * @enum {string}
-                   */
-                  status: "pending" | "verified";
-                  verified_at: string | null;
-                  /** @description When Meta's subscription handshake last presented this number's verify token */
-                  handshake_at: string | null;
-                  last_received_at: string | null;
-                  last_message: {
-                    received_at: string;
-                    type: string;
-                    /** @description The sender's last four digits */
-                    from: string | null;
-                  } | null;
-                  created_at: string;
-                }[];
-                failures: {
-                  /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
-                  to_replay: number;
-                  /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
-                  refused_7d: number;
-                  /** @description The newest failure of the last 7 days */
-                  last: {
-                    status: string;
-                    error: string | null;
-                    /** @description When it (or, for a count of refused bodies, the last of them) arrived */
-                    received_at: string;
-                  } | null;
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
                 };
-              };
+                /** @description too_many_endpoints: the organization has 100 endpoints, the most it can have */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/connections/{provider}/secret": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Set or replace a payment provider's secret
-     * @description Write-only. Omit `secret` to have one generated: it is returned once, to enter in the provider's dashboard.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          provider: "checkout" | "payments";
+    "/webhooks/endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description The secret the provider gave you, or the one you typed into its dashboard; omitted: we generate one (returned once) for you to enter there */
-            secret?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The secret's new state */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              set: boolean;
-              /** @description The secret's last four characters, to tell it apart */
-              last4: string | null;
-              set_at: string | null;
-              /** @enum {string} */
-              provider: "checkout" | "payments";
-              /** @description Only when we generated it: the secret, shown only here */
-              generated_secret?: string;
+        /** Read one endpoint */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: secret",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "secret",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    /**
-     * Remove a payment provider's secret
-     * @description Its deliveries are refused until a new one is set.
-     */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          provider: "checkout" | "payments";
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The secret's new state */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              set: boolean;
-              /** @description The secret's last four characters, to tell it apart */
-              last4: string | null;
-              set_at: string | null;
-              /** @enum {string} */
-              provider: "checkout" | "payments";
-              /** @description Only when we generated it: the secret, shown only here */
-              generated_secret?: string;
+            requestBody?: never;
+            responses: {
+                /** @description The endpoint, with its health */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": 20,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-20T10:15:00.000Z",
+                         *       "health": {
+                         *         "last_attempt_at": "2026-11-28T09:58:12.000Z",
+                         *         "last_response_status": 200,
+                         *         "last_outcome": "delivered",
+                         *         "consecutive_failures": 0,
+                         *         "success_rate_24h": 0.9934,
+                         *         "attempts_24h": 152,
+                         *         "failing_since": null,
+                         *         "mean_response_ms_24h": 184
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            url: string;
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
+                            description: string | null;
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description While a rotated-out secret still signs (a second signature), until when */
+                            previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The admin who made it (null: an API key or the server)
+                             */
+                            created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            health: {
+                                /** @description When the endpoint was last tried */
+                                last_attempt_at: string | null;
+                                /** @description HTTP status of the last attempt (null: no response) */
+                                last_response_status: number | null;
+                                /**
+                                 * @description Result of the last attempt
+                                 * @enum {string|null}
+                                 */
+                                last_outcome: "delivered" | "failed" | null;
+                                /** @description Failed attempts since the last success */
+                                consecutive_failures: number;
+                                /** @description Delivered attempts / attempts over the last 24 hours (null: no attempt). The 24 hours are the activity view's: the current hour and the 23 before it, so the two agree. */
+                                success_rate_24h: number | null;
+                                /** @description Attempts over the last 24 hours (the activity view's 24 hours) */
+                                attempts_24h: number;
+                                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                failing_since: string | null;
+                                /** @description Mean response time of the attempts over the last 24 hours, in milliseconds (null: none timed) */
+                                mean_response_ms_24h: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/connections/{provider}/test": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Send a signed test event to the provider's receiver
-     * @description Through the real receiver, signed with the stored secret; the answer says what it did.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          provider: "checkout" | "payments";
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description What the receiver answered (delivered or not) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** @description The receiver verified, logged and accepted the signed test */
-              delivered: boolean;
-              /** @description The HTTP status the receiver answered */
-              status: number;
-              /** @description The receiver's status (processed, ...) */
-              outcome: string | null;
-              /**
-               * Format: uuid
-               * @description The test's entry in the inbound log (Payment webhooks)
-               */
-              log_id: string | null;
-              error: {
-                code: string;
-                message: string;
-              } | null;
+        put?: never;
+        post?: never;
+        /** Delete an endpoint and its delivery history */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No secret is set for this provider, so nothing can be signed */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description The functions' URL is not configured, or the receiver did not answer */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/connections/whatsapp/numbers": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Register a WhatsApp business number
-     * @description Its phone-number id, the Meta app's secret, and a verify token (generated when omitted) to enter in Meta's webhook settings.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            phone_number_id: string;
-            display_phone_number?: string;
-            /** @description The Meta app's App secret (App settings > Basic) */
-            app_secret: string;
-            /** @description Your own verify token (e.g. the one your Meta app already uses for another number); omitted: generated */
-            verify_token?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The number, with its verify token (shown only here) */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              phone_number_id: string;
-              display_phone_number: string | null;
-              app_secret_last4: string | null;
-              /**
-               * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
-               * @enum {string}
-               */
-              status: "pending" | "verified";
-              verified_at: string | null;
-              /** @description When Meta's subscription handshake last presented this number's verify token */
-              handshake_at: string | null;
-              last_received_at: string | null;
-              last_message: {
-                received_at: string;
-                type: string;
-                /** @description The sender's last four digits */
-                from: string | null;
-              } | null;
-              created_at: string;
-              /** @description The verify token to enter in Meta's webhook settings. Shown only here. */
-              verify_token: string;
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: phone_number_id",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "phone_number_id",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description This organization registered the number already, or has as many as it may */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/connections/whatsapp/numbers/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /**
-     * Remove a WhatsApp number
-     * @description Its conversations stay; bodies for it are refused from now on.
-     */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Removed */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such number in this organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    options?: never;
-    head?: never;
-    /** Change a number's display number or replace its app secret */
-    patch: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            display_phone_number?: string | null;
-            app_secret?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The number */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              phone_number_id: string;
-              display_phone_number: string | null;
-              app_secret_last4: string | null;
-              /**
-               * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
-               * @enum {string}
-               */
-              status: "pending" | "verified";
-              verified_at: string | null;
-              /** @description When Meta's subscription handshake last presented this number's verify token */
-              handshake_at: string | null;
-              last_received_at: string | null;
-              last_message: {
-                received_at: string;
-                type: string;
-                /** @description The sender's last four digits */
-                from: string | null;
-              } | null;
-              created_at: string;
+        options?: never;
+        head?: never;
+        /**
+         * Change, enable or disable an endpoint
+         * @description Give any of its URL, events, description, rate limit and `enabled`; the rest stays.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: display_phone_number",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "display_phone_number",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such number in this organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    trace?: never;
-  };
-  "/webhooks/connections/whatsapp/numbers/{id}/verify-token": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Replace a number's verify token
-     * @description Generated when omitted. Meta's subscription handshake must happen again.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            verify_token?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The number, with its new verify token (shown only here) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              phone_number_id: string;
-              display_phone_number: string | null;
-              app_secret_last4: string | null;
-              /**
-               * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
-               * @enum {string}
-               */
-              status: "pending" | "verified";
-              verified_at: string | null;
-              /** @description When Meta's subscription handshake last presented this number's verify token */
-              handshake_at: string | null;
-              last_received_at: string | null;
-              last_message: {
-                received_at: string;
-                type: string;
-                /** @description The sender's last four digits */
-                from: string | null;
-              } | null;
-              created_at: string;
-              /** @description The verify token to enter in Meta's webhook settings. Shown only here. */
-              verify_token: string;
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         "member.created",
+                     *         "member.lost",
+                     *         "donation.recorded"
+                     *       ],
+                     *       "rate_limit_per_second": null
+                     *     }
+                     */
+                    "application/json": {
+                        url?: string;
+                        events?: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
+                        description?: string | null;
+                        enabled?: boolean;
+                        /** @description At most this many deliveries a second (1 to 1000); null removes the limit */
+                        rate_limit_per_second?: number | null;
+                    };
+                };
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: verify_token",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "verify_token",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description No such number in this organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/organizations": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Create an organization; the caller becomes its admin
-     * @description Anyone signed in, at most 5 in 24 hours.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /**
-             * @description must be 1 to 200 characters on one line, with a letter, digit or symbol, no control, invisible or blank-looking characters and at most 5 combining marks in a row
-             * @example Grace Chapel
-             */
-            name: string;
-            /**
-             * @description An IANA time zone name
-             * @default UTC
-             * @example Europe/London
-             */
-            time_zone?: string;
-            /**
-             * Format: email
-             * @description Where people may write about the church
-             * @example office@gracechapel.example
-             */
-            contact_email?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The new organization. Your active organization does not change: switch to it with POST /me/active-organization, then refresh the session. */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              name: string;
-              time_zone: string;
-              contact_email: string | null;
-              created_at: string;
-              /**
-               * @description The caller's role in it
-               * @enum {string}
-               */
-              role: "admin" | "staff";
+            responses: {
+                /** @description The endpoint */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "url": "https://crm.gracechapel.example/hooks/church",
+                         *       "events": [
+                         *         "member.created",
+                         *         "member.lost",
+                         *         "donation.recorded"
+                         *       ],
+                         *       "description": "Church CRM",
+                         *       "enabled": true,
+                         *       "disabled_reason": null,
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
+                         *       "rate_limit_per_second": null,
+                         *       "paused_until": null,
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-20T10:15:00.000Z",
+                         *       "updated_at": "2026-11-28T10:02:45.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            url: string;
+                            events: ("member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered")[];
+                            description: string | null;
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description While a rotated-out secret still signs (a second signature), until when */
+                            previous_secret_expires_at: string | null;
+                            /** @description At most this many deliveries a second to this endpoint, across all dispatchers (null: no limit) */
+                            rate_limit_per_second: number | null;
+                            /** @description Paused by the receiver until this time: it answered 429 Too Many Requests with Retry-After (at most 1 hour is honoured); nothing is sent to the endpoint before then. Null: not paused */
+                            paused_until: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The admin who made it (null: an API key or the server)
+                             */
+                            created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
+                            created_at: string;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: name",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "name",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `duplicate_name`: you already belong to an organization with this name */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `too_many_organizations`: 5 created in 24 hours; `Retry-After` says when to try */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
+        trace?: never;
     };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/organization": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * The active organization
-     * @description Its name, time zone and contact address, and your role there.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The organization your token names */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              name: string;
-              time_zone: string;
-              contact_email: string | null;
-              created_at: string;
-              /**
-               * @description The caller's role in it
-               * @enum {string}
-               */
-              role: "admin" | "staff";
+    "/webhooks/endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace an endpoint's signing secret
+         * @description The old secret keeps signing too (a second signature in `webhook-signature`) during a grace period, so receivers can switch without losing a delivery.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `no_active_organization`: the token names none you belong to */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    /**
-     * Change the active organization (admins)
-     * @description Any of its name, time zone and contact address.
-     */
-    patch: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /**
-             * @description must be 1 to 200 characters on one line, with a letter, digit or symbol, no control, invisible or blank-looking characters and at most 5 combining marks in a row
-             * @example Grace Chapel
-             */
-            name?: string;
-            /**
-             * @description An IANA time zone name
-             * @example Europe/London
-             */
-            time_zone?: string;
-            /**
-             * Format: email
-             * @description null removes the contact address
-             * @example office@gracechapel.example
-             */
-            contact_email?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description The organization as it is now */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              id: string;
-              name: string;
-              time_zone: string;
-              contact_email: string | null;
-              created_at: string;
-              /**
-               * @description The caller's role in it
-               * @enum {string}
-               */
-              role: "admin" | "staff";
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "grace_seconds": 86400
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description How long the old secret keeps signing too (default 86400, at most 7 days) */
+                        grace_seconds?: number;
+                        /** @description Your own new secret; generated when omitted */
+                        secret?: string;
+                    };
+                };
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: name",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "name",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `admin_required`: only its administrators can change it */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `duplicate_name`: another organization you belong to has this name */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    trace?: never;
-  };
-  "/webhooks/platform/me": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * The caller's platform rights
-     * @description From the live flags: the token's claims are only a hint.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description What the caller may do in the platform console */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              is_platform_admin: boolean;
-              /** @description May grant and revoke platform admin */
-              is_superadmin: boolean;
-              /** @description What is wrong with the service's setup, for platform administrators: auth_mail_not_configured, a hosted project whose Supabase Auth has no SMTP server of the service's (no church's confirmation mail arrives). Empty for others. */
-              warnings: {
-                /** @enum {string} */
-                code: "auth_mail_not_configured";
-                message: string;
-              }[];
+            responses: {
+                /** @description The new secret */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "secret": "whsec_Q2xrYjV0N2pGdXBxWjRkTmM4c0t3aEV5",
+                         *       "previous_secret_expires_at": "2026-11-29T10:05:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            secret: string;
+                            previous_secret_expires_at: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: grace_seconds",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "grace_seconds",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/organizations": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Every organization with its health (platform admins)
-     * @description By name, filtered by part of the name or by suspension.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Part of the organization's name */
-          q?: string;
-          /** @description true: only suspended organizations */
-          suspended?: "true" | "false";
-          limit?: number;
-          /** @description next_cursor of the previous page */
-          cursor?: string;
+    "/webhooks/endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of organizations */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              data: components["schemas"]["PlatformOrganization"][];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
-              totals: {
-                organizations: number;
-                suspended: number;
-              };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to this endpoint
+         * @description `webhook.test`, or any event type of the catalogue with its example body.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: q",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "q",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/organizations/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** One organization with its health (platform admins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The organization */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["PlatformOrganization"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description No such organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/organizations/{id}/suspend": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Suspend an organization (platform admins)
-     * @description Its people and API keys can do nothing, inbound webhooks are answered 503 (and kept), deliveries wait. Its admins read the reason in their audit log.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Why, in words the organization's admins will read in their audit log */
-            reason: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Suspended; the organization's admins see the reason in their audit log */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["PlatformOrganization"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: reason",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "reason",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description No such organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `already_suspended` */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/organizations/{id}/resume": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Resume a suspended organization (platform admins)
-     * @description What waited is delivered, with the suspended time given back to each delivery's 24-hour window.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description A note for the organization's audit log */
-            reason?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Resumed */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["PlatformOrganization"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: reason",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "reason",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description No such organization */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `not_suspended` */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/admins": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The platform administrators (platform admins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Superadmins first, then by e-mail */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "user_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
-             *           "email": "founder@platform.example",
-             *           "is_superadmin": true,
-             *           "since": "2026-11-01T08:00:00.000Z",
-             *           "last_sign_in_at": "2026-11-28T07:30:00.000Z"
-             *         },
-             *         {
-             *           "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
-             *           "email": "ops@platform.example",
-             *           "is_superadmin": false,
-             *           "since": "2026-11-20T08:00:00.000Z",
-             *           "last_sign_in_at": "2026-11-28T07:30:00.000Z"
-             *         }
-             *       ]
-             *     }
-             */
-            "application/json": {
-              data: components["schemas"]["PlatformAdmin"][];
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_type": "donation.recorded"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description webhook.test (the default), or any event type of the catalogue, sent with its example body. Either way the body carries "test": true, so a receiver can tell it from a real event.
+                         * @enum {string}
+                         */
+                        event_type?: "webhook.test" | "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
+                    };
+                };
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    /**
-     * Make an account a platform administrator (superadmins)
-     * @description The account with this e-mail address; effective at the person's next request.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /**
-             * Format: email
-             * @description The e-mail of the person's account
-             */
-            email: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Granted; effective at the person's next request */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["PlatformAdmin"];
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: email",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "email",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `superadmin_required` */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `already_platform_admin` */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/admins/{user_id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /**
-     * End a person's platform admin rights (superadmins)
-     * @description At their next request. Superadmins are changed by an operator only.
-     */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          user_id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Revoked */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** Format: uuid */
-              user_id: string;
-              /** @enum {boolean} */
-              revoked: true;
+            responses: {
+                /** @description Queued; the delivery appears in the logs */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "event_id": "9e8d7c6b-5a49-4837-a261-5f4e3d2c1b0a"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            event_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: event_type",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "event_type",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The endpoint is disabled */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `superadmin_required` */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description That person is not a platform administrator */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description `superadmin`: superadmins are changed by an operator */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/platform/audit-log": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Every platform action, newest first (platform admins) */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number;
-          /** @description next_cursor of the previous page */
-          cursor?: string;
-          /** @description Only this organization's entries */
-          organization_id?: string;
+    "/webhooks/endpoints/{id}/recover/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of audit entries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
-             *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-             *           "organization_name": "First Church",
-             *           "action": "organization.resumed",
-             *           "actor": {
-             *             "kind": "platform_admin",
-             *             "email": "ops@platform.example"
-             *           },
-             *           "subject_email": null,
-             *           "reason": "Invoice paid",
-             *           "details": {
-             *             "suspended_seconds": 86400,
-             *             "deliveries_released": 12
-             *           },
-             *           "created_at": "2026-11-29T10:00:00.000Z"
-             *         },
-             *         {
-             *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
-             *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-             *           "organization_name": "First Church",
-             *           "action": "organization.suspended",
-             *           "actor": {
-             *             "kind": "platform_admin",
-             *             "email": "ops@platform.example"
-             *           },
-             *           "subject_email": null,
-             *           "reason": "Unpaid invoice since October; contact billing@platform.example",
-             *           "details": {
-             *             "deliveries_open": 12
-             *           },
-             *           "created_at": "2026-11-28T10:00:00.000Z"
-             *         },
-             *         {
-             *           "id": "1f2e3d4c-5b6a-4798-8a6b-5c4d3e2f1a0b",
-             *           "organization_id": null,
-             *           "organization_name": null,
-             *           "action": "platform_admin.granted",
-             *           "actor": {
-             *             "kind": "platform_admin",
-             *             "email": "founder@platform.example"
-             *           },
-             *           "subject_email": "ops@platform.example",
-             *           "reason": null,
-             *           "details": {},
-             *           "created_at": "2026-11-20T08:00:00.000Z"
-             *         }
-             *       ],
-             *       "next_cursor": null
-             *     }
-             */
-            "application/json": {
-              data: components["schemas"]["AuditEntry"][];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
+        /**
+         * Count what a recovery would send again
+         * @description How many permanently failed deliveries `POST /endpoints/{id}/recover` with the same fields would queue again, counted up to 100,000 (`more`: there are more).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Recover permanently failed deliveries created at or after this time */
+                    since: string;
+                    /** @description …and created before this time (default: now) */
+                    until?: string;
+                    /** @description Only deliveries of this event type */
+                    event_type?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: limit",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "limit",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/audit-log": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * The organization's audit log (admins)
-     * @description What the platform's administrators did to this organization (suspended, resumed), with their reasons, newest first.
-     */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number;
-          /** @description next_cursor of the previous page */
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of audit entries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "data": [
-             *         {
-             *           "id": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
-             *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-             *           "organization_name": "First Church",
-             *           "action": "endpoint.secret_revealed",
-             *           "actor": {
-             *             "kind": "admin",
-             *             "email": "pastor@firstchurch.example"
-             *           },
-             *           "subject_email": null,
-             *           "reason": null,
-             *           "details": {
-             *             "endpoint_id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
-             *             "url": "https://crm.firstchurch.example/hooks"
-             *           },
-             *           "created_at": "2026-11-30T09:15:00.000Z"
-             *         },
-             *         {
-             *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
-             *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-             *           "organization_name": "First Church",
-             *           "action": "organization.resumed",
-             *           "actor": {
-             *             "kind": "platform_admin",
-             *             "email": "ops@platform.example"
-             *           },
-             *           "subject_email": null,
-             *           "reason": "Invoice paid",
-             *           "details": {
-             *             "suspended_seconds": 86400,
-             *             "deliveries_released": 12
-             *           },
-             *           "created_at": "2026-11-29T10:00:00.000Z"
-             *         },
-             *         {
-             *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
-             *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-             *           "organization_name": "First Church",
-             *           "action": "organization.suspended",
-             *           "actor": {
-             *             "kind": "platform_admin",
-             *             "email": "ops@platform.example"
-             *           },
-             *           "subject_email": null,
-             *           "reason": "Unpaid invoice since October; contact billing@platform.example",
-             *           "details": {
-             *             "deliveries_open": 12
-             *           },
-             *           "created_at": "2026-11-28T10:00:00.000Z"
-             *         }
-             *       ],
-             *       "next_cursor": null
-             *     }
-             */
-            "application/json": {
-              data: components["schemas"]["AuditEntry"][];
-              /** @description Pass as cursor for the next page */
-              next_cursor: string | null;
+            requestBody?: never;
+            responses: {
+                /** @description The count, before anything is sent */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "count": 37,
+                         *       "more": false
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description How many deliveries a recovery with these fields would send again */
+                            count: number;
+                            /** @description true when there are more than count (counting stops at 100,000) */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: since",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "since",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
-          };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid query: limit",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "limit",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/webhooks/log-retention": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** How long the organization keeps its delivery history */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The retention */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** @description Days a finished delivery (with its event and attempts) is kept in Webhook Logs */
-              webhook_log_days: number;
-              /** @description false: the organization has not chosen, and the default applies */
-              chosen: boolean;
+    "/webhooks/endpoints/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again the permanently failed deliveries in a window
+         * @description Every delivery of this endpoint created in [`since`, `until`) (`until`: now when left out) that failed for good, of `event_type` only when given, is queued again. The answer's `recovery_id` lists them: `GET /deliveries?recovery_id=…`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
-    };
-    /**
-     * Choose how long delivery history is kept
-     * @description 1 to 90 days (30 until chosen). Older history goes at the next clean-up.
-     */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            webhook_log_days: number;
-          };
-        };
-      };
-      responses: {
-        /** @description The retention now */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** @description Days a finished delivery (with its event and attempts) is kept in Webhook Logs */
-              webhook_log_days: number;
-              /** @description false: the organization has not chosen, and the default applies */
-              chosen: boolean;
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "since": "2026-11-27T00:00:00Z",
+                     *       "until": "2026-11-28T00:00:00Z",
+                     *       "event_type": "donation.recorded"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description Recover permanently failed deliveries created at or after this time
+                         */
+                        since: string;
+                        /**
+                         * Format: date-time
+                         * @description …and created before this time (default: now)
+                         */
+                        until?: string;
+                        /** @description Only deliveries of this event type */
+                        event_type?: string;
+                    };
+                };
             };
-          };
+            responses: {
+                /** @description How many deliveries were queued again, and the recovery's id to list them by */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "recovered": 37,
+                         *       "recovery_id": "3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description How many deliveries were queued again */
+                            recovered: number;
+                            /**
+                             * Format: uuid
+                             * @description Lists them in Webhook Logs: GET /webhooks/deliveries?recovery_id=… (the page: ?recovery=…)
+                             */
+                            recovery_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: since",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "since",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The endpoint is disabled */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
         };
-        /** @description Invalid input; `details.fields` names each bad field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "invalid_request",
-             *         "message": "Invalid body: webhook_log_days",
-             *         "details": {
-             *           "fields": [
-             *             {
-             *               "field": "webhook_log_days",
-             *               "message": "Invalid input"
-             *             }
-             *           ]
-             *         }
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description Missing, invalid or expired credentials, or a session that has ended */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "error": {
-             *         "code": "token_expired",
-             *         "message": "Access token has expired"
-             *       }
-             *     }
-             */
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
+    "/webhooks/endpoints/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's attempts and response times over time
+         * @description Attempts per hour (or 6 hours) over 24 hours or 7 days, delivered and failed, with estimated response time percentiles, the window's start (`from`) and end (`as_of`), and the endpoint's latest attempt read in the same snapshot (`latest`): one answer for a page's health tiles and chart. The example is cut to 3 of its 24 points.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    window?: "24h" | "7d";
+                    /** @description How long each point covers: an hour (the default; 168 thin points for 7 days) or 6 hours (28) */
+                    bucket?: "1h" | "6h";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One point per hour (or per `bucket`), oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "window": "24h",
+                         *       "bucket_seconds": 3600,
+                         *       "points": [
+                         *         {
+                         *           "start": "2026-11-27T11:00:00.000Z",
+                         *           "delivered": 6,
+                         *           "failed": 0,
+                         *           "p50_ms": 142,
+                         *           "p95_ms": 310
+                         *         },
+                         *         {
+                         *           "start": "2026-11-27T12:00:00.000Z",
+                         *           "delivered": 9,
+                         *           "failed": 2,
+                         *           "p50_ms": 171,
+                         *           "p95_ms": 9400
+                         *         },
+                         *         {
+                         *           "start": "2026-11-27T13:00:00.000Z",
+                         *           "delivered": 0,
+                         *           "failed": 0,
+                         *           "p50_ms": null,
+                         *           "p95_ms": null
+                         *         }
+                         *       ],
+                         *       "totals": {
+                         *         "delivered": 151,
+                         *         "failed": 2,
+                         *         "p50_ms": 158,
+                         *         "p95_ms": 420
+                         *       },
+                         *       "from": "2026-11-26T14:00:00.000Z",
+                         *       "as_of": "2026-11-27T13:42:05.118Z",
+                         *       "latest": {
+                         *         "last_attempt_at": "2026-11-27T13:40:12.530Z",
+                         *         "last_response_status": 200,
+                         *         "last_outcome": "delivered",
+                         *         "consecutive_failures": 0,
+                         *         "failing_since": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {string} */
+                            window: "24h" | "7d";
+                            /** @description Each point covers this long: 3600 (an hour) or 21600 (6 hours) */
+                            bucket_seconds: number;
+                            points: {
+                                start: string;
+                                /** @description Attempts that got a 2xx in time */
+                                delivered: number;
+                                /** @description Every other attempt */
+                                failed: number;
+                                /** @description Median response time (null: no timed attempt) */
+                                p50_ms: number | null;
+                                /** @description 95th percentile response time */
+                                p95_ms: number | null;
+                            }[];
+                            totals: {
+                                delivered: number;
+                                failed: number;
+                                p50_ms: number | null;
+                                p95_ms: number | null;
+                            };
+                            /** @description Start of the window: the first point's start */
+                            from: string;
+                            /** @description When these numbers were read; the window ends here */
+                            as_of: string;
+                            /** @description The endpoint's last attempt and its run of failures, read in the same snapshot as the points, so a page showing both never says 'nothing sent yet' beside a delivered attempt */
+                            latest: {
+                                /** @description When the endpoint was last tried */
+                                last_attempt_at: string | null;
+                                /** @description HTTP status of the last attempt (null: no response) */
+                                last_response_status: number | null;
+                                /**
+                                 * @description Result of the last attempt
+                                 * @enum {string|null}
+                                 */
+                                last_outcome: "delivered" | "failed" | null;
+                                /** @description Failed attempts since the last success */
+                                consecutive_failures: number;
+                                /** @description First failed attempt of the current run of failures (null: the last attempt succeeded or none yet). After 5 days of failures only, the endpoint is disabled automatically. */
+                                failing_since: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: window",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "window",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such endpoint */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/endpoints/{id}/reveal-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reveal an endpoint's signing secret
+         * @description For an administrator of the endpoint's organization whose session signed in within the last 10 minutes (the settings page asks for the password again); each reveal is written to the organization's audit log (`endpoint.secret_revealed`). No body. API keys, staff and other organizations are refused; a session signed in longer ago gets 403 `reauthentication_required`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The secret; an audit entry records who revealed it and when */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The endpoint's current signing secret */
+                            secret: string;
+                            /** @description When it was revealed; the organization's audit log has the entry */
+                            revealed_at: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `admin_required` (staff, or not a member of the endpoint's organization), or `reauthentication_required` (the session's sign-in is more than 10 minutes old: sign in again) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such endpoint in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Failure alerts: thresholds and where they go
+         * @description When an endpoint's failures are reported (a mail to the admins, and `webhook.endpoint.failing` to the alert endpoints) and when it is disabled; the alert endpoints are the organization's endpoints subscribed to a `webhook.endpoint.*` event type.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Thresholds and alert endpoints */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "failing_after_seconds": 3600,
+                         *       "disable_after_seconds": 432000,
+                         *       "mail_to_admins": true,
+                         *       "endpoints": [
+                         *         {
+                         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+                         *           "url": "https://alerts.example.org/hooks/webhooks",
+                         *           "enabled": true,
+                         *           "events": [
+                         *             "webhook.endpoint.failing",
+                         *             "webhook.endpoint.recovered",
+                         *             "webhook.endpoint.disabled"
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description An endpoint that fails every attempt this long is reported failing: a mail to the admins and webhook.endpoint.failing to the alert endpoints */
+                            failing_after_seconds: number;
+                            /** @description An endpoint that fails every attempt this long is disabled (webhook.endpoint.disabled) */
+                            disable_after_seconds: number;
+                            /** @description The organization's admins get a mail at each step */
+                            mail_to_admins: boolean;
+                            /** @description The organization's endpoints subscribed to an alert event type: where alerts go */
+                            endpoints: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                enabled: boolean;
+                                /** @description The alert event types it subscribed to */
+                                events: ("webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.endpoint.disabled")[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/retry/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count what a bulk retry would send again
+         * @description How many deliveries `POST /deliveries/retry` with the same filter would take up now, counted up to 100,000 (`more`: there are more).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "retrying",
+                     *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        endpoint_id?: string;
+                        event_type?: string;
+                        /**
+                         * @description Left out: both retrying and permanently failed deliveries
+                         * @enum {string}
+                         */
+                        status?: "retrying" | "permanently_failed";
+                        /**
+                         * @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted)
+                         * @enum {string}
+                         */
+                        status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
+                        /**
+                         * Format: date-time
+                         * @description Created at or after
+                         */
+                        since?: string;
+                        /**
+                         * Format: date-time
+                         * @description Created before
+                         */
+                        until?: string;
+                        /**
+                         * @description Test deliveries (Send test event): listed with the others, left out, or listed alone
+                         * @default include
+                         * @enum {string}
+                         */
+                        tests?: "include" | "exclude" | "only";
+                        /**
+                         * Format: uuid
+                         * @description The deliveries one recovery or bulk retry sent again (its recovery_id)
+                         */
+                        recovery_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The count, before anything is sent */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "count": 2400,
+                         *       "more": false
+                         *     }
+                         */
+                        "application/json": {
+                            count: number;
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: endpoint_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "endpoint_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The filter names an endpoint the organization does not have */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The filter names a disabled endpoint */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry every failing delivery a filter matches
+         * @description Retrying deliveries are moved to now (no attempt counted, their 24 h window kept); permanently failed ones are queued again with a fresh window, as a recovery does. Delivered ones are never taken up (redeliver them one by one); ones being sent right now, of a disabled endpoint or of an erased person are skipped and counted. Runs in batches: the answer is the job so far; poll `GET /deliveries/retries/{id}`. Its `recovery_id` lists what it queued: `GET /deliveries?recovery_id=…`. Send an `Idempotency-Key` header to make a repeat safe: the same key answers the same job and queues nothing more.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "retrying",
+                     *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        endpoint_id?: string;
+                        event_type?: string;
+                        /**
+                         * @description Left out: both retrying and permanently failed deliveries
+                         * @enum {string}
+                         */
+                        status?: "retrying" | "permanently_failed";
+                        /**
+                         * @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted)
+                         * @enum {string}
+                         */
+                        status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
+                        /**
+                         * Format: date-time
+                         * @description Created at or after
+                         */
+                        since?: string;
+                        /**
+                         * Format: date-time
+                         * @description Created before
+                         */
+                        until?: string;
+                        /**
+                         * @description Test deliveries (Send test event): listed with the others, left out, or listed alone
+                         * @default include
+                         * @enum {string}
+                         */
+                        tests?: "include" | "exclude" | "only";
+                        /**
+                         * Format: uuid
+                         * @description The deliveries one recovery or bulk retry sent again (its recovery_id)
+                         */
+                        recovery_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Started (or, with an Idempotency-Key used before, that job) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BulkRetry"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: endpoint_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "endpoint_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The filter names an endpoint the organization does not have */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The filter names a disabled endpoint, or the Idempotency-Key another filter */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description 5 bulk retries of the organization are running */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/retries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One bulk retry and its progress
+         * @description Reading a running one also carries it on for up to a second.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The bulk retry */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BulkRetry"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such bulk retry in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/retries/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a bulk retry
+         * @description After the batch in progress; what it queued already stays queued. Cancelling one that has finished changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The bulk retry, cancelled (or as it finished) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BulkRetry"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such bulk retry in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deliveries, newest first
+         * @description Filtered by endpoint, event type, state, time, test deliveries (`tests`) and recovery (`recovery_id`), or one found by id: `q` is a delivery id, or an event id (the `webhook-id` header the receiver saw). `contains` finds the deliveries whose body contains a text (an e-mail address, a payment id), in any letter case.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw) */
+                    q?: string;
+                    endpoint_id?: string;
+                    event_type?: string;
+                    status?: "pending" | "retrying" | "delivered" | "permanently_failed";
+                    /** @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted) */
+                    status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
+                    /** @description Created at or after */
+                    since?: string;
+                    /** @description Created before */
+                    until?: string;
+                    /** @description Test deliveries (Send test event): listed with the others, left out, or listed alone */
+                    tests?: "include" | "exclude" | "only";
+                    /** @description The deliveries one recovery or bulk retry sent again (its recovery_id) */
+                    recovery_id?: string;
+                    /** @description Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id) */
+                    contains?: string;
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of deliveries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
+                         *           "event_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *           "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "event_type": "donation.recorded",
+                         *           "status": "delivered",
+                         *           "attempt_count": 2,
+                         *           "next_attempt_at": null,
+                         *           "first_attempt_at": "2026-11-28T09:41:07.000Z",
+                         *           "last_attempt_at": "2026-11-28T09:41:13.000Z",
+                         *           "last_response_status": 200,
+                         *           "last_error": null,
+                         *           "delivered_at": "2026-11-28T09:41:13.000Z",
+                         *           "test": false,
+                         *           "recovery_id": null,
+                         *           "created_at": "2026-11-28T09:41:07.000Z"
+                         *         },
+                         *         {
+                         *           "id": "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
+                         *           "event_id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *           "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *           "event_type": "member.created",
+                         *           "status": "retrying",
+                         *           "attempt_count": 3,
+                         *           "next_attempt_at": "2026-11-28T10:12:00.000Z",
+                         *           "first_attempt_at": "2026-11-28T09:38:55.000Z",
+                         *           "last_attempt_at": "2026-11-28T09:42:00.000Z",
+                         *           "last_response_status": 503,
+                         *           "last_error": "HTTP 503",
+                         *           "delivered_at": null,
+                         *           "test": false,
+                         *           "recovery_id": null,
+                         *           "created_at": "2026-11-28T09:38:55.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": "WyIyMDI2LTExLTI4IDA5OjM4OjU1LjUxMjkzNCswMCIsIjBmMWUyZDNjLTRiNWEtNDY5Ny04ODc3LTY2NTVhNGIzYzJkMSJd"
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Also the webhook-id header the receiver sees
+                                 */
+                                event_id: string;
+                                /** Format: uuid */
+                                endpoint_id: string;
+                                event_type: string;
+                                /** @enum {string} */
+                                status: "pending" | "retrying" | "delivered" | "permanently_failed";
+                                attempt_count: number;
+                                next_attempt_at: string | null;
+                                first_attempt_at: string | null;
+                                last_attempt_at: string | null;
+                                last_response_status: number | null;
+                                last_error: string | null;
+                                delivered_at: string | null;
+                                /** @description A test delivery (Send test event); its body carries "test": true */
+                                test: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The recovery that last sent it again, if any
+                                 */
+                                recovery_id: string | null;
+                                created_at: string;
+                            }[];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Only with `contains`: the content search covers every delivery recorded before this time (and the newest 2,000 the other filters keep, checked one by one); newer ones are searchable once the search index reaches them, normally within seconds. Null until the index's first batch.
+                             */
+                            searchable_until?: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one delivery with the body sent and every attempt */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The delivery */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "7c9e2f14-3a5b-4c6d-8e7f-90a1b2c3d4e5",
+                         *       "event_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "event_type": "donation.recorded",
+                         *       "status": "delivered",
+                         *       "attempt_count": 2,
+                         *       "next_attempt_at": null,
+                         *       "first_attempt_at": "2026-11-28T09:41:07.000Z",
+                         *       "last_attempt_at": "2026-11-28T09:41:13.000Z",
+                         *       "last_response_status": 200,
+                         *       "last_error": null,
+                         *       "delivered_at": "2026-11-28T09:41:13.000Z",
+                         *       "test": false,
+                         *       "recovery_id": null,
+                         *       "created_at": "2026-11-28T09:41:07.000Z",
+                         *       "body": "{\"id\":\"e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a\",\"type\":\"donation.recorded\",\"created_at\":\"2026-11-28T09:41:07.000Z\",\"organization_id\":\"0c0ffee0-1234-4abc-8def-0123456789ab\",\"data\":{\"row\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"},\"delta\":{\"id\":\"d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8\",\"amount_cents\":5000,\"currency\":\"GBP\"}}}",
+                         *       "payload": {
+                         *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *         "type": "donation.recorded",
+                         *         "created_at": "2026-11-28T09:41:07.000Z",
+                         *         "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *         "data": {
+                         *           "row": {
+                         *             "id": "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8",
+                         *             "amount_cents": 5000,
+                         *             "currency": "GBP"
+                         *           },
+                         *           "delta": {
+                         *             "id": "d0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8",
+                         *             "amount_cents": 5000,
+                         *             "currency": "GBP"
+                         *           }
+                         *         }
+                         *       },
+                         *       "attempts": [
+                         *         {
+                         *           "id": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+                         *           "attempt_number": 1,
+                         *           "attempted_at": "2026-11-28T09:41:07.000Z",
+                         *           "duration_ms": 10000,
+                         *           "response_status": null,
+                         *           "error": "timeout after 10000 ms",
+                         *           "response_excerpt": null,
+                         *           "request_headers": {
+                         *             "content-type": "application/json",
+                         *             "webhook-id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *             "webhook-timestamp": "1795772467",
+                         *             "webhook-signature": "v1,K5oZ…"
+                         *           },
+                         *           "response_headers": null
+                         *         },
+                         *         {
+                         *           "id": "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
+                         *           "attempt_number": 2,
+                         *           "attempted_at": "2026-11-28T09:41:13.000Z",
+                         *           "duration_ms": 184,
+                         *           "response_status": 200,
+                         *           "error": null,
+                         *           "response_excerpt": "{\"ok\":true}",
+                         *           "request_headers": {
+                         *             "content-type": "application/json",
+                         *             "webhook-id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *             "webhook-timestamp": "1795772473",
+                         *             "webhook-signature": "v1,pQ3n…"
+                         *           },
+                         *           "response_headers": {
+                         *             "content-type": "application/json; charset=utf-8"
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description Also the webhook-id header the receiver sees
+                             */
+                            event_id: string;
+                            /** Format: uuid */
+                            endpoint_id: string;
+                            event_type: string;
+                            /** @enum {string} */
+                            status: "pending" | "retrying" | "delivered" | "permanently_failed";
+                            attempt_count: number;
+                            next_attempt_at: string | null;
+                            first_attempt_at: string | null;
+                            last_attempt_at: string | null;
+                            last_response_status: number | null;
+                            last_error: string | null;
+                            delivered_at: string | null;
+                            /** @description A test delivery (Send test event); its body carries "test": true */
+                            test: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The recovery that last sent it again, if any
+                             */
+                            recovery_id: string | null;
+                            created_at: string;
+                            /** @description The exact body text that is signed and sent, byte for byte: HMAC-SHA256(secret, body) is the x-webhook-signature */
+                            body: string;
+                            /** @description The body parsed (kept for compatibility; use body to verify) */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                            attempts: {
+                                /** Format: uuid */
+                                id: string;
+                                attempt_number: number;
+                                attempted_at: string;
+                                duration_ms: number | null;
+                                response_status: number | null;
+                                error: string | null;
+                                response_excerpt: string | null;
+                                /** @description The headers we sent; signature values show only their first characters (null: no request went out) */
+                                request_headers: {
+                                    [key: string]: string;
+                                } | null;
+                                /** @description The receiver's headers (at most 50, 4 KiB; cookies not kept); null without a response */
+                                response_headers: {
+                                    [key: string]: string;
+                                } | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such delivery */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send this delivery again now
+         * @description With the same event id (`webhook-id`), so receivers can de-duplicate.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Queued again */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "0f1e2d3c-4b5a-4697-8877-6655a4b3c2d1",
+                         *       "event_id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+                         *       "event_type": "member.created",
+                         *       "status": "pending",
+                         *       "attempt_count": 3,
+                         *       "next_attempt_at": "2026-11-28T10:05:00.000Z",
+                         *       "first_attempt_at": "2026-11-28T09:38:55.000Z",
+                         *       "last_attempt_at": "2026-11-28T09:42:00.000Z",
+                         *       "last_response_status": 503,
+                         *       "last_error": "HTTP 503",
+                         *       "delivered_at": null,
+                         *       "test": false,
+                         *       "recovery_id": null,
+                         *       "created_at": "2026-11-28T09:38:55.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description Also the webhook-id header the receiver sees
+                             */
+                            event_id: string;
+                            /** Format: uuid */
+                            endpoint_id: string;
+                            event_type: string;
+                            /** @enum {string} */
+                            status: "pending" | "retrying" | "delivered" | "permanently_failed";
+                            attempt_count: number;
+                            next_attempt_at: string | null;
+                            first_attempt_at: string | null;
+                            last_attempt_at: string | null;
+                            last_response_status: number | null;
+                            last_error: string | null;
+                            delivered_at: string | null;
+                            /** @description A test delivery (Send test event); its body carries "test": true */
+                            test: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The recovery that last sent it again, if any
+                             */
+                            recovery_id: string | null;
+                            created_at: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such delivery */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The endpoint is disabled, or the event was redacted (its person was erased) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events, newest first or after a cursor
+         * @description The organization's events (not test events, nor those redacted when their person was erased), each with the JSON body and `webhook-id` its deliveries carry; an event is stored when an enabled endpoint subscribes to its type. Without `after`: newest first, `older_cursor` for older pages. With `after`: oldest first from the cursor, in commit order, so a walk sees every event exactly once; `wait` (up to 25 s) answers as soon as one exists. Kept as long as the delivery history (`/log-retention`, 30 days by default); a cursor issued before that is 410 `cursor_expired`. At most 10 waiting requests per organization (429 `too_many_waiting`).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description A cursor (`next_cursor`, or an event's `cursor`): the events after it, oldest first */
+                    after?: string;
+                    /** @description `older_cursor` of the previous page: older events */
+                    before?: string;
+                    /** @description One event type, or several separated by commas */
+                    event_type?: string;
+                    /** @description Created at or after */
+                    since?: string;
+                    /** @description Created before */
+                    until?: string;
+                    limit?: number;
+                    /** @description With `after`: seconds to wait for an event when there is none yet (long poll) */
+                    wait?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *           "webhook_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *           "type": "donation.recorded",
+                         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *           "cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
+                         *           "payload": {
+                         *             "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *             "type": "donation.recorded",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "data": {
+                         *               "row": {
+                         *                 "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "recurring_donation_id": null,
+                         *                 "amount_minor": 2500,
+                         *                 "currency": "USD",
+                         *                 "source": "online",
+                         *                 "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *                 "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "refunded_minor": 0,
+                         *                 "refund_status": "none"
+                         *               },
+                         *               "delta": {
+                         *                 "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "recurring_donation_id": null,
+                         *                 "amount_minor": 2500,
+                         *                 "currency": "USD",
+                         *                 "source": "online",
+                         *                 "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *                 "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "refunded_minor": 0,
+                         *                 "refund_status": "none"
+                         *               }
+                         *             }
+                         *           }
+                         *         }
+                         *       ],
+                         *       "next_cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
+                         *       "older_cursor": null,
+                         *       "has_more": false
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /**
+                                 * Format: uuid
+                                 * @description The event's id
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The `webhook-id` (and `x-webhook-id`) header every delivery of it carries
+                                 */
+                                webhook_id: string;
+                                type: string;
+                                created_at: string;
+                                /** @description This event's place in the feed: pass as `after` to continue after it */
+                                cursor: string;
+                                /** @description The JSON body its deliveries carry */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            /** @description Pass as `after` to get the events that come after this answer */
+                            next_cursor: string;
+                            /** @description Newest first only: pass as `before` for older events */
+                            older_cursor: string | null;
+                            /** @description More events are there already (the next page is not empty) */
+                            has_more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: after",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "after",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `cursor_expired`: issued before the organization's retention began */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `too_many_waiting`: the organization's waiting requests are all in use */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one event with the body its deliveries carry
+         * @description The `webhook-id` header of a delivery is the event's id. The answer carries it as the `webhook-id` header too.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The event */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *       "webhook_id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *       "type": "donation.recorded",
+                         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *       "cursor": "WyJmMSIsIjc0MjE4IiwiYjNmNjFkNzItOWMwZS00ZTFhLWE1YzItMmQ4ZTZmMTBhYjQ0IiwxNzk1ODU5MjAwXQ",
+                         *       "payload": {
+                         *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *         "type": "donation.recorded",
+                         *         "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *         "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *         "data": {
+                         *           "row": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           },
+                         *           "delta": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           }
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description The event's id
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The `webhook-id` (and `x-webhook-id`) header every delivery of it carries
+                             */
+                            webhook_id: string;
+                            type: string;
+                            created_at: string;
+                            /** @description This event's place in the feed: pass as `after` to continue after it */
+                            cursor: string;
+                            /** @description The JSON body its deliveries carry */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such event (or a test event, or one redacted) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The events an endpoint can subscribe to
+         * @description Each with what it means, when it fires and an example body. (The example shows the first of them.)
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The catalogue */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "type": "member.created",
+                         *           "description": "Someone is added as a member: by hand, in bulk or through the visitor form. The message carries their details.",
+                         *           "example": {
+                         *             "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+                         *             "type": "member.created",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "data": {
+                         *               "row": {
+                         *                 "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "first_name": "Grace",
+                         *                 "last_name": "Hopper",
+                         *                 "email": "grace@example.org",
+                         *                 "primary_phone": "+1 (555) 010-2030",
+                         *                 "primary_phone_normalized": "15550102030",
+                         *                 "status": "active",
+                         *                 "source": "visitor_form",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "updated_at": "2026-11-22T10:15:30.123456+00:00"
+                         *               },
+                         *               "delta": {
+                         *                 "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *                 "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *                 "first_name": "Grace",
+                         *                 "last_name": "Hopper",
+                         *                 "email": "grace@example.org",
+                         *                 "primary_phone": "+1 (555) 010-2030",
+                         *                 "primary_phone_normalized": "15550102030",
+                         *                 "status": "active",
+                         *                 "source": "visitor_form",
+                         *                 "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *                 "updated_at": "2026-11-22T10:15:30.123456+00:00"
+                         *               }
+                         *             }
+                         *           },
+                         *           "table": "members",
+                         *           "fires": "A row is inserted into `members`: added by hand, in bulk, through the visitor form or an import. A bulk insert of 1,000 members raises 1,000 events in the same statement."
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** @enum {string} */
+                                type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
+                                description: string;
+                                example: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The table whose row is `data.row` */
+                                table: string;
+                                /** @description When the event is raised (Markdown) */
+                                fires: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * REST-hook subscribe: deliver one event type to target_url
+         * @description Zapier's performSubscribe. The subscription is an endpoint like any other: delivered, retried, logged, and disabled when the target answers 410 Gone.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "target_url": "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/",
+                     *       "event": "donation.recorded"
+                     *     }
+                     */
+                    "application/json": {
+                        target_url: string;
+                        /** @enum {string} */
+                        event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
+                    };
+                };
+            };
+            responses: {
+                /** @description The subscription */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "6a0f3d2c-1b4e-4f7a-9c8d-5e6f7a8b9c0d",
+                         *       "target_url": "https://hooks.zapier.example/hooks/standard/1234567/9f8e7d6c/",
+                         *       "event": "donation.recorded",
+                         *       "secret": "whsec_Vm9yZ2V0UzNjcmV0S2V5Rm9yWmFwaWVyMQ"
+                         *     }
+                         */
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description Pass to DELETE /subscriptions/{id} to unsubscribe
+                             */
+                            id: string;
+                            target_url: string;
+                            /** @enum {string} */
+                            event: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
+                            /** @description Signing secret, for receivers that verify signatures */
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: target_url",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "target_url",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description too_many_endpoints: the organization has 100 endpoints, the most it can have */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** REST-hook unsubscribe */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Unsubscribed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such subscription */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/samples/{event_type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent bodies of one event type, as delivered
+         * @description Newest first, exactly as delivered (Zapier's performList), at most `limit` of them and 1 MiB of bodies.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    event_type: "member.created" | "member.lost" | "donation.recorded" | "attendance.marked" | "workflow.completed" | "webhook.endpoint.disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Bodies of real events of the organization (not those redacted when their person was erased); the catalogue example when there are none yet */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example [
+                         *       {
+                         *         "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+                         *         "type": "donation.recorded",
+                         *         "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *         "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *         "data": {
+                         *           "row": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           },
+                         *           "delta": {
+                         *             "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                         *             "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+                         *             "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                         *             "recurring_donation_id": null,
+                         *             "amount_minor": 2500,
+                         *             "currency": "USD",
+                         *             "source": "online",
+                         *             "gateway_payment_id": "pay_Nq3xYz12AbCd",
+                         *             "donated_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "created_at": "2026-11-22T10:15:30.123456+00:00",
+                         *             "refunded_minor": 0,
+                         *             "refund_status": "none"
+                         *           }
+                         *         }
+                         *       }
+                         *     ]
+                         */
+                        "application/json": {
+                            [key: string]: unknown;
+                        }[];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown event type */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's API keys
+         * @description Never the keys themselves: `key_prefix` tells them apart.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Keys, newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *           "name": "Zapier",
+                         *           "key_prefix": "orgkey_GksToRv",
+                         *           "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_by_display": "Ruth Okafor",
+                         *           "created_at": "2026-11-21T08:12:00.000Z",
+                         *           "last_used_at": "2026-11-28T09:58:01.000Z",
+                         *           "status": "active",
+                         *           "revoked_at": null,
+                         *           "revoked_reason": null
+                         *         },
+                         *         {
+                         *           "id": "9b8a7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d",
+                         *           "name": "Make (old)",
+                         *           "key_prefix": "orgkey_p0Lq7Zx",
+                         *           "created_by": "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
+                         *           "created_by_display": "removed member",
+                         *           "created_at": "2026-10-02T14:00:00.000Z",
+                         *           "last_used_at": "2026-11-10T22:31:45.000Z",
+                         *           "status": "revoked",
+                         *           "revoked_at": "2026-11-12T09:00:00.000Z",
+                         *           "revoked_reason": "its creator left the organization"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description The first characters of the key, to tell keys apart */
+                                key_prefix: string;
+                                /** Format: uuid */
+                                created_by: string | null;
+                                /**
+                                 * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                                 * @example removed member
+                                 */
+                                created_by_display: string | null;
+                                created_at: string;
+                                last_used_at: string | null;
+                                /**
+                                 * @description Revoked keys are refused (401 invalid_api_key)
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked";
+                                revoked_at: string | null;
+                                /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                                revoked_reason: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an API key; the key is returned once
+         * @description For automation platforms (Zapier, Make, n8n): they send it as `X-API-Key`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Zapier"
+                     *     }
+                     */
+                    "application/json": {
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The new key, with the key itself */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *       "name": "Zapier",
+                         *       "key_prefix": "orgkey_GksToRv",
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-21T08:12:00.000Z",
+                         *       "last_used_at": null,
+                         *       "status": "active",
+                         *       "revoked_at": null,
+                         *       "revoked_reason": null,
+                         *       "key": "orgkey_GksToRvawhEdqMOD2Hd5sCtAcMDewCzNarbuiMegu78"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description The first characters of the key, to tell keys apart */
+                            key_prefix: string;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
+                            created_at: string;
+                            last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
+                            revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
+                            /** @description The key itself. Shown only in this response. */
+                            key: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key; requests made with it fail from now on */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The revoked key */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+                         *       "name": "Zapier",
+                         *       "key_prefix": "orgkey_GksToRv",
+                         *       "created_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *       "created_by_display": "Ruth Okafor",
+                         *       "created_at": "2026-11-21T08:12:00.000Z",
+                         *       "last_used_at": "2026-11-28T09:58:01.000Z",
+                         *       "status": "revoked",
+                         *       "revoked_at": "2026-11-28T10:20:00.000Z",
+                         *       "revoked_reason": "revoked by an administrator"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description The first characters of the key, to tell keys apart */
+                            key_prefix: string;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            /**
+                             * @description Who made it: the admin's name or e-mail address while they are a member of the organization, "removed member" once they are not, "API key <name>" for what an automation platform made, null for what the server made
+                             * @example removed member
+                             */
+                            created_by_display: string | null;
+                            created_at: string;
+                            last_used_at: string | null;
+                            /**
+                             * @description Revoked keys are refused (401 invalid_api_key)
+                             * @enum {string}
+                             */
+                            status: "active" | "revoked";
+                            revoked_at: string | null;
+                            /** @description Why it was revoked: by an administrator, or because the admin who made it left the organization, was removed, stopped being an administrator or had their account deleted */
+                            revoked_reason: string | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/inbound-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List inbound webhooks (payments and WhatsApp), newest first */
+        get: {
+            parameters: {
+                query?: {
+                    provider?: "checkout" | "payments" | "whatsapp";
+                    status?: "received" | "processed" | "unmatched" | "failed" | "rejected" | "unverified";
+                    limit?: number;
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of log entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": "subscription.charged",
+                         *           "idempotency_key": "evt_Nq3P8xVbE1sKzA",
+                         *           "status": "processed",
+                         *           "signature_valid": true,
+                         *           "error": null,
+                         *           "deliveries": 1,
+                         *           "attempts": 1,
+                         *           "body_bytes": 1184,
+                         *           "received_at": "2026-11-28T09:40:02.000Z",
+                         *           "last_received_at": "2026-11-28T09:40:02.000Z",
+                         *           "processed_at": "2026-11-28T09:40:02.000Z"
+                         *         },
+                         *         {
+                         *           "id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": "subscription.cancelled",
+                         *           "idempotency_key": "evt_Nq3Q1aRfT7mWcB",
+                         *           "status": "unmatched",
+                         *           "signature_valid": true,
+                         *           "error": null,
+                         *           "deliveries": 1,
+                         *           "attempts": 1,
+                         *           "body_bytes": 902,
+                         *           "received_at": "2026-11-28T09:12:44.000Z",
+                         *           "last_received_at": "2026-11-28T09:12:44.000Z",
+                         *           "processed_at": "2026-11-28T09:12:44.000Z"
+                         *         },
+                         *         {
+                         *           "id": "82328025-6e3c-4fa0-9c59-2b4d0e3f4051",
+                         *           "provider": "checkout",
+                         *           "account_id": null,
+                         *           "event": null,
+                         *           "idempotency_key": null,
+                         *           "status": "unverified",
+                         *           "signature_valid": false,
+                         *           "error": "signature mismatch",
+                         *           "deliveries": 3,
+                         *           "attempts": 0,
+                         *           "body_bytes": 3120,
+                         *           "received_at": "2026-11-28T08:03:10.000Z",
+                         *           "last_received_at": "2026-11-28T08:47:31.000Z",
+                         *           "processed_at": null
+                         *         }
+                         *       ],
+                         *       "next_cursor": "WyIyMDI2LTExLTI4IDA4OjAzOjEwLjQwMjExOCswMCIsIjgyMzI4MDI1LTZlM2MtNGZhMC05YzU5LTJiNGQwZTNmNDA1MSJd"
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                provider: "checkout" | "payments" | "whatsapp";
+                                /**
+                                 * Format: uuid
+                                 * @description WhatsApp: the gateway account (phone number) the entry came in for
+                                 */
+                                account_id: string | null;
+                                event: string | null;
+                                idempotency_key: string | null;
+                                /** @enum {string} */
+                                status: "received" | "processed" | "unmatched" | "failed" | "rejected" | "unverified";
+                                signature_valid: boolean | null;
+                                error: string | null;
+                                /** @description How many times the provider sent it */
+                                deliveries: number;
+                                /** @description How many times it was applied */
+                                attempts: number;
+                                /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
+                                body_bytes: number;
+                                received_at: string;
+                                last_received_at: string;
+                                processed_at: string | null;
+                            }[];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: provider",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "provider",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/inbound-log/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one inbound webhook with its body */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The entry */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "60106e03-4c1a-4d8e-9a37-0f2b8c1d2e3f",
+                         *       "provider": "checkout",
+                         *       "account_id": null,
+                         *       "event": "subscription.charged",
+                         *       "idempotency_key": "evt_Nq3P8xVbE1sKzA",
+                         *       "status": "processed",
+                         *       "signature_valid": true,
+                         *       "error": null,
+                         *       "deliveries": 1,
+                         *       "attempts": 1,
+                         *       "body_bytes": 1184,
+                         *       "received_at": "2026-11-28T09:40:02.000Z",
+                         *       "last_received_at": "2026-11-28T09:40:02.000Z",
+                         *       "processed_at": "2026-11-28T09:40:02.000Z",
+                         *       "payload": {
+                         *         "event": "subscription.charged",
+                         *         "subscription_id": "sub_NqJ3x8vKp2LmQa",
+                         *         "payment_id": "pay_NqJ4c1ZwYb7TfR",
+                         *         "amount": 5000,
+                         *         "currency": "GBP",
+                         *         "occurred_at": "2026-11-28T09:40:01Z"
+                         *       },
+                         *       "headers": {
+                         *         "content-type": "application/json",
+                         *         "user-agent": "Razorpay-Webhook/v1",
+                         *         "x-razorpay-event-id": "evt_Nq3P8xVbE1sKzA"
+                         *       },
+                         *       "result": {
+                         *         "outcome": "applied",
+                         *         "donation_created": true
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            provider: "checkout" | "payments" | "whatsapp";
+                            /**
+                             * Format: uuid
+                             * @description WhatsApp: the gateway account (phone number) the entry came in for
+                             */
+                            account_id: string | null;
+                            event: string | null;
+                            idempotency_key: string | null;
+                            /** @enum {string} */
+                            status: "received" | "processed" | "unmatched" | "failed" | "rejected" | "unverified";
+                            signature_valid: boolean | null;
+                            error: string | null;
+                            /** @description How many times the provider sent it */
+                            deliveries: number;
+                            /** @description How many times it was applied */
+                            attempts: number;
+                            /** @description Bytes received; for a row counting refused deliveries (unverified, or not attributable) their total */
+                            body_bytes: number;
+                            received_at: string;
+                            last_received_at: string;
+                            processed_at: string | null;
+                            /** @description The body as received (JSON) */
+                            payload?: unknown;
+                            headers: {
+                                [key: string]: unknown;
+                            };
+                            result?: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such entry */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/inbound-log/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a logged payload again
+         * @description Through the code path a live delivery takes; one applied already changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the replay did */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "log_id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *       "status": "processed",
+                         *       "outcome": "applied"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            log_id: string;
+                            /** @enum {string} */
+                            status: "processed" | "duplicate" | "unmatched" | "failed" | "skipped";
+                            outcome?: string;
+                            reason?: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such entry */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The receiver function that owns the entry could not be reached; retry later */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/inbound-log/replay-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay every failed or unmatched inbound webhook
+         * @description Every such entry of the organization, oldest first, one at a time.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One outcome per entry */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "log_id": "71217f14-5d2b-4e9f-8b48-1a3c9d2e3f40",
+                         *           "status": "processed",
+                         *           "outcome": "applied"
+                         *         },
+                         *         {
+                         *           "log_id": "93439136-7f4d-4ab1-8d6a-3c5e1f405162",
+                         *           "status": "unmatched",
+                         *           "outcome": "unmatched"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                log_id: string;
+                                /** @enum {string} */
+                                status: "processed" | "duplicate" | "unmatched" | "failed" | "skipped";
+                                outcome?: string;
+                                reason?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A receiver function could not be reached; retry later */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user and their memberships
+         * @description Who is signed in, their active organization, and every organization they belong to with their role there.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Who is signed in, and where */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "user": {
+                         *         "id": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *         "email": "ruth@firstchurch.example"
+                         *       },
+                         *       "active_organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "memberships": [
+                         *         {
+                         *           "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *           "organization_name": "First Church",
+                         *           "role": "admin",
+                         *           "suspended": false,
+                         *           "suspension_reason": null
+                         *         },
+                         *         {
+                         *           "organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f",
+                         *           "organization_name": "Grace Chapel",
+                         *           "role": "staff",
+                         *           "suspended": false,
+                         *           "suspension_reason": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            user: {
+                                /** Format: uuid */
+                                id: string;
+                                email: string | null;
+                            };
+                            /**
+                             * Format: uuid
+                             * @description The token's organization_id while the user is still a member there and it is not suspended, else null
+                             */
+                            active_organization_id: string | null;
+                            memberships: {
+                                /** Format: uuid */
+                                organization_id: string;
+                                organization_name: string;
+                                /** @enum {string} */
+                                role: "admin" | "staff";
+                                /** @description Suspended by the platform's administrators: nobody acts for it, and it cannot be made active */
+                                suspended: boolean;
+                                /** @description Why it is suspended, in the platform administrator's words: for its admins only (null for staff, and when it is not suspended) */
+                                suspension_reason: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/me/active-organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose the active organization
+         * @description Then refresh the session (`supabase.auth.refreshSession()`): the new token carries it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        organization_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Remembered; the next token refresh carries it */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "active_organization_id": "8f0c7c1e-3b5a-4d6e-9f10-2a3b4c5d6e7f"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            active_organization_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: organization_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "organization_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `not_a_member`: the user does not belong to that organization; `organization_suspended`: it is suspended by the platform's administrators */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's invitations, newest first (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Invitations */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+                         *           "email": "grace@firstchurch.example",
+                         *           "role": "staff",
+                         *           "status": "pending",
+                         *           "invited_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_at": "2026-11-28T09:00:00.000Z",
+                         *           "expires_at": "2026-12-05T09:00:00.000Z",
+                         *           "accepted_at": null,
+                         *           "accepted_by": null,
+                         *           "revoked_at": null,
+                         *           "resend_available_at": "2026-11-28T09:01:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "4c5d6e7f-8091-4a2b-9c3d-4e5f6a7b8c9d",
+                         *           "email": "samuel@firstchurch.example",
+                         *           "role": "admin",
+                         *           "status": "accepted",
+                         *           "invited_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+                         *           "created_at": "2026-11-20T15:30:00.000Z",
+                         *           "expires_at": "2026-11-27T15:30:00.000Z",
+                         *           "accepted_at": "2026-11-20T16:02:11.000Z",
+                         *           "accepted_by": "7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b",
+                         *           "revoked_at": null,
+                         *           "resend_available_at": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                email: string;
+                                /** @enum {string} */
+                                role: "admin" | "staff";
+                                /** @enum {string} */
+                                status: "pending" | "accepted" | "revoked" | "expired";
+                                /** Format: uuid */
+                                invited_by: string | null;
+                                created_at: string;
+                                expires_at: string;
+                                accepted_at: string | null;
+                                /** Format: uuid */
+                                accepted_by: string | null;
+                                revoked_at: string | null;
+                                /** @description When another invitation mail to this address can go (resend, or invite again); null: now, or the invitation is no longer open */
+                                resend_available_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Invite an e-mail address with a role (admins)
+         * @description The invitation mail goes with its link; the token is also returned here, once.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: email */
+                        email: string;
+                        /**
+                         * @default staff
+                         * @enum {string}
+                         */
+                        role?: "admin" | "staff";
+                    };
+                };
+            };
+            responses: {
+                /** @description The invitation with its token */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description Send it to the invitee; shown only in this response, stored hashed */
+                            token: string;
+                            created_at: string;
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: email",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "email",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The address already belongs to a member */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description One address gets at most one invitation mail a minute and five a day from this organization, and invitations from at most ten established organizations (a day old or more) and three new ones a day, counted apart so new organizations cannot use up an established one's: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email`; or the organization queued 2,400 mails in the last 24 hours, or is less than a day old and sent 50 invitations today (`too_many_invitations`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an invitation again (admins)
+         * @description An open or expired one: a new invitation with a new link replaces it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The new invitation with its token (the old link stops working) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description Send it to the invitee; shown only in this response, stored hashed */
+                            token: string;
+                            created_at: string;
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No open or expired invitation with this id in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The address has become a member meanwhile */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description One address gets at most one invitation mail a minute and five a day from this organization, and invitations from at most ten established organizations (a day old or more) and three new ones a day, counted apart so new organizations cannot use up an established one's: `recipient_limited`, with `details.retry_at`, Retry-After and `details.fields` naming `email` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an open invitation (admins); its token stops working */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The revoked invitation */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @enum {string} */
+                            status: "pending" | "accepted" | "revoked" | "expired";
+                            /** Format: uuid */
+                            invited_by: string | null;
+                            created_at: string;
+                            expires_at: string;
+                            accepted_at: string | null;
+                            /** Format: uuid */
+                            accepted_by: string | null;
+                            revoked_at: string | null;
+                            /** @description When another invitation mail to this address can go (resend, or invite again); null: now, or the invitation is no longer open */
+                            resend_available_at: string | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No open invitation with this id in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What an invitation is for, given its token
+         * @description The organization, role and address it was sent to; nothing is accepted.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The open invitation the token names */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "organization_name": "First Church",
+                         *       "email": "grace@firstchurch.example",
+                         *       "role": "staff",
+                         *       "created_at": "2026-11-28T09:00:00.000Z",
+                         *       "expires_at": "2026-12-05T09:00:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            organization_id: string;
+                            organization_name: string;
+                            /** @description The address it was sent to */
+                            email: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            created_at: string;
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such open invitation (unknown, expired, revoked or used) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation with its token
+         * @description The token from the link that was sent. Any signed-in account may accept it: the token is the invitation.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The membership created. Your active organization does not change; switch to it if you like. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
+                         *       "role": "staff"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The organization is suspended by the platform's administrators (`organization_suspended`): nothing joins it until it is resumed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such open invitation (unknown, expired, revoked or used) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Already a member (`already_member`); or the account existed unconfirmed when the invitation went out (`new_password_required`): set a new password (Supabase Auth's `PUT /auth/v1/user`, which ends the account's other sessions), then accept again */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/memberships/{organization_id}/leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Leave an organization you belong to (the last admin cannot) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    organization_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No longer a member */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            organization_id: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not a member of that organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description You are its last admin */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's members (admins)
+         * @description With their role, when they joined and when they last signed in, admins first; at most 1000.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Members */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /**
+                                 * Format: uuid
+                                 * @description The membership's id (one person has one per organization)
+                                 */
+                                id: string;
+                                /** Format: uuid */
+                                user_id: string;
+                                email: string | null;
+                                display_name: string | null;
+                                /** @enum {string} */
+                                role: "admin" | "staff";
+                                /** @description When they joined this organization */
+                                joined_at: string;
+                                /** @description Their last sign-in to the service (any organization); null: never */
+                                last_sign_in_at: string | null;
+                                /** @description This is the caller */
+                                you: boolean;
+                            }[];
+                            /** @description More than 1000 people: only the first 1000 are listed */
+                            has_more: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/people/{id}/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook endpoints a member made (admins)
+         * @description The enabled endpoints that removing them, or their demotion from admin, would disable: those they made themselves and those made with an API key of theirs.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Their enabled endpoints, oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                created_at: string;
+                                /** @description Made through this API key of theirs; null: by them */
+                                api_key_name: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/people/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member from the organization (admins)
+         * @description They lose access at their next request; the API keys and invitations they made end, and the webhook endpoints they made (themselves or with their API keys) are disabled, saying why and who, unless the body says `keep_endpoints: true` (the body is optional). The last admin cannot be removed.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    /**
+                     * @example {
+                     *       "keep_endpoints": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true: the webhook endpoints they made (themselves or with an API key of theirs) stay enabled; false (the default): they are disabled, saying why and who. Not for yourself. */
+                        keep_endpoints?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description The member as they were before removal */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description The membership's id (one person has one per organization)
+                             */
+                            id: string;
+                            /** Format: uuid */
+                            user_id: string;
+                            email: string | null;
+                            display_name: string | null;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description When they joined this organization */
+                            joined_at: string;
+                            /** @description Their last sign-in to the service (any organization); null: never */
+                            last_sign_in_at: string | null;
+                            /** @description This is the caller */
+                            you: boolean;
+                            /** @description How many of their webhook endpoints this disabled */
+                            endpoints_disabled: number;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: keep_endpoints",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "keep_endpoints",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `last_admin`: they are the organization's only admin (`details.fields` names `id`) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role (admins)
+         * @description It applies from their next request. The last admin of the organization stays admin. A demotion from admin ends the API keys and invitations they made and disables their webhook endpoints, unless `keep_endpoints` is true.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "role": "staff",
+                     *       "keep_endpoints": false
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The member's new role
+                         * @enum {string}
+                         */
+                        role: "admin" | "staff";
+                        /** @description When they stop being admin: true: the webhook endpoints they made (themselves or with an API key of theirs) stay enabled; false (the default): they are disabled, saying why and who. Not for yourself. */
+                        keep_endpoints?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description The member with their new role */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description The membership's id (one person has one per organization)
+                             */
+                            id: string;
+                            /** Format: uuid */
+                            user_id: string;
+                            email: string | null;
+                            display_name: string | null;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description When they joined this organization */
+                            joined_at: string;
+                            /** @description Their last sign-in to the service (any organization); null: never */
+                            last_sign_in_at: string | null;
+                            /** @description This is the caller */
+                            you: boolean;
+                            /** @description How many of their webhook endpoints this disabled */
+                            endpoints_disabled: number;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: role",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "role",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `last_admin`: they are the organization's only admin (`details.fields` names `role`) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/webhooks/members/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find members by e-mail, phone or name (admins)
+         * @description To erase one: only the organization's own members are searched.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Part of an e-mail address, a name or a phone number */
+                    q: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description At most 20 members, by name */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "bbbbbbbb-0000-4000-8000-000000000001",
+                         *           "first_name": "Sheena",
+                         *           "last_name": "Nelson",
+                         *           "email": "sheena.nelson@mail.example",
+                         *           "primary_phone": "+44 7700 900123",
+                         *           "created_at": "2026-03-14T11:20:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                first_name: string;
+                                last_name: string;
+                                email: string | null;
+                                primary_phone: string | null;
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's erasures, newest first (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Erasures */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "6a1f7d2f-4c8b-4d66-8b4a-1e5c7c8f3b21",
+                         *           "member_id": "bbbbbbbb-0000-4000-8000-000000000002",
+                         *           "requested_by": "aaaaaaaa-0000-4000-8000-000000000001",
+                         *           "requested_at": "2026-11-28T10:30:00.000Z",
+                         *           "finished_at": null,
+                         *           "status": "running",
+                         *           "stage": "events",
+                         *           "steps": 3,
+                         *           "counts": {
+                         *             "members": 1,
+                         *             "whatsapp_messages": 500,
+                         *             "inbound_webhook_log": 12
+                         *           },
+                         *           "leftovers": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: components["schemas"]["Erasure"][];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Erase a member everywhere (admins); cannot be undone */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        member_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Erased: every copy found is gone */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Erasing: the member row is gone, the rest continues in batches (poll GET /erasures/{id}) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: member_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "member_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such member in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description 20 erasures of the organization are running; erase more once they finish */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/erasures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One erasure and its progress (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The erasure */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such erasure in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's provider connections
+         * @description For each provider: the URL to give it, whether its secret is set, the WhatsApp numbers, the last payload received and recent failures.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every connection */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            checkout: {
+                                /** @enum {string} */
+                                provider: "checkout" | "payments";
+                                /** @description The address to give the provider (null when the functions' URL is not configured) */
+                                url: string | null;
+                                /** @description The header our receiver reads the signature from */
+                                signature_header: string;
+                                secret: {
+                                    set: boolean;
+                                    /** @description The secret's last four characters, to tell it apart */
+                                    last4: string | null;
+                                    set_at: string | null;
+                                    /** @description Card payments: no secret of its own, so the checkout secret verifies its signatures */
+                                    uses_checkout_secret: boolean;
+                                };
+                                /** @description The newest verified payload (a signed test counts) */
+                                last_received: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    event: string | null;
+                                    status: string;
+                                    received_at: string;
+                                } | null;
+                                failures: {
+                                    /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
+                                    to_replay: number;
+                                    /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
+                                    refused_7d: number;
+                                    /** @description The newest failure of the last 7 days */
+                                    last: {
+                                        status: string;
+                                        error: string | null;
+                                        /** @description When it (or, for a count of refused bodies, the last of them) arrived */
+                                        received_at: string;
+                                    } | null;
+                                };
+                            };
+                            payments: {
+                                /** @enum {string} */
+                                provider: "checkout" | "payments";
+                                /** @description The address to give the provider (null when the functions' URL is not configured) */
+                                url: string | null;
+                                /** @description The header our receiver reads the signature from */
+                                signature_header: string;
+                                secret: {
+                                    set: boolean;
+                                    /** @description The secret's last four characters, to tell it apart */
+                                    last4: string | null;
+                                    set_at: string | null;
+                                    /** @description Card payments: no secret of its own, so the checkout secret verifies its signatures */
+                                    uses_checkout_secret: boolean;
+                                };
+                                /** @description The newest verified payload (a signed test counts) */
+                                last_received: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    event: string | null;
+                                    status: string;
+                                    received_at: string;
+                                } | null;
+                                failures: {
+                                    /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
+                                    to_replay: number;
+                                    /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
+                                    refused_7d: number;
+                                    /** @description The newest failure of the last 7 days */
+                                    last: {
+                                        status: string;
+                                        error: string | null;
+                                        /** @description When it (or, for a count of refused bodies, the last of them) arrived */
+                                        received_at: string;
+                                    } | null;
+                                };
+                            };
+                            whatsapp: {
+                                /** @description The Callback URL to enter in Meta's webhook settings: the organization's own, which answers the handshake and routes bodies for its numbers only */
+                                callback_url: string | null;
+                                numbers: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    phone_number_id: string;
+                                    display_phone_number: string | null;
+                                    app_secret_last4: string | null;
+                                    /**
+                                     * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "verified";
+                                    verified_at: string | null;
+                                    /** @description When Meta's subscription handshake last presented this number's verify token */
+                                    handshake_at: string | null;
+                                    last_received_at: string | null;
+                                    last_message: {
+                                        received_at: string;
+                                        type: string;
+                                        /** @description The sender's last four digits */
+                                        from: string | null;
+                                    } | null;
+                                    created_at: string;
+                                }[];
+                                failures: {
+                                    /** @description Verified payloads that failed or matched nothing and wait for a replay (counted up to 1000) */
+                                    to_replay: number;
+                                    /** @description Bodies refused over the last 7 days: wrong or missing signature, malformed */
+                                    refused_7d: number;
+                                    /** @description The newest failure of the last 7 days */
+                                    last: {
+                                        status: string;
+                                        error: string | null;
+                                        /** @description When it (or, for a count of refused bodies, the last of them) arrived */
+                                        received_at: string;
+                                    } | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/{provider}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set or replace a payment provider's secret
+         * @description Write-only. Omit `secret` to have one generated: it is returned once, to enter in the provider's dashboard.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: "checkout" | "payments";
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The secret the provider gave you, or the one you typed into its dashboard; omitted: we generate one (returned once) for you to enter there */
+                        secret?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The secret's new state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            set: boolean;
+                            /** @description The secret's last four characters, to tell it apart */
+                            last4: string | null;
+                            set_at: string | null;
+                            /** @enum {string} */
+                            provider: "checkout" | "payments";
+                            /** @description Only when we generated it: the secret, shown only here */
+                            generated_secret?: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: secret",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "secret",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Remove a payment provider's secret
+         * @description Its deliveries are refused until a new one is set.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: "checkout" | "payments";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The secret's new state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            set: boolean;
+                            /** @description The secret's last four characters, to tell it apart */
+                            last4: string | null;
+                            set_at: string | null;
+                            /** @enum {string} */
+                            provider: "checkout" | "payments";
+                            /** @description Only when we generated it: the secret, shown only here */
+                            generated_secret?: string;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/{provider}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test event to the provider's receiver
+         * @description Through the real receiver, signed with the stored secret; the answer says what it did.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: "checkout" | "payments";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the receiver answered (delivered or not) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The receiver verified, logged and accepted the signed test */
+                            delivered: boolean;
+                            /** @description The HTTP status the receiver answered */
+                            status: number;
+                            /** @description The receiver's status (processed, ...) */
+                            outcome: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The test's entry in the inbound log (Payment webhooks)
+                             */
+                            log_id: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No secret is set for this provider, so nothing can be signed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The functions' URL is not configured, or the receiver did not answer */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a WhatsApp business number
+         * @description Its phone-number id, the Meta app's secret, and a verify token (generated when omitted) to enter in Meta's webhook settings.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        phone_number_id: string;
+                        display_phone_number?: string;
+                        /** @description The Meta app's App secret (App settings > Basic) */
+                        app_secret: string;
+                        /** @description Your own verify token (e.g. the one your Meta app already uses for another number); omitted: generated */
+                        verify_token?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The number, with its verify token (shown only here) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            phone_number_id: string;
+                            display_phone_number: string | null;
+                            app_secret_last4: string | null;
+                            /**
+                             * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified";
+                            verified_at: string | null;
+                            /** @description When Meta's subscription handshake last presented this number's verify token */
+                            handshake_at: string | null;
+                            last_received_at: string | null;
+                            last_message: {
+                                received_at: string;
+                                type: string;
+                                /** @description The sender's last four digits */
+                                from: string | null;
+                            } | null;
+                            created_at: string;
+                            /** @description The verify token to enter in Meta's webhook settings. Shown only here. */
+                            verify_token: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: phone_number_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "phone_number_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This organization registered the number already, or has as many as it may */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a WhatsApp number
+         * @description Its conversations stay; bodies for it are refused from now on.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a number's display number or replace its app secret */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        display_phone_number?: string | null;
+                        app_secret?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The number */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            phone_number_id: string;
+                            display_phone_number: string | null;
+                            app_secret_last4: string | null;
+                            /**
+                             * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified";
+                            verified_at: string | null;
+                            /** @description When Meta's subscription handshake last presented this number's verify token */
+                            handshake_at: string | null;
+                            last_received_at: string | null;
+                            last_message: {
+                                received_at: string;
+                                type: string;
+                                /** @description The sender's last four digits */
+                                from: string | null;
+                            } | null;
+                            created_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: display_phone_number",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "display_phone_number",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers/{id}/verify-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a number's verify token
+         * @description Generated when omitted. Meta's subscription handshake must happen again.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        verify_token?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The number, with its new verify token (shown only here) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            phone_number_id: string;
+                            display_phone_number: string | null;
+                            app_secret_last4: string | null;
+                            /**
+                             * @description verified: a body for this number signed with this app secret has arrived. pending: none yet (messages arrive once Meta sends them signed with this app secret)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified";
+                            verified_at: string | null;
+                            /** @description When Meta's subscription handshake last presented this number's verify token */
+                            handshake_at: string | null;
+                            last_received_at: string | null;
+                            last_message: {
+                                received_at: string;
+                                type: string;
+                                /** @description The sender's last four digits */
+                                from: string | null;
+                            } | null;
+                            created_at: string;
+                            /** @description The verify token to enter in Meta's webhook settings. Shown only here. */
+                            verify_token: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: verify_token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "verify_token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an organization; the caller becomes its admin
+         * @description Anyone signed in, at most 5 in 24 hours.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description must be 1 to 200 characters on one line, with a letter, digit or symbol, no control, invisible or blank-looking characters and at most 5 combining marks in a row
+                         * @example Grace Chapel
+                         */
+                        name: string;
+                        /**
+                         * @description An IANA time zone name
+                         * @default UTC
+                         * @example Europe/London
+                         */
+                        time_zone?: string;
+                        /**
+                         * Format: email
+                         * @description Where people may write about the church
+                         * @example office@gracechapel.example
+                         */
+                        contact_email?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The new organization. Your active organization does not change: switch to it with POST /me/active-organization, then refresh the session. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            time_zone: string;
+                            contact_email: string | null;
+                            created_at: string;
+                            /**
+                             * @description The caller's role in it
+                             * @enum {string}
+                             */
+                            role: "admin" | "staff";
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `duplicate_name`: you already belong to an organization with this name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `too_many_organizations`: 5 created in 24 hours; `Retry-After` says when to try */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The active organization
+         * @description Its name, time zone and contact address, and your role there.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The organization your token names */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            time_zone: string;
+                            contact_email: string | null;
+                            created_at: string;
+                            /**
+                             * @description The caller's role in it
+                             * @enum {string}
+                             */
+                            role: "admin" | "staff";
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `no_active_organization`: the token names none you belong to */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the active organization (admins)
+         * @description Any of its name, time zone and contact address.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description must be 1 to 200 characters on one line, with a letter, digit or symbol, no control, invisible or blank-looking characters and at most 5 combining marks in a row
+                         * @example Grace Chapel
+                         */
+                        name?: string;
+                        /**
+                         * @description An IANA time zone name
+                         * @example Europe/London
+                         */
+                        time_zone?: string;
+                        /**
+                         * Format: email
+                         * @description null removes the contact address
+                         * @example office@gracechapel.example
+                         */
+                        contact_email?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description The organization as it is now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            time_zone: string;
+                            contact_email: string | null;
+                            created_at: string;
+                            /**
+                             * @description The caller's role in it
+                             * @enum {string}
+                             */
+                            role: "admin" | "staff";
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: name",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "name",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `admin_required`: only its administrators can change it */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `duplicate_name`: another organization you belong to has this name */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/webhooks/platform/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's platform rights
+         * @description From the live flags: the token's claims are only a hint.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the caller may do in the platform console */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            is_platform_admin: boolean;
+                            /** @description May grant and revoke platform admin */
+                            is_superadmin: boolean;
+                            /** @description What is wrong with the service's setup, for platform administrators: auth_mail_not_configured, a hosted project whose Supabase Auth has no SMTP server of the service's (no church's confirmation mail arrives). Empty for others. */
+                            warnings: {
+                                /** @enum {string} */
+                                code: "auth_mail_not_configured";
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every organization with its health (platform admins)
+         * @description By name, filtered by part of the name or by suspension.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Part of the organization's name */
+                    q?: string;
+                    /** @description true: only suspended organizations */
+                    suspended?: "true" | "false";
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of organizations */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["PlatformOrganization"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                            totals: {
+                                organizations: number;
+                                suspended: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One organization with its health (platform admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The organization */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend an organization (platform admins)
+         * @description Its people and API keys can do nothing, inbound webhooks are answered 503 (and kept), deliveries wait. Its admins read the reason in their audit log.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why, in words the organization's admins will read in their audit log */
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Suspended; the organization's admins see the reason in their audit log */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: reason",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "reason",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `already_suspended` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/organizations/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a suspended organization (platform admins)
+         * @description What waited is delivered, with the suspended time given back to each delivery's 24-hour window.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A note for the organization's audit log */
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Resumed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformOrganization"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: reason",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "reason",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `not_suspended` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/admins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The platform administrators (platform admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Superadmins first, then by e-mail */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "user_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                         *           "email": "founder@platform.example",
+                         *           "is_superadmin": true,
+                         *           "since": "2026-11-01T08:00:00.000Z",
+                         *           "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+                         *         },
+                         *         {
+                         *           "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
+                         *           "email": "ops@platform.example",
+                         *           "is_superadmin": false,
+                         *           "since": "2026-11-20T08:00:00.000Z",
+                         *           "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: components["schemas"]["PlatformAdmin"][];
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Make an account a platform administrator (superadmins)
+         * @description The account with this e-mail address; effective at the person's next request.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: email
+                         * @description The e-mail of the person's account
+                         */
+                        email: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Granted; effective at the person's next request */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlatformAdmin"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: email",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "email",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `superadmin_required` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `already_platform_admin` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/admins/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a person's platform admin rights (superadmins)
+         * @description At their next request. Superadmins are changed by an operator only.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            user_id: string;
+                            /** @enum {boolean} */
+                            revoked: true;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `superadmin_required` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description That person is not a platform administrator */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `superadmin`: superadmins are changed by an operator */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every platform action, newest first (platform admins) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                    /** @description Only this organization's entries */
+                    organization_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of audit entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.resumed",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Invoice paid",
+                         *           "details": {
+                         *             "suspended_seconds": 86400,
+                         *             "deliveries_released": 12
+                         *           },
+                         *           "created_at": "2026-11-29T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.suspended",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Unpaid invoice since October; contact billing@platform.example",
+                         *           "details": {
+                         *             "deliveries_open": 12
+                         *           },
+                         *           "created_at": "2026-11-28T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "1f2e3d4c-5b6a-4798-8a6b-5c4d3e2f1a0b",
+                         *           "organization_id": null,
+                         *           "organization_name": null,
+                         *           "action": "platform_admin.granted",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "founder@platform.example"
+                         *           },
+                         *           "subject_email": "ops@platform.example",
+                         *           "reason": null,
+                         *           "details": {},
+                         *           "created_at": "2026-11-20T08:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            data: components["schemas"]["AuditEntry"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `platform_admin_required`: the caller is not a platform administrator (live flags) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's audit log (admins)
+         * @description What the platform's administrators did to this organization (suspended, resumed), with their reasons, newest first.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of audit entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "endpoint.secret_revealed",
+                         *           "actor": {
+                         *             "kind": "admin",
+                         *             "email": "pastor@firstchurch.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": null,
+                         *           "details": {
+                         *             "endpoint_id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                         *             "url": "https://crm.firstchurch.example/hooks"
+                         *           },
+                         *           "created_at": "2026-11-30T09:15:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.resumed",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Invoice paid",
+                         *           "details": {
+                         *             "suspended_seconds": 86400,
+                         *             "deliveries_released": 12
+                         *           },
+                         *           "created_at": "2026-11-29T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "action": "organization.suspended",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example"
+                         *           },
+                         *           "subject_email": null,
+                         *           "reason": "Unpaid invoice since October; contact billing@platform.example",
+                         *           "details": {
+                         *             "deliveries_open": 12
+                         *           },
+                         *           "created_at": "2026-11-28T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            data: components["schemas"]["AuditEntry"][];
+                            /** @description Pass as cursor for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: limit",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "limit",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/log-retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How long the organization keeps its delivery history */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The retention */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Days a finished delivery (with its event and attempts) is kept in Webhook Logs */
+                            webhook_log_days: number;
+                            /** @description false: the organization has not chosen, and the default applies */
+                            chosen: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Choose how long delivery history is kept
+         * @description 1 to 90 days (30 until chosen). Older history goes at the next clean-up.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        webhook_log_days: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description The retention now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Days a finished delivery (with its event and attempts) is kept in Webhook Logs */
+                            webhook_log_days: number;
+                            /** @description false: the organization has not chosen, and the default applies */
+                            chosen: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: webhook_log_days",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "webhook_log_days",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: {
-    Error: {
-      error: {
-        /** @description Stable machine-readable code */
-        code: string;
-        message: string;
-        details?: {
-          [key: string]: unknown;
+    schemas: {
+        Error: {
+            error: {
+                /** @description Stable machine-readable code */
+                code: string;
+                message: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
         };
-      };
-    };
-    /**
-     * @example {
-     *       "id": "5b0d6c1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
-     *       "recovery_id": "5b0d6c1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
-     *       "status": "running",
-     *       "filter": {
-     *         "status": "retrying",
-     *         "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
-     *         "tests": "include"
-     *       },
-     *       "total": 2400,
-     *       "total_more": false,
-     *       "processed": 1000,
-     *       "retried": 998,
-     *       "skipped": {
-     *         "in_flight": 2
-     *       },
-     *       "requested_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
-     *       "requested_by_api_key_id": null,
-     *       "requested_at": "2026-12-07T17:02:00.000Z",
-     *       "finished_at": null
-     *     }
-     */
-    BulkRetry: {
-      /** Format: uuid */
-      id: string;
-      /**
-       * Format: uuid
-       * @description Lists what it queued again: GET /deliveries?recovery_id=… (the same id)
-       */
-      recovery_id: string;
-      /** @enum {string} */
-      status: "running" | "done" | "cancelled";
-      /** @description The filter it was started with */
-      filter: {
-        [key: string]: unknown;
-      };
-      /** @description Matching deliveries when it started; null: more than 100,000 */
-      total: number | null;
-      total_more: boolean;
-      /** @description Matching deliveries dealt with so far (retried or skipped) */
-      processed: number;
-      /** @description Queued to be sent now */
-      retried: number;
-      /** @description Passed over, by reason: in_flight (being sent right now), endpoint_disabled, erased (its person was erased) */
-      skipped: {
-        [key: string]: number;
-      };
-      /** Format: uuid */
-      requested_by: string | null;
-      /** Format: uuid */
-      requested_by_api_key_id: string | null;
-      requested_at: string;
-      finished_at: string | null;
-    };
-    /**
-     * @example {
-     *       "id": "5f0e6c1e-3b7a-4c55-9a39-0d4b6b7f2a10",
-     *       "member_id": "bbbbbbbb-0000-4000-8000-000000000001",
-     *       "requested_by": "aaaaaaaa-0000-4000-8000-000000000001",
-     *       "requested_at": "2026-11-28T09:00:00.000Z",
-     *       "finished_at": "2026-11-28T09:00:00.420Z",
-     *       "status": "done",
-     *       "stage": "done",
-     *       "steps": 9,
-     *       "counts": {
-     *         "members": 1,
-     *         "webhook_events": 4,
-     *         "inbound_webhook_log": 2,
-     *         "donations_pseudonymized": 1,
-     *         "shared_kept": 1
-     *       },
-     *       "leftovers": {
-     *         "webhook_deliveries": {
-     *           "count": 1,
-     *           "ids": [
-     *             "7d1c2f3e-8a9b-4c0d-9e1f-2a3b4c5d6e7f"
-     *           ]
-     *         }
-     *       }
-     *     }
-     */
-    Erasure: {
-      /** Format: uuid */
-      id: string;
-      /**
-       * Format: uuid
-       * @description The id the erased member had; the member row itself is gone
-       */
-      member_id: string;
-      /**
-       * Format: uuid
-       * @description The admin who erased them
-       */
-      requested_by: string | null;
-      requested_at: string;
-      finished_at: string | null;
-      /** @enum {string} */
-      status: "running" | "done";
-      /**
-       * @description The kind of rows being worked through
-       * @enum {string}
-       */
-      stage:
-        | "whatsapp"
-        | "inbound_log"
-        | "events"
-        | "attempts"
-        | "money"
-        | "mail"
-        | "leftovers"
-        | "settle"
-        | "done";
-      /** @description Batches done so far */
-      steps: number;
-      /** @description Rows removed, redacted or kept for someone else, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, donations_pseudonymized, mails, invitations, shared_kept, ...) */
-      counts: {
-        [key: string]: number;
-      };
-      /** @description Rows the erasure kept that may still hold something of the person, per table, for the admin to look at: rows recorded as someone else's too (only the person's link left them), and rows a search for their e-mail, phone and provider ids found that were recorded as someone else's or nobody's (inbound_webhook_log, webhook_deliveries (what receivers answered), whatsapp_conversations, whatsapp_messages, donations, mails, ...) */
-      leftovers: {
-        [key: string]: {
-          count: number;
-          /** @description At most 20 of them */
-          ids: string[];
-        };
-      };
-    };
-    /**
-     * @example {
-     *       "id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-     *       "name": "First Church",
-     *       "created_at": "2026-11-01T09:00:00.000Z",
-     *       "people": 4,
-     *       "status": "suspended",
-     *       "suspension": {
-     *         "suspended_at": "2026-11-28T10:00:00.000Z",
-     *         "reason": "Unpaid invoice",
-     *         "suspended_by": "ops@platform.example"
-     *       },
-     *       "health": {
-     *         "status": "ok",
-     *         "endpoints": 2,
-     *         "endpoints_failing": 0,
-     *         "deliveries_open": 12,
-     *         "deliveries_failing": 0,
-     *         "inbound_failed_24h": 0,
-     *         "inbound_refused_24h": 0,
-     *         "inbound_waiting": 3,
-     *         "last_activity_at": "2026-11-28T09:58:12.000Z"
-     *       }
-     *     }
-     */
-    PlatformOrganization: {
-      /** Format: uuid */
-      id: string;
-      name: string;
-      created_at: string;
-      /** @description Members of staff (profiles) of the organization */
-      people: number;
-      /** @enum {string} */
-      status: "active" | "suspended";
-      suspension: {
-        suspended_at: string;
-        reason: string;
-        /** @description E-mail of the platform administrator who suspended it */
-        suspended_by: string | null;
-      } | null;
-      health: {
         /**
-         * @description failing: an endpoint's last attempt failed, deliveries are being retried, or an inbound payload failed to apply in the last 24 hours
-         * @enum {string}
+         * @example {
+         *       "id": "5b0d6c1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
+         *       "recovery_id": "5b0d6c1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
+         *       "status": "running",
+         *       "filter": {
+         *         "status": "retrying",
+         *         "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+         *         "tests": "include"
+         *       },
+         *       "total": 2400,
+         *       "total_more": false,
+         *       "processed": 1000,
+         *       "retried": 998,
+         *       "skipped": {
+         *         "in_flight": 2
+         *       },
+         *       "requested_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+         *       "requested_by_api_key_id": null,
+         *       "requested_at": "2026-12-07T17:02:00.000Z",
+         *       "finished_at": null
+         *     }
          */
-        status: "ok" | "failing";
-        /** @description Enabled endpoints */
-        endpoints: number;
-        /** @description Enabled endpoints whose last attempt failed */
-        endpoints_failing: number;
-        /** @description Deliveries not yet delivered or failed for good, counted up to 1,000 (as are inbound_failed_24h and inbound_waiting) */
-        deliveries_open: number;
-        /** @description Of the open deliveries counted, those being retried after a failed attempt */
-        deliveries_failing: number;
-        /** @description Inbound payloads that failed to apply in the last 24 hours */
-        inbound_failed_24h: number;
-        /** @description Inbound requests refused for a wrong or missing signature, 24 hours */
-        inbound_refused_24h: number;
-        /** @description Inbound payloads logged but not applied yet (those held while the organization is suspended) */
-        inbound_waiting: number;
-        /** @description The latest event, inbound payload, delivery attempt or new member */
-        last_activity_at: string | null;
-      };
-    };
-    /**
-     * @example {
-     *       "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
-     *       "email": "ops@platform.example",
-     *       "is_superadmin": false,
-     *       "since": "2026-11-20T08:00:00.000Z",
-     *       "last_sign_in_at": "2026-11-28T07:30:00.000Z"
-     *     }
-     */
-    PlatformAdmin: {
-      /** Format: uuid */
-      user_id: string;
-      email: string | null;
-      /** @description Superadmins are made and unmade by an operator (docs/operations.md) */
-      is_superadmin: boolean;
-      since: string;
-      last_sign_in_at: string | null;
-    };
-    /**
-     * @example {
-     *       "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
-     *       "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-     *       "organization_name": "First Church",
-     *       "action": "organization.resumed",
-     *       "actor": {
-     *         "kind": "platform_admin",
-     *         "email": "ops@platform.example"
-     *       },
-     *       "subject_email": null,
-     *       "reason": "Invoice paid",
-     *       "details": {
-     *         "suspended_seconds": 86400,
-     *         "deliveries_released": 12
-     *       },
-     *       "created_at": "2026-11-29T10:00:00.000Z"
-     *     }
-     */
-    AuditEntry: {
-      /** Format: uuid */
-      id: string;
-      /**
-       * Format: uuid
-       * @description The organization affected (null: a change of platform administrators)
-       */
-      organization_id: string | null;
-      organization_name: string | null;
-      /** @enum {string} */
-      action:
-        | "organization.suspended"
-        | "organization.resumed"
-        | "platform_admin.granted"
-        | "platform_admin.revoked"
-        | "superadmin.granted"
-        | "superadmin.revoked"
-        | "endpoint.secret_revealed";
-      actor: {
+        BulkRetry: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Lists what it queued again: GET /deliveries?recovery_id=… (the same id)
+             */
+            recovery_id: string;
+            /** @enum {string} */
+            status: "running" | "done" | "cancelled";
+            /** @description The filter it was started with */
+            filter: {
+                [key: string]: unknown;
+            };
+            /** @description Matching deliveries when it started; null: more than 100,000 */
+            total: number | null;
+            total_more: boolean;
+            /** @description Matching deliveries dealt with so far (retried or skipped) */
+            processed: number;
+            /** @description Queued to be sent now */
+            retried: number;
+            /** @description Passed over, by reason: in_flight (being sent right now), endpoint_disabled, erased (its person was erased) */
+            skipped: {
+                [key: string]: number;
+            };
+            /** Format: uuid */
+            requested_by: string | null;
+            /** Format: uuid */
+            requested_by_api_key_id: string | null;
+            requested_at: string;
+            finished_at: string | null;
+        };
         /**
-         * @description operator: someone with database access, through the documented command; admin: an administrator of the organization itself (endpoint.secret_revealed, where details name the endpoint)
-         * @enum {string}
+         * @example {
+         *       "id": "5f0e6c1e-3b7a-4c55-9a39-0d4b6b7f2a10",
+         *       "member_id": "bbbbbbbb-0000-4000-8000-000000000001",
+         *       "requested_by": "aaaaaaaa-0000-4000-8000-000000000001",
+         *       "requested_at": "2026-11-28T09:00:00.000Z",
+         *       "finished_at": "2026-11-28T09:00:00.420Z",
+         *       "status": "done",
+         *       "stage": "done",
+         *       "steps": 9,
+         *       "counts": {
+         *         "members": 1,
+         *         "webhook_events": 4,
+         *         "inbound_webhook_log": 2,
+         *         "donations_pseudonymized": 1,
+         *         "shared_kept": 1
+         *       },
+         *       "leftovers": {
+         *         "webhook_deliveries": {
+         *           "count": 1,
+         *           "ids": [
+         *             "7d1c2f3e-8a9b-4c0d-9e1f-2a3b4c5d6e7f"
+         *           ]
+         *         }
+         *       }
+         *     }
          */
-        kind: "platform_admin" | "operator" | "admin";
-        email: string | null;
-      };
-      /** @description Whose platform rights changed */
-      subject_email: string | null;
-      reason: string | null;
-      /** @description Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption */
-      details: {
-        [key: string]: unknown;
-      };
-      created_at: string;
-    };
-    /**
-     * @description Someone is added as a member: by hand, in bulk or through the visitor form. The message carries their details.
-     * @example {
-     *       "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
-     *       "type": "member.created",
-     *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *       "data": {
-     *         "row": {
-     *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-     *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *           "first_name": "Grace",
-     *           "last_name": "Hopper",
-     *           "email": "grace@example.org",
-     *           "primary_phone": "+1 (555) 010-2030",
-     *           "primary_phone_normalized": "15550102030",
-     *           "status": "active",
-     *           "source": "visitor_form",
-     *           "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
-     *         },
-     *         "delta": {
-     *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-     *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *           "first_name": "Grace",
-     *           "last_name": "Hopper",
-     *           "email": "grace@example.org",
-     *           "primary_phone": "+1 (555) 010-2030",
-     *           "primary_phone_normalized": "15550102030",
-     *           "status": "active",
-     *           "source": "visitor_form",
-     *           "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
-     *         }
-     *       }
-     *     }
-     */
-    "Event.member.created": {
-      /**
-       * Format: uuid
-       * @description The event id; also the webhook-id header
-       */
-      id: string;
-      /** @enum {string} */
-      type: "member.created";
-      /** Format: date-time */
-      created_at: string;
-      /** Format: uuid */
-      organization_id: string;
-      data: {
-        /** @description The `members` row after the change */
-        row: {
-          /** Format: uuid */
-          id?: string;
-          /** Format: uuid */
-          organization_id?: string;
-          first_name?: string;
-          last_name?: string;
-          email?: string;
-          primary_phone?: string;
-          primary_phone_normalized?: string;
-          status?: string;
-          source?: string;
-          /** Format: date-time */
-          created_at?: string;
-          /** Format: date-time */
-          updated_at?: string;
+        Erasure: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The id the erased member had; the member row itself is gone
+             */
+            member_id: string;
+            /**
+             * Format: uuid
+             * @description The admin who erased them
+             */
+            requested_by: string | null;
+            requested_at: string;
+            finished_at: string | null;
+            /** @enum {string} */
+            status: "running" | "done";
+            /**
+             * @description The kind of rows being worked through
+             * @enum {string}
+             */
+            stage: "whatsapp" | "inbound_log" | "events" | "attempts" | "money" | "mail" | "leftovers" | "settle" | "done";
+            /** @description Batches done so far */
+            steps: number;
+            /** @description Rows removed, redacted or kept for someone else, per kind (members, attendance, whatsapp_messages, inbound_webhook_log, webhook_events, webhook_deliveries_ended, webhook_attempts, donations_pseudonymized, mails, invitations, shared_kept, ...) */
+            counts: {
+                [key: string]: number;
+            };
+            /** @description Rows the erasure kept that may still hold something of the person, per table, for the admin to look at: rows recorded as someone else's too (only the person's link left them), and rows a search for their e-mail, phone and provider ids found that were recorded as someone else's or nobody's (inbound_webhook_log, webhook_deliveries (what receivers answered), whatsapp_conversations, whatsapp_messages, donations, mails, ...) */
+            leftovers: {
+                [key: string]: {
+                    count: number;
+                    /** @description At most 20 of them */
+                    ids: string[];
+                };
+            };
         };
-        /** @description The fields that changed (for an insert, every field) */
-        delta: Record<string, never>;
-      };
-      /** @description true on a test delivery only; absent on real events */
-      test?: boolean;
-    };
-    /**
-     * @description A member is marked as lost. The message carries their details and what changed.
-     * @example {
-     *       "id": "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
-     *       "type": "member.lost",
-     *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *       "data": {
-     *         "row": {
-     *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-     *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *           "first_name": "Grace",
-     *           "last_name": "Hopper",
-     *           "email": "grace@example.org",
-     *           "primary_phone": "+1 (555) 010-2030",
-     *           "primary_phone_normalized": "15550102030",
-     *           "status": "lost",
-     *           "source": "visitor_form",
-     *           "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
-     *         },
-     *         "delta": {
-     *           "status": "lost",
-     *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
-     *         }
-     *       }
-     *     }
-     */
-    "Event.member.lost": {
-      /**
-       * Format: uuid
-       * @description The event id; also the webhook-id header
-       */
-      id: string;
-      /** @enum {string} */
-      type: "member.lost";
-      /** Format: date-time */
-      created_at: string;
-      /** Format: uuid */
-      organization_id: string;
-      data: {
-        /** @description The `members` row after the change */
-        row: {
-          /** Format: uuid */
-          id?: string;
-          /** Format: uuid */
-          organization_id?: string;
-          first_name?: string;
-          last_name?: string;
-          email?: string;
-          primary_phone?: string;
-          primary_phone_normalized?: string;
-          status?: string;
-          source?: string;
-          /** Format: date-time */
-          created_at?: string;
-          /** Format: date-time */
-          updated_at?: string;
+        /**
+         * @example {
+         *       "id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+         *       "name": "First Church",
+         *       "created_at": "2026-11-01T09:00:00.000Z",
+         *       "people": 4,
+         *       "status": "suspended",
+         *       "suspension": {
+         *         "suspended_at": "2026-11-28T10:00:00.000Z",
+         *         "reason": "Unpaid invoice",
+         *         "suspended_by": "ops@platform.example"
+         *       },
+         *       "health": {
+         *         "status": "ok",
+         *         "endpoints": 2,
+         *         "endpoints_failing": 0,
+         *         "deliveries_open": 12,
+         *         "deliveries_failing": 0,
+         *         "inbound_failed_24h": 0,
+         *         "inbound_refused_24h": 0,
+         *         "inbound_waiting": 3,
+         *         "last_activity_at": "2026-11-28T09:58:12.000Z"
+         *       }
+         *     }
+         */
+        PlatformOrganization: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            created_at: string;
+            /** @description Members of staff (profiles) of the organization */
+            people: number;
+            /** @enum {string} */
+            status: "active" | "suspended";
+            suspension: {
+                suspended_at: string;
+                reason: string;
+                /** @description E-mail of the platform administrator who suspended it */
+                suspended_by: string | null;
+            } | null;
+            health: {
+                /**
+                 * @description failing: an endpoint's last attempt failed, deliveries are being retried, or an inbound payload failed to apply in the last 24 hours
+                 * @enum {string}
+                 */
+                status: "ok" | "failing";
+                /** @description Enabled endpoints */
+                endpoints: number;
+                /** @description Enabled endpoints whose last attempt failed */
+                endpoints_failing: number;
+                /** @description Deliveries not yet delivered or failed for good, counted up to 1,000 (as are inbound_failed_24h and inbound_waiting) */
+                deliveries_open: number;
+                /** @description Of the open deliveries counted, those being retried after a failed attempt */
+                deliveries_failing: number;
+                /** @description Inbound payloads that failed to apply in the last 24 hours */
+                inbound_failed_24h: number;
+                /** @description Inbound requests refused for a wrong or missing signature, 24 hours */
+                inbound_refused_24h: number;
+                /** @description Inbound payloads logged but not applied yet (those held while the organization is suspended) */
+                inbound_waiting: number;
+                /** @description The latest event, inbound payload, delivery attempt or new member */
+                last_activity_at: string | null;
+            };
         };
-        /** @description The fields that changed (for an insert, every field) */
-        delta: Record<string, never>;
-      };
-      /** @description true on a test delivery only; absent on real events */
-      test?: boolean;
-    };
-    /**
-     * @description A donation is recorded: entered by hand, given online, or a recurring gift's charge. The message carries the gift, its amount and who gave it.
-     * @example {
-     *       "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
-     *       "type": "donation.recorded",
-     *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *       "data": {
-     *         "row": {
-     *           "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
-     *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-     *           "recurring_donation_id": null,
-     *           "amount_minor": 2500,
-     *           "currency": "USD",
-     *           "source": "online",
-     *           "gateway_payment_id": "pay_Nq3xYz12AbCd",
-     *           "donated_at": "2026-11-22T10:15:30.123456+00:00",
-     *           "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *           "refunded_minor": 0,
-     *           "refund_status": "none"
-     *         },
-     *         "delta": {
-     *           "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
-     *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-     *           "recurring_donation_id": null,
-     *           "amount_minor": 2500,
-     *           "currency": "USD",
-     *           "source": "online",
-     *           "gateway_payment_id": "pay_Nq3xYz12AbCd",
-     *           "donated_at": "2026-11-22T10:15:30.123456+00:00",
-     *           "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *           "refunded_minor": 0,
-     *           "refund_status": "none"
-     *         }
-     *       }
-     *     }
-     */
-    "Event.donation.recorded": {
-      /**
-       * Format: uuid
-       * @description The event id; also the webhook-id header
-       */
-      id: string;
-      /** @enum {string} */
-      type: "donation.recorded";
-      /** Format: date-time */
-      created_at: string;
-      /** Format: uuid */
-      organization_id: string;
-      data: {
-        /** @description The `donations` row after the change */
-        row: {
-          /** Format: uuid */
-          id?: string;
-          /** Format: uuid */
-          organization_id?: string;
-          /** Format: uuid */
-          member_id?: string;
-          /** Format: uuid */
-          recurring_donation_id?: string | null;
-          amount_minor?: number;
-          currency?: string;
-          source?: string;
-          gateway_payment_id?: string;
-          /** Format: date-time */
-          donated_at?: string;
-          /** Format: date-time */
-          created_at?: string;
-          refunded_minor?: number;
-          refund_status?: string;
+        /**
+         * @example {
+         *       "user_id": "8d0f1e2a-3b4c-4d5e-9f60-718293a4b5c6",
+         *       "email": "ops@platform.example",
+         *       "is_superadmin": false,
+         *       "since": "2026-11-20T08:00:00.000Z",
+         *       "last_sign_in_at": "2026-11-28T07:30:00.000Z"
+         *     }
+         */
+        PlatformAdmin: {
+            /** Format: uuid */
+            user_id: string;
+            email: string | null;
+            /** @description Superadmins are made and unmade by an operator (docs/operations.md) */
+            is_superadmin: boolean;
+            since: string;
+            last_sign_in_at: string | null;
         };
-        /** @description The fields that changed (for an insert, every field) */
-        delta: Record<string, never>;
-      };
-      /** @description true on a test delivery only; absent on real events */
-      test?: boolean;
-    };
-    /**
-     * @description Someone's attendance is marked. The message says who and when.
-     * @example {
-     *       "id": "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b",
-     *       "type": "attendance.marked",
-     *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *       "data": {
-     *         "row": {
-     *           "id": "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
-     *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-     *           "service_date": "2026-11-22",
-     *           "service_name": "Sunday 10am",
-     *           "created_at": "2026-11-22T10:15:30.123456+00:00"
-     *         },
-     *         "delta": {
-     *           "id": "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
-     *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-     *           "service_date": "2026-11-22",
-     *           "service_name": "Sunday 10am",
-     *           "created_at": "2026-11-22T10:15:30.123456+00:00"
-     *         }
-     *       }
-     *     }
-     */
-    "Event.attendance.marked": {
-      /**
-       * Format: uuid
-       * @description The event id; also the webhook-id header
-       */
-      id: string;
-      /** @enum {string} */
-      type: "attendance.marked";
-      /** Format: date-time */
-      created_at: string;
-      /** Format: uuid */
-      organization_id: string;
-      data: {
-        /** @description The `attendance` row after the change */
-        row: {
-          /** Format: uuid */
-          id?: string;
-          /** Format: uuid */
-          organization_id?: string;
-          /** Format: uuid */
-          member_id?: string;
-          /** Format: date */
-          service_date?: string;
-          service_name?: string;
-          /** Format: date-time */
-          created_at?: string;
+        /**
+         * @example {
+         *       "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+         *       "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+         *       "organization_name": "First Church",
+         *       "action": "organization.resumed",
+         *       "actor": {
+         *         "kind": "platform_admin",
+         *         "email": "ops@platform.example"
+         *       },
+         *       "subject_email": null,
+         *       "reason": "Invoice paid",
+         *       "details": {
+         *         "suspended_seconds": 86400,
+         *         "deliveries_released": 12
+         *       },
+         *       "created_at": "2026-11-29T10:00:00.000Z"
+         *     }
+         */
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The organization affected (null: a change of platform administrators)
+             */
+            organization_id: string | null;
+            organization_name: string | null;
+            /** @enum {string} */
+            action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked" | "endpoint.secret_revealed";
+            actor: {
+                /**
+                 * @description operator: someone with database access, through the documented command; admin: an administrator of the organization itself (endpoint.secret_revealed, where details name the endpoint)
+                 * @enum {string}
+                 */
+                kind: "platform_admin" | "operator" | "admin";
+                email: string | null;
+            };
+            /** @description Whose platform rights changed */
+            subject_email: string | null;
+            reason: string | null;
+            /** @description Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption */
+            details: {
+                [key: string]: unknown;
+            };
+            created_at: string;
         };
-        /** @description The fields that changed (for an insert, every field) */
-        delta: Record<string, never>;
-      };
-      /** @description true on a test delivery only; absent on real events */
-      test?: boolean;
-    };
-    /**
-     * @description A workflow finishes running, whether it completed or failed; the message says which.
-     * @example {
-     *       "id": "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
-     *       "type": "workflow.completed",
-     *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *       "data": {
-     *         "row": {
-     *           "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-     *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *           "workflow_id": "3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b",
-     *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
-     *           "status": "completed",
-     *           "started_at": "2026-11-21T09:00:00+00:00",
-     *           "finished_at": "2026-11-22T10:15:30.123456+00:00"
-     *         },
-     *         "delta": {
-     *           "status": "completed",
-     *           "finished_at": "2026-11-22T10:15:30.123456+00:00"
-     *         }
-     *       }
-     *     }
-     */
-    "Event.workflow.completed": {
-      /**
-       * Format: uuid
-       * @description The event id; also the webhook-id header
-       */
-      id: string;
-      /** @enum {string} */
-      type: "workflow.completed";
-      /** Format: date-time */
-      created_at: string;
-      /** Format: uuid */
-      organization_id: string;
-      data: {
-        /** @description The `workflow_runs` row after the change */
-        row: {
-          /** Format: uuid */
-          id?: string;
-          /** Format: uuid */
-          organization_id?: string;
-          /** Format: uuid */
-          workflow_id?: string;
-          /** Format: uuid */
-          member_id?: string;
-          status?: string;
-          /** Format: date-time */
-          started_at?: string;
-          /** Format: date-time */
-          finished_at?: string;
+        /**
+         * @description Someone is added as a member: by hand, in bulk or through the visitor form. The message carries their details.
+         * @example {
+         *       "id": "e1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+         *       "type": "member.created",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "first_name": "Grace",
+         *           "last_name": "Hopper",
+         *           "email": "grace@example.org",
+         *           "primary_phone": "+1 (555) 010-2030",
+         *           "primary_phone_normalized": "15550102030",
+         *           "status": "active",
+         *           "source": "visitor_form",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "first_name": "Grace",
+         *           "last_name": "Hopper",
+         *           "email": "grace@example.org",
+         *           "primary_phone": "+1 (555) 010-2030",
+         *           "primary_phone_normalized": "15550102030",
+         *           "status": "active",
+         *           "source": "visitor_form",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.member.created": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "member.created";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `members` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    first_name?: string;
+                    last_name?: string;
+                    email?: string;
+                    primary_phone?: string;
+                    primary_phone_normalized?: string;
+                    status?: string;
+                    source?: string;
+                    /** Format: date-time */
+                    created_at?: string;
+                    /** Format: date-time */
+                    updated_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
         };
-        /** @description The fields that changed (for an insert, every field) */
-        delta: Record<string, never>;
-      };
-      /** @description true on a test delivery only; absent on real events */
-      test?: boolean;
-    };
-    /**
-     * @description We switched off another of your endpoints because every delivery to it failed for 5 days, or it answered that it is gone (410). The message names that endpoint, never its secret.
-     * @example {
-     *       "id": "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d",
-     *       "type": "webhook.endpoint.disabled",
-     *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *       "data": {
-     *         "row": {
-     *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
-     *           "url": "https://crm.example.org/hooks/church",
-     *           "description": "CRM sync",
-     *           "enabled": false,
-     *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
-     *           "disabled_at": "2026-11-22T10:15:30.123456+00:00"
-     *         },
-     *         "delta": {
-     *           "enabled": false,
-     *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
-     *           "disabled_at": "2026-11-22T10:15:30.123456+00:00"
-     *         }
-     *       }
-     *     }
-     */
-    "Event.webhook.endpoint.disabled": {
-      /**
-       * Format: uuid
-       * @description The event id; also the webhook-id header
-       */
-      id: string;
-      /** @enum {string} */
-      type: "webhook.endpoint.disabled";
-      /** Format: date-time */
-      created_at: string;
-      /** Format: uuid */
-      organization_id: string;
-      data: {
-        /** @description The `webhook_endpoints` row after the change */
-        row: {
-          /** Format: uuid */
-          id?: string;
-          url?: string;
-          description?: string;
-          enabled?: boolean;
-          disabled_reason?: string;
-          /** Format: date-time */
-          disabled_at?: string;
+        /**
+         * @description A member is marked as lost. The message carries their details and what changed.
+         * @example {
+         *       "id": "e2b3c4d5-e6f7-4081-92a3-b4c5d6e7f809",
+         *       "type": "member.lost",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "first_name": "Grace",
+         *           "last_name": "Hopper",
+         *           "email": "grace@example.org",
+         *           "primary_phone": "+1 (555) 010-2030",
+         *           "primary_phone_normalized": "15550102030",
+         *           "status": "lost",
+         *           "source": "visitor_form",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "status": "lost",
+         *           "updated_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.member.lost": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "member.lost";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `members` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    first_name?: string;
+                    last_name?: string;
+                    email?: string;
+                    primary_phone?: string;
+                    primary_phone_normalized?: string;
+                    status?: string;
+                    source?: string;
+                    /** Format: date-time */
+                    created_at?: string;
+                    /** Format: date-time */
+                    updated_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
         };
-        /** @description The fields that changed (for an insert, every field) */
-        delta: Record<string, never>;
-      };
-      /** @description true on a test delivery only; absent on real events */
-      test?: boolean;
-    };
-    /**
-     * @description Another of your endpoints has failed every attempt for an hour. The message names it (never its secret), since when it fails, how many attempts failed in a row and its last answer.
-     * @example {
-     *       "id": "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e",
-     *       "type": "webhook.endpoint.failing",
-     *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *       "data": {
-     *         "row": {
-     *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
-     *           "url": "https://crm.example.org/hooks/church",
-     *           "description": "CRM sync",
-     *           "enabled": true,
-     *           "failing_since": "2026-11-22T09:10:00.5+00:00",
-     *           "consecutive_failures": 14,
-     *           "last_response_status": 503,
-     *           "disable_at": "2026-11-27T09:10:00.5+00:00"
-     *         },
-     *         "delta": {
-     *           "failing_since": "2026-11-22T09:10:00.5+00:00",
-     *           "consecutive_failures": 14
-     *         }
-     *       }
-     *     }
-     */
-    "Event.webhook.endpoint.failing": {
-      /**
-       * Format: uuid
-       * @description The event id; also the webhook-id header
-       */
-      id: string;
-      /** @enum {string} */
-      type: "webhook.endpoint.failing";
-      /** Format: date-time */
-      created_at: string;
-      /** Format: uuid */
-      organization_id: string;
-      data: {
-        /** @description The `webhook_endpoints` row after the change */
-        row: {
-          /** Format: uuid */
-          id?: string;
-          url?: string;
-          description?: string;
-          enabled?: boolean;
-          /** Format: date-time */
-          failing_since?: string;
-          consecutive_failures?: number;
-          last_response_status?: number;
-          /** Format: date-time */
-          disable_at?: string;
+        /**
+         * @description A donation is recorded: entered by hand, given online, or a recurring gift's charge. The message carries the gift, its amount and who gave it.
+         * @example {
+         *       "id": "e3c4d5e6-f708-4192-a3b4-c5d6e7f8091a",
+         *       "type": "donation.recorded",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "recurring_donation_id": null,
+         *           "amount_minor": 2500,
+         *           "currency": "USD",
+         *           "source": "online",
+         *           "gateway_payment_id": "pay_Nq3xYz12AbCd",
+         *           "donated_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "refunded_minor": 0,
+         *           "refund_status": "none"
+         *         },
+         *         "delta": {
+         *           "id": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "recurring_donation_id": null,
+         *           "amount_minor": 2500,
+         *           "currency": "USD",
+         *           "source": "online",
+         *           "gateway_payment_id": "pay_Nq3xYz12AbCd",
+         *           "donated_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "refunded_minor": 0,
+         *           "refund_status": "none"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.donation.recorded": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "donation.recorded";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `donations` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    /** Format: uuid */
+                    member_id?: string;
+                    /** Format: uuid */
+                    recurring_donation_id?: string | null;
+                    amount_minor?: number;
+                    currency?: string;
+                    source?: string;
+                    gateway_payment_id?: string;
+                    /** Format: date-time */
+                    donated_at?: string;
+                    /** Format: date-time */
+                    created_at?: string;
+                    refunded_minor?: number;
+                    refund_status?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
         };
-        /** @description The fields that changed (for an insert, every field) */
-        delta: Record<string, never>;
-      };
-      /** @description true on a test delivery only; absent on real events */
-      test?: boolean;
-    };
-    /**
-     * @description An endpoint you were told was failing delivers again. The message names it (never its secret) and when it recovered.
-     * @example {
-     *       "id": "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f",
-     *       "type": "webhook.endpoint.recovered",
-     *       "created_at": "2026-11-22T10:15:30.123456+00:00",
-     *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
-     *       "data": {
-     *         "row": {
-     *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
-     *           "url": "https://crm.example.org/hooks/church",
-     *           "description": "CRM sync",
-     *           "enabled": true,
-     *           "failing_since": "2026-11-22T09:10:00.5+00:00",
-     *           "recovered_at": "2026-11-22T10:15:30.123456+00:00",
-     *           "last_response_status": 200
-     *         },
-     *         "delta": {
-     *           "recovered_at": "2026-11-22T10:15:30.123456+00:00"
-     *         }
-     *       }
-     *     }
-     */
-    "Event.webhook.endpoint.recovered": {
-      /**
-       * Format: uuid
-       * @description The event id; also the webhook-id header
-       */
-      id: string;
-      /** @enum {string} */
-      type: "webhook.endpoint.recovered";
-      /** Format: date-time */
-      created_at: string;
-      /** Format: uuid */
-      organization_id: string;
-      data: {
-        /** @description The `webhook_endpoints` row after the change */
-        row: {
-          /** Format: uuid */
-          id?: string;
-          url?: string;
-          description?: string;
-          enabled?: boolean;
-          /** Format: date-time */
-          failing_since?: string;
-          /** Format: date-time */
-          recovered_at?: string;
-          last_response_status?: number;
+        /**
+         * @description Someone's attendance is marked. The message says who and when.
+         * @example {
+         *       "id": "e4d5e6f7-0819-42a3-b4c5-d6e7f8091a2b",
+         *       "type": "attendance.marked",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "service_date": "2026-11-22",
+         *           "service_name": "Sunday 10am",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "id": "2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "service_date": "2026-11-22",
+         *           "service_name": "Sunday 10am",
+         *           "created_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.attendance.marked": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "attendance.marked";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `attendance` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    /** Format: uuid */
+                    member_id?: string;
+                    /** Format: date */
+                    service_date?: string;
+                    service_name?: string;
+                    /** Format: date-time */
+                    created_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
         };
-        /** @description The fields that changed (for an insert, every field) */
-        delta: Record<string, never>;
-      };
-      /** @description true on a test delivery only; absent on real events */
-      test?: boolean;
+        /**
+         * @description A workflow finishes running, whether it completed or failed; the message says which.
+         * @example {
+         *       "id": "e5e6f708-192a-43b4-c5d6-e7f8091a2b3c",
+         *       "type": "workflow.completed",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *           "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *           "workflow_id": "3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b",
+         *           "member_id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+         *           "status": "completed",
+         *           "started_at": "2026-11-21T09:00:00+00:00",
+         *           "finished_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "status": "completed",
+         *           "finished_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.workflow.completed": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "workflow.completed";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `workflow_runs` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    /** Format: uuid */
+                    organization_id?: string;
+                    /** Format: uuid */
+                    workflow_id?: string;
+                    /** Format: uuid */
+                    member_id?: string;
+                    status?: string;
+                    /** Format: date-time */
+                    started_at?: string;
+                    /** Format: date-time */
+                    finished_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description We switched off another of your endpoints because every delivery to it failed for 5 days, or it answered that it is gone (410). The message names that endpoint, never its secret.
+         * @example {
+         *       "id": "e6f70819-2a3b-44c5-d6e7-f8091a2b3c4d",
+         *       "type": "webhook.endpoint.disabled",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": false,
+         *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+         *           "disabled_at": "2026-11-22T10:15:30.123456+00:00"
+         *         },
+         *         "delta": {
+         *           "enabled": false,
+         *           "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-17T10:15:30Z",
+         *           "disabled_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.disabled": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.disabled";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    disabled_reason?: string;
+                    /** Format: date-time */
+                    disabled_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description Another of your endpoints has failed every attempt for an hour. The message names it (never its secret), since when it fails, how many attempts failed in a row and its last answer.
+         * @example {
+         *       "id": "e7081920-3a4b-45c6-e7f8-091a2b3c4d5e",
+         *       "type": "webhook.endpoint.failing",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": true,
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "consecutive_failures": 14,
+         *           "last_response_status": 503,
+         *           "disable_at": "2026-11-27T09:10:00.5+00:00"
+         *         },
+         *         "delta": {
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "consecutive_failures": 14
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.failing": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.failing";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    /** Format: date-time */
+                    failing_since?: string;
+                    consecutive_failures?: number;
+                    last_response_status?: number;
+                    /** Format: date-time */
+                    disable_at?: string;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
+        /**
+         * @description An endpoint you were told was failing delivers again. The message names it (never its secret) and when it recovered.
+         * @example {
+         *       "id": "e8192a3b-4c5d-46e7-f809-1a2b3c4d5e6f",
+         *       "type": "webhook.endpoint.recovered",
+         *       "created_at": "2026-11-22T10:15:30.123456+00:00",
+         *       "organization_id": "5f0c2a1e-8d3b-4c6f-9a27-1b3e4d5f6a70",
+         *       "data": {
+         *         "row": {
+         *           "id": "4d5e6f70-8192-4a3b-9c4d-5e6f70819a2b",
+         *           "url": "https://crm.example.org/hooks/church",
+         *           "description": "CRM sync",
+         *           "enabled": true,
+         *           "failing_since": "2026-11-22T09:10:00.5+00:00",
+         *           "recovered_at": "2026-11-22T10:15:30.123456+00:00",
+         *           "last_response_status": 200
+         *         },
+         *         "delta": {
+         *           "recovered_at": "2026-11-22T10:15:30.123456+00:00"
+         *         }
+         *       }
+         *     }
+         */
+        "Event.webhook.endpoint.recovered": {
+            /**
+             * Format: uuid
+             * @description The event id; also the webhook-id header
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.recovered";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            organization_id: string;
+            data: {
+                /** @description The `webhook_endpoints` row after the change */
+                row: {
+                    /** Format: uuid */
+                    id?: string;
+                    url?: string;
+                    description?: string;
+                    enabled?: boolean;
+                    /** Format: date-time */
+                    failing_since?: string;
+                    /** Format: date-time */
+                    recovered_at?: string;
+                    last_response_status?: number;
+                };
+                /** @description The fields that changed (for an insert, every field) */
+                delta: Record<string, never>;
+            };
+            /** @description true on a test delivery only; absent on real events */
+            test?: boolean;
+        };
     };
-  };
-  responses: never;
-  parameters: never;
-  requestBodies: never;
-  headers: never;
-  pathItems: never;
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
 }
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;

@@ -32,15 +32,10 @@ if (import.meta.env.DEV) {
     diffed?.(vnode);
   };
   const setState = Component.prototype.setState;
-  Component.prototype.setState = function (
-    this: Component,
-    ...args: Parameters<typeof setState>
-  ) {
+  Component.prototype.setState = function (this: Component, ...args: Parameters<typeof setState>) {
     if (rendering && rendering.component !== this) {
       console.error(
-        `Cannot update a component (${
-          nameOf(this.constructor)
-        }) while rendering a different component ` +
+        `Cannot update a component (${nameOf(this.constructor)}) while rendering a different component ` +
           `(${rendering.name}).`,
       );
     }

@@ -4,10 +4,7 @@ import { useEffect, useRef } from "react";
 import { configured } from "../config.ts";
 import { AuthPage, isAuthPath } from "../pages/auth/AuthPage.tsx";
 import { ResetPasswordPage } from "../pages/auth/ResetPasswordPage.tsx";
-import {
-  ACCEPT_INVITATION_PATH,
-  AcceptInvitationPage,
-} from "../pages/invitations/AcceptInvitationPage.tsx";
+import { ACCEPT_INVITATION_PATH, AcceptInvitationPage } from "../pages/invitations/AcceptInvitationPage.tsx";
 import { HOME, PAGES } from "../pages.ts";
 import { navigate, useLocation } from "../router.tsx";
 import { useSession } from "../session.tsx";
@@ -34,22 +31,17 @@ export function App() {
 
   useEffect(() => {
     // An invitation link keeps its address (the token is in it) while its invitee signs in or signs up.
-    if (
-      state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH
-    ) {
+    if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
       session.setNotice("Sign in to see and accept your invitation.");
     } else if (state.kind === "signed_out" && loc.pathname === RESET_PATH) {
       navigate("/auth/forgot", { replace: true });
     } else if (state.kind === "signed_out" && !isAuthPath(loc.pathname)) {
-      const next = loc.pathname === "/"
-        ? ""
-        : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
+      const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
       navigate(`/auth${next}`, { replace: true });
     }
     if (
       state.kind === "signed_in" &&
-      ((isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH) ||
-        loc.pathname === "/")
+      ((isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH) || loc.pathname === "/")
     ) {
       const next = loc.searchParams.get("next");
       navigate(next && next.startsWith("/settings/") ? next : HOME, {
@@ -63,10 +55,8 @@ export function App() {
       <main className="narrow">
         <h1>Settings are not configured</h1>
         <p>
-          This build has no Supabase URL or anon key. Build it with{" "}
-          <code>VITE_SUPABASE_URL</code> and <code>VITE_SUPABASE_ANON_KEY</code>
-          {" "}
-          set (see the README).
+          This build has no Supabase URL or anon key. Build it with <code>VITE_SUPABASE_URL</code> and{" "}
+          <code>VITE_SUPABASE_ANON_KEY</code> set (see the README).
         </p>
       </main>
     );
@@ -81,10 +71,7 @@ export function App() {
   if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
     return <AuthPage invitation />;
   }
-  if (
-    state.kind === "signed_out" ||
-    (isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH)
-  ) {
+  if (state.kind === "signed_out" || (isAuthPath(loc.pathname) && loc.pathname !== RESET_PATH)) {
     return <AuthPage />;
   }
   if (loc.pathname === RESET_PATH) return <ResetPasswordPage />;

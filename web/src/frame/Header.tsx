@@ -67,8 +67,7 @@ export function Header() {
               ref={select}
               value={chosen}
               aria-disabled={switching || undefined}
-              onChange={(e) =>
-                setChoice(e.currentTarget.value)}
+              onChange={(e) => setChoice(e.currentTarget.value)}
             >
               {!active && <option value="">Choose…</option>}
               {me.memberships.map((m) => (
@@ -91,9 +90,7 @@ export function Header() {
           New organization
         </Link>
         <span className="email">
-          {session.state.kind === "signed_in"
-            ? session.state.session.user.email
-            : ""}
+          {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
         </span>
         <Link href="/auth/reset" className="change-password">
           Change password

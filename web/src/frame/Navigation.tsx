@@ -3,8 +3,7 @@ import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
 /** Whether a member who is not an administrator can use the page (the others tell them to ask one). */
-const forEveryMember = (p: (typeof PAGES)[number]) =>
-  p.access === "member" || p.access === "signed_in";
+const forEveryMember = (p: (typeof PAGES)[number]) => p.access === "member" || p.access === "signed_in";
 
 export function Navigation({ current }: { current: string }) {
   const { isPlatformAdmin, setNotice, organization } = useSession();
@@ -23,18 +22,15 @@ export function Navigation({ current }: { current: string }) {
       </Link>
     </li>
   );
-  const listed = PAGES.filter((p) =>
-    p.nav !== false && !p.scope && (!staff || forEveryMember(p))
-  );
+  const listed = PAGES.filter((p) => p.nav !== false && !p.scope && (!staff || forEveryMember(p)));
   return (
     <nav aria-label="Settings" className="side">
       <p className="crumb" aria-hidden="true">Settings › Integrations</p>
       <ul>{listed.map(link)}</ul>
       {staff && (
         <p className="small muted staff-note">
-          Webhooks, their logs, API keys, connections, people, erasure and the
-          audit log are for the organization's administrators; you are staff
-          here.
+          Webhooks, their logs, API keys, connections, people, erasure and the audit log are for the
+          organization's administrators; you are staff here.
         </p>
       )}
       {isPlatformAdmin && (

@@ -36,8 +36,8 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
           <div className="empty" role="note">
             <h2>The platform console is for the platform's administrators</h2>
             <p>
-              Your account is not a platform administrator. If it has just been
-              made one, sign out and in again.
+              Your account is not a platform administrator. If it has just been made one, sign out and in
+              again.
             </p>
           </div>
         </>
@@ -71,19 +71,15 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
             </h2>
             <p>
               The platform's administrators suspended{" "}
-              {suspended.map((m) => m.organization_name).join(", ")}: nothing
-              can be done for {suspended.length === 1 ? "it" : "them"}{" "}
-              until they resume{" "}
-              {suspended.length === 1 ? "it" : "them"}. Payments and messages
-              sent meanwhile are kept.
+              {suspended.map((m) => m.organization_name).join(", ")}: nothing can be done for{" "}
+              {suspended.length === 1 ? "it" : "them"} until they resume{" "}
+              {suspended.length === 1 ? "it" : "them"}. Payments and messages sent meanwhile are kept.
             </p>
             {/* The reason was written for the organization's admins; staff are told who can read it. */}
             {suspended.map((m) =>
               m.suspension_reason && (
                 <p key={m.organization_id}>
-                  {suspended.length === 1
-                    ? "Their reason"
-                    : `Their reason for ${m.organization_name}`}:{" "}
+                  {suspended.length === 1 ? "Their reason" : `Their reason for ${m.organization_name}`}:{" "}
                   <q>{m.suspension_reason}</q>
                 </p>
               )
@@ -124,8 +120,7 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
         <div className="empty" role="note">
           <h2>{page.forAdmins.heading}</h2>
           <p>
-            You are signed in to {session.organization.organization_name}{" "}
-            as staff. {page.forAdmins.text}
+            You are signed in to {session.organization.organization_name} as staff. {page.forAdmins.text}
           </p>
         </div>
       </>
@@ -139,9 +134,8 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
           <h2>Webhook settings are for administrators</h2>
           <p>
             You are signed in to {session.organization.organization_name}{" "}
-            as staff. Webhooks, their logs, API keys and payment webhooks are
-            managed by the organization's administrators; ask one of them if
-            something needs changing.
+            as staff. Webhooks, their logs, API keys and payment webhooks are managed by the organization's
+            administrators; ask one of them if something needs changing.
           </p>
         </div>
       </>

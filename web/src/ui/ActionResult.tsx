@@ -11,12 +11,8 @@ export function ActionResult({ action }: { action: ActionState }) {
     return <p className="progress" role="status">Working…</p>;
   }
   if (action.error) {
-    return (
-      <p className="error" role="alert">{(action.error as Error).message}</p>
-    );
+    return <p className="error" role="alert">{(action.error as Error).message}</p>;
   }
-  const text = action.isSuccess && typeof action.data === "string"
-    ? action.data
-    : "";
+  const text = action.isSuccess && typeof action.data === "string" ? action.data : "";
   return <p className={text ? "ok" : "sr-only"} role="status">{text}</p>;
 }

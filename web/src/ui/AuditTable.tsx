@@ -70,18 +70,12 @@ export function AuditTable(
               </td>
               <td>
                 {ACTIONS[e.action]}
-                {detailWords(e) && (
-                  <div className="small muted">{detailWords(e)}</div>
-                )}
+                {detailWords(e) && <div className="small muted">{detailWords(e)}</div>}
               </td>
-              {showOrganization && (
-                <td>{e.organization_name ?? e.subject_email ?? "—"}</td>
-              )}
+              {showOrganization && <td>{e.organization_name ?? e.subject_email ?? "—"}</td>}
               <td>
                 {ACTORS[e.actor.kind]}
-                {e.actor.email && (
-                  <div className="small muted">{e.actor.email}</div>
-                )}
+                {e.actor.email && <div className="small muted">{e.actor.email}</div>}
               </td>
               <td>{e.reason ?? <span className="muted">—</span>}</td>
             </tr>

@@ -20,11 +20,7 @@ export function CopyButton(
         {label}
       </button>
       <span role="status" className={copied === "failed" ? "error" : "ok"}>
-        {copied === "ok"
-          ? "Copied"
-          : copied === "failed"
-          ? "Copy failed: select the text and copy it"
-          : ""}
+        {copied === "ok" ? "Copied" : copied === "failed" ? "Copy failed: select the text and copy it" : ""}
       </span>
     </>
   );

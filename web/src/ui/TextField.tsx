@@ -6,13 +6,7 @@ import type { InputHTMLAttributes, ReactNode, Ref } from "react";
  */
 export function TextField(
   { id, label, help, error, inputRef, ...input }:
-    & {
-      id: string;
-      label: string;
-      help: ReactNode;
-      error?: string;
-      inputRef?: Ref<HTMLInputElement>;
-    }
+    & { id: string; label: string; help: ReactNode; error?: string; inputRef?: Ref<HTMLInputElement> }
     & InputHTMLAttributes<HTMLInputElement>,
 ) {
   return (

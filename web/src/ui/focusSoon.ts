@@ -11,16 +11,11 @@ const WAIT_MS = 3000;
  * Focuses what the first of `candidates` finds, once the next frame and its effects are done; while none finds anything, tries
  * again each frame, and after WAIT_MS settles for the last candidate that finds something.
  */
-export function focusSoon(
-  ...candidates: (() => HTMLElement | null | undefined)[]
-): void {
+export function focusSoon(...candidates: (() => HTMLElement | null | undefined)[]): void {
   const until = performance.now() + WAIT_MS;
   const attempt = () => {
     const [first, ...rest] = candidates;
-    const found = first?.() ??
-      (performance.now() > until
-        ? rest.map((f) => f()).find((el) => el)
-        : null);
+    const found = first?.() ?? (performance.now() > until ? rest.map((f) => f()).find((el) => el) : null);
     if (found) found.focus();
     else if (performance.now() <= until) requestAnimationFrame(attempt);
   };

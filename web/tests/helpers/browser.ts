@@ -2,19 +2,12 @@
 // a static host for it (with the fallback every static host offers), Debian's Chromium through
 // playwright-core, screenshots and an axe-core accessibility check.
 import { gzipSync } from "node:zlib";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Locator,
-  type Page,
-} from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import axe from "axe-core";
 
 const webDir = new URL("../../", import.meta.url).pathname;
 export const artifactsDir = `${webDir}tests/artifacts`;
-const docsImagesDir =
-  new URL("../../../docs/images/", import.meta.url).pathname;
+const docsImagesDir = new URL("../../../docs/images/", import.meta.url).pathname;
 
 /**
  * With WEB_DOCS_IMAGES=1, a screenshot of the page or of one element of it for the guides, as
@@ -65,9 +58,7 @@ export async function buildWeb(
   }).output();
   if (!out.success) {
     throw new Error(
-      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${
-        new TextDecoder().decode(out.stderr)
-      }`,
+      `vite build failed:\n${new TextDecoder().decode(out.stdout)}${new TextDecoder().decode(out.stderr)}`,
     );
   }
   return outDir;
@@ -80,11 +71,7 @@ export const BUNDLE_BUDGET_GZIP = 100 * 1024;
 export async function bundleSize(dir: string) {
   const size = { js: 0, jsGzip: 0, css: 0, cssGzip: 0 };
   for await (const f of Deno.readDir(`${dir}/assets`)) {
-    const kind = f.name.endsWith(".js")
-      ? "js"
-      : f.name.endsWith(".css")
-      ? "css"
-      : null;
+    const kind = f.name.endsWith(".js") ? "js" : f.name.endsWith(".css") ? "css" : null;
     if (!kind) continue;
     const bytes = await Deno.readFile(`${dir}/assets/${f.name}`);
     size[kind] += bytes.length;
@@ -137,10 +124,7 @@ export function serveStatic(
     { hostname: "127.0.0.1", port, onListen() {} },
     async (req) => {
       const path = decodeURIComponent(new URL(req.url).pathname);
-      const file =
-        path.includes("..") || path.endsWith("/") || path === "/_headers"
-          ? "/index.html"
-          : path;
+      const file = path.includes("..") || path.endsWith("/") || path === "/_headers" ? "/index.html" : path;
       for (const candidate of [file, "/index.html"]) {
         try {
           const body = await Deno.readFile(`${dir}${candidate}`);
@@ -300,9 +284,7 @@ export async function seriousA11yViolations(
     }[];
   };
   return result.violations
-    .filter((v) =>
-      everyImpact || v.impact === "serious" || v.impact === "critical"
-    )
+    .filter((v) => everyImpact || v.impact === "serious" || v.impact === "critical")
     .map((v) => ({
       id: v.id,
       impact: v.impact,
@@ -353,9 +335,7 @@ export async function captureAndCheck(
     }
     for (const v of await seriousA11yViolations(page, everyImpact)) {
       problems.push(
-        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${
-          v.targets.join(", ")
-        }`,
+        `${name} at ${size.width}px: axe ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`,
       );
     }
   }

@@ -17,9 +17,7 @@ export async function inboxMail(
   for (let i = 0; i < 150; i++) {
     const list = await (await fetch(`${inbox}/api/email`))
       .json() as InboxMail[];
-    const found = list.filter((m) =>
-      m.to.some((t) => t.address === to) && subject.test(m.subject)
-    ).at(-1);
+    const found = list.filter((m) => m.to.some((t) => t.address === to) && subject.test(m.subject)).at(-1);
     if (found) return found;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -31,5 +29,4 @@ export const linkOf = (m: InboxMail): string | undefined =>
   /href="([^"]+#token_hash=[^"]+)"/.exec(m.html)?.[1]?.replaceAll("&amp;", "&");
 
 /** The six-digit code of a Supabase Auth mail. */
-export const codeOf = (m: InboxMail): string | undefined =>
-  /<strong>(\d{6})<\/strong>/.exec(m.html)?.[1];
+export const codeOf = (m: InboxMail): string | undefined => /<strong>(\d{6})<\/strong>/.exec(m.html)?.[1];

@@ -35,9 +35,8 @@ export function ApiKeysPage() {
     <>
       <h1>API keys</h1>
       <p className="lead">
-        Automation platforms (Zapier, Make, n8n) and your own scripts use an API
-        key to manage this organization's webhooks. A key can do nothing else:
-        it cannot read members, donations or payments.
+        Automation platforms (Zapier, Make, n8n) and your own scripts use an API key to manage this
+        organization's webhooks. A key can do nothing else: it cannot read members, donations or payments.
       </p>
       <CreateKeyForm onCreated={setCreated} />
       {created && (
@@ -45,14 +44,12 @@ export function ApiKeysPage() {
           <h2>Key created: {created.name}</h2>
           <OnceSecret label="API key" value={created.key}>
             <p className="help">
-              Send it as <code>X-API-Key: &lt;key&gt;</code>{" "}
-              to the webhooks API.
+              Send it as <code>X-API-Key: &lt;key&gt;</code> to the webhooks API.
             </p>
           </OnceSecret>
           <button
             type="button"
-            onClick={() =>
-              setCreated(null)}
+            onClick={() => setCreated(null)}
           >
             I have saved the key
           </button>

@@ -3,9 +3,7 @@ import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 
 /** `onRevoked`: the key is revoked (the dialog closes; the page says so). */
-export function RevokeForm(
-  { k, close, onRevoked }: { k: ApiKey; close(): void; onRevoked(): void },
-) {
+export function RevokeForm({ k, close, onRevoked }: { k: ApiKey; close(): void; onRevoked(): void }) {
   const revoke = useAction(async () => {
     await unwrap(
       api.DELETE("/webhooks/api-keys/{id}", { params: { path: { id: k.id } } }),

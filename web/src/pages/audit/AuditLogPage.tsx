@@ -29,11 +29,9 @@ export function AuditLogPage() {
     <>
       <h1>Audit log</h1>
       <p className="lead">
-        Everything the service's own administrators did to this organization
-        (when they suspended or resumed it, who did it and why), and each time
-        one of your administrators revealed an endpoint's signing secret. The
-        service's administrators cannot see your members, payments or signing
-        secrets.
+        Everything the service's own administrators did to this organization (when they suspended or resumed
+        it, who did it and why), and each time one of your administrators revealed an endpoint's signing
+        secret. The service's administrators cannot see your members, payments or signing secrets.
       </p>
       {log.error && (
         <ErrorBox
@@ -45,8 +43,8 @@ export function AuditLogPage() {
       {log.data && entries.length === 0 && (
         <Empty level={2} title="Nothing recorded">
           <p>
-            The platform's administrators have taken no action on this
-            organization, and no signing secret has been revealed.
+            The platform's administrators have taken no action on this organization, and no signing secret has
+            been revealed.
           </p>
         </Empty>
       )}

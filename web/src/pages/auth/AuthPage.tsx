@@ -24,13 +24,8 @@ const TITLES: Record<AuthMode, string> = {
 };
 
 const modeOf = (path: string): AuthMode =>
-  path === "/auth/signup"
-    ? "signup"
-    : path === "/auth/forgot"
-    ? "forgot"
-    : "signin";
-export const isAuthPath = (path: string) =>
-  path === "/auth" || path.startsWith("/auth/");
+  path === "/auth/signup" ? "signup" : path === "/auth/forgot" ? "forgot" : "signin";
+export const isAuthPath = (path: string) => path === "/auth" || path.startsWith("/auth/");
 
 /** `invitation`: shown on an invitation link to someone signed out. */
 export function AuthPage({ invitation = false }: { invitation?: boolean }) {
@@ -65,16 +60,10 @@ export function AuthPage({ invitation = false }: { invitation?: boolean }) {
           ? "You were invited to a church's settings. Sign in, or create an account, to see and accept the invitation."
           : "Settings › Integrations for your church: webhooks, their logs, API keys and payments."}
       </p>
-      {session.notice && (
-        <p className="notice" role="status">{session.notice}</p>
-      )}
+      {session.notice && <p className="notice" role="status">{session.notice}</p>}
       {mode === "signin" && <SignInForm />}
-      {mode === "signup" && (
-        <SignUpForm redirectTo={`${location.origin}/auth`} />
-      )}
-      {mode === "forgot" && (
-        <ForgotForm redirectTo={`${location.origin}/auth/reset`} />
-      )}
+      {mode === "signup" && <SignUpForm redirectTo={`${location.origin}/auth`} />}
+      {mode === "forgot" && <ForgotForm redirectTo={`${location.origin}/auth/reset`} />}
       <div className="auth-links">
         {mode !== "signup" && (
           <p>

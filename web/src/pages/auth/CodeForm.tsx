@@ -6,11 +6,7 @@ import { AuthError, AuthField } from "./AuthField.tsx";
 import { useAuthCall } from "./useAuthCall.ts";
 
 export function CodeForm(
-  { email, type, onVerified }: {
-    email: string;
-    type: "signup" | "recovery";
-    onVerified(): void;
-  },
+  { email, type, onVerified }: { email: string; type: "signup" | "recovery"; onVerified(): void },
 ) {
   const [code, setCode] = useState("");
   const { pending, error, run } = useAuthCall();
@@ -20,11 +16,7 @@ export function CodeForm(
     <form
       onSubmit={async (e) => {
         e.preventDefault();
-        if (
-          await run(() =>
-            auth.verifyOtp({ email, token: code.replace(/\s/g, ""), type })
-          )
-        ) onVerified();
+        if (await run(() => auth.verifyOtp({ email, token: code.replace(/\s/g, ""), type }))) onVerified();
         else input.current?.focus();
       }}
     >
@@ -40,9 +32,7 @@ export function CodeForm(
         aria-describedby={error ? `${id}-err` : undefined}
         onChange={(e) => setCode(e.currentTarget.value)}
       />
-      <button type="submit" className="primary">
-        {pending ? "Checking…" : "Continue"}
-      </button>
+      <button type="submit" className="primary">{pending ? "Checking…" : "Continue"}</button>
       <AuthError id={`${id}-err`} error={error} />
     </form>
   );

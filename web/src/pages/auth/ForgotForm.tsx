@@ -19,8 +19,8 @@ export function ForgotForm({ redirectTo }: { redirectTo: string }) {
       <>
         <p ref={sent} tabIndex={-1} className="notice" role="status">
           If {sentTo}{" "}
-          has an account, we sent it an e-mail with a link to choose a new
-          password. Open the link, or type the e-mail's code below.
+          has an account, we sent it an e-mail with a link to choose a new password. Open the link, or type
+          the e-mail's code below.
         </p>
         <CodeForm
           email={sentTo}
@@ -36,9 +36,7 @@ export function ForgotForm({ redirectTo }: { redirectTo: string }) {
       onSubmit={async (e) => {
         e.preventDefault();
         const address = email.trim();
-        if (
-          await run(() => auth.resetPasswordForEmail(address, { redirectTo }))
-        ) {
+        if (await run(() => auth.resetPasswordForEmail(address, { redirectTo }))) {
           setSentTo(address);
           requestAnimationFrame(() => sent.current?.focus());
         }
@@ -52,9 +50,7 @@ export function ForgotForm({ redirectTo }: { redirectTo: string }) {
         value={email}
         onChange={(e) => setEmail(e.currentTarget.value)}
       />
-      <button type="submit" className="primary">
-        {pending ? "Sending…" : "Send me a link"}
-      </button>
+      <button type="submit" className="primary">{pending ? "Sending…" : "Send me a link"}</button>
       <AuthError id={`${id}-err`} error={error} />
     </form>
   );

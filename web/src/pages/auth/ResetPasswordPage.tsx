@@ -19,17 +19,13 @@ export function ResetPasswordPage() {
   const { pending, error, setError, run } = useAuthCall();
   const first = useRef<HTMLInputElement>(null);
   const id = useId();
-  const signedIn = session.state.kind === "signed_in"
-    ? session.state.session
-    : null;
+  const signedIn = session.state.kind === "signed_in" ? session.state.session : null;
   const email = signedIn?.user.email ?? "";
   const needsCurrent = signedIn ? !beganByMail(signedIn.access_token) : true;
   return (
     <main className="narrow auth" id="main">
       <h1>{needsCurrent ? "Change your password" : "Choose a new password"}</h1>
-      <p className="muted">
-        For {email}. Other devices signed in to this account will be signed out.
-      </p>
+      <p className="muted">For {email}. Other devices signed in to this account will be signed out.</p>
       <form
         aria-describedby={error ? `${id}-err` : undefined}
         onSubmit={async (e) => {
@@ -39,11 +35,7 @@ export function ResetPasswordPage() {
             first.current?.focus();
           } else if (
             await run(() =>
-              auth.updateUser(
-                needsCurrent
-                  ? { password, current_password: current }
-                  : { password },
-              )
+              auth.updateUser(needsCurrent ? { password, current_password: current } : { password })
             )
           ) {
             session.setNotice("Your password has been changed.");
@@ -72,9 +64,7 @@ export function ResetPasswordPage() {
           value={password}
           onChange={(e) => setPassword(e.currentTarget.value)}
         />
-        <p id={`${id}-help`} className="help">
-          At least 8 characters, not the one you had.
-        </p>
+        <p id={`${id}-help`} className="help">At least 8 characters, not the one you had.</p>
         <AuthField
           id={`${id}-again`}
           label="New password again"
@@ -83,9 +73,7 @@ export function ResetPasswordPage() {
           value={again}
           onChange={(e) => setAgain(e.currentTarget.value)}
         />
-        <button type="submit" className="primary">
-          {pending ? "Saving…" : "Save new password"}
-        </button>
+        <button type="submit" className="primary">{pending ? "Saving…" : "Save new password"}</button>
         <AuthError id={`${id}-err`} error={error} />
       </form>
     </main>

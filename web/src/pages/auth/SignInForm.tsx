@@ -17,9 +17,7 @@ export function SignInForm() {
       onSubmit={(e) => {
         e.preventDefault();
         session.setNotice(null);
-        void run(() =>
-          auth.signInWithPassword({ email: email.trim(), password })
-        );
+        void run(() => auth.signInWithPassword({ email: email.trim(), password }));
       }}
     >
       <AuthField
@@ -38,9 +36,7 @@ export function SignInForm() {
         value={password}
         onChange={(e) => setPassword(e.currentTarget.value)}
       />
-      <button type="submit" className="primary">
-        {pending ? "Signing in…" : "Sign in"}
-      </button>
+      <button type="submit" className="primary">{pending ? "Signing in…" : "Sign in"}</button>
       <AuthError id={`${id}-err`} error={error} />
     </form>
   );

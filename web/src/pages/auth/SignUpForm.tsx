@@ -21,14 +21,10 @@ export function SignUpForm({ redirectTo }: { redirectTo: string }) {
       <>
         <p ref={sent} tabIndex={-1} className="notice" role="status">
           We sent a confirmation e-mail to{" "}
-          {sentTo}. Open its link, or type its code below. (If none arrives, the
-          address may have an account already: sign in, or reset its password.)
+          {sentTo}. Open its link, or type its code below. (If none arrives, the address may have an account
+          already: sign in, or reset its password.)
         </p>
-        <CodeForm
-          email={sentTo}
-          type="signup"
-          onVerified={() => session.setNotice(null)}
-        />
+        <CodeForm email={sentTo} type="signup" onVerified={() => session.setNotice(null)} />
       </>
     );
   }

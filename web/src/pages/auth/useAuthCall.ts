@@ -3,9 +3,7 @@
 import { useState } from "react";
 import { describeAuthError } from "../../api/auth.ts";
 
-type Answer = {
-  error: { message?: string; code?: string; status?: number } | null;
-} | void;
+type Answer = { error: { message?: string; code?: string; status?: number } | null } | void;
 
 export function useAuthCall() {
   const [pending, setPending] = useState(false);
@@ -23,9 +21,7 @@ export function useAuthCall() {
       }
       return true;
     } catch (err) {
-      setError(
-        describeAuthError({ message: (err as Error).message, status: 0 }),
-      );
+      setError(describeAuthError({ message: (err as Error).message, status: 0 }));
       return false;
     } finally {
       setPending(false);

@@ -25,10 +25,9 @@ export function ConnectionsPage() {
     <>
       <h1>Connections</h1>
       <p className="lead">
-        Connect your payment providers and your WhatsApp number to this
-        organization: give each one the address below and the secret it signs
-        with. Secrets are never shown again once saved; you see only whether one
-        is set and its last four characters.
+        Connect your payment providers and your WhatsApp number to this organization: give each one the
+        address below and the secret it signs with. Secrets are never shown again once saved; you see only
+        whether one is set and its last four characters.
       </p>
       {overview.error && (
         <ErrorBox

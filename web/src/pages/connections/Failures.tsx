@@ -15,22 +15,20 @@ export function Failures(
       <p className="warn">
         {f.to_replay > 0 && (
           <>
-            {f.to_replay >= 1000 ? "1000 or more" : f.to_replay}{" "}
-            waiting for a replay.{" "}
+            {f.to_replay >= 1000 ? "1000 or more" : f.to_replay} waiting for a replay.{" "}
           </>
         )}
         {f.refused_7d > 0 && (
           <>
             {f.refused_7d}{" "}
-            refused in the last 7 days (a wrong or missing signature usually
-            means the secret here and the provider's differ).{" "}
+            refused in the last 7 days (a wrong or missing signature usually means the secret here and the
+            provider's differ).{" "}
           </>
         )}
         {f.last && (
           <>
             Last: {statusWord(f.last.status)}
-            {f.last.error ? `, ${f.last.error}` : ""},{" "}
-            <Time iso={f.last.received_at} />.
+            {f.last.error ? `, ${f.last.error}` : ""}, <Time iso={f.last.received_at} />.
           </>
         )}
       </p>

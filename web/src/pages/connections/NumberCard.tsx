@@ -103,8 +103,7 @@ export function NumberCard(
               ? (
                 <>
                   {n.last_message.type}
-                  {n.last_message.from ? ` from ${n.last_message.from}` : ""},
-                  {" "}
+                  {n.last_message.from ? ` from ${n.last_message.from}` : ""},{" "}
                   <Time iso={n.last_message.received_at} />
                 </>
               )
@@ -114,9 +113,8 @@ export function NumberCard(
       </dl>
       {n.status === "pending" && (
         <p className="help">
-          Messages arrive here once Meta sends them signed with this app secret.
-          If Meta says it delivers and nothing arrives, check the app secret
-          (App settings › Basic in your Meta app).
+          Messages arrive here once Meta sends them signed with this app secret. If Meta says it delivers and
+          nothing arrives, check the app secret (App settings › Basic in your Meta app).
         </p>
       )}
       <div className="actions">
@@ -196,10 +194,7 @@ export function NumberCard(
         action={newToken}
         confirm="Make a new token"
       >
-        <p>
-          The current token stops working at once: enter the new one in Meta's
-          webhook settings.
-        </p>
+        <p>The current token stops working at once: enter the new one in Meta's webhook settings.</p>
       </ConfirmDialog>
       <ConfirmDialog
         title={`Remove ${label}?`}
@@ -210,8 +205,8 @@ export function NumberCard(
         danger
       >
         <p>
-          Its conversations stay. Messages Meta sends for it from now on are
-          refused, so remove the webhook in Meta too.
+          Its conversations stay. Messages Meta sends for it from now on are refused, so remove the webhook in
+          Meta too.
         </p>
       </ConfirmDialog>
     </li>

@@ -81,8 +81,7 @@ export function PaymentProviderCard(
             {secret.set
               ? (
                 <>
-                  <Badge status="processed">Set</Badge> ending in{" "}
-                  <code>{secret.last4}</code>
+                  <Badge status="processed">Set</Badge> ending in <code>{secret.last4}</code>
                   {secret.set_at && (
                     <>
                       , since <Time iso={secret.set_at} />
@@ -101,8 +100,7 @@ export function PaymentProviderCard(
             {c.last_received
               ? (
                 <>
-                  <code>{c.last_received.event ?? "—"}</code>{" "}
-                  <Badge status={c.last_received.status} />{" "}
+                  <code>{c.last_received.event ?? "—"}</code> <Badge status={c.last_received.status} />{" "}
                   <Time iso={c.last_received.received_at} />
                 </>
               )
@@ -165,9 +163,7 @@ export function PaymentProviderCard(
         </Link>.
       </p>
       <Dialog
-        title={`${
-          secret.set ? "Replace" : "Set"
-        } the ${name.title.toLowerCase()} secret`}
+        title={`${secret.set ? "Replace" : "Set"} the ${name.title.toLowerCase()} secret`}
         open={dialog === "secret"}
         onClose={() => setDialog(null)}
       >
@@ -191,8 +187,8 @@ export function PaymentProviderCard(
         danger
       >
         <p>
-          The provider's notifications are refused (401) until a new secret is
-          set; it retries them for about a day.
+          The provider's notifications are refused (401) until a new secret is set; it retries them for about
+          a day.
         </p>
       </ConfirmDialog>
     </section>

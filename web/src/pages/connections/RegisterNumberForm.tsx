@@ -16,8 +16,7 @@ type Field =
 function check(v: Record<Field, string>): Partial<Record<Field, string>> {
   const out: Partial<Record<Field, string>> = {};
   if (!/^[0-9A-Za-z_.-]{1,64}$/.test(v.phone_number_id.trim())) {
-    out.phone_number_id =
-      "Enter the Phone number ID from Meta (WhatsApp › API Setup): digits, no spaces.";
+    out.phone_number_id = "Enter the Phone number ID from Meta (WhatsApp › API Setup): digits, no spaces.";
   }
   if (
     v.display_phone_number.trim() &&
@@ -29,8 +28,7 @@ function check(v: Record<Field, string>): Partial<Record<Field, string>> {
     out.app_secret = "The app secret must be 16 to 256 characters, no spaces.";
   }
   if (v.verify_token && !secretOk(v.verify_token)) {
-    out.verify_token =
-      "The verify token must be 16 to 256 characters, no spaces.";
+    out.verify_token = "The verify token must be 16 to 256 characters, no spaces.";
   }
   return out;
 }
@@ -62,16 +60,13 @@ export function RegisterNumberForm(
     verify_token: useRef<HTMLInputElement>(null),
   };
   const id = useId();
-  const focusFirst = (e: Partial<Record<Field, string>>) =>
-    refs[ORDER.find((f) => e[f])!]?.current?.focus();
+  const focusFirst = (e: Partial<Record<Field, string>>) => refs[ORDER.find((f) => e[f])!]?.current?.focus();
   const register = useAction(async () => {
     const r = await unwrap(api.POST("/webhooks/connections/whatsapp/numbers", {
       body: {
         phone_number_id: v.phone_number_id.trim(),
         app_secret: v.app_secret,
-        ...(v.display_phone_number.trim()
-          ? { display_phone_number: v.display_phone_number.trim() }
-          : {}),
+        ...(v.display_phone_number.trim() ? { display_phone_number: v.display_phone_number.trim() } : {}),
         ...(v.verify_token ? { verify_token: v.verify_token } : {}),
       },
     }));

@@ -44,9 +44,7 @@ export function SecretForm(
         setError(undefined);
         save.mutate(undefined, {
           onError: (err) => {
-            const f = err instanceof ApiError
-              ? err.fields.find((x) => x.field === "secret")
-              : undefined;
+            const f = err instanceof ApiError ? err.fields.find((x) => x.field === "secret") : undefined;
             if (f) {
               setError(`The secret ${f.message}.`);
               input.current?.focus();
@@ -57,9 +55,8 @@ export function SecretForm(
     >
       {replacing && (
         <p>
-          The new secret replaces the current one at once. Save it here right
-          after changing it at the provider: anything signed with the old one in
-          between is refused, and the provider sends it again.
+          The new secret replaces the current one at once. Save it here right after changing it at the
+          provider: anything signed with the old one in between is refused, and the provider sends it again.
         </p>
       )}
       <fieldset>

@@ -22,31 +22,24 @@ export function WhatsAppSection(
     <section className="card connection" aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`}>WhatsApp</h2>
       <p className="muted">
-        Incoming messages and delivery receipts of your WhatsApp Business
-        numbers (Meta's Cloud API).
+        Incoming messages and delivery receipts of your WhatsApp Business numbers (Meta's Cloud API).
       </p>
       <dl className="facts">
         <div className="whole">
           <dt>Callback URL to give Meta</dt>
           <dd className="address">
-            {w.callback_url
-              ? <code>{w.callback_url}</code>
-              : (
-                <span className="warn">
-                  Not configured on this server (SUPABASE_URL)
-                </span>
-              )}
-            {w.callback_url && (
-              <CopyButton text={w.callback_url} label="Copy callback URL" />
+            {w.callback_url ? <code>{w.callback_url}</code> : (
+              <span className="warn">
+                Not configured on this server (SUPABASE_URL)
+              </span>
             )}
+            {w.callback_url && <CopyButton text={w.callback_url} label="Copy callback URL" />}
           </dd>
         </div>
       </dl>
       <p className="help">
-        In your Meta app: WhatsApp › Configuration › Webhook, enter the callback
-        URL and the number's verify token, then subscribe to the{" "}
-        <code>messages</code>{" "}
-        field. Meta checks the two at once (the handshake).
+        In your Meta app: WhatsApp › Configuration › Webhook, enter the callback URL and the number's verify
+        token, then subscribe to the <code>messages</code> field. Meta checks the two at once (the handshake).
       </p>
       {token && (
         <OnceSecret

@@ -1,9 +1,8 @@
 import type { paths } from "../../api/client.ts";
 
-export type Overview =
-  paths["/webhooks/connections"]["get"]["responses"][200]["content"][
-    "application/json"
-  ];
+export type Overview = paths["/webhooks/connections"]["get"]["responses"][200]["content"][
+  "application/json"
+];
 export type PaymentConnection = Overview["checkout"];
 export type WhatsAppNumber = Overview["whatsapp"]["numbers"][number];
 export type Failures = PaymentConnection["failures"];
@@ -15,8 +14,7 @@ export const PROVIDER_NAMES: Record<
 > = {
   checkout: {
     title: "Checkout provider (subscriptions)",
-    what:
-      "Recurring donations: created, charged, paused, cancelled, failed payments.",
+    what: "Recurring donations: created, charged, paused, cancelled, failed payments.",
   },
   payments: {
     title: "Card payments (payments and refunds)",

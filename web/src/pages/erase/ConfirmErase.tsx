@@ -42,15 +42,13 @@ export function ConfirmErase(
       <p>
         <strong>{name}</strong>
         {member.email ? ` (${member.email})` : ""}{" "}
-        and every copy of their data are removed: the member record and
-        attendance, WhatsApp conversations, the bodies of webhook events about
-        them and of payment notifications naming them, and e-mails to them.
+        and every copy of their data are removed: the member record and attendance, WhatsApp conversations,
+        the bodies of webhook events about them and of payment notifications naming them, and e-mails to them.
         Webhook deliveries about them that are still due are not sent.
       </p>
       <p>
-        What stays: donations (without the name), and the history without the
-        data (times, statuses). A record of the erasure is kept: who did it,
-        when, and how many rows of each kind.
+        What stays: donations (without the name), and the history without the data (times, statuses). A record
+        of the erasure is kept: who did it, when, and how many rows of each kind.
       </p>
       <div className="confirm-check">
         <input

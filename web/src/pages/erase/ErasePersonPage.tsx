@@ -24,22 +24,16 @@ export function ErasePersonPage() {
     <>
       <h1>Erase a person</h1>
       <p className="lead">
-        When someone asks to be forgotten, erase them here: their member record
-        and every copy of their data in webhooks, payment and WhatsApp logs and
-        e-mails are removed. Only administrators can do this, and it cannot be
-        undone.
+        When someone asks to be forgotten, erase them here: their member record and every copy of their data
+        in webhooks, payment and WhatsApp logs and e-mails are removed. Only administrators can do this, and
+        it cannot be undone.
       </p>
       {
         /* A new search after each erasure: the erased member is no longer a result. The keys differ
           from the status's below: siblings with one key were a duplicate-key warning. */
       }
-      <MemberSearch
-        key={`search-${started?.id ?? "none"}`}
-        onPick={setPicked}
-      />
-      {started && (
-        <ErasureStatus key={`status-${started.id}`} started={started} />
-      )}
+      <MemberSearch key={`search-${started?.id ?? "none"}`} onPick={setPicked} />
+      {started && <ErasureStatus key={`status-${started.id}`} started={started} />}
       <ErasureRecords records={records} />
       <Dialog
         title="Erase this person?"

@@ -12,9 +12,7 @@ export function ErasureRecords(
   { records }: { records: UseQueryResult<Erasure[]> },
 ) {
   const session = useSession();
-  const me = session.state.kind === "signed_in"
-    ? session.state.session.user.id
-    : null;
+  const me = session.state.kind === "signed_in" ? session.state.session.user.id : null;
   const list = records.data ?? [];
   return (
     <>
@@ -26,9 +24,7 @@ export function ErasureRecords(
         />
       )}
       {records.isPending && <Loading what="erasure records" />}
-      {records.data && list.length === 0 && (
-        <Empty title="No one has been erased" />
-      )}
+      {records.data && list.length === 0 && <Empty title="No one has been erased" />}
       {list.length > 0 && (
         <div
           className="table-wrap"
@@ -52,17 +48,11 @@ export function ErasureRecords(
                     <Time iso={e.requested_at} />
                   </td>
                   <td>
-                    {e.requested_by === me
-                      ? "You"
-                      : e.requested_by
-                      ? "Another administrator"
-                      : "—"}
+                    {e.requested_by === me ? "You" : e.requested_by ? "Another administrator" : "—"}
                   </td>
                   <td>
                     <span
-                      className={`badge badge-${
-                        e.status === "done" ? "delivered" : "pending"
-                      }`}
+                      className={`badge badge-${e.status === "done" ? "delivered" : "pending"}`}
                     >
                       {e.status === "done" ? "Done" : "Running"}
                     </span>

@@ -5,12 +5,7 @@ import { api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey } from "../../session.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
-import {
-  describeCounts,
-  describeLeftovers,
-  type Erasure,
-  STAGES,
-} from "./types.ts";
+import { describeCounts, describeLeftovers, type Erasure, STAGES } from "./types.ts";
 
 export function ErasureStatus({ started }: { started: Erasure }) {
   const org = useOrgKey();
@@ -41,8 +36,8 @@ export function ErasureStatus({ started }: { started: Erasure }) {
             <h2>Erasing…</h2>
             <p role="status">
               Working through {STAGES[e.stage]} ({e.steps}{" "}
-              batches so far). The member record is already gone; the rest
-              continues even if you leave this page.
+              batches so far). The member record is already gone; the rest continues even if you leave this
+              page.
             </p>
           </>
         )
@@ -55,10 +50,9 @@ export function ErasureStatus({ started }: { started: Erasure }) {
             {describeLeftovers(e.leftovers) && (
               <p>
                 Kept, but may still hold something of the erased person:{" "}
-                {describeLeftovers(e.leftovers)}. These rows are recorded as
-                someone else's too, or as nobody's, so the erasure did not
-                change them; look at them (Webhook Logs for logs and deliveries)
-                and remove what is the erased person's. Row ids:{" "}
+                {describeLeftovers(e.leftovers)}. These rows are recorded as someone else's too, or as
+                nobody's, so the erasure did not change them; look at them (Webhook Logs for logs and
+                deliveries) and remove what is the erased person's. Row ids:{" "}
                 {Object.values(e.leftovers).flatMap((l) => l.ids).join(", ")}.
               </p>
             )}

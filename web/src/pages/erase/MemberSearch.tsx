@@ -63,11 +63,7 @@ export function MemberSearch({ onPick }: { onPick(member: Candidate): void }) {
         </div>
         {error && <p id={`${id}-err`} className="field-error">{error}</p>}
         <p className="sr-only" role="status">
-          {results
-            ? `${results.length} matching member${
-              results.length === 1 ? "" : "s"
-            }`
-            : ""}
+          {results ? `${results.length} matching member${results.length === 1 ? "" : "s"}` : ""}
         </p>
       </form>
       {search.error && (
@@ -103,9 +99,7 @@ export function MemberSearch({ onPick }: { onPick(member: Candidate): void }) {
               {results.map((m) => (
                 <tr key={m.id}>
                   <td>
-                    {`${m.first_name} ${m.last_name}`.trim() || (
-                      <span className="muted">(no name)</span>
-                    )}
+                    {`${m.first_name} ${m.last_name}`.trim() || <span className="muted">(no name)</span>}
                   </td>
                   <td>{m.email ?? <span className="muted">—</span>}</td>
                   <td>{m.primary_phone ?? <span className="muted">—</span>}</td>

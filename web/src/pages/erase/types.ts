@@ -1,14 +1,12 @@
 // The erasure API's shapes, from the generated schema, and the words for what an erasure counts.
 import type { paths } from "../../api/client.ts";
 
-export type Candidate =
-  paths["/webhooks/members/search"]["get"]["responses"][200]["content"][
-    "application/json"
-  ]["data"][number];
-export type Erasure =
-  paths["/webhooks/erasures/{id}"]["get"]["responses"][200]["content"][
-    "application/json"
-  ];
+export type Candidate = paths["/webhooks/members/search"]["get"]["responses"][200]["content"][
+  "application/json"
+]["data"][number];
+export type Erasure = paths["/webhooks/erasures/{id}"]["get"]["responses"][200]["content"][
+  "application/json"
+];
 
 /** Each kind in words: one, and more than one. */
 const KINDS: Record<string, [string, string]> = {
@@ -94,7 +92,7 @@ export function describeCounts(counts: Erasure["counts"]): string {
 
 /** "2 in webhook deliveries, 1 in e-mails" for what the search found and left unchanged; "" for none. */
 export function describeLeftovers(leftovers: Erasure["leftovers"]): string {
-  return Object.entries(leftovers).filter(([, l]) => l.count > 0).map((
-    [k, l],
-  ) => `${l.count} in ${LEFTOVER_KINDS[k] ?? k}`).join(", ");
+  return Object.entries(leftovers).filter(([, l]) => l.count > 0).map(([k, l]) =>
+    `${l.count} in ${LEFTOVER_KINDS[k] ?? k}`
+  ).join(", ");
 }

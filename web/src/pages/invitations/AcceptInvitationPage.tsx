@@ -17,15 +17,12 @@ import { NewPasswordForm } from "./NewPasswordForm.tsx";
 
 export const ACCEPT_INVITATION_PATH = "/invitations/accept";
 
-const GONE =
-  "This invitation link no longer works: it has expired, been withdrawn or already been used. " +
+const GONE = "This invitation link no longer works: it has expired, been withdrawn or already been used. " +
   "Ask an administrator of the organization to invite you again.";
 
 export function AcceptInvitationPage() {
   const session = useSession();
-  const [token] = useState(() =>
-    new URLSearchParams(location.hash.slice(1)).get("token") ?? ""
-  );
+  const [token] = useState(() => new URLSearchParams(location.hash.slice(1)).get("token") ?? "");
   const invitation = useQuery({
     queryKey: ["invitation", token],
     queryFn: async () => {
@@ -39,33 +36,24 @@ export function AcceptInvitationPage() {
         );
       }
       try {
-        return await unwrap(
-          api.POST("/webhooks/invitations/preview", { body: { token } }),
-        );
+        return await unwrap(api.POST("/webhooks/invitations/preview", { body: { token } }));
       } catch (e) {
-        throw e instanceof ApiError && e.status === 404
-          ? new ApiError(GONE, 404, e.code)
-          : e;
+        throw e instanceof ApiError && e.status === 404 ? new ApiError(GONE, 404, e.code) : e;
       }
     },
   });
   const accept = useMutation({
     mutationFn: async () => {
-      await unwrap(
-        api.POST("/webhooks/invitations/accept", { body: { token } }),
-      );
+      await unwrap(api.POST("/webhooks/invitations/accept", { body: { token } }));
       // Used up: keep it out of the history.
       history.replaceState(null, "", ACCEPT_INVITATION_PATH);
       await session.reloadMe();
     },
   });
   // The account existed unconfirmed when invited: its password first (NewPasswordForm), then join.
-  const renew = accept.error instanceof ApiError &&
-    accept.error.code === "new_password_required";
+  const renew = accept.error instanceof ApiError && accept.error.code === "new_password_required";
   const inv = invitation.data;
-  const me = session.state.kind === "signed_in"
-    ? session.state.session.user.email
-    : "";
+  const me = session.state.kind === "signed_in" ? session.state.session.user.email : "";
 
   return (
     <main className="narrow" id="main">
@@ -80,9 +68,7 @@ export function AcceptInvitationPage() {
               onClick={async () => {
                 await session.switchOrganization(inv.organization_id);
                 // Staff land where they may look (the church's details), not on an administrators' page.
-                navigate(inv.role === "admin" ? HOME : ORGANIZATION_PATH, {
-                  replace: true,
-                });
+                navigate(inv.role === "admin" ? HOME : ORGANIZATION_PATH, { replace: true });
               }}
             >
               Open {inv.organization_name}
@@ -97,9 +83,8 @@ export function AcceptInvitationPage() {
         ? (
           <>
             <p>
-              You are invited to join <strong>{inv.organization_name}</strong>
-              {" "}
-              as {inv.role === "admin" ? "an administrator" : "staff"}.
+              You are invited to join <strong>{inv.organization_name}</strong> as{" "}
+              {inv.role === "admin" ? "an administrator" : "staff"}.
             </p>
             <NewPasswordForm done={() => accept.mutate()} />
           </>
@@ -112,23 +97,14 @@ export function AcceptInvitationPage() {
             }}
           >
             <p>
-              You are invited to join <strong>{inv.organization_name}</strong>
-              {" "}
-              as {inv.role === "admin" ? "an administrator" : "staff"}.
+              You are invited to join <strong>{inv.organization_name}</strong> as{" "}
+              {inv.role === "admin" ? "an administrator" : "staff"}.
             </p>
-            <p className="muted">
-              It was sent to {inv.email}; you are signed in as {me}.
-            </p>
+            <p className="muted">It was sent to {inv.email}; you are signed in as {me}.</p>
             <ActionResult action={accept} />
             <div className="actions">
-              <button
-                type="submit"
-                className="primary"
-                disabled={accept.isPending}
-              >
-                {accept.isPending
-                  ? "Joining…"
-                  : `Join ${inv.organization_name}`}
+              <button type="submit" className="primary" disabled={accept.isPending}>
+                {accept.isPending ? "Joining…" : `Join ${inv.organization_name}`}
               </button>
             </div>
           </form>

@@ -17,9 +17,7 @@ export function NewPasswordForm({ done }: { done(): void }) {
   const [again, setAgain] = useState("");
   const [error, setError] = useState<string>();
   const [pending, setPending] = useState(false);
-  const token = session.state.kind === "signed_in"
-    ? session.state.session.access_token
-    : "";
+  const token = session.state.kind === "signed_in" ? session.state.session.access_token : "";
   const needsCurrent = !beganByMail(token);
   return (
     <form
@@ -29,9 +27,7 @@ export function NewPasswordForm({ done }: { done(): void }) {
         if (pending) return;
         if (!password || password !== again) {
           setError(
-            password
-              ? "The two new passwords are not the same."
-              : "Choose a new password.",
+            password ? "The two new passwords are not the same." : "Choose a new password.",
           );
           first.current?.focus();
           return;
@@ -52,9 +48,9 @@ export function NewPasswordForm({ done }: { done(): void }) {
     >
       <h2>Set a new password first</h2>
       <p>
-        This account was created before its e-mail address was confirmed, so
-        someone else may have chosen its password. Choose your own before you
-        join: every other device signed in to this account will be signed out.
+        This account was created before its e-mail address was confirmed, so someone else may have chosen its
+        password. Choose your own before you join: every other device signed in to this account will be signed
+        out.
       </p>
       {needsCurrent && (
         <TextField

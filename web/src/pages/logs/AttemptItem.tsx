@@ -11,16 +11,13 @@ export function AttemptItem({ a }: { a: Attempt }) {
   return (
     <li>
       <div className="attempt-head">
-        <strong>Attempt {a.attempt_number}</strong>{" "}
-        <Time iso={a.attempted_at} />
+        <strong>Attempt {a.attempt_number}</strong> <Time iso={a.attempted_at} />
       </div>
       <dl className="facts">
         <div>
           <dt>Response</dt>
           <dd className={ok ? "ok" : "error"}>
-            {a.response_status !== null
-              ? `HTTP ${a.response_status}`
-              : "No response"}
+            {a.response_status !== null ? `HTTP ${a.response_status}` : "No response"}
           </dd>
         </div>
         <div>

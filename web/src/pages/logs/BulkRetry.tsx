@@ -21,8 +21,7 @@ export function retryFilter(
   }
   if (f.status === "delivered" || f.status === "pending") {
     return {
-      why:
-        "Only retrying and permanently failed deliveries are retried in bulk.",
+      why: "Only retrying and permanently failed deliveries are retried in bulk.",
     };
   }
   const { q: _q, contains: _c, ...rest } = apiQuery(f);
@@ -142,9 +141,7 @@ export function BulkRetry({ filters }: { filters: Filters }) {
       >
         {busy && !preview ? "Counting…" : "Retry matching…"}
       </button>
-      {"why" in made && (
-        <span id="bulk-retry-why" className="muted small">{made.why}</span>
-      )}
+      {"why" in made && <span id="bulk-retry-why" className="muted small">{made.why}</span>}
       <div
         ref={statusRef}
         tabIndex={-1}
@@ -155,13 +152,8 @@ export function BulkRetry({ filters }: { filters: Filters }) {
         {job && (
           <>
             <p>
-              {running
-                ? "Retrying: "
-                : job.status === "cancelled"
-                ? "Stopped: "
-                : "Done: "}
-              {job.retried} of {job.total ?? "more than 100,000"}{" "}
-              matching sent again now
+              {running ? "Retrying: " : job.status === "cancelled" ? "Stopped: " : "Done: "}
+              {job.retried} of {job.total ?? "more than 100,000"} matching sent again now
               {Object.keys(job.skipped).length > 0 &&
                 `; skipped ${skippedText(job.skipped)}`}.{" "}
               <Link href={`${location.pathname}?recovery=${job.recovery_id}`}>
@@ -183,9 +175,7 @@ export function BulkRetry({ filters }: { filters: Filters }) {
       </div>
       <Dialog
         title={preview
-          ? `Retry ${preview.count.toLocaleString()}${
-            preview.more ? "+" : ""
-          } matching deliveries?`
+          ? `Retry ${preview.count.toLocaleString()}${preview.more ? "+" : ""} matching deliveries?`
           : "Retry matching deliveries?"}
         open={!!preview}
         onClose={() => {
@@ -196,15 +186,13 @@ export function BulkRetry({ filters }: { filters: Filters }) {
         {preview && preview.count === 0
           ? (
             <p>
-              No retrying or permanently failed delivery matches these filters:
-              there is nothing to retry.
+              No retrying or permanently failed delivery matches these filters: there is nothing to retry.
             </p>
           )
           : (
             <p>
-              Every retrying or permanently failed delivery these filters match
-              is sent again now, in batches. Retrying ones keep their attempts
-              and their 24-hour window; permanently failed ones get a new
+              Every retrying or permanently failed delivery these filters match is sent again now, in batches.
+              Retrying ones keep their attempts and their 24-hour window; permanently failed ones get a new
               window. Delivered ones are not sent again.
             </p>
           )}

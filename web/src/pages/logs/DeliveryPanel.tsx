@@ -151,9 +151,7 @@ export function DeliveryPanel(
           <p className="help">
             {formatted
               ? "Formatted for reading. The signature is over the exact bytes, not this view."
-              : `Exactly the ${
-                new TextEncoder().encode(d.body).length
-              } bytes that were signed and sent.`}
+              : `Exactly the ${new TextEncoder().encode(d.body).length} bytes that were signed and sent.`}
           </p>
           <pre
             className="code body"

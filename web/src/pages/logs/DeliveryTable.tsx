@@ -46,9 +46,7 @@ export function DeliveryTable(
                   <button
                     type="button"
                     className="linkish"
-                    aria-label={`${d.event_type}${
-                      d.test ? " (test)" : ""
-                    }, created ${
+                    aria-label={`${d.event_type}${d.test ? " (test)" : ""}, created ${
                       new Date(d.created_at).toLocaleString()
                     }: show details`}
                     onClick={() => setQuery({ delivery: d.id })}
@@ -68,9 +66,7 @@ export function DeliveryTable(
                 </td>
                 <td className="wide">{d.attempt_count}</td>
                 <td className="wide">
-                  {d.last_response_status !== null
-                    ? `HTTP ${d.last_response_status}`
-                    : ""}
+                  {d.last_response_status !== null ? `HTTP ${d.last_response_status}` : ""}
                   {error && <div className="muted small">{error}</div>}
                 </td>
               </tr>

@@ -32,8 +32,7 @@ export function FilterBar(
         <label htmlFor={`${id}-endpoint`}>Endpoint</label>
         <select {...field("endpoint")}>
           <option value="">All endpoints</option>
-          {endpoints.map((e) => <option key={e.id} value={e.id}>{e.url}
-          </option>)}
+          {endpoints.map((e) => <option key={e.id} value={e.id}>{e.url}</option>)}
         </select>
       </div>
       <div>
@@ -47,17 +46,13 @@ export function FilterBar(
         <label htmlFor={`${id}-status`}>Status</label>
         <select {...field("status")}>
           <option value="">Any status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>{statusWord(s)}</option>
-          ))}
+          {STATUSES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
         </select>
       </div>
       <div>
         <label htmlFor={`${id}-tests`}>Test deliveries</label>
         <select {...field("tests")}>
-          {TESTS.map((t) => (
-            <option key={t.value} value={t.value}>{t.label}</option>
-          ))}
+          {TESTS.map((t) => <option key={t.value} value={t.value}>{t.label}</option>)}
         </select>
       </div>
       <div>
@@ -69,14 +64,10 @@ export function FilterBar(
             setQuery({
               range: e.currentTarget.value,
               delivery: null,
-              ...(e.currentTarget.value === "custom"
-                ? {}
-                : { since: null, until: null }),
+              ...(e.currentTarget.value === "custom" ? {} : { since: null, until: null }),
             })}
         >
-          {RANGES.map((r) => (
-            <option key={r.value} value={r.value}>{r.label}</option>
-          ))}
+          {RANGES.map((r) => <option key={r.value} value={r.value}>{r.label}</option>)}
         </select>
       </div>
       {range === "custom" && (

@@ -6,9 +6,7 @@ export function HeaderList(
     none: string;
   },
 ) {
-  const entries = Object.entries(headers ?? {}).sort(([a], [b]) =>
-    a.localeCompare(b)
-  );
+  const entries = Object.entries(headers ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return (
     <details className="headers">
       <summary>{title}{entries.length ? ` (${entries.length})` : ""}</summary>
@@ -28,8 +26,7 @@ export function HeaderList(
       )}
       {headers && Object.keys(headers).some((n) => n.includes("signature")) && (
         <p className="help">
-          Signatures show only their first characters: the whole value is never
-          stored.
+          Signatures show only their first characters: the whole value is never stored.
         </p>
       )}
     </details>

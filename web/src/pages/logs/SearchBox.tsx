@@ -43,8 +43,7 @@ export function SearchBox({ current }: { current: string | undefined }) {
     >
       <label htmlFor={id}>Find a message</label>
       <p id={`${id}-hint`} className="muted small hint">
-        A webhook-id, delivery id or event id; or what the body contains: an
-        e-mail address, a donation id.
+        A webhook-id, delivery id or event id; or what the body contains: an e-mail address, a donation id.
       </p>
       <div className="row">
         <input

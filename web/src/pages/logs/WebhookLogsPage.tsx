@@ -22,8 +22,7 @@ import { SearchBox } from "./SearchBox.tsx";
 import "./WebhookLogsPage.css";
 
 const PAGE = 50;
-const inFlight = (d: Delivery) =>
-  d.status === "pending" || d.status === "retrying";
+const inFlight = (d: Delivery) => d.status === "pending" || d.status === "retrying";
 
 export function WebhookLogsPage() {
   useTick();
@@ -35,8 +34,7 @@ export function WebhookLogsPage() {
 
   const endpoints = useEndpoints();
   const catalogue = useCatalogue();
-  const urlOf = (id: string) =>
-    endpoints.data?.data.find((e) => e.id === id)?.url ?? "deleted endpoint";
+  const urlOf = (id: string) => endpoints.data?.data.find((e) => e.id === id)?.url ?? "deleted endpoint";
 
   // Pages by cursor; a refresh asks every loaded page again (each after the one before it), so rows that
   // arrived meanwhile move the pages along instead of being listed twice.
@@ -55,8 +53,7 @@ export function WebhookLogsPage() {
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
     enabled: !problem,
-    refetchInterval: (query) =>
-      query.state.data?.pages.some((p) => p.data.some(inFlight)) ? 2000 : 5000,
+    refetchInterval: (query) => query.state.data?.pages.some((p) => p.data.some(inFlight)) ? 2000 : 5000,
   });
   const rows = list.data?.pages.flatMap((p) => p.data) ?? null;
   // The content search's index is built in batches after deliveries are recorded: how far it reaches.
@@ -69,10 +66,8 @@ export function WebhookLogsPage() {
     if (single && !openId) setQuery({ delivery: single });
   }, [single, openId]);
 
-  const anyFilter =
-    !!(filters.q || filters.contains || filters.recovery || filters.tests ||
-      filters.endpoint_id || filters.event_type || filters.status ||
-      filters.range);
+  const anyFilter = !!(filters.q || filters.contains || filters.recovery || filters.tests ||
+    filters.endpoint_id || filters.event_type || filters.status || filters.range);
   return (
     <>
       <div className="page-head">
@@ -82,14 +77,10 @@ export function WebhookLogsPage() {
         </button>
       </div>
       <p className="lead">
-        Every message we sent to your endpoints, newest first. A failed delivery
-        is retried for 24 hours, then marked permanently failed. Times are in
-        your time zone ({timeZoneName()}).
+        Every message we sent to your endpoints, newest first. A failed delivery is retried for 24 hours, then
+        marked permanently failed. Times are in your time zone ({timeZoneName()}).
       </p>
-      <SearchBox
-        key={filters.q ?? filters.contains ?? ""}
-        current={filters.q ?? filters.contains}
-      />
+      <SearchBox key={filters.q ?? filters.contains ?? ""} current={filters.q ?? filters.contains} />
       <FilterBar
         endpoints={endpoints.data?.data.map((e) => ({
           id: e.id,
@@ -105,8 +96,7 @@ export function WebhookLogsPage() {
       {filters.q && (
         <p className="searching">
           Showing the message <code>{filters.q}</code>{" "}
-          (a delivery id, or a webhook-id that may have gone to several
-          endpoints).{" "}
+          (a delivery id, or a webhook-id that may have gone to several endpoints).{" "}
           <button
             type="button"
             className="linkish"
@@ -118,16 +108,12 @@ export function WebhookLogsPage() {
       )}
       {filters.contains && (
         <p className="searching">
-          Showing deliveries whose body contains <code>{filters.contains}</code>
-          {" "}
-          (any letter case).{" "}
+          Showing deliveries whose body contains <code>{filters.contains}</code> (any letter case).{" "}
           {searchableUntil !== undefined && (
             <span className="searchable-until">
               {searchableUntil === null
                 ? "The search index is being built: only the newest deliveries are searched yet. "
-                : `Searching up to ${
-                  formatTime(searchableUntil)
-                }: deliveries recorded since are searched ` +
+                : `Searching up to ${formatTime(searchableUntil)}: deliveries recorded since are searched ` +
                   "once indexed, within seconds (the newest are searched already). "}
             </span>
           )}
@@ -142,8 +128,7 @@ export function WebhookLogsPage() {
       )}
       {filters.recovery && (
         <p className="searching">
-          Showing the deliveries one recovery sent again (recovery{" "}
-          <code>{filters.recovery}</code>).{" "}
+          Showing the deliveries one recovery sent again (recovery <code>{filters.recovery}</code>).{" "}
           <button
             type="button"
             className="linkish"
@@ -161,13 +146,10 @@ export function WebhookLogsPage() {
       )}
       {!problem && (
         <p className="muted small" aria-live="off">
-          {busy
-            ? "Deliveries in flight: refreshing every 2 seconds."
-            : "Refreshing every 5 seconds."}
+          {busy ? "Deliveries in flight: refreshing every 2 seconds." : "Refreshing every 5 seconds."}
           {list.dataUpdatedAt > 0 && (
             <>
-              {" "}Last updated{" "}
-              {new Date(list.dataUpdatedAt).toLocaleTimeString()}.
+              {" "}Last updated {new Date(list.dataUpdatedAt).toLocaleTimeString()}.
             </>
           )}
         </p>
@@ -198,25 +180,20 @@ export function WebhookLogsPage() {
           : (
             <Empty level={2} title="No deliveries yet">
               <p>
-                Deliveries appear here when something happens in your records,
-                for example when a member is added. To try an endpoint now, use
-                “Send test event” on the Webhooks page.
+                Deliveries appear here when something happens in your records, for example when a member is
+                added. To try an endpoint now, use “Send test event” on the Webhooks page.
               </p>
             </Empty>
           )
       )}
-      {rows && rows.length > 0 && (
-        <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />
-      )}
+      {rows && rows.length > 0 && <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />}
       {list.hasNextPage && (
         <button
           type="button"
           onClick={() => void list.fetchNextPage()}
           disabled={list.isFetchingNextPage}
         >
-          {list.isFetchingNextPage
-            ? "Loading older deliveries…"
-            : "Show older deliveries"}
+          {list.isFetchingNextPage ? "Loading older deliveries…" : "Show older deliveries"}
         </button>
       )}
       {openId && (
@@ -227,14 +204,8 @@ export function WebhookLogsPage() {
           close={() => {
             // Back to the row it was opened from; a delivery found by id may have no row: the search.
             focusSoon(
-              () =>
-                document.querySelector<HTMLElement>(
-                  `tr[data-delivery-id="${openId}"] button`,
-                ),
-              () =>
-                document.querySelector<HTMLElement>(
-                  ".table-wrap[aria-label=Deliveries]",
-                ),
+              () => document.querySelector<HTMLElement>(`tr[data-delivery-id="${openId}"] button`),
+              () => document.querySelector<HTMLElement>(".table-wrap[aria-label=Deliveries]"),
             );
             setQuery({ delivery: null });
           }}

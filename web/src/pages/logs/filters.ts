@@ -51,16 +51,10 @@ export function readFilters(q: URLSearchParams): Filters {
     tests: tests === "exclude" || tests === "only" ? tests : undefined,
     endpoint_id: q.get("endpoint") || undefined,
     event_type: q.get("event") || undefined,
-    status: (STATUSES as string[]).includes(status)
-      ? (status as DeliveryStatus)
-      : undefined,
+    status: (STATUSES as string[]).includes(status) ? (status as DeliveryStatus) : undefined,
     range,
-    since: range === "custom"
-      ? fromLocalInput(q.get("since") ?? "")
-      : undefined,
-    until: range === "custom"
-      ? fromLocalInput(q.get("until") ?? "")
-      : undefined,
+    since: range === "custom" ? fromLocalInput(q.get("since") ?? "") : undefined,
+    until: range === "custom" ? fromLocalInput(q.get("until") ?? "") : undefined,
   };
 }
 

@@ -15,11 +15,9 @@ export function NewOrganizationPage() {
     <>
       <h1>New organization</h1>
       <p className="lead">
-        Start an organization for your church. You become its administrator: you
-        can then connect your payment and WhatsApp providers, add webhooks, and
-        invite the people who work with you.
-        {others > 0 &&
-          " Your other organizations stay as they are; the header switches between them."}
+        Start an organization for your church. You become its administrator: you can then connect your payment
+        and WhatsApp providers, add webhooks, and invite the people who work with you.
+        {others > 0 && " Your other organizations stay as they are; the header switches between them."}
       </p>
       <OrganizationForm
         heading="Your church"
@@ -32,15 +30,11 @@ export function NewOrganizationPage() {
             body: {
               name: v.name.trim(),
               time_zone: v.time_zone,
-              ...(v.contact_email.trim()
-                ? { contact_email: v.contact_email.trim() }
-                : {}),
+              ...(v.contact_email.trim() ? { contact_email: v.contact_email.trim() } : {}),
             },
           }));
           await session.switchOrganization(created.id);
-          session.setNotice(
-            `${created.name} is ready, and you are its administrator.`,
-          );
+          session.setNotice(`${created.name} is ready, and you are its administrator.`);
           navigate(HOME);
         }}
       />

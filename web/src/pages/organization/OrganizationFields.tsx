@@ -12,8 +12,7 @@ export interface OrganizationValues {
 export type FieldErrors = Partial<Record<keyof OrganizationValues, string>>;
 
 /** The browser's own time zone, which is most likely the church's. */
-export const browserTimeZone = (): string =>
-  Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+export const browserTimeZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
 function timeZones(current: string): string[] {
   const known = (Intl as unknown as { supportedValuesOf?(k: string): string[] })
@@ -32,10 +31,8 @@ export function OrganizationFields(
   },
 ) {
   const zones = useMemo(() => timeZones(values.time_zone), [values.time_zone]);
-  const set =
-    (k: keyof OrganizationValues) =>
-    (e: { currentTarget: { value: string } }) =>
-      onChange({ ...values, [k]: e.currentTarget.value });
+  const set = (k: keyof OrganizationValues) => (e: { currentTarget: { value: string } }) =>
+    onChange({ ...values, [k]: e.currentTarget.value });
   return (
     <>
       <TextField
@@ -55,21 +52,15 @@ export function OrganizationFields(
         id={`${id}-tz`}
         value={values.time_zone}
         aria-invalid={errors.time_zone ? true : undefined}
-        aria-describedby={`${id}-tz-help${
-          errors.time_zone ? ` ${id}-tz-err` : ""
-        }`}
+        aria-describedby={`${id}-tz-help${errors.time_zone ? ` ${id}-tz-err` : ""}`}
         onChange={set("time_zone")}
       >
-        {zones.map((z) => (
-          <option key={z} value={z}>{z.replaceAll("_", " ")}</option>
-        ))}
+        {zones.map((z) => <option key={z} value={z}>{z.replaceAll("_", " ")}</option>)}
       </select>
       <p id={`${id}-tz-help`} className="help">
         Where your church meets: times are shown in it.
       </p>
-      {errors.time_zone && (
-        <p id={`${id}-tz-err`} className="field-error">{errors.time_zone}</p>
-      )}
+      {errors.time_zone && <p id={`${id}-tz-err`} className="field-error">{errors.time_zone}</p>}
       <TextField
         id={`${id}-email`}
         label="Contact e-mail (optional)"
@@ -96,11 +87,7 @@ export function fieldErrors(
       f.field === "contact_email"
     ) {
       out[f.field] = `${
-        f.field === "name"
-          ? "The name"
-          : f.field === "time_zone"
-          ? "The time zone"
-          : "The address"
+        f.field === "name" ? "The name" : f.field === "time_zone" ? "The time zone" : "The address"
       } ${f.message}.`;
     }
   }

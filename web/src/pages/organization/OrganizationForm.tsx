@@ -37,9 +37,7 @@ export function OrganizationForm(
       if (found.name) nameRef.current?.focus();
     },
   });
-  const general = send.error && !Object.keys(errors).length
-    ? (send.error as Error).message
-    : null;
+  const general = send.error && !Object.keys(errors).length ? (send.error as Error).message : null;
   return (
     <form
       className="panel organization-form"
@@ -74,9 +72,7 @@ export function OrganizationForm(
         {send.isPending ? busy : send.data ?? ""}
       </p>
       <div className="actions">
-        <button type="submit" className="primary">
-          {send.isPending ? busy : submit}
-        </button>
+        <button type="submit" className="primary">{send.isPending ? busy : submit}</button>
       </div>
     </form>
   );

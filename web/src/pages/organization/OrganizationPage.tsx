@@ -41,8 +41,7 @@ export function OrganizationPage() {
       <>
         <h1>Organization</h1>
         <p className="lead">
-          Its administrators change these; ask one of them if something is
-          wrong.
+          Its administrators change these; ask one of them if something is wrong.
         </p>
         <dl className="panel facts">
           <div>
@@ -70,17 +69,10 @@ export function OrganizationPage() {
   return (
     <>
       <h1>Organization</h1>
-      <p className="lead">
-        How your church is named and reached, and the time zone its times are
-        shown in.
-      </p>
+      <p className="lead">How your church is named and reached, and the time zone its times are shown in.</p>
       <OrganizationForm
         heading="Details"
-        initial={{
-          name: o.name,
-          time_zone: o.time_zone,
-          contact_email: o.contact_email ?? "",
-        }}
+        initial={{ name: o.name, time_zone: o.time_zone, contact_email: o.contact_email ?? "" }}
         submit="Save changes"
         busy="Saving…"
         noName="The organization needs a name."

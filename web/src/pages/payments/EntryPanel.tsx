@@ -29,9 +29,7 @@ export function EntryPanel({ id, close }: { id: string; close(): void }) {
         params: { path: { id } },
       }),
     );
-    return `Replayed: ${statusWord(r.status).toLowerCase()}${
-      r.reason ? ` (${r.reason})` : ""
-    }.`;
+    return `Replayed: ${statusWord(r.status).toLowerCase()}${r.reason ? ` (${r.reason})` : ""}.`;
   });
   const heading = useRef<HTMLHeadingElement>(null);
   // Opened from the list: keyboards and screen readers continue here, as in Webhook Logs.
@@ -81,11 +79,7 @@ export function EntryPanel({ id, close }: { id: string; close(): void }) {
             <div>
               <dt>Signature</dt>
               <dd>
-                {e.signature_valid === null
-                  ? "—"
-                  : e.signature_valid
-                  ? "Valid"
-                  : "Invalid"}
+                {e.signature_valid === null ? "—" : e.signature_valid ? "Valid" : "Invalid"}
               </dd>
             </div>
             <div>
@@ -141,10 +135,7 @@ export function EntryPanel({ id, close }: { id: string; close(): void }) {
           {e.payload === null || e.payload === undefined
             ? (
               <p className="muted">
-                Not kept:{" "}
-                {notReplayable
-                  ? "see above."
-                  : "this notification had no body."}
+                Not kept: {notReplayable ? "see above." : "this notification had no body."}
               </p>
             )
             : (

@@ -40,12 +40,8 @@ export function PaymentWebhooksPage() {
   useTick();
   const org = useOrgKey();
   // The filters start from the address (the Connections page links here with ?provider=…).
-  const [status, setStatus] = useState<State | "">(() =>
-    fromQuery("status", STATES)
-  );
-  const [provider, setProvider] = useState<Provider | "">(() =>
-    fromQuery("provider", PAYMENT_PROVIDERS)
-  );
+  const [status, setStatus] = useState<State | "">(() => fromQuery("status", STATES));
+  const [provider, setProvider] = useState<Provider | "">(() => fromQuery("provider", PAYMENT_PROVIDERS));
   const [open, setOpen] = useState<string | null>(null);
   const [confirmAll, setConfirmAll] = useState(false);
   const replayAll = useAction(replayAllFailed);
@@ -77,11 +73,7 @@ export function PaymentWebhooksPage() {
     queryFn: async () => {
       const pages = await Promise.all(
         (["failed", "unmatched"] as const).map((status) =>
-          unwrap(
-            api.GET("/webhooks/inbound-log", {
-              params: { query: { status, limit: 200 } },
-            }),
-          )
+          unwrap(api.GET("/webhooks/inbound-log", { params: { query: { status, limit: 200 } } }))
         ),
       );
       return {
@@ -91,9 +83,7 @@ export function PaymentWebhooksPage() {
     },
     refetchInterval: 15_000,
   });
-  const replayable = failed.data
-    ? `${failed.data.count}${failed.data.more ? "+" : ""}`
-    : null;
+  const replayable = failed.data ? `${failed.data.count}${failed.data.more ? "+" : ""}` : null;
 
   return (
     <>
@@ -103,8 +93,7 @@ export function PaymentWebhooksPage() {
           type="button"
           className="primary"
           onClick={() => setConfirmAll(true)}
-          disabled={replayAll.isPending || !failed.data ||
-            failed.data.count === 0}
+          disabled={replayAll.isPending || !failed.data || failed.data.count === 0}
           title={failed.data?.count === 0
             ? "Nothing to replay: no failed or unmatched notification"
             : undefined}
@@ -119,10 +108,9 @@ export function PaymentWebhooksPage() {
         </button>
       </div>
       <p className="lead">
-        Every notification your payment providers sent (subscriptions and card
-        payments), logged before it was applied. When one could not be applied,
-        fix the cause and replay it: an entry that was already applied changes
-        nothing.
+        Every notification your payment providers sent (subscriptions and card payments), logged before it was
+        applied. When one could not be applied, fix the cause and replay it: an entry that was already applied
+        changes nothing.
       </p>
       <ActionResult action={replayAll} />
       <div className="filters">
@@ -131,13 +119,10 @@ export function PaymentWebhooksPage() {
           <select
             id={`${id}-provider`}
             value={provider}
-            onChange={(e) =>
-              setProvider(e.currentTarget.value as Provider | "")}
+            onChange={(e) => setProvider(e.currentTarget.value as Provider | "")}
           >
             <option value="">All providers</option>
-            {PAYMENT_PROVIDERS.map((p) => (
-              <option key={p} value={p}>{PROVIDERS[p]}</option>
-            ))}
+            {PAYMENT_PROVIDERS.map((p) => <option key={p} value={p}>{PROVIDERS[p]}</option>)}
           </select>
         </div>
         <div>
@@ -148,9 +133,7 @@ export function PaymentWebhooksPage() {
             onChange={(e) => setStatus(e.currentTarget.value as State | "")}
           >
             <option value="">Any status</option>
-            {STATES.map((s) => (
-              <option key={s} value={s}>{statusWord(s)}</option>
-            ))}
+            {STATES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
           </select>
         </div>
       </div>
@@ -164,24 +147,19 @@ export function PaymentWebhooksPage() {
       {log.data && rows.length === 0 && (
         <Empty
           level={2}
-          title={status || provider
-            ? "No notifications match these filters"
-            : "No payment notifications yet"}
+          title={status || provider ? "No notifications match these filters" : "No payment notifications yet"}
         >
           <p>
-            {status || provider
-              ? "Choose another provider or status to see other notifications."
-              : (
-                <>
-                  They appear here when your checkout or card-payment provider
-                  sends one. Connect a provider (its address and secret, and a
-                  signed test) on the{" "}
-                  <Link href="/settings/integrations/connections">
-                    Connections
-                  </Link>{" "}
-                  page.
-                </>
-              )}
+            {status || provider ? "Choose another provider or status to see other notifications." : (
+              <>
+                They appear here when your checkout or card-payment provider sends one. Connect a provider
+                (its address and secret, and a signed test) on the{" "}
+                <Link href="/settings/integrations/connections">
+                  Connections
+                </Link>{" "}
+                page.
+              </>
+            )}
           </p>
         </Empty>
       )}
@@ -224,9 +202,7 @@ export function PaymentWebhooksPage() {
                       type="button"
                       className="linkish"
                       onClick={() => setOpen(r.id)}
-                      aria-label={`${
-                        r.event ?? "Notification without an event name"
-                      }, received ${
+                      aria-label={`${r.event ?? "Notification without an event name"}, received ${
                         new Date(r.received_at).toLocaleString()
                       }: show details`}
                     >
@@ -249,9 +225,7 @@ export function PaymentWebhooksPage() {
           disabled={log.isFetchingNextPage}
           onClick={() => void log.fetchNextPage()}
         >
-          {log.isFetchingNextPage
-            ? "Loading older notifications…"
-            : "Show older notifications"}
+          {log.isFetchingNextPage ? "Loading older notifications…" : "Show older notifications"}
         </button>
       )}
       {open && <EntryPanel key={open} id={open} close={() => setOpen(null)} />}

@@ -15,12 +15,7 @@ export async function replayAllFailed(): Promise<string> {
 }
 
 export function ReplayAllDialog(
-  { open, close, confirm, count }: {
-    open: boolean;
-    close(): void;
-    confirm(): void;
-    count: string | null;
-  },
+  { open, close, confirm, count }: { open: boolean; close(): void; confirm(): void; count: string | null },
 ) {
   return (
     <Dialog
@@ -31,8 +26,8 @@ export function ReplayAllDialog(
       onClose={close}
     >
       <p>
-        Every failed or unmatched notification of this organization is applied
-        again, oldest first. Ones that were already applied change nothing.
+        Every failed or unmatched notification of this organization is applied again, oldest first. Ones that
+        were already applied change nothing.
       </p>
       <div className="actions">
         <button type="button" className="primary" onClick={confirm}>

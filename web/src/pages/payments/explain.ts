@@ -14,32 +14,23 @@ export function money(minor: number, currency: string): string {
 
 const RULES: { match: RegExp; words(m: RegExpExecArray): string }[] = [
   {
-    match:
-      /refunds \((\d+) ([A-Z]{3})\) exceed the donation \((\d+) ([A-Z]{3})\) for payment (\S+)/,
+    match: /refunds \((\d+) ([A-Z]{3})\) exceed the donation \((\d+) ([A-Z]{3})\) for payment (\S+)/,
     words: (m) =>
-      `The refunds for payment ${m[5]} add up to ${
-        money(Number(m[1]), m[2]!)
-      }, more than the donation of ` +
-      `${
-        money(Number(m[3]), m[4]!)
-      }. Check the donation's amount (or the refund with your provider), ` +
+      `The refunds for payment ${m[5]} add up to ${money(Number(m[1]), m[2]!)}, more than the donation of ` +
+      `${money(Number(m[3]), m[4]!)}. Check the donation's amount (or the refund with your provider), ` +
       "then replay it.",
   },
   {
-    match:
-      /refund currency differs from donation currency ([A-Z]{3}) for payment (\S+)/,
+    match: /refund currency differs from donation currency ([A-Z]{3}) for payment (\S+)/,
     words: (m) =>
-      `The refund for payment ${
-        m[2]
-      } is in another currency than the donation (${
+      `The refund for payment ${m[2]} is in another currency than the donation (${
         m[1]
       }). Check the payment ` +
       "with your provider.",
   },
   {
     match: /signature/i,
-    words: () =>
-      "Its signature did not match this organization's secret, so it was not trusted.",
+    words: () => "Its signature did not match this organization's secret, so it was not trusted.",
   },
 ];
 
@@ -56,9 +47,7 @@ export function explain(error: string | null, status?: string): string | null {
     const m = r.match.exec(error);
     if (m) return r.words(m);
   }
-  return `It could not be applied: ${
-    error.replace(/^[0-9A-Z]{5}: |^[a-z_]+: /, "")
-  }`;
+  return `It could not be applied: ${error.replace(/^[0-9A-Z]{5}: |^[a-z_]+: /, "")}`;
 }
 
 /** Statuses a replay can change: anything verified and well-formed. */

@@ -42,24 +42,15 @@ export function ConfirmMemberChange(
       return;
     }
     const removed = await unwrap(
-      api.DELETE("/webhooks/people/{id}", {
-        ...path,
-        body: { keep_endpoints: keep && !person.you },
-      }),
+      api.DELETE("/webhooks/people/{id}", { ...path, body: { keep_endpoints: keep && !person.you } }),
     );
     const n = removed.endpoints_disabled;
     return `${name} was removed from ${org}.` +
       (n > 0
-        ? ` ${n} webhook endpoint${n === 1 ? "" : "s"} they made ${
-          n === 1 ? "was" : "were"
-        } disabled.`
+        ? ` ${n} webhook endpoint${n === 1 ? "" : "s"} they made ${n === 1 ? "was" : "were"} disabled.`
         : "");
   });
-  const what = kind === "step_down"
-    ? "Step down"
-    : person.you
-    ? "Leave"
-    : `Remove ${name}`;
+  const what = kind === "step_down" ? "Step down" : person.you ? "Leave" : `Remove ${name}`;
   return (
     <form
       onSubmit={(e) => {
@@ -80,24 +71,21 @@ export function ConfirmMemberChange(
       {kind === "step_down" && (
         <p>
           You will be staff of{" "}
-          {org}: you will no longer manage its settings, webhooks, API keys or
-          people, and the API keys you made stop working. Another admin can make
-          you admin again.
+          {org}: you will no longer manage its settings, webhooks, API keys or people, and the API keys you
+          made stop working. Another admin can make you admin again.
         </p>
       )}
       {kind === "remove" && person.you && (
         <p>
           You will no longer be a member of{" "}
-          {org}, and the API keys you made stop working. An admin would have to
-          invite you again.
+          {org}, and the API keys you made stop working. An admin would have to invite you again.
         </p>
       )}
       {kind === "remove" && !person.you && (
         <p>
           <strong>{name}</strong> loses access to {org}{" "}
-          at once{person.role === "admin"
-            ? ", and the API keys they made stop working"
-            : ""}. You can invite them again later.
+          at once{person.role === "admin" ? ", and the API keys they made stop working" : ""}. You can invite
+          them again later.
         </p>
       )}
       <MadeEndpoints

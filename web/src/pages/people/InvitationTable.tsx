@@ -79,12 +79,10 @@ function InvitationRow(
     );
   });
   const error = resend.error ? (resend.error as Error).message : null;
-  const wait =
-    i.resend_available_at && Date.parse(i.resend_available_at) > Date.now()
-      ? `Another mail can go ${relativeTime(i.resend_available_at)}.`
-      : null;
-  const describedBy =
-    [wait && `${id}-wait`, error && `${id}-err`].filter(Boolean).join(" ") ||
+  const wait = i.resend_available_at && Date.parse(i.resend_available_at) > Date.now()
+    ? `Another mail can go ${relativeTime(i.resend_available_at)}.`
+    : null;
+  const describedBy = [wait && `${id}-wait`, error && `${id}-err`].filter(Boolean).join(" ") ||
     undefined;
   return (
     <tr>
@@ -93,9 +91,7 @@ function InvitationRow(
         <div className="narrow-only muted small">
           {i.status === "expired"
             ? "Expired"
-            : `Sent ${relativeTime(i.created_at)}; expires ${
-              relativeTime(i.expires_at)
-            }`}
+            : `Sent ${relativeTime(i.created_at)}; expires ${relativeTime(i.expires_at)}`}
         </div>
       </th>
       <td>{ROLE_WORDS[i.role]}</td>
@@ -127,9 +123,7 @@ function InvitationRow(
             Withdraw
           </button>
           {wait && <p id={`${id}-wait`} className="help">{wait}</p>}
-          {error && (
-            <p id={`${id}-err`} className="field-error" role="alert">{error}</p>
-          )}
+          {error && <p id={`${id}-err`} className="field-error" role="alert">{error}</p>}
         </div>
       </td>
     </tr>

@@ -29,9 +29,7 @@ export function InviteForm() {
       setLink(
         `${location.origin}${ACCEPT_INVITATION_PATH}#token=${created.token}`,
       );
-      return `Invitation sent to ${created.email} as ${
-        ROLE_WORDS[created.role].toLowerCase()
-      }.`;
+      return `Invitation sent to ${created.email} as ${ROLE_WORDS[created.role].toLowerCase()}.`;
     } catch (e) {
       const field = !(e instanceof ApiError)
         ? null
@@ -88,8 +86,7 @@ export function InviteForm() {
         <option value="admin">Admin</option>
       </select>
       <p id={`${id}-role-help`} className="help">
-        Admins manage this organization's settings, webhooks, API keys and
-        people. Staff use the church app.
+        Admins manage this organization's settings, webhooks, API keys and people. Staff use the church app.
       </p>
       <div className="actions">
         <button type="submit" className="primary" disabled={invite.isPending}>
@@ -102,8 +99,7 @@ export function InviteForm() {
           <summary>Or send the link yourself</summary>
           <OnceSecret label="Invitation link" value={link}>
             <p className="help">
-              Whoever opens it can join, so send it only to the person you
-              invited.
+              Whoever opens it can join, so send it only to the person you invited.
             </p>
           </OnceSecret>
         </details>

@@ -35,9 +35,7 @@ export function MadeEndpoints(
   if (endpoints.error) {
     return (
       <ErrorBox
-        error={`Could not load the webhook endpoints they made: ${
-          errorText(endpoints.error)
-        }`}
+        error={`Could not load the webhook endpoints they made: ${errorText(endpoints.error)}`}
         retry={() => void endpoints.refetch()}
       />
     );
@@ -48,17 +46,14 @@ export function MadeEndpoints(
   return (
     <div className="made-endpoints">
       <p id={`${id}-list`}>
-        Webhook endpoints {whose}{" "}
-        made, which send this organization's data to these addresses:
+        Webhook endpoints {whose} made, which send this organization's data to these addresses:
       </p>
       <ul aria-labelledby={`${id}-list`}>
         {list.map((e) => (
           <li key={e.id}>
             <code className="endpoint-url">{e.url}</code>
             {e.description ? ` (${e.description})` : ""}
-            {e.api_key_name
-              ? ` — made with the API key “${e.api_key_name}”`
-              : ""}
+            {e.api_key_name ? ` — made with the API key “${e.api_key_name}”` : ""}
           </li>
         ))}
       </ul>
@@ -73,8 +68,7 @@ export function MadeEndpoints(
                 checked={!keep}
                 onChange={() => onKeep(false)}
               />{" "}
-              Disable them (recommended): nothing more is sent; an admin can
-              enable them again
+              Disable them (recommended): nothing more is sent; an admin can enable them again
             </label>
             <label>
               <input

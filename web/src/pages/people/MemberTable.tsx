@@ -72,9 +72,7 @@ function MemberRow(
       const n = changed.endpoints_disabled;
       if (n > 0) {
         onGone(
-          `${n} webhook endpoint${n === 1 ? "" : "s"} ${name} made ${
-            n === 1 ? "was" : "were"
-          } disabled.`,
+          `${n} webhook endpoint${n === 1 ? "" : "s"} ${name} made ${n === 1 ? "was" : "were"} disabled.`,
         );
       }
     } catch (e) {
@@ -87,24 +85,18 @@ function MemberRow(
     }
   });
   const error = change.error ? (change.error as Error).message : null;
-  const note = onlyAdmin
-    ? "The only admin: make someone else admin before you step down or leave."
-    : null;
-  const describedBy =
-    [error && `${id}-err`, note && `${id}-note`].filter(Boolean).join(" ") ||
+  const note = onlyAdmin ? "The only admin: make someone else admin before you step down or leave." : null;
+  const describedBy = [error && `${id}-err`, note && `${id}-note`].filter(Boolean).join(" ") ||
     undefined;
   return (
     <tr>
       <th scope="row">
         <span className="person-email">{name}</span>
         {p.you && <span className="you">(you)</span>}
-        {p.display_name && p.email && (
-          <div className="muted small">{p.display_name}</div>
-        )}
+        {p.display_name && p.email && <div className="muted small">{p.display_name}</div>}
         <div className="narrow-only muted small">
-          Joined {relativeTime(p.joined_at)}; {p.last_sign_in_at
-            ? `last signed in ${relativeTime(p.last_sign_in_at)}`
-            : "never signed in"}
+          Joined {relativeTime(p.joined_at)};{" "}
+          {p.last_sign_in_at ? `last signed in ${relativeTime(p.last_sign_in_at)}` : "never signed in"}
         </div>
       </th>
       <td>
@@ -154,9 +146,7 @@ function MemberRow(
             {p.you ? "Leave" : "Remove"}
           </button>
           {note && <p id={`${id}-note`} className="help">{note}</p>}
-          {error && (
-            <p id={`${id}-err`} className="field-error" role="alert">{error}</p>
-          )}
+          {error && <p id={`${id}-err`} className="field-error" role="alert">{error}</p>}
         </div>
       </td>
     </tr>

@@ -34,9 +34,7 @@ export function PeoplePage() {
   const [confirm, setConfirm] = useState<Confirm | null>(null);
   const [withdrawing, setWithdrawing] = useState<Invitation | null>(null);
   const [said, setSaid] = useState("");
-  const open = (invitations.data ?? []).filter((i) =>
-    i.status === "pending" || i.status === "expired"
-  );
+  const open = (invitations.data ?? []).filter((i) => i.status === "pending" || i.status === "expired");
   const members = people.data?.data ?? [];
 
   return (
@@ -44,18 +42,15 @@ export function PeoplePage() {
       <h1>People</h1>
       <p className="lead">
         Who can sign in to{" "}
-        {session.organization?.organization_name}. Admins manage its settings,
-        webhooks, API keys and people; staff use the church app. Changes apply
-        at once, also to someone already signed in.
+        {session.organization?.organization_name}. Admins manage its settings, webhooks, API keys and people;
+        staff use the church app. Changes apply at once, also to someone already signed in.
       </p>
       <InviteForm />
       <p className="ok" role="status">{said}</p>
 
       <section className="people-section">
         <h2>
-          Members{people.data
-            ? ` (${members.length}${people.data.has_more ? "+" : ""})`
-            : ""}
+          Members{people.data ? ` (${members.length}${people.data.has_more ? "+" : ""})` : ""}
         </h2>
         {people.error && (
           <ErrorBox
@@ -64,13 +59,7 @@ export function PeoplePage() {
           />
         )}
         {people.isPending && <Loading what="members" />}
-        {members.length > 0 && (
-          <MemberTable
-            people={members}
-            onConfirm={setConfirm}
-            onGone={setSaid}
-          />
-        )}
+        {members.length > 0 && <MemberTable people={members} onConfirm={setConfirm} onGone={setSaid} />}
         {people.data?.has_more && (
           <p className="help">
             Only the first {members.length} members are shown.
@@ -81,9 +70,7 @@ export function PeoplePage() {
         <h2>Invitations</h2>
         {invitations.error && (
           <ErrorBox
-            error={`Could not load the invitations: ${
-              errorText(invitations.error)
-            }`}
+            error={`Could not load the invitations: ${errorText(invitations.error)}`}
             retry={() => void invitations.refetch()}
           />
         )}

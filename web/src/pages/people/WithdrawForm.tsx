@@ -3,8 +3,7 @@ import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import type { Invitation } from "./types.ts";
 
-const GONE =
-  "This invitation is no longer open: it was accepted, withdrawn or replaced meanwhile.";
+const GONE = "This invitation is no longer open: it was accepted, withdrawn or replaced meanwhile.";
 
 export function WithdrawForm(
   { invitation, close, onDone }: {

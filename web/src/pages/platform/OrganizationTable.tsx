@@ -58,24 +58,20 @@ export function OrganizationTable(
                   : <Badge status="ok" kind="delivered">Healthy</Badge>}
               </td>
               <td>
-                {o.health.endpoints === 1
-                  ? "1 endpoint"
-                  : `${o.health.endpoints} endpoints`}
+                {o.health.endpoints === 1 ? "1 endpoint" : `${o.health.endpoints} endpoints`}
                 {o.health.endpoints_failing > 0 && (
                   <div className="small">
                     {o.health.endpoints_failing} failing
                   </div>
                 )}
                 <div className="small muted">
-                  {count(o.health.deliveries_open)} open,{" "}
-                  {count(o.health.deliveries_failing)} retrying
+                  {count(o.health.deliveries_open)} open, {count(o.health.deliveries_failing)} retrying
                 </div>
               </td>
               <td className="wide">
                 {count(o.health.inbound_failed_24h)} failed
                 <div className="small muted">
-                  {o.health.inbound_refused_24h} refused signatures,{" "}
-                  {count(o.health.inbound_waiting)} waiting
+                  {o.health.inbound_refused_24h} refused signatures, {count(o.health.inbound_waiting)} waiting
                 </div>
               </td>
               <td className="wide">

@@ -14,8 +14,7 @@ export function PlatformAdmins({ superadmin }: { superadmin: boolean }) {
   const id = useId();
   const admins = useQuery({
     queryKey: ["platform", "admins"],
-    queryFn: () =>
-      unwrap(api.GET("/webhooks/platform/admins")).then((r) => r.data),
+    queryFn: () => unwrap(api.GET("/webhooks/platform/admins")).then((r) => r.data),
   });
   const [email, setEmail] = useState("");
   const [emailError, setEmailError] = useState<string | undefined>();
@@ -30,9 +29,7 @@ export function PlatformAdmins({ superadmin }: { superadmin: boolean }) {
       setEmail("");
       return `${a.email} is now a platform administrator.`;
     } catch (e) {
-      const field = e instanceof ApiError
-        ? e.fields.find((f) => f.field === "email")
-        : undefined;
+      const field = e instanceof ApiError ? e.fields.find((f) => f.field === "email") : undefined;
       if (field) {
         setEmailError(`This address ${field.message}.`);
         input.current?.focus();

@@ -16,8 +16,7 @@ import { PlatformAdmins } from "./PlatformAdmins.tsx";
 import { SuspensionForm } from "./SuspensionForm.tsx";
 import "./PlatformConsolePage.css";
 
-const plural = (n: number, word: string) =>
-  `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`;
+const plural = (n: number, word: string) => `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`;
 
 export function PlatformConsolePage() {
   useTick();
@@ -68,11 +67,10 @@ export function PlatformConsolePage() {
     <div className="platform-console">
       <h1>Platform console</h1>
       <p className="lead">
-        Every organization on this service, with its health. Suspending one
-        stops its people and API keys, holds the payments and messages sent to
-        it (providers try again) and pauses its webhooks; resuming delivers what
-        waited. Each action is written to the organization's audit log, which
-        its administrators read.
+        Every organization on this service, with its health. Suspending one stops its people and API keys,
+        holds the payments and messages sent to it (providers try again) and pauses its webhooks; resuming
+        delivers what waited. Each action is written to the organization's audit log, which its administrators
+        read.
       </p>
       {me.error && (
         <ErrorBox
@@ -90,9 +88,7 @@ export function PlatformConsolePage() {
         <h2>Organizations</h2>
         {totals && (
           <p className="muted" role="status">
-            {plural(totals.organizations, "organization")}, {totals.suspended}
-            {" "}
-            suspended
+            {plural(totals.organizations, "organization")}, {totals.suspended} suspended
           </p>
         )}
         <form
@@ -128,9 +124,7 @@ export function PlatformConsolePage() {
         </form>
         {organizations.error && (
           <ErrorBox
-            error={`Could not load organizations: ${
-              errorText(organizations.error)
-            }`}
+            error={`Could not load organizations: ${errorText(organizations.error)}`}
             retry={() => void organizations.refetch()}
           />
         )}
@@ -153,9 +147,7 @@ export function PlatformConsolePage() {
             onClick={() => void organizations.fetchNextPage()}
             disabled={organizations.isFetchingNextPage}
           >
-            {organizations.isFetchingNextPage
-              ? "Loading…"
-              : "Show more organizations"}
+            {organizations.isFetchingNextPage ? "Loading…" : "Show more organizations"}
           </button>
         )}
       </section>
@@ -168,9 +160,7 @@ export function PlatformConsolePage() {
             retry={() => void audit.refetch()}
           />
         )}
-        {audit.data && audit.data.data.length === 0 && (
-          <p className="muted">None yet.</p>
-        )}
+        {audit.data && audit.data.data.length === 0 && <p className="muted">None yet.</p>}
         {audit.data && audit.data.data.length > 0 && (
           <AuditTable
             entries={audit.data.data}
@@ -180,11 +170,7 @@ export function PlatformConsolePage() {
         )}
       </section>
       <Dialog
-        title={acting
-          ? `${
-            acting.resume ? "Resume" : "Suspend"
-          } ${acting.organization.name}?`
-          : ""}
+        title={acting ? `${acting.resume ? "Resume" : "Suspend"} ${acting.organization.name}?` : ""}
         open={!!acting}
         onClose={() => setActing(null)}
       >

@@ -1,11 +1,6 @@
 // Suspend (a reason is required: the organization's admins read it) or resume (a note is optional).
 import { useId, useRef, useState } from "react";
-import {
-  api,
-  ApiError,
-  type PlatformOrganization,
-  unwrap,
-} from "../../api/client.ts";
+import { api, ApiError, type PlatformOrganization, unwrap } from "../../api/client.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { TextField } from "../../ui/TextField.tsx";
 import { usePlatformAction } from "./usePlatformAction.ts";
@@ -38,9 +33,7 @@ export function SuspensionForm(
         );
       }
     } catch (e) {
-      const field = e instanceof ApiError
-        ? e.fields.find((f) => f.field === "reason")
-        : undefined;
+      const field = e instanceof ApiError ? e.fields.find((f) => f.field === "reason") : undefined;
       if (field) {
         setError(`The reason ${field.message}.`);
         input.current?.focus();

@@ -3,11 +3,7 @@
 // same points. The API makes the 6-hour points from its histograms, since percentiles do not add up. The
 // same numbers are in words beside it and as a table, for screen readers and anyone who wants figures.
 // The card's health tiles come from the same answer (useActivity), so both always say the same thing.
-import {
-  keepPreviousData,
-  useQuery,
-  type UseQueryResult,
-} from "@tanstack/react-query";
+import { keepPreviousData, useQuery, type UseQueryResult } from "@tanstack/react-query";
 import { useId } from "react";
 import { type Activity, api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
@@ -22,8 +18,7 @@ const H = 64;
 const bucketFor = (window: Window) => window === "7d" ? "6h" : "1h";
 
 /** What one point covers, in words: "hour" or "6 hours". */
-const unit = (a: Activity) =>
-  a.bucket_seconds === 3600 ? "hour" : `${a.bucket_seconds / 3600} hours`;
+const unit = (a: Activity) => a.bucket_seconds === 3600 ? "hour" : `${a.bucket_seconds / 3600} hours`;
 
 const hourLabel = (iso: string, window: Window) =>
   new Date(iso).toLocaleString(
@@ -39,9 +34,7 @@ const ms = msText;
 
 /** The period an answer covers, in words: "the last 24 hours (from 10:00 AM)". */
 export const periodText = (a: Activity) =>
-  `${a.window === "24h" ? "the last 24 hours" : "the last 7 days"} (from ${
-    hourLabel(a.from, a.window)
-  })`;
+  `${a.window === "24h" ? "the last 24 hours" : "the last 7 days"} (from ${hourLabel(a.from, a.window)})`;
 
 /**
  * An endpoint's activity over `window`, with its latest attempt: one answer for the tiles and the chart.
@@ -53,10 +46,7 @@ export function useActivity(endpointId: string, window: Window) {
     queryKey: [org, "activity", endpointId, window],
     queryFn: () =>
       unwrap(api.GET("/webhooks/endpoints/{id}/activity", {
-        params: {
-          path: { id: endpointId },
-          query: { window, bucket: bucketFor(window) },
-        },
+        params: { path: { id: endpointId }, query: { window, bucket: bucketFor(window) } },
       })),
     refetchInterval: 15_000,
     placeholderData: keepPreviousData,
@@ -72,11 +62,7 @@ export function summary(a: Activity): string {
     a.points[0]!,
   );
   return `${span}: ${delivered} delivered, ${failed} failed` +
-    (failed > 0
-      ? ` (most failures in the ${unit(a)} from ${
-        hourLabel(busiest.start, a.window)
-      })`
-      : "") +
+    (failed > 0 ? ` (most failures in the ${unit(a)} from ${hourLabel(busiest.start, a.window)})` : "") +
     `. Response time: median ${ms(p50_ms)}, 95th percentile ${ms(p95_ms)}.`;
 }
 
@@ -95,10 +81,7 @@ export function ActivityChart(
     <section className="activity" aria-label={`Activity of ${url}`}>
       <div className="activity-head">
         <h3 id={`${id}-h`}>Activity</h3>
-        <div
-          role="group"
-          aria-label={`Period of the health and activity for ${url}`}
-        >
+        <div role="group" aria-label={`Period of the health and activity for ${url}`}>
           {(["24h", "7d"] as const).map((w) => (
             <button
               key={w}
@@ -157,8 +140,7 @@ function Chart({ a }: { a: Activity }) {
       <div className="charts" aria-hidden="true">
         <figure>
           <figcaption className="small muted">
-            Attempts per {unit(a)}{" "}
-            (<span className="key delivered">delivered</span>,{" "}
+            Attempts per {unit(a)} (<span className="key delivered">delivered</span>,{" "}
             <span className="key failed">failed</span>), up to {maxCount}
           </figcaption>
           <svg
@@ -193,8 +175,7 @@ function Chart({ a }: { a: Activity }) {
         </figure>
         <figure>
           <figcaption className="small muted">
-            Response time per {unit(a)}{" "}
-            (<span className="key p50">median</span>,{" "}
+            Response time per {unit(a)} (<span className="key p50">median</span>,{" "}
             <span className="key p95">95th percentile</span>), up to {ms(maxMs)}
           </figcaption>
           <svg
@@ -210,47 +191,41 @@ function Chart({ a }: { a: Activity }) {
       </div>
       <details>
         <summary>Activity as a table</summary>
-        {active.length === 0
-          ? <p className="muted">No attempts in this period.</p>
-          : (
-            <div
-              className="table-wrap"
-              role="region"
-              aria-label={`Activity per ${unit(a)}`}
-              tabIndex={0}
-            >
-              <table>
-                <caption className="sr-only">
-                  {text}{" "}
-                  {a.bucket_seconds === 3600 ? "Hours" : "Periods of 6 hours"}
-                  {" "}
-                  without attempts are left out.
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">
-                      {a.bucket_seconds === 3600 ? "Hour" : "6 hours"} from
-                    </th>
-                    <th scope="col">Delivered</th>
-                    <th scope="col">Failed</th>
-                    <th scope="col">Median</th>
-                    <th scope="col">95th percentile</th>
+        {active.length === 0 ? <p className="muted">No attempts in this period.</p> : (
+          <div
+            className="table-wrap"
+            role="region"
+            aria-label={`Activity per ${unit(a)}`}
+            tabIndex={0}
+          >
+            <table>
+              <caption className="sr-only">
+                {text} {a.bucket_seconds === 3600 ? "Hours" : "Periods of 6 hours"}{" "}
+                without attempts are left out.
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">{a.bucket_seconds === 3600 ? "Hour" : "6 hours"} from</th>
+                  <th scope="col">Delivered</th>
+                  <th scope="col">Failed</th>
+                  <th scope="col">Median</th>
+                  <th scope="col">95th percentile</th>
+                </tr>
+              </thead>
+              <tbody>
+                {active.map((p) => (
+                  <tr key={p.start}>
+                    <td>{hourLabel(p.start, a.window)}</td>
+                    <td>{p.delivered}</td>
+                    <td>{p.failed}</td>
+                    <td>{ms(p.p50_ms)}</td>
+                    <td>{ms(p.p95_ms)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {active.map((p) => (
-                    <tr key={p.start}>
-                      <td>{hourLabel(p.start, a.window)}</td>
-                      <td>{p.delivered}</td>
-                      <td>{p.failed}</td>
-                      <td>{ms(p.p50_ms)}</td>
-                      <td>{ms(p.p95_ms)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
       </details>
     </>
   );

@@ -30,8 +30,7 @@ export function AlertsNote({ endpoint: e }: { endpoint: Endpoint }) {
   const self = alerts.endpoints.find((a) => a.id === e.id);
   return (
     <p className="muted small alerts-note">
-      <strong>Failure alerts:</strong> after{" "}
-      {duration(alerts.failing_after_seconds)}{" "}
+      <strong>Failure alerts:</strong> after {duration(alerts.failing_after_seconds)}{" "}
       of failed attempts, a mail to the admins
       {others.length > 0
         ? (

@@ -22,9 +22,8 @@ export function DeleteForm(
     >
       <p>
         <strong>{endpoint.url}</strong>{" "}
-        will stop receiving events, and its delivery history will be deleted.
-        This cannot be undone. To pause deliveries instead, disable the
-        endpoint.
+        will stop receiving events, and its delivery history will be deleted. This cannot be undone. To pause
+        deliveries instead, disable the endpoint.
       </p>
       <div className="actions">
         <button type="submit" className="danger">Delete endpoint</button>

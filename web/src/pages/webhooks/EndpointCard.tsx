@@ -1,12 +1,6 @@
 // One endpoint: what it receives, its state and health, its activity, and its actions.
 import { useId, useRef, useState } from "react";
-import {
-  api,
-  type Endpoint,
-  type EventTypeInfo,
-  type TargetPolicy,
-  unwrap,
-} from "../../api/client.ts";
+import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { Link } from "../../router.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
@@ -29,8 +23,7 @@ import { useAttemptWatch } from "./useAttemptWatch.ts";
 type Open = null | "delete" | "rotate" | "recover" | "test" | "reveal";
 
 /** An endpoint's card on the page (it takes focus when what led to it, a new secret's panel, is gone). */
-export const endpointCard = (endpointId: string) =>
-  document.getElementById(`endpoint-${endpointId}`);
+export const endpointCard = (endpointId: string) => document.getElementById(`endpoint-${endpointId}`);
 
 export function EndpointCard(
   { endpoint: e, catalogue, targetPolicy, onDelete, onSecret }: {
@@ -39,11 +32,7 @@ export function EndpointCard(
     targetPolicy: TargetPolicy | undefined;
     onDelete(): void;
     /** A new secret to show; `returnTo` is where focus goes once it is saved. */
-    onSecret(
-      value: string,
-      returnTo: () => HTMLElement | null,
-      title: string,
-    ): void;
+    onSecret(value: string, returnTo: () => HTMLElement | null, title: string): void;
   },
 ) {
   const [editing, setEditing] = useState(false);
@@ -54,17 +43,12 @@ export function EndpointCard(
   // One answer for the health tiles and the chart: the same numbers, period and moment.
   const [window, setWindow] = useState<Window>("24h");
   const activity = useActivity(e.id, window);
-  const watchAttempt = useAttemptWatch(
-    e.id,
-    activity.data?.latest.last_attempt_at,
-  );
+  const watchAttempt = useAttemptWatch(e.id, activity.data?.latest.last_attempt_at);
   const editButton = useRef<HTMLButtonElement>(null);
   const rotateButton = useRef<HTMLButtonElement>(null);
   const revealButton = useRef<HTMLButtonElement>(null);
   const session = useSession();
-  const email = session.state.kind === "signed_in"
-    ? session.state.session.user.email ?? ""
-    : "";
+  const email = session.state.kind === "signed_in" ? session.state.session.user.email ?? "" : "";
   const closeEditor = () => {
     focusSoon(() => editButton.current);
     setEditing(false);
@@ -86,12 +70,7 @@ export function EndpointCard(
   };
 
   return (
-    <li
-      className="card"
-      id={`endpoint-${e.id}`}
-      tabIndex={-1}
-      aria-labelledby={headingId}
-    >
+    <li className="card" id={`endpoint-${e.id}`} tabIndex={-1} aria-labelledby={headingId}>
       <div className="card-head">
         <h2 id={headingId} className="url">{e.url}</h2>
         <Badge
@@ -114,8 +93,7 @@ export function EndpointCard(
       )}
       {e.paused_until && (
         <p className="warn">
-          Paused by the receiver until <Time iso={e.paused_until} />{" "}
-          (it answered 429 Too Many Requests).
+          Paused by the receiver until <Time iso={e.paused_until} /> (it answered 429 Too Many Requests).
         </p>
       )}
       <p>
@@ -124,25 +102,17 @@ export function EndpointCard(
       </p>
       <Creator e={e} />
       {e.rate_limit_per_second !== null && (
-        <p className="muted">
-          At most {e.rate_limit_per_second} deliveries a second.
-        </p>
+        <p className="muted">At most {e.rate_limit_per_second} deliveries a second.</p>
       )}
       {e.previous_secret_expires_at &&
         new Date(e.previous_secret_expires_at).getTime() > Date.now() && (
         <p className="muted">
-          The previous secret also signs until{" "}
-          <Time iso={e.previous_secret_expires_at} />.
+          The previous secret also signs until <Time iso={e.previous_secret_expires_at} />.
         </p>
       )}
       <Health a={activity.data} />
       <AlertsNote endpoint={e} />
-      <ActivityChart
-        url={e.url}
-        window={window}
-        setWindow={setWindow}
-        activity={activity}
-      />
+      <ActivityChart url={e.url} window={window} setWindow={setWindow} activity={activity} />
 
       {editing
         ? (
@@ -164,13 +134,7 @@ export function EndpointCard(
             role="group"
             aria-label={`Actions for ${e.url}`}
           >
-            <button
-              ref={editButton}
-              type="button"
-              onClick={() => setEditing(true)}
-            >
-              Edit
-            </button>
+            <button ref={editButton} type="button" onClick={() => setEditing(true)}>Edit</button>
             <button
               type="button"
               aria-disabled={toggle.isPending || undefined}
@@ -189,18 +153,10 @@ export function EndpointCard(
             >
               Send test event
             </button>
-            <button
-              ref={revealButton}
-              type="button"
-              onClick={() => setDialog("reveal")}
-            >
+            <button ref={revealButton} type="button" onClick={() => setDialog("reveal")}>
               Reveal secret
             </button>
-            <button
-              ref={rotateButton}
-              type="button"
-              onClick={() => setDialog("rotate")}
-            >
+            <button ref={rotateButton} type="button" onClick={() => setDialog("rotate")}>
               Rotate secret
             </button>
             <button
@@ -256,8 +212,7 @@ export function EndpointCard(
           close={close}
           onRotated={(secret) => {
             setDialog(null);
-            onSecret(secret, () =>
-              rotateButton.current, `New secret for ${e.url}`);
+            onSecret(secret, () => rotateButton.current, `New secret for ${e.url}`);
           }}
         />
       </Dialog>
@@ -272,8 +227,7 @@ export function EndpointCard(
           close={close}
           onRevealed={(secret) => {
             setDialog(null);
-            onSecret(secret, () =>
-              revealButton.current, `Signing secret of ${e.url}`);
+            onSecret(secret, () => revealButton.current, `Signing secret of ${e.url}`);
           }}
         />
       </Dialog>
@@ -312,15 +266,14 @@ function Creator({ e }: { e: Endpoint }) {
     return (
       <p className="warn">
         Added <Time iso={e.created_at} />{" "}
-        by a member who is no longer in this organization. Check that this
-        address should still receive your data; delete the endpoint if not.
+        by a member who is no longer in this organization. Check that this address should still receive your
+        data; delete the endpoint if not.
       </p>
     );
   }
   return (
     <p className="muted">
-      Added by {e.created_by_display ?? "the system"} ·{" "}
-      <Time iso={e.created_at} />
+      Added by {e.created_by_display ?? "the system"} · <Time iso={e.created_at} />
     </p>
   );
 }

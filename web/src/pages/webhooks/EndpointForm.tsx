@@ -13,25 +13,15 @@ import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { TextField } from "../../ui/TextField.tsx";
-import {
-  secretChecks,
-  SecretChoice,
-  type SecretMode,
-} from "./SecretChoice.tsx";
+import { secretChecks, SecretChoice, type SecretMode } from "./SecretChoice.tsx";
 import "./EndpointForm.css";
 
 type EventType = Endpoint["events"][number];
 type Field = "url" | "events" | "rate_limit_per_second" | "secret";
 type Fields = Partial<Record<Field, string>>;
-const FIELD_ORDER: readonly Field[] = [
-  "url",
-  "events",
-  "rate_limit_per_second",
-  "secret",
-];
+const FIELD_ORDER: readonly Field[] = ["url", "events", "rate_limit_per_second", "secret"];
 
-const RATE_RANGE =
-  "Enter a whole number from 1 to 1000, or leave it empty for no limit.";
+const RATE_RANGE = "Enter a whole number from 1 to 1000, or leave it empty for no limit.";
 
 /** The rate limit as typed: empty is no limit (null); anything but a whole number 1 to 1000 is refused. */
 function parseRate(text: string): { value: number | null } | { error: string } {
@@ -43,8 +33,7 @@ function parseRate(text: string): { value: number | null } | { error: string } {
 }
 
 const URL_HELP: Record<TargetPolicy, string> = {
-  public_https:
-    "An https address on the public internet. Local and private network addresses are refused.",
+  public_https: "An https address on the public internet. Local and private network addresses are refused.",
   development:
     "This is a development setup, so http and local or private addresses (such as 127.0.0.1) are " +
     "accepted here for testing. In production only https addresses on the public internet are.",
@@ -66,9 +55,7 @@ export function EndpointForm(
   const [events, setEvents] = useState<EventType[]>(endpoint?.events ?? []);
   const [secretMode, setSecretMode] = useState<SecretMode>("generate");
   const [ownSecret, setOwnSecret] = useState("");
-  const [rate, setRate] = useState(
-    endpoint?.rate_limit_per_second?.toString() ?? "",
-  );
+  const [rate, setRate] = useState(endpoint?.rate_limit_per_second?.toString() ?? "");
   const [fieldErrors, setFieldErrors] = useState<Fields>({});
   const refs = {
     url: useRef<HTMLInputElement>(null),
@@ -138,13 +125,10 @@ export function EndpointForm(
         ev.preventDefault();
         if (save.isPending) return;
         const local: Fields = {};
-        if (!url.trim()) {local.url =
-            "Enter the address that should receive the events.";}
+        if (!url.trim()) local.url = "Enter the address that should receive the events.";
         if (events.length === 0) local.events = "Choose at least one event.";
         const parsedRate = parseRate(rate);
-        if ("error" in parsedRate) {
-          local.rate_limit_per_second = parsedRate.error;
-        }
+        if ("error" in parsedRate) local.rate_limit_per_second = parsedRate.error;
         if (
           !editing && secretMode === "own" &&
           !secretChecks(ownSecret).every((c) => c.ok)
@@ -209,9 +193,7 @@ export function EndpointForm(
                 aria-describedby={`${id}-${t.type}-d`}
                 onChange={(e) => {
                   const on = e.currentTarget.checked; // read now: currentTarget is gone once the event is
-                  setEvents((cur) =>
-                    on ? [...cur, type] : cur.filter((x) => x !== type)
-                  );
+                  setEvents((cur) => on ? [...cur, type] : cur.filter((x) => x !== type));
                 }}
               />
               <label htmlFor={`${id}-${t.type}`}>
@@ -258,20 +240,14 @@ export function EndpointForm(
           inputRef={refs.secret}
         />
       )}
-      {fieldRefusal
-        ? <p className="sr-only" role="status" />
-        : <ActionResult action={save} />}
+      {fieldRefusal ? <p className="sr-only" role="status" /> : <ActionResult action={save} />}
       <div className="actions">
         <button
           type="submit"
           className="primary"
           aria-disabled={save.isPending || undefined}
         >
-          {save.isPending
-            ? "Saving…"
-            : editing
-            ? "Save changes"
-            : "Add endpoint"}
+          {save.isPending ? "Saving…" : editing ? "Save changes" : "Add endpoint"}
         </button>
         <button type="button" onClick={onCancel}>Cancel</button>
       </div>

@@ -15,8 +15,7 @@ export function Health({ a }: { a: Activity | undefined }) {
   return (
     <div className="health-block">
       <p className="muted small period">
-        Health for {periodText(a)}, the period the activity below shows; updated
-        {" "}
+        Health for {periodText(a)}, the period the activity below shows; updated{" "}
         {new Date(a.as_of).toLocaleTimeString()}.
       </p>
       <dl className="health">
@@ -26,13 +25,9 @@ export function Health({ a }: { a: Activity | undefined }) {
             {h.last_attempt_at
               ? (
                 <>
-                  <span
-                    className={h.last_outcome === "delivered" ? "ok" : "error"}
-                  >
+                  <span className={h.last_outcome === "delivered" ? "ok" : "error"}>
                     {h.last_outcome === "delivered" ? "Delivered" : "Failed"}
-                    {h.last_response_status !== null
-                      ? ` (HTTP ${h.last_response_status})`
-                      : " (no response)"}
+                    {h.last_response_status !== null ? ` (HTTP ${h.last_response_status})` : " (no response)"}
                   </span>{" "}
                   <Time iso={h.last_attempt_at} />
                 </>
@@ -55,11 +50,9 @@ export function Health({ a }: { a: Activity | undefined }) {
         <div>
           <dt>Median response time ({span})</dt>
           <dd>
-            {p50_ms !== null ? msText(p50_ms) : (
-              <span className="muted">
-                {attempts === 0 ? "No attempts" : "No response times"}
-              </span>
-            )}
+            {p50_ms !== null
+              ? msText(p50_ms)
+              : <span className="muted">{attempts === 0 ? "No attempts" : "No response times"}</span>}
           </dd>
         </div>
         <div>
@@ -67,9 +60,7 @@ export function Health({ a }: { a: Activity | undefined }) {
           <dd>
             {attempts === 0
               ? <span className="muted">No attempts</span>
-              : `${percent(delivered / attempts)} of ${attempts} attempt${
-                attempts === 1 ? "" : "s"
-              }`}
+              : `${percent(delivered / attempts)} of ${attempts} attempt${attempts === 1 ? "" : "s"}`}
           </dd>
         </div>
       </dl>

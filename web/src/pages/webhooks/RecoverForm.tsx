@@ -14,8 +14,7 @@ export interface Said {
   link?: { href: string; label: string };
 }
 
-const plural = (n: number, one: string, many: string) =>
-  `${n.toLocaleString()} ${n === 1 ? one : many}`;
+const plural = (n: number, one: string, many: string) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 
 export function RecoverForm(
   { endpoint, close, onDone }: {
@@ -24,9 +23,7 @@ export function RecoverForm(
     onDone(said: Said): void;
   },
 ) {
-  const [since, setSince] = useState(() =>
-    toLocalInput(new Date(Date.now() - 24 * 3600 * 1000))
-  );
+  const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - 24 * 3600 * 1000)));
   const [until, setUntil] = useState("");
   const [eventType, setEventType] = useState("");
   const id = useId();
@@ -64,21 +61,13 @@ export function RecoverForm(
     }));
     const n = r.recovered;
     onDone(
-      n === 0
-        ? {
-          text:
-            "No permanently failed deliveries in that window: nothing to send again.",
-        }
-        : {
-          text: `${
-            plural(n, "failed delivery is", "failed deliveries are")
-          } being sent again.`,
-          link: {
-            href:
-              `/settings/integrations/webhook-logs?recovery=${r.recovery_id}`,
-            label: `Follow ${n === 1 ? "it" : "them"} in Webhook Logs`,
-          },
+      n === 0 ? { text: "No permanently failed deliveries in that window: nothing to send again." } : {
+        text: `${plural(n, "failed delivery is", "failed deliveries are")} being sent again.`,
+        link: {
+          href: `/settings/integrations/webhook-logs?recovery=${r.recovery_id}`,
+          label: `Follow ${n === 1 ? "it" : "them"} in Webhook Logs`,
         },
+      },
     );
   });
   const events = [...endpoint.events, "webhook.test"];
@@ -91,8 +80,8 @@ export function RecoverForm(
     >
       <p>
         Every delivery to <strong>{endpoint.url}</strong>{" "}
-        that failed permanently in this window is sent again, with the same
-        webhook-id. Times are in your time zone ({timeZoneName()}).
+        that failed permanently in this window is sent again, with the same webhook-id. Times are in your time
+        zone ({timeZoneName()}).
       </p>
       <label htmlFor={`${id}-since`}>Since</label>
       <input
@@ -113,19 +102,11 @@ export function RecoverForm(
         onChange={(e) => setUntil(e.currentTarget.value)}
       />
       <label htmlFor={`${id}-event`}>Event type</label>
-      <select
-        id={`${id}-event`}
-        value={eventType}
-        onChange={(e) => setEventType(e.currentTarget.value)}
-      >
+      <select id={`${id}-event`} value={eventType} onChange={(e) => setEventType(e.currentTarget.value)}>
         <option value="">All event types</option>
         {events.map((t) => <option key={t} value={t}>{t}</option>)}
       </select>
-      <p
-        id={`${id}-preview`}
-        className={problem || preview.error ? "error" : "preview"}
-        aria-live="polite"
-      >
+      <p id={`${id}-preview`} className={problem || preview.error ? "error" : "preview"} aria-live="polite">
         {problem ??
           (preview.error
             ? `Could not count them: ${errorText(preview.error)}`
@@ -139,19 +120,11 @@ export function RecoverForm(
       </p>
       <ActionResult action={recover} />
       <div className="actions">
-        <button
-          type="submit"
-          className="primary"
-          disabled={recover.isPending || !!problem || count === 0}
-        >
+        <button type="submit" className="primary" disabled={recover.isPending || !!problem || count === 0}>
           {recover.isPending
             ? "Recovering…"
             : count
-            ? `Send ${
-              count === 1
-                ? "it"
-                : `${count.toLocaleString()}${preview.data?.more ? "+" : ""}`
-            } again`
+            ? `Send ${count === 1 ? "it" : `${count.toLocaleString()}${preview.data?.more ? "+" : ""}`} again`
             : "Send them again"}
         </button>
         <button type="button" onClick={close}>Cancel</button>

@@ -49,8 +49,8 @@ export function RevealForm(
     >
       <p>
         The secret that signs deliveries to <strong>{endpoint.url}</strong>{" "}
-        will be shown on this page. Enter your password to confirm it is you;
-        the organization's audit log records that you revealed it.
+        will be shown on this page. Enter your password to confirm it is you; the organization's audit log
+        records that you revealed it.
       </p>
       <TextField
         id={`${id}-pw`}
@@ -66,11 +66,7 @@ export function RevealForm(
       />
       {!error && <ActionResult action={reveal} />}
       <div className="actions">
-        <button
-          type="submit"
-          className="primary"
-          aria-disabled={reveal.isPending || undefined}
-        >
+        <button type="submit" className="primary" aria-disabled={reveal.isPending || undefined}>
           {reveal.isPending ? "Checking…" : "Reveal secret"}
         </button>
         <button type="button" onClick={close}>Cancel</button>

@@ -2,11 +2,7 @@ import { useId, useRef, useState } from "react";
 import { api, ApiError, type Endpoint, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
-import {
-  secretChecks,
-  SecretChoice,
-  type SecretMode,
-} from "./SecretChoice.tsx";
+import { secretChecks, SecretChoice, type SecretMode } from "./SecretChoice.tsx";
 
 const GRACE = [
   { seconds: 0, label: "No grace: the old secret stops now" },
@@ -51,9 +47,7 @@ export function RotateForm(
         setOwnError(undefined);
         rotate.mutate(undefined, {
           onError: (e) => {
-            const f = e instanceof ApiError
-              ? e.fields.find((x) => x.field === "secret")
-              : undefined;
+            const f = e instanceof ApiError ? e.fields.find((x) => x.field === "secret") : undefined;
             if (f) {
               setOwnError(f.message);
               ownRef.current?.focus();
@@ -64,8 +58,8 @@ export function RotateForm(
     >
       <p>
         A new secret signs every delivery to{" "}
-        <strong>{endpoint.url}</strong>. During the grace period the old secret
-        signs too, so the receiver keeps working while you update it.
+        <strong>{endpoint.url}</strong>. During the grace period the old secret signs too, so the receiver
+        keeps working while you update it.
       </p>
       <label htmlFor={id}>Grace period</label>
       <select
@@ -74,9 +68,7 @@ export function RotateForm(
         data-autofocus
         onChange={(e) => setGrace(Number(e.currentTarget.value))}
       >
-        {GRACE.map((g) => (
-          <option key={g.seconds} value={g.seconds}>{g.label}</option>
-        ))}
+        {GRACE.map((g) => <option key={g.seconds} value={g.seconds}>{g.label}</option>)}
       </select>
       <SecretChoice
         mode={mode}

@@ -1,12 +1,7 @@
 // A test delivery of any event type: webhook.test (a ping), or the type's example body. The body carries
 // "test": true, so the receiver can tell it from a real event.
 import { useId, useState } from "react";
-import {
-  api,
-  type Endpoint,
-  type EventTypeInfo,
-  unwrap,
-} from "../../api/client.ts";
+import { api, type Endpoint, type EventTypeInfo, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 
@@ -31,8 +26,7 @@ export function SendTestForm(
       `Test event sent (${type}). It appears in Webhook Logs within seconds.`,
     );
   });
-  const subscribed = (t: string) =>
-    endpoint.events.includes(t as Endpoint["events"][number]);
+  const subscribed = (t: string) => endpoint.events.includes(t as Endpoint["events"][number]);
   const example = catalogue?.find((c) => c.type === type)?.example;
   return (
     <form
@@ -42,11 +36,8 @@ export function SendTestForm(
       }}
     >
       <p>
-        Sends one delivery to <strong>{endpoint.url}</strong>. Its body carries
-        {" "}
-        <code>"test": true</code>{" "}
-        (a real event never does), so your receiver can tell it apart and skip
-        storing it.
+        Sends one delivery to <strong>{endpoint.url}</strong>. Its body carries <code>"test": true</code>{" "}
+        (a real event never does), so your receiver can tell it apart and skip storing it.
       </p>
       <label htmlFor={id}>Event type</label>
       <select
@@ -58,8 +49,7 @@ export function SendTestForm(
         <option value="webhook.test">webhook.test (a ping)</option>
         {catalogue?.map((c) => (
           <option key={c.type} value={c.type}>
-            {c.type}{" "}
-            (example body{subscribed(c.type) ? "" : "; not subscribed"})
+            {c.type} (example body{subscribed(c.type) ? "" : "; not subscribed"})
           </option>
         ))}
       </select>

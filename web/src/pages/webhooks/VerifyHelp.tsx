@@ -6,14 +6,12 @@ export function VerifyHelp() {
       <summary>How your receiver checks a delivery</summary>
       <p>
         Every delivery carries{" "}
-        <code>x-webhook-signature</code>: the lowercase hex HMAC-SHA256 of the
-        raw body with this secret. Compare it in constant time and answer 401
-        when it differs. The Standard Webhooks headers (<code>
+        <code>x-webhook-signature</code>: the lowercase hex HMAC-SHA256 of the raw body with this secret.
+        Compare it in constant time and answer 401 when it differs. The Standard Webhooks headers (<code>
           webhook-id
         </code>, <code>webhook-timestamp</code>,{" "}
-        <code>webhook-signature</code>) are sent too, for the standard
-        libraries. A test delivery carries <code>"test": true</code>{" "}
-        in its body: a real event never does.
+        <code>webhook-signature</code>) are sent too, for the standard libraries. A test delivery carries{" "}
+        <code>"test": true</code> in its body: a real event never does.
       </p>
       <pre
         className="code"

@@ -2,12 +2,7 @@
 // everything an administrator does with one.
 import { useRef, useState } from "react";
 import { api, type Endpoint, unwrap } from "../../api/client.ts";
-import {
-  errorText,
-  useAction,
-  useCatalogue,
-  useEndpoints,
-} from "../../api/queries.ts";
+import { errorText, useAction, useCatalogue, useEndpoints } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Empty } from "../../ui/Empty.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
@@ -27,12 +22,7 @@ export function WebhooksPage() {
   // A secret just made or revealed, and where focus goes once it is saved: the new endpoint's card, or the
   // Rotate secret or Reveal secret button it came from.
   const [secret, setSecret] = useState<
-    | {
-      title: string;
-      value: string;
-      returnTo(): HTMLElement | null | undefined;
-    }
-    | null
+    { title: string; value: string; returnTo(): HTMLElement | null | undefined } | null
   >(null);
   const addButton = useRef<HTMLButtonElement>(null);
   const noticeRef = useRef<HTMLDivElement>(null);
@@ -62,9 +52,8 @@ export function WebhooksPage() {
         )}
       </div>
       <p className="lead">
-        When something happens in your church's records (a new member, a
-        donation, attendance), we send a signed message to the addresses below:
-        your own systems, Zapier, Make or n8n.
+        When something happens in your church's records (a new member, a donation, attendance), we send a
+        signed message to the addresses below: your own systems, Zapier, Make or n8n.
       </p>
       {/* After a delete the card and its buttons are gone: focus goes to what happened. */}
       <div tabIndex={-1} ref={noticeRef} className="notice-target">
@@ -114,15 +103,13 @@ export function WebhooksPage() {
       {endpoints.data && list.length === 0 && !adding && (
         <Empty level={2} title="No endpoints yet">
           <p>
-            Add the address of the system that should hear about new members,
-            donations and attendance. You will choose which events it receives
-            and get a secret to check that messages really come from us.
+            Add the address of the system that should hear about new members, donations and attendance. You
+            will choose which events it receives and get a secret to check that messages really come from us.
           </p>
           <button
             type="button"
             className="primary"
-            onClick={() =>
-              setAdding(true)}
+            onClick={() => setAdding(true)}
           >
             Add your first endpoint
           </button>
@@ -135,10 +122,8 @@ export function WebhooksPage() {
             endpoint={e}
             catalogue={catalogue.data}
             targetPolicy={endpoints.data?.target_policy}
-            onDelete={() =>
-              remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
-            onSecret={(value, returnTo, title) =>
-              setSecret({ title, value, returnTo })}
+            onDelete={() => remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
+            onSecret={(value, returnTo, title) => setSecret({ title, value, returnTo })}
           />
         ))}
       </ul>

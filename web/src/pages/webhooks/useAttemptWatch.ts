@@ -13,10 +13,7 @@ const AT_MOST_MS = 15_000;
  * Returns `watch()`: call it once a delivery to the endpoint is on its way. `last`: its last attempt as
  * the card shows it (undefined while that is loading).
  */
-export function useAttemptWatch(
-  endpointId: string,
-  last: string | null | undefined,
-): () => void {
+export function useAttemptWatch(endpointId: string, last: string | null | undefined): () => void {
   const queries = useQueryClient();
   const org = useOrgKey();
   // The last attempt as it was when the delivery was sent; undefined while nothing is awaited.
@@ -33,9 +30,7 @@ export function useAttemptWatch(
         setBefore(undefined);
         return;
       }
-      void queries.invalidateQueries({
-        queryKey: [org, "activity", endpointId],
-      });
+      void queries.invalidateQueries({ queryKey: [org, "activity", endpointId] });
     }, EVERY_MS);
     return () => clearInterval(timer);
   }, [before, last, org, endpointId, queries]);
