@@ -1,12 +1,14 @@
 // Webhook Logs > Retry matching: every failing delivery the current filters match, sent again now. Asks
 // the count first (the preview), confirms, then follows the job's batches until it is done, and can stop
 // it. The work is the API's (POST /deliveries/retry): delivered deliveries are never taken up.
+import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { api, type components, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { focusSoon } from "../../ui/focusSoon.ts";
 import { Link } from "../../router.tsx";
+import { useOrgKey } from "../../session.tsx";
 import { apiQuery, type Filters } from "./filters.ts";
 
 type Job = components["schemas"]["BulkRetry"];
@@ -52,6 +54,8 @@ export function BulkRetry({ filters }: { filters: Filters }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const statusRef = useRef<HTMLDivElement>(null);
+  const queries = useQueryClient();
+  const org = useOrgKey();
   const buttonRef = useRef<HTMLButtonElement>(null);
 
   // Follows a running job: each poll also carries it on.
@@ -74,7 +78,10 @@ export function BulkRetry({ filters }: { filters: Filters }) {
   }, [job]);
   const running = job?.status === "running";
   useEffect(() => {
-    if (job && !running) focusSoon(() => statusRef.current);
+    if (!job || running) return;
+    // The list shows what was queued (due now) without waiting for its own refresh.
+    void queries.invalidateQueries({ queryKey: [org, "deliveries"] });
+    focusSoon(() => statusRef.current);
   }, [running]);
 
   async function ask() {
@@ -153,7 +160,8 @@ export function BulkRetry({ filters }: { filters: Filters }) {
           <>
             <p>
               {running ? "Retrying: " : job.status === "cancelled" ? "Stopped: " : "Done: "}
-              {job.retried} of {job.total ?? "more than 100,000"} matching sent again now
+              {job.retried.toLocaleString()} of {job.total?.toLocaleString() ?? "more than 100,000"}{" "}
+              matching sent again now
               {Object.keys(job.skipped).length > 0 &&
                 `; skipped ${skippedText(job.skipped)}`}.{" "}
               <Link href={`${location.pathname}?recovery=${job.recovery_id}`}>
