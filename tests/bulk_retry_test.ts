@@ -103,6 +103,13 @@ Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatche
       assertEquals(r.status, 404, `${path}: ${r.text}`);
     }
 
+    // Nor does a recovery id that B's deliveries carry: the organization bounds the filter, not its ids.
+    const theirRecovery = crypto.randomUUID();
+    await sql()`update public.webhook_deliveries set recovery_id = ${theirRecovery} where endpoint_id = ${theirs.id}`;
+    assertEquals((await preview({ recovery_id: theirRecovery })).data.count, 0);
+    const aimed = await call(api.base, "POST", "/deliveries/retry", admin, { recovery_id: theirRecovery });
+    assertEquals([aimed.status, aimed.data.total, aimed.data.retried], [202, 0, 0]);
+
     // Who may: staff, a removed admin and anonymous callers may not; an API key of the organization may.
     const staff = asBearer(await tokenFor(a.staff, a.organizationId));
     const removed = await createUser();
