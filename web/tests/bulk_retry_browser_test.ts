@@ -169,7 +169,10 @@ Deno.test(
   "Retry matching: a small set is done at once, with a link to what it queued",
   opts,
   async () => {
+    // Chosen on the page: the last response's class.
     await page.goto(`${site.url}${LOGS}?endpoint=${few}`);
+    await page.getByLabel("Last response").selectOption("5xx");
+    await page.waitForURL(/class=5xx/);
     await page.getByRole("button", { name: "Retry matching…" }).click();
     await page.getByRole("dialog", { name: "Retry 3 matching deliveries?" })
       .getByRole("button", { name: "Retry 3" })

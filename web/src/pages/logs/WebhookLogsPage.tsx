@@ -67,7 +67,7 @@ export function WebhookLogsPage() {
   }, [single, openId]);
 
   const anyFilter = !!(filters.q || filters.contains || filters.recovery || filters.tests ||
-    filters.endpoint_id || filters.event_type || filters.status || filters.range);
+    filters.endpoint_id || filters.event_type || filters.status || filters.status_class || filters.range);
   return (
     <>
       <div className="page-head">
