@@ -163,6 +163,9 @@ export const CRON_JOB_PURPOSES: Record<string, string> = {
   "webhook-housekeeping":
     "expires leases, ends deliveries whose 24-hour window closed, sets aside deliveries claimed 3 times " +
     "without a result, disables endpoints failing for 5 days",
+  "webhook-bulk-retry":
+    "carries on the bulk retries still running (Webhook Logs' Retry N matching) a batch of 1,000 at a " +
+    "time, for up to 50 s; removes finished ones after 90 days",
   "mail-housekeeping":
     "queues the failing-endpoint e-mails, cancels mails of invitations no longer open, gives up mails past " +
     "their time, removes sent mail after 30 days, and starts `mail-sender` while mail is due",

@@ -373,8 +373,11 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       phone_number_id: `${Date.now()}`.slice(-12),
       app_secret: "a".repeat(32),
     })).data;
+    // A bulk retry of A's.
+    const bulkRetry = (await call(api.base, "POST", "/deliveries/retry", adminA, {})).data;
     const ids: Record<string, string> = {
       "/endpoints/:id": endpoint.id,
+      "/deliveries/retries/:id": bulkRetry.id,
       "/connections/whatsapp/numbers/:id": number.id,
       "/deliveries/:id": delivery!.id,
       "/events/:id": delivery!.event_id,
@@ -391,6 +394,8 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       "PATCH /endpoints/:id": { description: "mine now" },
       "POST /endpoints/:id/rotate-secret": {},
       "POST /endpoints/:id/recover": { since: new Date(0).toISOString() },
+      "POST /deliveries/retry": {},
+      "POST /deliveries/retry/preview": {},
       "POST /subscriptions": { target_url: "http://127.0.0.1:9/z", event: "member.created" },
       "POST /api-keys": { name: "x" },
       "POST /invitations": { email: `someone-else-${crypto.randomUUID()}@example.org` },
@@ -420,6 +425,7 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     };
     const concrete = (path: string) =>
       path.replace("/platform/organizations/:id", `/platform/organizations/${a.organizationId}`)
+        .replace("/deliveries/retries/:id", `/deliveries/retries/${ids["/deliveries/retries/:id"]}`)
         .replace("/platform/admins/:user_id", `/platform/admins/${a.admin.id}`)
         .replace(/^(\/[a-z-]+(?:\/whatsapp\/numbers)?)\/:id/, (_m, root) => `${root}/${ids[`${root}/:id`]}`)
         .replace(":provider", "checkout").replace(

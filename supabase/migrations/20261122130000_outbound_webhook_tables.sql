@@ -190,8 +190,9 @@ create table public.webhook_deliveries (
   -- A test delivery ("Send test event", public.webhook_send_test_event): Webhook Logs tags it, and its
   -- tests filter shows, hides or lists only these.
   test boolean not null default false,
-  -- The recovery ("Recover failed deliveries", public.webhook_recover_failed) that last queued this
-  -- delivery again: the recovery's answer links to its deliveries in Webhook Logs by this id.
+  -- The recovery ("Recover failed deliveries", public.webhook_recover_failed) or bulk retry ("Retry
+  -- matching", public.webhook_bulk_retry: its job's id) that last queued this delivery again: its answer
+  -- links to its deliveries in Webhook Logs by this id.
   recovery_id uuid,
   created_at timestamptz not null default now(),
   unique (event_id, endpoint_id),

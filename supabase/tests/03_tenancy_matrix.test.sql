@@ -109,6 +109,9 @@ begin
   -- Person erasure (the record of one; what it erased is no longer there)
   insert into public.member_erasures (organization_id, member_id, stage, finished_at, counts)
     values (org, gen_random_uuid(), 'done', now(), '{"members": 1}');
+  -- Bulk retry: a finished job
+  insert into public.webhook_bulk_retries (organization_id, filter, status, total, finished_at)
+    values (org, '{}', 'done', 0, now());
   -- Platform console: an audit entry of a platform action on the organization
   insert into public.platform_audit_log (organization_id, action, actor_kind, actor_email, reason)
     values (org, 'organization.resumed', 'platform_admin', 'ops@platform.example', 'checked');

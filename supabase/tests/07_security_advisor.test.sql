@@ -129,15 +129,16 @@ select is(array(
     and not exists (select 1 from unnest(coalesce(p.proconfig, '{}')) c where c like 'search_path=%')
   order by 1),
   array['private.erasure_run(integer,interval)', 'private.retention_run(integer,interval,numeric,interval)',
-        'private.webhook_search_index_run(interval)'],
-  '0011 function_search_path_mutable: every function sets its search_path, but the three procedures that commit');
+        'private.webhook_bulk_retry_run(integer,interval)', 'private.webhook_search_index_run(interval)'],
+  '0011 function_search_path_mutable: every function sets its search_path, but the four procedures that commit');
 select is(array(
   select p.oid::regprocedure::text from pg_proc p
   where p.oid in ('private.erasure_run(integer,interval)'::regprocedure,
                   'private.retention_run(integer,interval,numeric,interval)'::regprocedure,
-                  'private.webhook_search_index_run(interval)'::regprocedure)
+                  'private.webhook_search_index_run(interval)'::regprocedure,
+                  'private.webhook_bulk_retry_run(integer,interval)'::regprocedure)
     and exists (select 1 from user_roles r where has_function_privilege(r.rolname, p.oid, 'EXECUTE'))),
-  array[]::text[], 'and no user role may call those three');
+  array[]::text[], 'and no user role may call those four');
 
 -- 0014 extension_in_public: no extension lives in public.
 select is(array(select extname::text from pg_extension where extnamespace = 'public'::regnamespace and extname <> 'plpgsql'

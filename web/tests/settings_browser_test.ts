@@ -391,11 +391,11 @@ Deno.test(
         throw new Error("the first delivery was not reached in 40 Tab stops");
       }
     }
-    // 15 besides the navigation's links (the header's New organization and Change password links and the
-    // five filters among them), one stop each.
+    // 17 besides the navigation's links (the header's New organization and Change password links, the
+    // six filters and Retry matching among them), one stop each.
     const pages = await page.getByRole("navigation", { name: "Settings" }).getByRole("link").count();
     assert(
-      stops <= 15 + pages,
+      stops <= 17 + pages,
       `${stops} Tab stops to the first delivery (${pages} pages in the navigation)`,
     );
 
@@ -829,17 +829,20 @@ Deno.test(
     await page.getByText(/Replayed: processed/).waitFor();
     await rows.filter({ hasText: "created" }).getByText("Processed").waitFor();
 
-    await page.getByRole("button", { name: "Replay all failed" }).click();
-    await page.getByRole("dialog", { name: "Replay all failed notifications?" })
+    // The button says how many it would replay, and so does its confirmation.
+    await page.getByRole("button", { name: "Replay all failed (1)" }).click();
+    await page.getByRole("dialog", { name: "Replay 1 failed notification?" })
       .waitFor();
     assertEquals(
       (await focused(page)).text,
       "Cancel",
       "the confirmation opens on Cancel",
     );
-    await page.getByRole("dialog", { name: "Replay all failed notifications?" })
-      .getByRole("button", { name: "Replay all failed" }).click();
+    await page.getByRole("dialog", { name: "Replay 1 failed notification?" })
+      .getByRole("button", { name: "Replay 1" }).click();
     await page.getByText(/Replayed 1: 1 processed/).waitFor();
+    // Nothing left: the button is off and says so.
+    assert(await page.getByRole("button", { name: "Nothing to replay" }).isDisabled());
     const [sub] = await sql()<{ status: string }[]>`
     select status from public.recurring_donations where gateway_subscription_id = ${gatewayId}`;
     assertEquals(sub!.status, "paused");

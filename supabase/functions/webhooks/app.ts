@@ -16,6 +16,7 @@ import { endpointRoutes } from "./routes/endpoints.ts";
 import { activityRoutes } from "./routes/activity.ts";
 import { secretRevealRoutes } from "./routes/secret_reveal.ts";
 import { alertRoutes } from "./routes/alerts.ts";
+import { bulkRetryRoutes } from "./routes/bulk_retry.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { automationRoutes } from "./routes/automation.ts";
@@ -39,6 +40,7 @@ export function routes(deps: AppDeps): Route[] {
     ...activityRoutes(deps),
     ...secretRevealRoutes(deps),
     ...alertRoutes(deps),
+    ...bulkRetryRoutes(deps),
     ...deliveryRoutes(deps),
     ...eventRoutes(deps),
     ...eventTypeRoutes(deps),
@@ -67,7 +69,14 @@ function api(deps: AppDeps, auth: MiddlewareHandler<ActorEnv>): OpenAPIHono<Acto
     "*",
     cors({
       origin: "*",
-      allowHeaders: ["authorization", "x-api-key", "content-type", "apikey", "x-client-info"],
+      allowHeaders: [
+        "authorization",
+        "x-api-key",
+        "content-type",
+        "apikey",
+        "x-client-info",
+        "idempotency-key",
+      ],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
       maxAge: 600,
     }),

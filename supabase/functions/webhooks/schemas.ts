@@ -242,19 +242,33 @@ export const DeliveryDetail = Delivery.extend({
   attempts: z.array(Attempt),
 });
 
-export const ListDeliveries = z.object({
-  q: z.uuid("enter a webhook-id, delivery id or event id (a UUID)").optional().describe(
-    "Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw)",
-  ),
+/** A delivery's last HTTP answer by class; `none`: no HTTP answer (a timeout, a refused connection). */
+export const STATUS_CLASSES = ["2xx", "3xx", "4xx", "5xx", "none"] as const;
+
+// The Webhook Logs filter, declared once: the listing (ListDeliveries) and a bulk retry (RetryFilter)
+// take the same fields. SQL applies them in private.webhook_bulk_retry_matches and listDeliveriesQuery.
+const deliveryFilter = {
   endpoint_id: z.uuid().optional(),
   event_type: z.string().max(100).optional(),
   status: z.enum(DELIVERY_STATES).optional(),
+  status_class: z.enum(STATUS_CLASSES).optional().describe(
+    "The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted)",
+  ),
   since: z.iso.datetime({ offset: true }).optional().describe("Created at or after"),
   until: z.iso.datetime({ offset: true }).optional().describe("Created before"),
   tests: z.enum(["include", "exclude", "only"]).default("include").describe(
     "Test deliveries (Send test event): listed with the others, left out, or listed alone",
   ),
-  recovery_id: z.uuid().optional().describe("The deliveries one recovery sent again (its recovery_id)"),
+  recovery_id: z.uuid().optional().describe(
+    "The deliveries one recovery or bulk retry sent again (its recovery_id)",
+  ),
+};
+
+export const ListDeliveries = z.object({
+  q: z.uuid("enter a webhook-id, delivery id or event id (a UUID)").optional().describe(
+    "Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw)",
+  ),
+  ...deliveryFilter,
   contains: z.string().trim().min(3, "enter at least 3 characters to search for").max(200).optional()
     .describe(
       "Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id)",
@@ -262,6 +276,56 @@ export const ListDeliveries = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(200).optional().describe("next_cursor of the previous page"),
 });
+
+/**
+ * What a bulk retry takes up: the Webhook Logs filter, of failing deliveries only. Delivered ones are
+ * sent again one by one (redeliver), pending ones are due already.
+ */
+export const RetryFilter = z.object({
+  ...deliveryFilter,
+  status: z.enum(["retrying", "permanently_failed"], {
+    error:
+      "a bulk retry takes retrying or permanently_failed deliveries (redeliver a delivered one by itself)",
+  }).optional().describe("Left out: both retrying and permanently failed deliveries"),
+}).strict().refine((r) => !r.since || !r.until || Date.parse(r.until) > Date.parse(r.since), {
+  message: "until must be after since",
+  path: ["until"],
+});
+
+export const BulkRetry = z.object({
+  id: z.uuid(),
+  recovery_id: z.uuid().describe("Lists what it queued again: GET /deliveries?recovery_id=… (the same id)"),
+  status: z.enum(["running", "done", "cancelled"]),
+  filter: z.record(z.string(), z.unknown()).describe("The filter it was started with"),
+  total: z.number().int().nullable().describe("Matching deliveries when it started; null: more than 100,000"),
+  total_more: z.boolean(),
+  processed: z.number().int().describe("Matching deliveries dealt with so far (retried or skipped)"),
+  retried: z.number().int().describe("Queued to be sent now"),
+  skipped: z.record(z.string(), z.number().int()).describe(
+    "Passed over, by reason: in_flight (being sent right now), endpoint_disabled, erased (its person was erased)",
+  ),
+  requested_by: z.uuid().nullable(),
+  requested_by_api_key_id: z.uuid().nullable(),
+  requested_at: z.string(),
+  finished_at: z.string().nullable(),
+}).openapi("BulkRetry", {
+  example: {
+    id: "5b0d6c1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
+    recovery_id: "5b0d6c1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
+    status: "running",
+    filter: { status: "retrying", endpoint_id: "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23", tests: "include" },
+    total: 2400,
+    total_more: false,
+    processed: 1000,
+    retried: 998,
+    skipped: { in_flight: 2 },
+    requested_by: "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+    requested_by_api_key_id: null,
+    requested_at: "2026-12-07T17:02:00.000Z",
+    finished_at: null,
+  },
+});
+export type BulkRetryRow = z.infer<typeof BulkRetry>;
 
 export const Page = <T extends z.ZodType>(item: T) =>
   z.object({

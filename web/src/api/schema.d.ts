@@ -1748,6 +1748,500 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/deliveries/retry/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count what a bulk retry would send again
+         * @description How many deliveries `POST /deliveries/retry` with the same filter would take up now, counted up to 100,000 (`more`: there are more).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "retrying",
+                     *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        endpoint_id?: string;
+                        event_type?: string;
+                        /**
+                         * @description Left out: both retrying and permanently failed deliveries
+                         * @enum {string}
+                         */
+                        status?: "retrying" | "permanently_failed";
+                        /**
+                         * @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted)
+                         * @enum {string}
+                         */
+                        status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
+                        /**
+                         * Format: date-time
+                         * @description Created at or after
+                         */
+                        since?: string;
+                        /**
+                         * Format: date-time
+                         * @description Created before
+                         */
+                        until?: string;
+                        /**
+                         * @description Test deliveries (Send test event): listed with the others, left out, or listed alone
+                         * @default include
+                         * @enum {string}
+                         */
+                        tests?: "include" | "exclude" | "only";
+                        /**
+                         * Format: uuid
+                         * @description The deliveries one recovery or bulk retry sent again (its recovery_id)
+                         */
+                        recovery_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The count, before anything is sent */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "count": 2400,
+                         *       "more": false
+                         *     }
+                         */
+                        "application/json": {
+                            count: number;
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: endpoint_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "endpoint_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The filter names an endpoint the organization does not have */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The filter names a disabled endpoint */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry every failing delivery a filter matches
+         * @description Retrying deliveries are moved to now (no attempt counted, their 24 h window kept); permanently failed ones are queued again with a fresh window, as a recovery does. Delivered ones are never taken up (redeliver them one by one); ones being sent right now, of a disabled endpoint or of an erased person are skipped and counted. Runs in batches: the answer is the job so far; poll `GET /deliveries/retries/{id}`. Its `recovery_id` lists what it queued: `GET /deliveries?recovery_id=…`. Send an `Idempotency-Key` header to make a repeat safe: the same key answers the same job and queues nothing more.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "retrying",
+                     *       "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        endpoint_id?: string;
+                        event_type?: string;
+                        /**
+                         * @description Left out: both retrying and permanently failed deliveries
+                         * @enum {string}
+                         */
+                        status?: "retrying" | "permanently_failed";
+                        /**
+                         * @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted)
+                         * @enum {string}
+                         */
+                        status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
+                        /**
+                         * Format: date-time
+                         * @description Created at or after
+                         */
+                        since?: string;
+                        /**
+                         * Format: date-time
+                         * @description Created before
+                         */
+                        until?: string;
+                        /**
+                         * @description Test deliveries (Send test event): listed with the others, left out, or listed alone
+                         * @default include
+                         * @enum {string}
+                         */
+                        tests?: "include" | "exclude" | "only";
+                        /**
+                         * Format: uuid
+                         * @description The deliveries one recovery or bulk retry sent again (its recovery_id)
+                         */
+                        recovery_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Started (or, with an Idempotency-Key used before, that job) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BulkRetry"];
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: endpoint_id",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "endpoint_id",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The filter names an endpoint the organization does not have */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The filter names a disabled endpoint, or the Idempotency-Key another filter */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description 5 bulk retries of the organization are running */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/retries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One bulk retry and its progress
+         * @description Reading a running one also carries it on for up to a second.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The bulk retry */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BulkRetry"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such bulk retry in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/deliveries/retries/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a bulk retry
+         * @description After the batch in progress; what it queued already stays queued. Cancelling one that has finished changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The bulk retry, cancelled (or as it finished) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BulkRetry"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such bulk retry in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -1767,13 +2261,15 @@ export interface paths {
                     endpoint_id?: string;
                     event_type?: string;
                     status?: "pending" | "retrying" | "delivered" | "permanently_failed";
+                    /** @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted) */
+                    status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
                     /** @description Created at or after */
                     since?: string;
                     /** @description Created before */
                     until?: string;
                     /** @description Test deliveries (Send test event): listed with the others, left out, or listed alone */
                     tests?: "include" | "exclude" | "only";
-                    /** @description The deliveries one recovery sent again (its recovery_id) */
+                    /** @description The deliveries one recovery or bulk retry sent again (its recovery_id) */
                     recovery_id?: string;
                     /** @description Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id) */
                     contains?: string;
@@ -7848,6 +8344,61 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+        };
+        /**
+         * @example {
+         *       "id": "5b0d6c1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
+         *       "recovery_id": "5b0d6c1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
+         *       "status": "running",
+         *       "filter": {
+         *         "status": "retrying",
+         *         "endpoint_id": "2b7e4c1a-9d3f-4e58-8a61-0c5d7f9e1b23",
+         *         "tests": "include"
+         *       },
+         *       "total": 2400,
+         *       "total_more": false,
+         *       "processed": 1000,
+         *       "retried": 998,
+         *       "skipped": {
+         *         "in_flight": 2
+         *       },
+         *       "requested_by": "1d2e3f40-5162-4738-895a-6b7c8d9e0f1a",
+         *       "requested_by_api_key_id": null,
+         *       "requested_at": "2026-12-07T17:02:00.000Z",
+         *       "finished_at": null
+         *     }
+         */
+        BulkRetry: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Lists what it queued again: GET /deliveries?recovery_id=… (the same id)
+             */
+            recovery_id: string;
+            /** @enum {string} */
+            status: "running" | "done" | "cancelled";
+            /** @description The filter it was started with */
+            filter: {
+                [key: string]: unknown;
+            };
+            /** @description Matching deliveries when it started; null: more than 100,000 */
+            total: number | null;
+            total_more: boolean;
+            /** @description Matching deliveries dealt with so far (retried or skipped) */
+            processed: number;
+            /** @description Queued to be sent now */
+            retried: number;
+            /** @description Passed over, by reason: in_flight (being sent right now), endpoint_disabled, erased (its person was erased) */
+            skipped: {
+                [key: string]: number;
+            };
+            /** Format: uuid */
+            requested_by: string | null;
+            /** Format: uuid */
+            requested_by_api_key_id: string | null;
+            requested_at: string;
+            finished_at: string | null;
         };
         /**
          * @example {

@@ -38,6 +38,9 @@ export function listDeliveriesQuery(
   if (q.endpoint_id) where.push(`d.endpoint_id = ${arg(q.endpoint_id)}`);
   if (q.event_type) where.push(`d.event_type = ${arg(q.event_type)}`);
   if (q.status) where.push(`d.status = ${arg(q.status)}`);
+  // The same rule as private.webhook_status_class_matches (bulk retry).
+  if (q.status_class === "none") where.push(`d.last_response_status is null`);
+  else if (q.status_class) where.push(`d.last_response_status / 100 = ${arg(Number(q.status_class[0]))}`);
   if (q.since) where.push(`d.created_at >= ${arg(q.since)}::timestamptz`);
   if (q.until) where.push(`d.created_at < ${arg(q.until)}::timestamptz`);
   if (q.tests === "exclude") where.push(`not d.test`);

@@ -3,7 +3,7 @@
 import { useId } from "react";
 import { setQuery, useLocation } from "../../router.tsx";
 import { statusWord } from "../../ui/Badge.tsx";
-import { RANGES, STATUSES, TESTS } from "./filters.ts";
+import { RANGES, STATUS_CLASSES, STATUSES, TESTS } from "./filters.ts";
 
 export function FilterBar(
   { endpoints, eventTypes, problem }: {
@@ -47,6 +47,12 @@ export function FilterBar(
         <select {...field("status")}>
           <option value="">Any status</option>
           {STATUSES.map((s) => <option key={s} value={s}>{statusWord(s)}</option>)}
+        </select>
+      </div>
+      <div>
+        <label htmlFor={`${id}-class`}>Last response</label>
+        <select {...field("class")}>
+          {STATUS_CLASSES.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
         </select>
       </div>
       <div>

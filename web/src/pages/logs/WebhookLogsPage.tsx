@@ -13,6 +13,7 @@ import { focusSoon } from "../../ui/focusSoon.ts";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { useTick } from "../../ui/useTick.ts";
+import { BulkRetry } from "./BulkRetry.tsx";
 import { DeliveryPanel } from "./DeliveryPanel.tsx";
 import { DeliveryTable } from "./DeliveryTable.tsx";
 import { FilterBar } from "./FilterBar.tsx";
@@ -66,7 +67,7 @@ export function WebhookLogsPage() {
   }, [single, openId]);
 
   const anyFilter = !!(filters.q || filters.contains || filters.recovery || filters.tests ||
-    filters.endpoint_id || filters.event_type || filters.status || filters.range);
+    filters.endpoint_id || filters.event_type || filters.status || filters.status_class || filters.range);
   return (
     <>
       <div className="page-head">
@@ -91,6 +92,7 @@ export function WebhookLogsPage() {
         ]}
         problem={problem}
       />
+      {!problem && <BulkRetry filters={filters} />}
       {filters.q && (
         <p className="searching">
           Showing the message <code>{filters.q}</code>{" "}

@@ -1,4 +1,5 @@
-// Webhook Logs' filters live in the address, so a view can be shared: endpoint, event, status, a time
+// Webhook Logs' filters live in the address, so a view can be shared: endpoint, event, status, the last
+// response's class (class), a time
 // range (a recent period, or from/until for a custom one), test deliveries shown, hidden or alone, q (one
 // message by its id), contains (what a body holds) and recovery (the deliveries one recovery sent again).
 import type { DeliveryStatus } from "../../api/client.ts";
@@ -19,6 +20,18 @@ export const RANGES = [
   { value: "custom", label: "Custom range…", hours: 0 },
 ] as const;
 
+// The last HTTP answer's class (the API's status_class), `none`: no HTTP answer (a timeout, a refused
+// connection, not attempted yet).
+export const STATUS_CLASSES = [
+  { value: "", label: "Any" },
+  { value: "2xx", label: "2xx success" },
+  { value: "3xx", label: "3xx redirect" },
+  { value: "4xx", label: "4xx client error" },
+  { value: "5xx", label: "5xx server error" },
+  { value: "none", label: "No HTTP answer" },
+] as const;
+type StatusClass = Exclude<(typeof STATUS_CLASSES)[number]["value"], "">;
+
 export const TESTS = [
   { value: "", label: "Shown, tagged" },
   { value: "exclude", label: "Hidden" },
@@ -33,6 +46,7 @@ export interface Filters {
   endpoint_id?: string;
   event_type?: string;
   status?: DeliveryStatus;
+  status_class?: StatusClass;
   range: string;
   since?: string;
   until?: string;
@@ -52,6 +66,9 @@ export function readFilters(q: URLSearchParams): Filters {
     endpoint_id: q.get("endpoint") || undefined,
     event_type: q.get("event") || undefined,
     status: (STATUSES as string[]).includes(status) ? (status as DeliveryStatus) : undefined,
+    status_class: STATUS_CLASSES.find((c) => c.value !== "" && c.value === q.get("class"))?.value as
+      | StatusClass
+      | undefined,
     range,
     since: range === "custom" ? fromLocalInput(q.get("since") ?? "") : undefined,
     until: range === "custom" ? fromLocalInput(q.get("until") ?? "") : undefined,
@@ -77,6 +94,7 @@ export function apiQuery(f: Filters, now = Date.now()) {
     ...(f.endpoint_id ? { endpoint_id: f.endpoint_id } : {}),
     ...(f.event_type ? { event_type: f.event_type } : {}),
     ...(f.status ? { status: f.status } : {}),
+    ...(f.status_class ? { status_class: f.status_class } : {}),
     ...(hours ? { since: new Date(now - hours * 3600_000).toISOString() } : {}),
     ...(f.range === "custom" && f.since ? { since: f.since } : {}),
     ...(f.range === "custom" && f.until ? { until: f.until } : {}),
@@ -92,6 +110,7 @@ export const CLEARED = {
   endpoint: null,
   event: null,
   status: null,
+  class: null,
   range: null,
   since: null,
   until: null,

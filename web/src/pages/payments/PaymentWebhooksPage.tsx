@@ -1,6 +1,6 @@
 // Settings > Integrations > Payment webhooks: what the checkout and card-payment providers sent us,
 // whether it was applied (in words), and replay for the ones that can change.
-import { useInfiniteQuery } from "@tanstack/react-query";
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
 import { errorText, useAction } from "../../api/queries.ts";
@@ -66,6 +66,24 @@ export function PaymentWebhooksPage() {
     getNextPageParam: (last) => last.next_cursor,
   });
   const rows = log.data?.pages.flatMap((p) => p.data) ?? [];
+  // What "Replay all failed" would take up (failed or unmatched, every provider), counted up to a page of
+  // each: the button is off with nothing to replay and says how many there are.
+  const failed = useQuery({
+    queryKey: [org, "inbound-log", "replayable"],
+    queryFn: async () => {
+      const pages = await Promise.all(
+        (["failed", "unmatched"] as const).map((status) =>
+          unwrap(api.GET("/webhooks/inbound-log", { params: { query: { status, limit: 200 } } }))
+        ),
+      );
+      return {
+        count: pages.reduce((n, p) => n + p.data.length, 0),
+        more: pages.some((p) => p.next_cursor !== null),
+      };
+    },
+    refetchInterval: 15_000,
+  });
+  const replayable = failed.data ? `${failed.data.count}${failed.data.more ? "+" : ""}` : null;
 
   return (
     <>
@@ -75,9 +93,18 @@ export function PaymentWebhooksPage() {
           type="button"
           className="primary"
           onClick={() => setConfirmAll(true)}
-          disabled={replayAll.isPending}
+          disabled={replayAll.isPending || !failed.data || failed.data.count === 0}
+          title={failed.data?.count === 0
+            ? "Nothing to replay: no failed or unmatched notification"
+            : undefined}
         >
-          {replayAll.isPending ? "Replaying…" : "Replay all failed"}
+          {replayAll.isPending
+            ? "Replaying…"
+            : failed.data?.count === 0
+            ? "Nothing to replay"
+            : replayable
+            ? `Replay all failed (${replayable})`
+            : "Replay all failed"}
         </button>
       </div>
       <p className="lead">
@@ -203,6 +230,7 @@ export function PaymentWebhooksPage() {
       )}
       {open && <EntryPanel key={open} id={open} close={() => setOpen(null)} />}
       <ReplayAllDialog
+        count={replayable}
         open={confirmAll}
         close={() => setConfirmAll(false)}
         confirm={() => {

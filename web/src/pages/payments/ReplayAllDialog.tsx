@@ -15,11 +15,13 @@ export async function replayAllFailed(): Promise<string> {
 }
 
 export function ReplayAllDialog(
-  { open, close, confirm }: { open: boolean; close(): void; confirm(): void },
+  { open, close, confirm, count }: { open: boolean; close(): void; confirm(): void; count: string | null },
 ) {
   return (
     <Dialog
-      title="Replay all failed notifications?"
+      title={count
+        ? `Replay ${count} failed notification${count === "1" ? "" : "s"}?`
+        : "Replay all failed notifications?"}
       open={open}
       onClose={close}
     >
@@ -29,7 +31,7 @@ export function ReplayAllDialog(
       </p>
       <div className="actions">
         <button type="button" className="primary" onClick={confirm}>
-          Replay all failed
+          {count ? `Replay ${count}` : "Replay all failed"}
         </button>
         <button type="button" onClick={close} data-autofocus>Cancel</button>
       </div>
