@@ -110,7 +110,7 @@ begin
   insert into public.member_erasures (organization_id, member_id, stage, finished_at, counts)
     values (org, gen_random_uuid(), 'done', now(), '{"members": 1}');
   -- Platform console: an audit entry of a platform action on the organization
-  insert into public.platform_audit_log (organization_id, action, actor_kind, actor_email, reason)
+  insert into public.audit_log (organization_id, action, actor_kind, actor_email, reason)
     values (org, 'organization.resumed', 'platform_admin', 'ops@platform.example', 'checked');
 end;
 $$;

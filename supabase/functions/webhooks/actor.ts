@@ -91,7 +91,27 @@ export async function asCaller<T>(
       );
     }
     return await fn(tx, { organizationId: row?.org ?? null, actor, suspended: row?.suspended ?? false });
-  }, "config_api");
+  }, "config_api", requestOrigin(c));
+}
+
+/**
+ * Where the request came from, for the audit log: the client's address as the platform's gateway
+ * reports it (the first x-forwarded-for address), else the connection's peer, and the user agent. Only
+ * these two reach the database (as request.headers); never a credential.
+ */
+export function requestOrigin(c: Context): Record<string, string> {
+  const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
+  let peer: string | undefined;
+  try {
+    const addr = (c.env as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr;
+    peer = addr?.hostname;
+  } catch { /* served without connection info */ }
+  const ip = forwarded && /^[0-9A-Fa-f:.]{2,45}$/.test(forwarded) ? forwarded : peer;
+  const userAgent = c.req.header("user-agent")?.slice(0, 500);
+  return {
+    ...(ip ? { "x-forwarded-for": ip } : {}),
+    ...(userAgent ? { "user-agent": userAgent } : {}),
+  };
 }
 
 export const organizationSuspended = () =>
