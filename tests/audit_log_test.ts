@@ -86,7 +86,10 @@ Deno.test("every change to an organization's settings and people is in its audit
         };
       }],
       ["endpoint.updated", async () => {
-        ok(await call(api.base, "PATCH", `/endpoints/${endpointId}`, admin, { description: "Finance CRM" }), 200);
+        ok(
+          await call(api.base, "PATCH", `/endpoints/${endpointId}`, admin, { description: "Finance CRM" }),
+          200,
+        );
         return { ...adminWho, ...at, before: { description: "CRM" }, after: { description: "Finance CRM" } };
       }],
       ["endpoint.disabled", async () => {
@@ -136,7 +139,11 @@ Deno.test("every change to an organization's settings and people is in its audit
       ["endpoint.deleted", async () => {
         // Made by the API key, deleted by it: the key is the actor, by id and name.
         const key = secrets.at(-1)!;
-        const byKey = { "x-api-key": key, "content-type": "application/json", ...from("198.51.100.4", "Zapier") };
+        const byKey = {
+          "x-api-key": key,
+          "content-type": "application/json",
+          ...from("198.51.100.4", "Zapier"),
+        };
         const r = await call(api.base, "POST", "/endpoints", byKey, {
           url: "http://127.0.0.1:9/zap",
           events: ["member.created"],
@@ -144,7 +151,11 @@ Deno.test("every change to an organization's settings and people is in its audit
         ok(r, 201);
         secrets.push(r.data.secret);
         const created = await newest(org, "endpoint.created");
-        assertEquals([created?.actor_kind, created?.actor_api_key_id, created?.actor_label], ["api_key", keyId, "Zapier"]);
+        assertEquals([created?.actor_kind, created?.actor_api_key_id, created?.actor_label], [
+          "api_key",
+          keyId,
+          "Zapier",
+        ]);
         ok(await call(api.base, "DELETE", `/endpoints/${r.data.id}`, byKey), 204, 200);
         return {
           actor_kind: "api_key",
@@ -169,7 +180,10 @@ Deno.test("every change to an organization's settings and people is in its audit
         return { ...adminWho, ...at, target_id: keyId, after: { name: "Zapier", revoked_at: undefined } };
       }],
       ["invitation.sent", async () => {
-        const r = await call(api.base, "POST", "/invitations", admin, { email: invitee.email, role: "staff" });
+        const r = await call(api.base, "POST", "/invitations", admin, {
+          email: invitee.email,
+          role: "staff",
+        });
         ok(r, 201);
         secrets.push(r.data.token);
         return { ...adminWho, ...at, target_type: "invitation", after: undefined };
@@ -204,7 +218,13 @@ Deno.test("every change to an organization's settings and people is in its audit
         const [p] = await sql()<{ id: string }[]>`
           select id from public.profiles where organization_id = ${org} and user_id = ${invitee.id}`;
         ok(await call(api.base, "PATCH", `/people/${p!.id}`, admin, { role: "admin" }), 200);
-        return { ...adminWho, ...at, subject_email: invitee.email, before: { role: "staff" }, after: { role: "admin" } };
+        return {
+          ...adminWho,
+          ...at,
+          subject_email: invitee.email,
+          before: { role: "staff" },
+          after: { role: "admin" },
+        };
       }],
       ["member.removed", async () => {
         const [p] = await sql()<{ id: string }[]>`
@@ -226,11 +246,23 @@ Deno.test("every change to an organization's settings and people is in its audit
         const secret = `whsec_${crypto.randomUUID().replaceAll("-", "")}`;
         secrets.push(secret);
         ok(await call(api.base, "POST", "/connections/checkout/secret", admin, { secret }), 200);
-        return { ...adminWho, ...at, target_id: "checkout", before: { secret_set: false }, after: { secret_set: true } };
+        return {
+          ...adminWho,
+          ...at,
+          target_id: "checkout",
+          before: { secret_set: false },
+          after: { secret_set: true },
+        };
       }],
       ["connection.secret_removed", async () => {
         ok(await call(api.base, "DELETE", "/connections/checkout/secret", admin), 200);
-        return { ...adminWho, ...at, target_id: "checkout", before: { secret_set: true }, after: { secret_set: false } };
+        return {
+          ...adminWho,
+          ...at,
+          target_id: "checkout",
+          before: { secret_set: true },
+          after: { secret_set: false },
+        };
       }],
       ["whatsapp_number.registered", async () => {
         const appSecret = `app${crypto.randomUUID().replaceAll("-", "")}`;
@@ -252,9 +284,12 @@ Deno.test("every change to an organization's settings and people is in its audit
         };
       }],
       ["whatsapp_number.updated", async () => {
-        ok(await call(api.base, "PATCH", `/connections/whatsapp/numbers/${numberId}`, admin, {
-          display_phone_number: "+1 555 0199",
-        }), 200);
+        ok(
+          await call(api.base, "PATCH", `/connections/whatsapp/numbers/${numberId}`, admin, {
+            display_phone_number: "+1 555 0199",
+          }),
+          200,
+        );
         return {
           ...adminWho,
           before: { display_phone_number: "+1 555 0100" },
@@ -264,11 +299,22 @@ Deno.test("every change to an organization's settings and people is in its audit
       ["whatsapp_number.app_secret_replaced", async () => {
         const appSecret = `new${crypto.randomUUID().replaceAll("-", "")}`;
         secrets.push(appSecret);
-        ok(await call(api.base, "PATCH", `/connections/whatsapp/numbers/${numberId}`, admin, { app_secret: appSecret }), 200);
+        ok(
+          await call(api.base, "PATCH", `/connections/whatsapp/numbers/${numberId}`, admin, {
+            app_secret: appSecret,
+          }),
+          200,
+        );
         return { ...adminWho, ...at, target_id: numberId, before: null, after: null };
       }],
       ["whatsapp_number.verify_token_replaced", async () => {
-        const r = await call(api.base, "POST", `/connections/whatsapp/numbers/${numberId}/verify-token`, admin, {});
+        const r = await call(
+          api.base,
+          "POST",
+          `/connections/whatsapp/numbers/${numberId}/verify-token`,
+          admin,
+          {},
+        );
         ok(r, 200);
         secrets.push(r.data.verify_token);
         return { ...adminWho, ...at, target_id: numberId };
@@ -299,7 +345,10 @@ Deno.test("every change to an organization's settings and people is in its audit
         return { ...adminWho, ...at, target_type: "member", target_id: m!.id };
       }],
       ["member.left", async () => {
-        const staff = { ...asBearer(await tokenFor(t.staff, org)), ...from("192.0.2.50", "AuditTest/1 staff") };
+        const staff = {
+          ...asBearer(await tokenFor(t.staff, org)),
+          ...from("192.0.2.50", "AuditTest/1 staff"),
+        };
         ok(await call(api.base, "POST", `/memberships/${org}/leave`, staff), 200);
         return {
           actor_kind: "staff",
@@ -341,7 +390,10 @@ Deno.test("every change to an organization's settings and people is in its audit
         };
       }],
       ["organization.resumed", async () => {
-        ok(await call(api.base, "POST", `/platform/organizations/${org}/resume`, platform, { reason: "Paid" }), 200);
+        ok(
+          await call(api.base, "POST", `/platform/organizations/${org}/resume`, platform, { reason: "Paid" }),
+          200,
+        );
         return { actor_kind: "platform_admin", actor_user_id: ops.id, reason: "Paid", ip: "192.0.2.99" };
       }],
     ];
@@ -372,16 +424,31 @@ Deno.test("every change to an organization's settings and people is in its audit
       byKey.data.data.map((e: { action: string }) => e.action).sort(),
       ["endpoint.created", "endpoint.deleted"],
     );
-    const byEmail = await call(api.base, "GET", `/audit-log?actor=${encodeURIComponent(invitee.email.toUpperCase())}`, admin);
+    const byEmail = await call(
+      api.base,
+      "GET",
+      `/audit-log?actor=${encodeURIComponent(invitee.email.toUpperCase())}`,
+      admin,
+    );
     assertEquals(byEmail.data.data.map((e: { action: string }) => e.action).sort(), [
       "invitation.accepted",
       "member.joined",
     ]);
     const byRule = await call(api.base, "GET", "/audit-log?actor_kind=rule", admin);
     assertEquals(byRule.data.data.length, 1);
-    const future = await call(api.base, "GET", `/audit-log?from=${new Date(Date.now() + 60_000).toISOString()}`, admin);
+    const future = await call(
+      api.base,
+      "GET",
+      `/audit-log?from=${new Date(Date.now() + 60_000).toISOString()}`,
+      admin,
+    );
     assertEquals(future.data.data, []);
-    const backwards = await call(api.base, "GET", "/audit-log?from=2026-12-02T00:00:00Z&to=2026-12-01T00:00:00Z", admin);
+    const backwards = await call(
+      api.base,
+      "GET",
+      "/audit-log?from=2026-12-02T00:00:00Z&to=2026-12-01T00:00:00Z",
+      admin,
+    );
     assertEquals([backwards.status, backwards.data.error.code], [400, "invalid_period"]);
     // Pages: keyset, newest first, no entry twice.
     const seen: string[] = [];
@@ -419,10 +486,20 @@ Deno.test("the audit log is its admins' alone: other organizations, staff, remov
     const a = await createTenant();
     const b = await createTenant();
     const adminA = asBearer(await tokenFor(a.admin, a.organizationId));
-    ok201(await call(api.base, "POST", "/endpoints", adminA, { url: "http://127.0.0.1:9/a", events: ["member.created"] }));
+    ok201(
+      await call(api.base, "POST", "/endpoints", adminA, {
+        url: "http://127.0.0.1:9/a",
+        events: ["member.created"],
+      }),
+    );
     const key = (await call(api.base, "POST", "/api-keys", adminA, { name: "k" })).data.key as string;
 
-    const other = await call(api.base, "GET", "/audit-log", asBearer(await tokenFor(b.admin, b.organizationId)));
+    const other = await call(
+      api.base,
+      "GET",
+      "/audit-log",
+      asBearer(await tokenFor(b.admin, b.organizationId)),
+    );
     assertEquals(other.status, 200);
     assert(other.data.data.every((e: { organization_id: string }) => e.organization_id === b.organizationId));
     assert(!other.text.includes(a.organizationId));
@@ -435,7 +512,12 @@ Deno.test("the audit log is its admins' alone: other organizations, staff, remov
     );
     assert(!sneaky.text.includes(a.organizationId));
 
-    const staff = await call(api.base, "GET", "/audit-log", asBearer(await tokenFor(a.staff, a.organizationId)));
+    const staff = await call(
+      api.base,
+      "GET",
+      "/audit-log",
+      asBearer(await tokenFor(a.staff, a.organizationId)),
+    );
     assertEquals([staff.status, staff.data.error.code], [403, "admin_required"]);
     const byKey = await call(api.base, "GET", "/audit-log", { "x-api-key": key });
     assertEquals([byKey.status, byKey.data.error.code], [403, "user_required"]);
@@ -461,7 +543,8 @@ Deno.test("the audit log is its admins' alone: other organizations, staff, remov
           tx`insert into public.audit_log (organization_id, action, actor_kind) values (${a.organizationId}, 'endpoint.created', 'admin')`,
         (tx: Parameters<Parameters<typeof asUser>[1]>[0]) =>
           tx`update public.audit_log set reason = 'x' where id = ${entry!.id}`,
-        (tx: Parameters<Parameters<typeof asUser>[1]>[0]) => tx`delete from public.audit_log where id = ${entry!.id}`,
+        (tx: Parameters<Parameters<typeof asUser>[1]>[0]) =>
+          tx`delete from public.audit_log where id = ${entry!.id}`,
         (tx: Parameters<Parameters<typeof asUser>[1]>[0]) =>
           tx`select private.audit(${a.organizationId}::uuid, 'endpoint.created', 'endpoint', 'x', null, null)`,
       ]

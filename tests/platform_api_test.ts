@@ -380,7 +380,9 @@ Deno.test("a suspended organization's people and keys can do nothing until it is
       asBearer(await tokenFor(other.admin, other.organizationId)),
     );
     assertEquals(
-      otherAudit.data.data.filter((e: { organization_id: string }) => e.organization_id !== other.organizationId),
+      otherAudit.data.data.filter((e: { organization_id: string }) =>
+        e.organization_id !== other.organizationId
+      ),
       [],
       "another organization's admin reads none of it",
     );
@@ -391,7 +393,8 @@ Deno.test("a suspended organization's people and keys can do nothing until it is
       headers,
     );
     assertEquals(
-      platformAudit.data.data.filter((e: { actor: { kind: string } }) => e.actor.kind === "platform_admin").length,
+      platformAudit.data.data.filter((e: { actor: { kind: string } }) => e.actor.kind === "platform_admin")
+        .length,
       2,
       "the platform's audit log has both",
     );

@@ -73,25 +73,31 @@ export async function asCaller<T>(
   options: { holdAuthority?: boolean } = {},
 ): Promise<T> {
   const actor = c.get("actor");
-  return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
-    // `suspended`: the organization the token or key names is suspended by the platform, so nobody
-    // acts for it (docs/platform-console.md#suspending-an-organization). `holdAuthority`: the admin
-    // membership or API key the caller acts by stays locked until this transaction ends, so a removal
-    // in flight either waits for this write (and then ends what it made) or refuses it.
-    const org = options.holdAuthority
-      ? tx`private.hold_admin_authority()`
-      : tx`private.webhook_admin_organization_id()`;
-    const [row] = await tx<{ org: string | null; live: boolean; suspended: boolean }[]>`
+  return await withClaims(
+    deps.userSql ?? deps.sql,
+    actor.claims,
+    async (tx) => {
+      // `suspended`: the organization the token or key names is suspended by the platform, so nobody
+      // acts for it (docs/platform-console.md#suspending-an-organization). `holdAuthority`: the admin
+      // membership or API key the caller acts by stays locked until this transaction ends, so a removal
+      // in flight either waits for this write (and then ends what it made) or refuses it.
+      const org = options.holdAuthority
+        ? tx`private.hold_admin_authority()`
+        : tx`private.webhook_admin_organization_id()`;
+      const [row] = await tx<{ org: string | null; live: boolean; suspended: boolean }[]>`
       select ${org} as org, private.session_is_live() as live,
              private.claimed_organization_is_suspended() as suspended`;
-    if (actor.kind === "user" && !row?.live) {
-      throw unauthorized(
-        "session_not_found",
-        "Your session has ended (signed out or revoked); sign in again",
-      );
-    }
-    return await fn(tx, { organizationId: row?.org ?? null, actor, suspended: row?.suspended ?? false });
-  }, "config_api", requestOrigin(c));
+      if (actor.kind === "user" && !row?.live) {
+        throw unauthorized(
+          "session_not_found",
+          "Your session has ended (signed out or revoked); sign in again",
+        );
+      }
+      return await fn(tx, { organizationId: row?.org ?? null, actor, suspended: row?.suspended ?? false });
+    },
+    "config_api",
+    requestOrigin(c),
+  );
 }
 
 /**

@@ -142,7 +142,8 @@ export const AUDIT_DISABLED_EXAMPLE = {
   before: { enabled: true, disabled_reason: null },
   after: {
     enabled: false,
-    disabled_reason: "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-27T10:15:30Z",
+    disabled_reason:
+      "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-27T10:15:30Z",
   },
   ip: null,
   user_agent: null,
@@ -240,7 +241,12 @@ export const ListOrganizationAudit = ListAudit.extend({
   from: Instant.optional().describe("From this time on (inclusive), ISO 8601 with offset"),
   to: Instant.optional().describe("Before this time (exclusive)"),
 }).openapi({
-  example: { actor: "pastor@firstchurch.example", action: "endpoint.updated", from: "2026-12-01T00:00:00Z", limit: 50 },
+  example: {
+    actor: "pastor@firstchurch.example",
+    action: "endpoint.updated",
+    from: "2026-12-01T00:00:00Z",
+    limit: 50,
+  },
 });
 
 /**

@@ -57,9 +57,12 @@ export const auditLogRoutes: RouteFactory = (deps) => [
       const actorId = q.actor && UUID.test(q.actor) ? q.actor : null;
       // Row-level security keeps this to the organization the caller administers; each filter has an
       // index that leads with the organization (20261207170100_audit_log.sql).
-      const rows = await asAdmin(deps, c, (tx, { organizationId }) =>
-        tx.unsafe<{ id: string; cursor_at: string }[]>(
-          `select ${AUDIT_COLUMNS}
+      const rows = await asAdmin(
+        deps,
+        c,
+        (tx, { organizationId }) =>
+          tx.unsafe<{ id: string; cursor_at: string }[]>(
+            `select ${AUDIT_COLUMNS}
            from (select a.*, o.name as organization_name
                  from public.audit_log a join public.organizations o on o.id = a.organization_id
                  where a.organization_id = $4
@@ -72,19 +75,20 @@ export const auditLogRoutes: RouteFactory = (deps) => [
                    and ($10::timestamptz is null or a.created_at < $10)
                  order by a.created_at desc, a.id desc limit $3) a
            order by created_at desc, id desc`,
-          [
-            cursor?.[0] ?? null,
-            cursor?.[1] ?? null,
-            q.limit + 1,
-            organizationId,
-            q.action ?? null,
-            q.actor_kind ?? null,
-            actorId,
-            q.actor && !actorId ? q.actor : null,
-            q.from ?? null,
-            q.to ?? null,
-          ],
-        ));
+            [
+              cursor?.[0] ?? null,
+              cursor?.[1] ?? null,
+              q.limit + 1,
+              organizationId,
+              q.action ?? null,
+              q.actor_kind ?? null,
+              actorId,
+              q.actor && !actorId ? q.actor : null,
+              q.from ?? null,
+              q.to ?? null,
+            ],
+          ),
+      );
       return c.json(pageOf(rows, q.limit));
     },
   ),

@@ -206,9 +206,15 @@ export const erasureRoutes: RouteFactory = (deps) => [
             { id: string }[]
           >`select public.erase_member(${memberId}) as id`;
           // The member's id and the erasure's, never what is erased.
-          await recordAudit(tx, organizationId, "member.erasure_requested", { type: "member", id: memberId }, {
-            after: { erasure_id: r!.id },
-          });
+          await recordAudit(
+            tx,
+            organizationId,
+            "member.erasure_requested",
+            { type: "member", id: memberId },
+            {
+              after: { erasure_id: r!.id },
+            },
+          );
           return r!.id;
         } catch (err) {
           if ((err as { code?: string }).code === "P0002") {

@@ -110,7 +110,11 @@ function recordReplay(
   target: { type: string; id: string },
   after: Record<string, unknown>,
 ) {
-  return asAdmin(deps, c, (tx, { organizationId }) => recordAudit(tx, organizationId, action, target, { after }));
+  return asAdmin(
+    deps,
+    c,
+    (tx, { organizationId }) => recordAudit(tx, organizationId, action, target, { after }),
+  );
 }
 
 export const inboundLogRoutes: RouteFactory = (deps) => [

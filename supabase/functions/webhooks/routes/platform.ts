@@ -9,7 +9,13 @@ import { AppError, badRequest, forbidden, notFound } from "../../_shared/errors.
 import { setupWarnings } from "../../_shared/warnings.ts";
 import type { Tx } from "../../_shared/db.ts";
 import { asCaller } from "../actor.ts";
-import { AUDIT_COLUMNS, AUDIT_RESUMED_EXAMPLE, AUDIT_SUSPENDED_EXAMPLE, AuditPage, ListAudit } from "../audit.ts";
+import {
+  AUDIT_COLUMNS,
+  AUDIT_RESUMED_EXAMPLE,
+  AUDIT_SUSPENDED_EXAMPLE,
+  AuditPage,
+  ListAudit,
+} from "../audit.ts";
 import { decodeCursor, pageOf } from "../cursor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";

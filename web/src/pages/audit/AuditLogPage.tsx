@@ -81,11 +81,12 @@ export function AuditLogPage() {
     <>
       <h1>Audit log</h1>
       <p className="lead">
-        Every change to this organization's settings and people: invitations, roles, endpoints, signing secrets
-        (rotated or revealed, never their values), API keys, connections, WhatsApp numbers, recoveries, replays,
-        erasures and settings, by your administrators, your API keys, the service's own rules (an endpoint
-        disabled after days of failures) and the service's administrators. Who did it, from which address and
-        browser, and what changed. Entries are kept for a year; only administrators see them.
+        Every change to this organization's settings and people: invitations, roles, endpoints, signing
+        secrets (rotated or revealed, never their values), API keys, connections, WhatsApp numbers,
+        recoveries, replays, erasures and settings, by your administrators, your API keys, the service's own
+        rules (an endpoint disabled after days of failures) and the service's administrators. Who did it, from
+        which address and browser, and what changed. Entries are kept for a year; only administrators see
+        them.
       </p>
       <AuditFilters filters={filters} problem={problem} anyFilter={anyFilter} />
       {log.error && (
