@@ -341,8 +341,16 @@ Deno.test("every change to an organization's settings and people is in its audit
         const [m] = await sql()<{ id: string }[]>`
           insert into public.members (organization_id, first_name, last_name, email)
           values (${org}, 'Ada', 'Lovelace', ${`ada-${crypto.randomUUID()}@example.org`}) returning id`;
-        ok(await call(api.base, "POST", "/erasures", admin, { member_id: m!.id }), 201, 202);
-        return { ...adminWho, ...at, target_type: "member", target_id: m!.id };
+        const r = await call(api.base, "POST", "/erasures", admin, { member_id: m!.id });
+        ok(r, 201, 202);
+        return {
+          ...adminWho,
+          ...at,
+          target_type: "erasure",
+          target_id: r.data.id,
+          before: null,
+          after: null,
+        };
       }],
       ["member.left", async () => {
         const staff = {

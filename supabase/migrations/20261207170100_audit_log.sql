@@ -71,16 +71,23 @@ create index audit_log_organization_action_idx on public.audit_log (organization
 create index audit_log_organization_actor_idx on public.audit_log (organization_id, lower(actor_email), created_at desc, id desc)
   where actor_email is not null;
 create index audit_log_created_idx on public.audit_log (created_at desc, id desc);
+-- The entries of one thing (an invitation whose address an erasure removes).
+create index audit_log_target_idx on public.audit_log (organization_id, target_type, target_id);
 
 select private.create_tenant_triggers('audit_log');
 
--- Nobody alters an entry. Deletions: the retention job (it says so for its own transaction), and the
--- cascade of the organization's own deletion (its row is gone by then).
+-- Nobody alters an entry, but an erasure takes a person's address out of it (private.audit_erase_invitation
+-- below: the e-mail fields only, nothing else of the entry). Deletions: the retention job (it says so
+-- for its own transaction), and the cascade of the organization's own deletion (its row is gone by then).
 create function private.audit_log_append_only() returns trigger
 language plpgsql
 set search_path = ''
 as $$
 begin
+  if tg_op = 'UPDATE' and current_setting('audit.erasure', true) = 'on'
+     and to_jsonb(new) - '{before,after,subject_email}'::text[] = to_jsonb(old) - '{before,after,subject_email}'::text[] then
+    return new;
+  end if;
   if tg_op = 'DELETE' and (current_setting('audit.retention', true) = 'on'
      or (old.organization_id is not null
          and not exists (select 1 from public.organizations o where o.id = old.organization_id))) then
@@ -304,6 +311,26 @@ end;
 $$;
 create trigger audit_invitation after insert or update of accepted_at, revoked_at on public.organization_invitations
   for each row execute function private.audit_invitation();
+
+-- An invitation is deleted only when a person is erased (20261125110000_person_erasure.sql: one sent to
+-- their address alone): its entries keep what happened and when, and lose the address.
+create function private.audit_erase_invitation() returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+begin
+  perform set_config('audit.erasure', 'on', true);
+  update public.audit_log a
+     set before = case when a.before ? 'email' then a.before || '{"email": "(erased)"}' else a.before end,
+         after = case when a.after ? 'email' then a.after || '{"email": "(erased)"}' else a.after end,
+         subject_email = case when a.subject_email is not null then '(erased)' end
+   where a.organization_id = old.organization_id and a.target_type = 'invitation' and a.target_id = old.id::text;
+  perform set_config('audit.erasure', 'off', true);
+  return null;
+end;
+$$;
+create trigger audit_erase_invitation after delete on public.organization_invitations
+  for each row execute function private.audit_erase_invitation();
 
 -- Memberships: joined, role changed, removed or left.
 create function private.audit_membership() returns trigger
@@ -562,7 +589,7 @@ revoke all on function private.audit_log_append_only(), private.audit_fields(jso
   private.audit_record(uuid, text, text, text, jsonb, jsonb, text, jsonb, uuid, text, text),
   private.audit(uuid, text, text, text, jsonb, jsonb, jsonb),
   private.platform_audit(uuid, text, text, jsonb, uuid), private.audit_endpoint(), private.audit_invitation(),
-  private.audit_membership(), private.audit_api_key(), private.audit_organization(),
+  private.audit_erase_invitation(), private.audit_membership(), private.audit_api_key(), private.audit_organization(),
   private.audit_connection_settings(), private.audit_log_retention_setting(), private.audit_whatsapp_number(),
   private.audit_whatsapp_secrets(), private.platform_audit_entries(uuid, timestamptz, uuid, integer),
   private.audit_log_keep(), private.audit_log_retention_batch(integer)

@@ -3,7 +3,7 @@
 -- entry but the recorder and the retention job, and that an entry and its change commit together or not
 -- at all. Counts only rows of the organizations made here.
 begin;
-select plan(27);
+select plan(28);
 
 select tests.create_tenants('a6000000-0000-4000-8000-0000000000aa', 'a6000000-0000-4000-8000-0000000000bb',
   'a6000000-0000-4000-8000-000000000001', 'a6000000-0000-4000-8000-000000000002',
@@ -89,6 +89,11 @@ select throws_ok($$ update public.audit_log set reason = 'forged' where organiza
   '42501', 'audit log entries cannot be changed or deleted', 'not even the table''s owner rewrites an entry');
 select throws_ok($$ delete from public.audit_log where organization_id = 'a6000000-0000-4000-8000-0000000000aa' $$,
   '42501', 'audit log entries cannot be changed or deleted', 'or deletes one');
+select set_config('audit.erasure', 'on', true);
+select throws_ok($$ update public.audit_log set action = 'endpoint.deleted', reason = 'forged'
+                    where organization_id = 'a6000000-0000-4000-8000-0000000000aa' $$,
+  '42501', 'audit log entries cannot be changed or deleted', 'an erasure changes the e-mail fields and nothing else');
+select set_config('audit.erasure', 'off', true);
 alter table public.audit_log disable trigger audit_log_append_only;
 update public.audit_log set created_at = now() - interval '366 days'
  where target_id = (select e.id::text from public.webhook_endpoints e where e.url = 'https://a.example.org/h') and action = 'endpoint.created';

@@ -205,15 +205,14 @@ export const erasureRoutes: RouteFactory = (deps) => [
           const [r] = await tx<
             { id: string }[]
           >`select public.erase_member(${memberId}) as id`;
-          // The member's id and the erasure's, never what is erased.
+          // The erasure's id alone: its record (GET /erasures/{id}) names the member; the audit log
+          // keeps nothing of the person, not even the id an erasure leaves in its own record only.
           await recordAudit(
             tx,
             organizationId,
             "member.erasure_requested",
-            { type: "member", id: memberId },
-            {
-              after: { erasure_id: r!.id },
-            },
+            { type: "erasure", id: r!.id },
+            {},
           );
           return r!.id;
         } catch (err) {
