@@ -333,9 +333,28 @@ Deno.test("every change to an organization's settings and people is in its audit
         assert(o);
         return { ...adminWho, ...at, before: { time_zone: "UTC" }, after: { time_zone: "America/New_York" } };
       }],
+      ["inbound.replayed", async () => {
+        const [row] = await sql()<{ id: string }[]>`
+          insert into public.inbound_webhook_log (organization_id, provider, event, idempotency_key, payload,
+                                                  signature_valid, status, error)
+          values (${org}, 'checkout', 'subscription.charged', ${`audit-${crypto.randomUUID()}`},
+                  '{"event": "subscription.charged"}', true, 'failed', 'boom')
+          returning id`;
+        const r = await call(api.base, "POST", `/inbound-log/${row!.id}/replay`, admin);
+        ok(r, 200);
+        return {
+          ...adminWho,
+          ...at,
+          target_type: "inbound_log",
+          target_id: row!.id,
+          after: { provider: "checkout", status: r.data.status },
+        };
+      }],
       ["inbound.replayed_failed", async () => {
         ok(await call(api.base, "POST", "/inbound-log/replay-failed", admin), 200);
-        return { ...adminWho, ...at, target_type: "organization", after: { replayed: 0, outcomes: {} } };
+        const r = await call(api.base, "GET", "/audit-log?action=inbound.replayed&limit=1", admin);
+        assertEquals(r.data.data[0].target.type, "inbound_log");
+        return { ...adminWho, ...at, target_type: "organization", after: { replayed: undefined } };
       }],
       ["member.erasure_requested", async () => {
         const [m] = await sql()<{ id: string }[]>`
