@@ -64,12 +64,17 @@ create table public.audit_log (
   created_at timestamptz not null default now(),
   check ((organization_id is null) = (action ~ '^(platform_admin|superadmin)\.'))
 );
--- An organization's entries newest first, and filtered by action or actor (its admins' page); every
--- entry newest first (the platform console, and the retention job's oldest-first scan).
+-- An organization's entries newest first, and filtered by action, kind of actor, the actor's e-mail or
+-- key name, or the actor's id (its admins' page: each filter reads only matching index entries, however
+-- many entries a tenant has); every entry newest first (the platform console, and the retention job's
+-- oldest-first scan).
 create index audit_log_organization_idx on public.audit_log (organization_id, created_at desc, id desc);
 create index audit_log_organization_action_idx on public.audit_log (organization_id, action, created_at desc, id desc);
-create index audit_log_organization_actor_idx on public.audit_log (organization_id, lower(actor_email), created_at desc, id desc)
-  where actor_email is not null;
+create index audit_log_organization_kind_idx on public.audit_log (organization_id, actor_kind, created_at desc, id desc);
+create index audit_log_organization_actor_idx
+  on public.audit_log (organization_id, lower(coalesce(actor_email, actor_label)), created_at desc, id desc);
+create index audit_log_organization_actor_id_idx
+  on public.audit_log (organization_id, coalesce(actor_user_id, actor_api_key_id), created_at desc, id desc);
 create index audit_log_created_idx on public.audit_log (created_at desc, id desc);
 -- The entries of one thing (an invitation whose address an erasure removes).
 create index audit_log_target_idx on public.audit_log (organization_id, target_type, target_id);
