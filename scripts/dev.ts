@@ -69,7 +69,7 @@ export function router(apps: Map<string, Fetch>): Fetch {
 
 /**
  * The whole local API: /auth/v1/* to the token service (told the client's address, for its attempt
- * limits), /functions/v1/* to the functions, CORS for both.
+ * limits), /functions/v1/* to the functions (told it in x-forwarded-for), CORS for both.
  */
 export function gateway(apps: Map<string, Fetch>, auth: AuthService) {
   const functions = router(apps);
@@ -77,6 +77,13 @@ export function gateway(apps: Map<string, Fetch>, auth: AuthService) {
     const { pathname } = new URL(req.url);
     if (pathname === "/auth/v1" || pathname.startsWith("/auth/v1/")) {
       return auth(req, pathname.slice("/auth/v1".length), info?.remoteAddr.hostname);
+    }
+    // As the platform's gateway does: the functions learn the client's address from x-forwarded-for
+    // (the audit log records it).
+    if (info?.remoteAddr.hostname && !req.headers.has("x-forwarded-for")) {
+      const headers = new Headers(req.headers);
+      headers.set("x-forwarded-for", info.remoteAddr.hostname);
+      return functions(new Request(req, { headers }));
     }
     return functions(req);
   });

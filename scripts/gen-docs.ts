@@ -176,6 +176,9 @@ export const CRON_JOB_PURPOSES: Record<string, string> = {
     "builds Webhook Logs' content search index: the events of deliveries recorded since it last caught " +
     "up, in batches, once no delivery is due (or the index is 10 s behind); runs up to 55 s, looking " +
     "every second ([content search](outbound-webhooks.md#webhook-logs))",
+  "audit-log-retention":
+    "deletes audit log entries older than a year, oldest first, in batches, at most 50 s a run " +
+    "([audit log](audit-log.md#how-long-entries-are-kept))",
   "person-erasure": "continues the erasures their request did not finish (batches of 500, at most 50 s)",
   "whatsapp-orphan-receipts":
     "drops WhatsApp delivery receipts whose message never arrived, 30 days after they came",

@@ -81,6 +81,7 @@ async function erase(t: Tenant, memberId: string) {
     leftovers?: Record<string, { count: number; ids: string[] }>;
   };
   assert(record.finished_at, "the erasure finished");
+  await noteErasureEntries();
   return { id: id as string, ...record };
 }
 
@@ -110,9 +111,23 @@ async function ownRows(org: string, memberId: string): Promise<Set<string>> {
   return new Set(rows.map((r) => r.key));
 }
 
-/** Changed rows that are not the member's own (the erasure's record is new, and theirs). */
+/**
+ * Changed rows that are not the member's own (the erasure's record is new, and theirs, as is its entry
+ * in the audit log, which names the erasure alone).
+ */
 function othersChanged(changed: string[], own: Set<string>): string[] {
-  return changed.filter((k) => !own.has(k) && !k.startsWith("public.member_erasures:"));
+  return changed.filter((k) =>
+    !own.has(k) && !k.startsWith("public.member_erasures:") && !erasureEntries.has(k)
+  );
+}
+
+/** The audit log's entries of erasures, the rows an erasure adds besides its record. */
+const erasureEntries = new Set<string>();
+async function noteErasureEntries() {
+  for (
+    const r of await sql()<{ id: string }[]>`
+      select id from public.audit_log where action = 'member.erasure_requested'`
+  ) erasureEntries.add(`public.audit_log:${r.id}`);
 }
 
 async function whatsappMessage(

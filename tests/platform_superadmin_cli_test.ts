@@ -37,14 +37,14 @@ Deno.test("the documented command makes a platform superadmin, audits it, and --
   assertEquals(revoked.code, 0, revoked.stderr);
   assertEquals(await flags(user.id), { is_platform_admin: false, is_superadmin: false });
 
-  const audit = await sql()<{ action: string; actor_kind: string; actor_email: string }[]>`
-    select action, actor_kind, actor_email from public.platform_audit_log
+  const audit = await sql()<{ action: string; actor_kind: string; actor_label: string }[]>`
+    select action, actor_kind, actor_label from public.audit_log
     where subject_user_id = ${user.id} order by created_at, action`;
   assertEquals(audit.map((a) => [a.action, a.actor_kind]), [
     ["superadmin.granted", "operator"],
     ["superadmin.revoked", "operator"],
   ]);
-  assertMatch(audit[0]!.actor_email, /^operator \(database role \w+\)$/);
+  assertMatch(audit[0]!.actor_label, /^operator \(database role \w+\)$/);
 
   const unknown = await run("--email", `nobody-${crypto.randomUUID()}@church.example`);
   assertEquals(unknown.code, 1);

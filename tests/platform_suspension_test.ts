@@ -151,7 +151,7 @@ Deno.test("a suspended organization's deliveries wait, due and not failed, and g
     assertEquals(rows.map((d) => d.status), ["delivered", "delivered"]);
 
     const [entry] = await sql()<{ details: { deliveries_released: number } }[]>`
-      select details from public.platform_audit_log
+      select details from public.audit_log
       where organization_id = ${t.organizationId} and action = 'organization.resumed'`;
     assertEquals(entry!.details.deliveries_released, 2);
   } finally {

@@ -1,8 +1,8 @@
 -- The platform console: what platform administrators (public.platform_user_flags) may do across
--- organizations, and the audit log of every one of their actions that the affected organization's
--- admins read. Platform administrators see every organization's health (counts and times, never a
--- payload body, a secret or a member), suspend and resume an organization; superadmins also grant and
--- revoke platform admin. The configuration API (`/webhooks/platform/...`) is the only caller: every
+-- organizations, each action recorded in the affected organization's audit log
+-- (20261207170100_audit_log.sql). Platform administrators see every organization's health (counts and
+-- times, never a payload body, a secret or a member), suspend and resume an organization; superadmins
+-- also grant and revoke platform admin. The configuration API (`/webhooks/platform/...`) is the only caller: every
 -- function here is granted to `config_api` alone, and decides by the caller's live flags and live
 -- session, never by the token's is_platform_admin / is_superadmin claims.
 --
@@ -14,50 +14,8 @@
 -- (supabase/functions/_shared/inbound/pipeline.ts: logged, then 503 so the provider sends it again).
 -- See docs/platform-console.md
 
--- The audit log -----------------------------------------------------------------------------------------
--- Append-only: written by the functions below (and the operator's command), and by
--- private.webhook_reveal_secret (20261201100000_webhook_secret_reveal.sql: an organization's own admin
--- who revealed a signing secret), never by a user role. organization_id is the affected organization;
--- null for changes to platform administrators, which concern no organization (platform administrators
--- read those).
-create table public.platform_audit_log (
-  id uuid primary key default gen_random_uuid(),
-  organization_id uuid references public.organizations (id) on delete cascade,
-  action text not null check (action in ('organization.suspended', 'organization.resumed',
-                                         'platform_admin.granted', 'platform_admin.revoked',
-                                         'superadmin.granted', 'superadmin.revoked',
-                                         'endpoint.secret_revealed')),
-  -- Who did it: a platform administrator (their account and its e-mail as it was then), an operator
-  -- with database access (scripts/platform-admin.ts), who has no account here, or an administrator of
-  -- the organization itself.
-  actor_kind text not null check (actor_kind in ('platform_admin', 'operator', 'admin')),
-  actor_user_id uuid references auth.users (id) on delete set null,
-  actor_email text,
-  -- Whose platform rights changed (platform_admin.* and superadmin.*).
-  subject_user_id uuid references auth.users (id) on delete set null,
-  subject_email text,
-  -- In the administrator's words; one line (it is shown to the organization's admins).
-  reason text check (reason is null or (length(reason) <= 500 and reason !~ '[[:cntrl:]]')),
-  -- Counts at the time, e.g. {"deliveries_open": 12} on suspension, {"suspended_seconds": 3600,
-  -- "deliveries_released": 12} on resumption.
-  details jsonb not null default '{}'::jsonb,
-  created_at timestamptz not null default now(),
-  check ((organization_id is null) = (action ~ '^(platform_admin|superadmin)\.'))
-);
--- An organization's entries, newest first (its admins' Audit log page); everything, newest first.
-create index platform_audit_log_organization_idx
-  on public.platform_audit_log (organization_id, created_at desc, id desc);
-create index platform_audit_log_created_idx on public.platform_audit_log (created_at desc, id desc);
-
-select private.create_tenant_triggers('platform_audit_log');
-
--- The affected organization's admins read its entries, through the configuration API only.
-alter table public.platform_audit_log enable row level security;
-revoke all on public.platform_audit_log from public, anon, authenticated;
-grant select on public.platform_audit_log to config_api;
-create policy platform_audit_log_admin_select on public.platform_audit_log
-  for select to config_api
-  using (organization_id = (select private.admin_organization_id()));
+-- The audit log of every action here, and the recorder these functions call (private.platform_audit),
+-- are defined with the rest of the audit log in 20261207170100_audit_log.sql.
 
 -- Who is asking -----------------------------------------------------------------------------------------
 -- The caller's platform role from the live flags, with a live session: 'superadmin' (who is also a
@@ -229,19 +187,6 @@ end;
 $$;
 
 -- Suspend and resume --------------------------------------------------------------------------------------
--- The audit entry of an action by the calling platform administrator.
-create function private.platform_audit(org uuid, action text, reason text, details jsonb,
-                                       subject uuid default null) returns uuid
-language sql volatile security definer
-set search_path = ''
-as $$
-  insert into public.platform_audit_log (organization_id, action, actor_kind, actor_user_id, actor_email,
-                                         subject_user_id, subject_email, reason, details)
-  select org, action, 'platform_admin', auth.uid(), (select u.email from auth.users u where u.id = auth.uid()),
-         subject, (select u.email from auth.users u where u.id = subject), nullif(trim(reason), ''), details
-  returning id
-$$;
-
 -- Suspends an organization, saying why: from the next request on nobody acts for it (deliveries in
 -- flight finish; their results are recorded). Returns the audit entry's id.
 create function private.platform_suspend_organization(org uuid, reason text) returns uuid
@@ -406,30 +351,6 @@ begin
 end;
 $$;
 
--- Every audit entry with its organization's name, newest first, a page at a time (platform
--- administrators); optionally one organization's.
-create function private.platform_audit_entries(org uuid, before_at timestamptz, before_id uuid, max_rows integer)
-returns table (id uuid, organization_id uuid, organization_name text, action text, actor_kind text,
-               actor_email text, subject_email text, reason text, details jsonb, created_at timestamptz)
-language plpgsql stable security definer
-set search_path = ''
-as $$
-begin
-  perform private.require_platform_role('platform_admin');
-  return query
-  select a.id, a.organization_id, o.name, a.action, a.actor_kind, a.actor_email, a.subject_email, a.reason,
-         a.details, a.created_at
-  from public.platform_audit_log a
-  left join public.organizations o on o.id = a.organization_id
-  where (org is null or a.organization_id = org)
-    -- What the platform's people did; an organization's own admins' entries are its business.
-    and a.actor_kind in ('platform_admin', 'operator')
-    and (before_at is null or (a.created_at, a.id) < (before_at, before_id))
-  order by a.created_at desc, a.id desc
-  limit greatest(least(max_rows, 200), 1);
-end;
-$$;
-
 -- The operator's command --------------------------------------------------------------------------------
 -- Makes (or with `remove`, unmakes) the account with this e-mail a superadmin and platform
 -- administrator: the first administrator of a hosted project, made by whoever holds the database
@@ -448,10 +369,9 @@ begin
     where f.is_superadmin = remove
   returning true into changed;
   if coalesce(changed, false) then
-    insert into public.platform_audit_log (action, actor_kind, actor_email, subject_user_id, subject_email)
-    select case when remove then 'superadmin.revoked' else 'superadmin.granted' end, 'operator',
-           'operator (database role ' || session_user || ')', target, u.email
-    from auth.users u where u.id = target;
+    -- The operator has no account here: recorded as the database role that ran the command.
+    perform private.audit_record(null, case when remove then 'superadmin.revoked' else 'superadmin.granted' end,
+                                 'person', target::text, null, null, subject => target, as_kind => 'operator');
   end if;
   return target;
 end;
@@ -461,17 +381,15 @@ revoke all on function private.platform_role(), private.require_platform_role(te
   private.claimed_organization_is_suspended(), private.membership_is_suspended(uuid),
   private.membership_suspension_reason(uuid), private.platform_count_cap(),
   private.platform_organizations(uuid, text, boolean, text, uuid, integer), private.platform_organization_totals(),
-  private.platform_audit(uuid, text, text, jsonb, uuid), private.platform_suspend_organization(uuid, text),
+  private.platform_suspend_organization(uuid, text),
   private.platform_resume_organization(uuid, text), private.platform_admins(), private.platform_user_by_email(text),
-  private.platform_grant_admin(text), private.platform_revoke_admin(uuid),
-  private.platform_audit_entries(uuid, timestamptz, uuid, integer), private.operator_set_superadmin(text, boolean)
+  private.platform_grant_admin(text), private.platform_revoke_admin(uuid), private.operator_set_superadmin(text, boolean)
   from public, anon, authenticated;
 grant execute on function private.platform_role(), private.claimed_organization_is_suspended(),
   private.membership_is_suspended(uuid), private.membership_suspension_reason(uuid),
   private.platform_organizations(uuid, text, boolean, text, uuid, integer), private.platform_organization_totals(),
   private.platform_suspend_organization(uuid, text), private.platform_resume_organization(uuid, text),
-  private.platform_admins(), private.platform_grant_admin(text), private.platform_revoke_admin(uuid),
-  private.platform_audit_entries(uuid, timestamptz, uuid, integer)
+  private.platform_admins(), private.platform_grant_admin(text), private.platform_revoke_admin(uuid)
   to config_api;
 -- public.set_active_organization (security invoker) asks it for the Data API's callers too: whether an
 -- organization they belong to is suspended tells them nothing they may not know.

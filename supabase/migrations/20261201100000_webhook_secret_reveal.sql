@@ -46,10 +46,9 @@ begin
   if not found then
     raise exception 'no such endpoint' using errcode = 'P0002';
   end if;
-  insert into public.platform_audit_log (organization_id, action, actor_kind, actor_user_id, actor_email, details)
-  select org, 'endpoint.secret_revealed', 'admin', auth.uid(), u.email,
-         jsonb_build_object('endpoint_id', ep.id, 'url', ep.url)
-  from auth.users u where u.id = auth.uid();
+  -- The audit log (20261207170100_audit_log.sql): who, when and from where; never the secret.
+  perform private.audit_record(org, 'endpoint.secret_revealed', 'endpoint', ep.id::text, null, null,
+                               details => jsonb_build_object('endpoint_id', ep.id, 'url', ep.url));
   return ep.secret;
 end;
 $$;

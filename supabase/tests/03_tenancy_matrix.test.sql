@@ -113,7 +113,7 @@ begin
   insert into public.webhook_bulk_retries (organization_id, filter, status, total, finished_at)
     values (org, '{}', 'done', 0, now());
   -- Platform console: an audit entry of a platform action on the organization
-  insert into public.platform_audit_log (organization_id, action, actor_kind, actor_email, reason)
+  insert into public.audit_log (organization_id, action, actor_kind, actor_email, reason)
     values (org, 'organization.resumed', 'platform_admin', 'ops@platform.example', 'checked');
 end;
 $$;

@@ -454,6 +454,10 @@ Deno.test(
     await goTo(page, "Audit log", /\/settings\/organization\/audit-log$/);
     const log = page.getByRole("region", { name: "Audit log" });
     await log.getByText("Resumed the organization").waitFor();
+    // What the platform's administrators did, among the church's own changes.
+    await page.getByLabel("Kind of actor").selectOption("platform_admin");
+    await page.waitForURL(/by=platform_admin/);
+    await log.getByText("Suspended the organization").waitFor();
     const rows = await log.getByRole("row").allTextContents();
     assertEquals(rows.length, 3, rows.join(" | "));
     assertMatch(rows[1]!, /Resumed the organization.*Resolved with the card provider/);

@@ -167,6 +167,10 @@ Deno.test(
     ).click();
     const log = admin.getByRole("region", { name: "Audit log" });
     await log.getByText("Resumed the organization").waitFor();
+    // What the platform's administrators did, among the church's own changes.
+    await admin.getByLabel("Kind of actor").selectOption("platform_admin");
+    await admin.waitForURL(/by=platform_admin/);
+    await log.getByText("Suspended the organization").waitFor();
     const rows = await log.getByRole("row").allTextContents();
     assertEquals(rows.length, 3, rows.join(" | "));
     assert(

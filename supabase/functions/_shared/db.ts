@@ -152,9 +152,13 @@ export function withClaims<T>(
   claims: JwtClaims,
   fn: (tx: Tx) => Promise<T>,
   role: RequestRole = claims.role === "anon" ? "anon" : "authenticated",
+  headers: Record<string, string> = {},
 ): Promise<T> {
   return sql.begin(async (tx) => {
+    // request.headers as PostgREST sets it (lower-case names); the audit log reads the client's address
+    // and user agent from it (20261207170100_audit_log.sql).
     await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+                    set_config('request.headers', ${JSON.stringify(headers)}, true),
                     set_config('role', ${role}, true)`;
     return await fn(tx);
   }) as Promise<T>;

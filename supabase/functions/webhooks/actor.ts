@@ -73,25 +73,51 @@ export async function asCaller<T>(
   options: { holdAuthority?: boolean } = {},
 ): Promise<T> {
   const actor = c.get("actor");
-  return await withClaims(deps.userSql ?? deps.sql, actor.claims, async (tx) => {
-    // `suspended`: the organization the token or key names is suspended by the platform, so nobody
-    // acts for it (docs/platform-console.md#suspending-an-organization). `holdAuthority`: the admin
-    // membership or API key the caller acts by stays locked until this transaction ends, so a removal
-    // in flight either waits for this write (and then ends what it made) or refuses it.
-    const org = options.holdAuthority
-      ? tx`private.hold_admin_authority()`
-      : tx`private.webhook_admin_organization_id()`;
-    const [row] = await tx<{ org: string | null; live: boolean; suspended: boolean }[]>`
+  return await withClaims(
+    deps.userSql ?? deps.sql,
+    actor.claims,
+    async (tx) => {
+      // `suspended`: the organization the token or key names is suspended by the platform, so nobody
+      // acts for it (docs/platform-console.md#suspending-an-organization). `holdAuthority`: the admin
+      // membership or API key the caller acts by stays locked until this transaction ends, so a removal
+      // in flight either waits for this write (and then ends what it made) or refuses it.
+      const org = options.holdAuthority
+        ? tx`private.hold_admin_authority()`
+        : tx`private.webhook_admin_organization_id()`;
+      const [row] = await tx<{ org: string | null; live: boolean; suspended: boolean }[]>`
       select ${org} as org, private.session_is_live() as live,
              private.claimed_organization_is_suspended() as suspended`;
-    if (actor.kind === "user" && !row?.live) {
-      throw unauthorized(
-        "session_not_found",
-        "Your session has ended (signed out or revoked); sign in again",
-      );
-    }
-    return await fn(tx, { organizationId: row?.org ?? null, actor, suspended: row?.suspended ?? false });
-  }, "config_api");
+      if (actor.kind === "user" && !row?.live) {
+        throw unauthorized(
+          "session_not_found",
+          "Your session has ended (signed out or revoked); sign in again",
+        );
+      }
+      return await fn(tx, { organizationId: row?.org ?? null, actor, suspended: row?.suspended ?? false });
+    },
+    "config_api",
+    requestOrigin(c),
+  );
+}
+
+/**
+ * Where the request came from, for the audit log: the client's address as the platform's gateway
+ * reports it (the first x-forwarded-for address), else the connection's peer, and the user agent. Only
+ * these two reach the database (as request.headers); never a credential.
+ */
+export function requestOrigin(c: Context): Record<string, string> {
+  const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
+  let peer: string | undefined;
+  try {
+    const addr = (c.env as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr;
+    peer = addr?.hostname;
+  } catch { /* served without connection info */ }
+  const ip = forwarded && /^[0-9A-Fa-f:.]{2,45}$/.test(forwarded) ? forwarded : peer;
+  const userAgent = c.req.header("user-agent")?.slice(0, 500);
+  return {
+    ...(ip ? { "x-forwarded-for": ip } : {}),
+    ...(userAgent ? { "user-agent": userAgent } : {}),
+  };
 }
 
 export const organizationSuspended = () =>

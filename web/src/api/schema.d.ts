@@ -7909,7 +7909,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every platform action, newest first (platform admins) */
+        /** Every audit entry, newest first (platform admins) */
         get: {
             parameters: {
                 query?: {
@@ -7935,36 +7935,58 @@ export interface paths {
                          * @example {
                          *       "data": [
                          *         {
-                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
                          *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
                          *           "organization_name": "First Church",
-                         *           "action": "organization.resumed",
-                         *           "actor": {
-                         *             "kind": "platform_admin",
-                         *             "email": "ops@platform.example"
-                         *           },
                          *           "subject_email": null,
                          *           "reason": "Invoice paid",
                          *           "details": {
                          *             "suspended_seconds": 86400,
                          *             "deliveries_released": 12
                          *           },
+                         *           "ip": "203.0.113.7",
+                         *           "user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15",
+                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+                         *           "action": "organization.resumed",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example",
+                         *             "user_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                         *             "api_key_id": null,
+                         *             "label": null
+                         *           },
+                         *           "target": {
+                         *             "type": "organization",
+                         *             "id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b"
+                         *           },
+                         *           "before": null,
+                         *           "after": null,
                          *           "created_at": "2026-11-29T10:00:00.000Z"
                          *         },
                          *         {
-                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
                          *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
                          *           "organization_name": "First Church",
-                         *           "action": "organization.suspended",
-                         *           "actor": {
-                         *             "kind": "platform_admin",
-                         *             "email": "ops@platform.example"
-                         *           },
                          *           "subject_email": null,
                          *           "reason": "Unpaid invoice since October; contact billing@platform.example",
                          *           "details": {
                          *             "deliveries_open": 12
                          *           },
+                         *           "ip": "203.0.113.7",
+                         *           "user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15",
+                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
+                         *           "action": "organization.suspended",
+                         *           "actor": {
+                         *             "kind": "platform_admin",
+                         *             "email": "ops@platform.example",
+                         *             "user_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                         *             "api_key_id": null,
+                         *             "label": null
+                         *           },
+                         *           "target": {
+                         *             "type": "organization",
+                         *             "id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b"
+                         *           },
+                         *           "before": null,
+                         *           "after": null,
                          *           "created_at": "2026-11-28T10:00:00.000Z"
                          *         },
                          *         {
@@ -7974,11 +7996,22 @@ export interface paths {
                          *           "action": "platform_admin.granted",
                          *           "actor": {
                          *             "kind": "platform_admin",
-                         *             "email": "founder@platform.example"
+                         *             "email": "founder@platform.example",
+                         *             "user_id": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+                         *             "api_key_id": null,
+                         *             "label": null
+                         *           },
+                         *           "target": {
+                         *             "type": "person",
+                         *             "id": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
                          *           },
                          *           "subject_email": "ops@platform.example",
                          *           "reason": null,
+                         *           "before": null,
+                         *           "after": null,
                          *           "details": {},
+                         *           "ip": "192.0.2.10",
+                         *           "user_agent": "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/133.0",
                          *           "created_at": "2026-11-20T08:00:00.000Z"
                          *         }
                          *       ],
@@ -8060,7 +8093,7 @@ export interface paths {
         };
         /**
          * The organization's audit log (admins)
-         * @description What the platform's administrators did to this organization (suspended, resumed), with their reasons, newest first.
+         * @description Who changed what in this organization's settings and people, when and from where: invitations, memberships, endpoints, secrets (rotated, revealed; never their values), API keys, connections, WhatsApp numbers, recoveries, replays, redeliveries, erasures, settings, and the platform's suspensions. Each entry has the changed fields before and after. Newest first; kept a year. Filter by actor, actor_kind, action and period (from, to).
          */
         get: {
             parameters: {
@@ -8068,6 +8101,15 @@ export interface paths {
                     limit?: number;
                     /** @description next_cursor of the previous page */
                     cursor?: string;
+                    /** @description Whose actions: an e-mail address (case-insensitive), or a person's or API key's id */
+                    actor?: string;
+                    /** @description Only actors of this kind (e.g. api_key, rule) */
+                    actor_kind?: "admin" | "staff" | "person" | "api_key" | "platform_admin" | "operator" | "rule";
+                    action?: "organization.created" | "organization.updated" | "organization.suspended" | "organization.resumed" | "log_retention.changed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked" | "invitation.sent" | "invitation.resent" | "invitation.withdrawn" | "invitation.accepted" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.erasure_requested" | "endpoint.created" | "endpoint.updated" | "endpoint.enabled" | "endpoint.disabled" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_revealed" | "endpoint.recovered" | "delivery.redelivered" | "deliveries.retried" | "api_key.created" | "api_key.revoked" | "connection.secret_set" | "connection.secret_removed" | "whatsapp_number.registered" | "whatsapp_number.updated" | "whatsapp_number.app_secret_replaced" | "whatsapp_number.verify_token_replaced" | "whatsapp_number.removed" | "inbound.replayed" | "inbound.replayed_failed";
+                    /** @description From this time on (inclusive), ISO 8601 with offset */
+                    from?: string;
+                    /** @description Before this time (exclusive) */
+                    to?: string;
                 };
                 header?: never;
                 path?: never;
@@ -8085,54 +8127,133 @@ export interface paths {
                          * @example {
                          *       "data": [
                          *         {
-                         *           "id": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
                          *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
                          *           "organization_name": "First Church",
-                         *           "action": "endpoint.secret_revealed",
+                         *           "subject_email": null,
+                         *           "reason": null,
+                         *           "details": {},
+                         *           "ip": "198.51.100.23",
+                         *           "user_agent": "Zapier",
+                         *           "id": "3d4e5f6a-7b8c-4d9e-8f0a-1b2c3d4e5f6a",
+                         *           "action": "endpoint.created",
+                         *           "actor": {
+                         *             "kind": "api_key",
+                         *             "email": null,
+                         *             "user_id": null,
+                         *             "api_key_id": "4e5f6a7b-8c9d-4e0f-9a1b-2c3d4e5f6a7b",
+                         *             "label": "Zapier"
+                         *           },
+                         *           "target": {
+                         *             "type": "endpoint",
+                         *             "id": "5f6a7b8c-9d0e-4f1a-8b2c-3d4e5f6a7b8c"
+                         *           },
+                         *           "before": null,
+                         *           "after": {
+                         *             "url": "https://hooks.zapier.example/hooks/catch/1/abc",
+                         *             "events": [
+                         *               "member.created"
+                         *             ],
+                         *             "enabled": true,
+                         *             "description": "Zapier",
+                         *             "disabled_reason": null,
+                         *             "rate_limit_per_second": null
+                         *           },
+                         *           "created_at": "2026-12-03T08:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "subject_email": null,
+                         *           "reason": null,
+                         *           "details": {},
+                         *           "ip": null,
+                         *           "user_agent": null,
+                         *           "id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                         *           "action": "endpoint.disabled",
+                         *           "actor": {
+                         *             "kind": "rule",
+                         *             "email": null,
+                         *             "user_id": null,
+                         *             "api_key_id": null,
+                         *             "label": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-27T10:15:30Z"
+                         *           },
+                         *           "target": {
+                         *             "type": "endpoint",
+                         *             "id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
+                         *           },
+                         *           "before": {
+                         *             "enabled": true,
+                         *             "disabled_reason": null
+                         *           },
+                         *           "after": {
+                         *             "enabled": false,
+                         *             "disabled_reason": "every attempt failed for 5 days: 212 failed attempts in a row since 2026-11-27T10:15:30Z"
+                         *           },
+                         *           "created_at": "2026-12-02T10:16:00.000Z"
+                         *         },
+                         *         {
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
+                         *           "subject_email": null,
+                         *           "reason": null,
+                         *           "details": {},
+                         *           "ip": "203.0.113.7",
+                         *           "user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15",
+                         *           "id": "7e8f9a0b-1c2d-4e3f-9a4b-5c6d7e8f9a0b",
+                         *           "action": "endpoint.updated",
                          *           "actor": {
                          *             "kind": "admin",
-                         *             "email": "pastor@firstchurch.example"
+                         *             "email": "pastor@firstchurch.example",
+                         *             "user_id": "8c9d0e1f-2a3b-4c5d-8e6f-7a8b9c0d1e2f",
+                         *             "api_key_id": null,
+                         *             "label": null
                          *           },
+                         *           "target": {
+                         *             "type": "endpoint",
+                         *             "id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
+                         *           },
+                         *           "before": {
+                         *             "events": [
+                         *               "donation.created"
+                         *             ],
+                         *             "description": null
+                         *           },
+                         *           "after": {
+                         *             "events": [
+                         *               "donation.created",
+                         *               "donation.refunded"
+                         *             ],
+                         *             "description": "Finance CRM"
+                         *           },
+                         *           "created_at": "2026-12-01T14:02:11.000Z"
+                         *         },
+                         *         {
+                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                         *           "organization_name": "First Church",
                          *           "subject_email": null,
                          *           "reason": null,
                          *           "details": {
                          *             "endpoint_id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
                          *             "url": "https://crm.firstchurch.example/hooks"
                          *           },
+                         *           "ip": "203.0.113.7",
+                         *           "user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15",
+                         *           "id": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
+                         *           "action": "endpoint.secret_revealed",
+                         *           "actor": {
+                         *             "kind": "admin",
+                         *             "email": "pastor@firstchurch.example",
+                         *             "user_id": "8c9d0e1f-2a3b-4c5d-8e6f-7a8b9c0d1e2f",
+                         *             "api_key_id": null,
+                         *             "label": null
+                         *           },
+                         *           "target": {
+                         *             "type": "endpoint",
+                         *             "id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
+                         *           },
+                         *           "before": null,
+                         *           "after": null,
                          *           "created_at": "2026-11-30T09:15:00.000Z"
-                         *         },
-                         *         {
-                         *           "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
-                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-                         *           "organization_name": "First Church",
-                         *           "action": "organization.resumed",
-                         *           "actor": {
-                         *             "kind": "platform_admin",
-                         *             "email": "ops@platform.example"
-                         *           },
-                         *           "subject_email": null,
-                         *           "reason": "Invoice paid",
-                         *           "details": {
-                         *             "suspended_seconds": 86400,
-                         *             "deliveries_released": 12
-                         *           },
-                         *           "created_at": "2026-11-29T10:00:00.000Z"
-                         *         },
-                         *         {
-                         *           "id": "9a8b7c6d-5e4f-4321-8fed-cba987654321",
-                         *           "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
-                         *           "organization_name": "First Church",
-                         *           "action": "organization.suspended",
-                         *           "actor": {
-                         *             "kind": "platform_admin",
-                         *             "email": "ops@platform.example"
-                         *           },
-                         *           "subject_email": null,
-                         *           "reason": "Unpaid invoice since October; contact billing@platform.example",
-                         *           "details": {
-                         *             "deliveries_open": 12
-                         *           },
-                         *           "created_at": "2026-11-28T10:00:00.000Z"
                          *         }
                          *       ],
                          *       "next_cursor": null
@@ -8548,21 +8669,40 @@ export interface components {
         };
         /**
          * @example {
-         *       "id": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
          *       "organization_id": "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
          *       "organization_name": "First Church",
-         *       "action": "organization.resumed",
-         *       "actor": {
-         *         "kind": "platform_admin",
-         *         "email": "ops@platform.example"
-         *       },
          *       "subject_email": null,
-         *       "reason": "Invoice paid",
-         *       "details": {
-         *         "suspended_seconds": 86400,
-         *         "deliveries_released": 12
+         *       "reason": null,
+         *       "details": {},
+         *       "ip": "203.0.113.7",
+         *       "user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15",
+         *       "id": "7e8f9a0b-1c2d-4e3f-9a4b-5c6d7e8f9a0b",
+         *       "action": "endpoint.updated",
+         *       "actor": {
+         *         "kind": "admin",
+         *         "email": "pastor@firstchurch.example",
+         *         "user_id": "8c9d0e1f-2a3b-4c5d-8e6f-7a8b9c0d1e2f",
+         *         "api_key_id": null,
+         *         "label": null
          *       },
-         *       "created_at": "2026-11-29T10:00:00.000Z"
+         *       "target": {
+         *         "type": "endpoint",
+         *         "id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
+         *       },
+         *       "before": {
+         *         "events": [
+         *           "donation.created"
+         *         ],
+         *         "description": null
+         *       },
+         *       "after": {
+         *         "events": [
+         *           "donation.created",
+         *           "donation.refunded"
+         *         ],
+         *         "description": "Finance CRM"
+         *       },
+         *       "created_at": "2026-12-01T14:02:11.000Z"
          *     }
          */
         AuditEntry: {
@@ -8575,22 +8715,45 @@ export interface components {
             organization_id: string | null;
             organization_name: string | null;
             /** @enum {string} */
-            action: "organization.suspended" | "organization.resumed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked" | "endpoint.secret_revealed";
+            action: "organization.created" | "organization.updated" | "organization.suspended" | "organization.resumed" | "log_retention.changed" | "platform_admin.granted" | "platform_admin.revoked" | "superadmin.granted" | "superadmin.revoked" | "invitation.sent" | "invitation.resent" | "invitation.withdrawn" | "invitation.accepted" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.erasure_requested" | "endpoint.created" | "endpoint.updated" | "endpoint.enabled" | "endpoint.disabled" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_revealed" | "endpoint.recovered" | "delivery.redelivered" | "deliveries.retried" | "api_key.created" | "api_key.revoked" | "connection.secret_set" | "connection.secret_removed" | "whatsapp_number.registered" | "whatsapp_number.updated" | "whatsapp_number.app_secret_replaced" | "whatsapp_number.verify_token_replaced" | "whatsapp_number.removed" | "inbound.replayed" | "inbound.replayed_failed";
             actor: {
                 /**
-                 * @description operator: someone with database access, through the documented command; admin: an administrator of the organization itself (endpoint.secret_revealed, where details name the endpoint)
+                 * @description admin or staff of the organization (their role then); person: signed in but not a member (accepting an invitation, leaving); api_key; platform_admin; operator: someone with database access, through the documented command; rule: the service itself (label says which rule, e.g. an endpoint disabled after 5 days of failures)
                  * @enum {string}
                  */
-                kind: "platform_admin" | "operator" | "admin";
+                kind: "admin" | "staff" | "person" | "api_key" | "platform_admin" | "operator" | "rule";
+                /** @description The person's e-mail address as it was then */
                 email: string | null;
+                /** Format: uuid */
+                user_id: string | null;
+                /** Format: uuid */
+                api_key_id: string | null;
+                /** @description The API key's name, the rule, or the operator's database role */
+                label: string | null;
             };
-            /** @description Whose platform rights changed */
+            target: {
+                /** @description endpoint, invitation, membership, api_key, connection (id: the provider), whatsapp_number, delivery, inbound_log, member, organization or person */
+                type: string | null;
+                id: string | null;
+            };
+            /** @description Whom it concerned: the member, the invitee, or whose platform rights changed */
             subject_email: string | null;
             reason: string | null;
-            /** @description Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption */
+            /** @description The changed fields before (never a secret, token, key or header value) */
+            before: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The changed fields after */
+            after: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption; the endpoint on a reveal */
             details: {
                 [key: string]: unknown;
             };
+            /** @description The client's address, as the platform's gateway reported it */
+            ip: string | null;
+            user_agent: string | null;
             created_at: string;
         };
         /**

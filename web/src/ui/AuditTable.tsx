@@ -1,22 +1,60 @@
-// Audit entries as a table: when, what, on which organization (the platform's view), by whom, why. The
-// organization's Audit log page and the platform console both show them.
+// Audit entries as a table: when, what (with the changed fields before and after), on which
+// organization (the platform's view), by whom, from where, why. The organization's Audit log page and
+// the platform console both show them.
 import type { AuditEntry } from "../api/client.ts";
 import { Time } from "./Time.tsx";
+import "./AuditTable.css";
 
-const ACTIONS: Record<AuditEntry["action"], string> = {
+export const ACTIONS: Record<AuditEntry["action"], string> = {
+  "organization.created": "Created the organization",
+  "organization.updated": "Changed the organization's settings",
   "organization.suspended": "Suspended the organization",
   "organization.resumed": "Resumed the organization",
+  "log_retention.changed": "Changed how long webhook logs are kept",
   "platform_admin.granted": "Made a platform administrator",
   "platform_admin.revoked": "Ended platform administrator rights",
   "superadmin.granted": "Made a superadmin",
   "superadmin.revoked": "Ended superadmin rights",
+  "invitation.sent": "Sent an invitation",
+  "invitation.resent": "Sent an invitation again",
+  "invitation.withdrawn": "Withdrew an invitation",
+  "invitation.accepted": "Accepted an invitation",
+  "member.joined": "Joined the organization",
+  "member.role_changed": "Changed a person's role",
+  "member.removed": "Removed a person",
+  "member.left": "Left the organization",
+  "member.erasure_requested": "Erased a member's personal data",
+  "endpoint.created": "Added an endpoint",
+  "endpoint.updated": "Changed an endpoint",
+  "endpoint.enabled": "Enabled an endpoint",
+  "endpoint.disabled": "Disabled an endpoint",
+  "endpoint.deleted": "Deleted an endpoint",
+  "endpoint.secret_rotated": "Rotated an endpoint's signing secret",
   "endpoint.secret_revealed": "Revealed an endpoint's signing secret",
+  "endpoint.recovered": "Recovered failed deliveries",
+  "delivery.redelivered": "Sent a delivery again",
+  "deliveries.retried": "Retried deliveries in bulk",
+  "api_key.created": "Created an API key",
+  "api_key.revoked": "Revoked an API key",
+  "connection.secret_set": "Set a payment provider's secret",
+  "connection.secret_removed": "Removed a payment provider's secret",
+  "whatsapp_number.registered": "Registered a WhatsApp number",
+  "whatsapp_number.updated": "Changed a WhatsApp number",
+  "whatsapp_number.app_secret_replaced": "Replaced a WhatsApp number's app secret",
+  "whatsapp_number.verify_token_replaced": "Replaced a WhatsApp number's verify token",
+  "whatsapp_number.removed": "Removed a WhatsApp number",
+  "inbound.replayed": "Replayed an inbound webhook",
+  "inbound.replayed_failed": "Replayed every failed inbound webhook",
 };
 
-const ACTORS: Record<AuditEntry["actor"]["kind"], string> = {
+export const ACTORS: Record<AuditEntry["actor"]["kind"], string> = {
+  admin: "Administrator",
+  staff: "Staff member",
+  person: "Signed-in person",
+  api_key: "API key",
   platform_admin: "Platform administrator",
   operator: "An operator",
-  admin: "Administrator of this organization",
+  rule: "Automatic rule",
 };
 
 /** What the counts kept with an entry mean, in words. */
@@ -43,6 +81,28 @@ function duration(seconds: number): string {
   return `${Math.round(seconds / 86400)} days`;
 }
 
+const shown = (v: unknown): string =>
+  v === null || v === undefined
+    ? "none"
+    : Array.isArray(v)
+    ? v.join(", ")
+    : typeof v === "object"
+    ? JSON.stringify(v)
+    : String(v);
+
+/** The changed fields: "field: before → after", or the one side there is. */
+function changes(e: AuditEntry): { field: string; text: string }[] {
+  const before = (e.before ?? {}) as Record<string, unknown>;
+  const after = (e.after ?? {}) as Record<string, unknown>;
+  const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+  return fields.map((field) => ({
+    field: field.replaceAll("_", " "),
+    text: e.before && e.after
+      ? `${shown(before[field])} → ${shown(after[field])}`
+      : shown(e.after ? after[field] : before[field]),
+  }));
+}
+
 export function AuditTable(
   { entries, label, showOrganization = false }: {
     entries: AuditEntry[];
@@ -59,27 +119,47 @@ export function AuditTable(
             <th scope="col">What</th>
             {showOrganization && <th scope="col">Organization or person</th>}
             <th scope="col">By</th>
+            <th scope="col">From</th>
             <th scope="col">Reason</th>
           </tr>
         </thead>
         <tbody>
-          {entries.map((e) => (
-            <tr key={e.id}>
-              <td>
-                <Time iso={e.created_at} />
-              </td>
-              <td>
-                {ACTIONS[e.action]}
-                {detailWords(e) && <div className="small muted">{detailWords(e)}</div>}
-              </td>
-              {showOrganization && <td>{e.organization_name ?? e.subject_email ?? "—"}</td>}
-              <td>
-                {ACTORS[e.actor.kind]}
-                {e.actor.email && <div className="small muted">{e.actor.email}</div>}
-              </td>
-              <td>{e.reason ?? <span className="muted">—</span>}</td>
-            </tr>
-          ))}
+          {entries.map((e) => {
+            const changed = changes(e);
+            return (
+              <tr key={e.id}>
+                <td>
+                  <Time iso={e.created_at} />
+                </td>
+                <td>
+                  {ACTIONS[e.action] ?? e.action}
+                  {e.subject_email && <div className="small muted">{e.subject_email}</div>}
+                  {detailWords(e) && <div className="small muted">{detailWords(e)}</div>}
+                  {changed.length > 0 && (
+                    <ul className="audit-changes small">
+                      {changed.map((c) => (
+                        <li key={c.field}>
+                          <span className="muted">{c.field}:</span> {c.text}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </td>
+                {showOrganization && <td>{e.organization_name ?? e.subject_email ?? "—"}</td>}
+                <td>
+                  {ACTORS[e.actor.kind]}
+                  {(e.actor.email ?? e.actor.label) && (
+                    <div className="small muted">{e.actor.email ?? e.actor.label}</div>
+                  )}
+                </td>
+                <td>
+                  {e.ip ?? <span className="muted">—</span>}
+                  {e.user_agent && <div className="small muted audit-agent">{e.user_agent}</div>}
+                </td>
+                <td>{e.reason ?? <span className="muted">—</span>}</td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>

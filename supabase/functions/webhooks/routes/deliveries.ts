@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Tx } from "../../_shared/db.ts";
 import { notFound } from "../../_shared/errors.ts";
 import { decodeCursor, pageOf, withoutCursor } from "../cursor.ts";
+import { recordAudit } from "../audit.ts";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Delivery, DeliveryDetail, DeliveryPage, type DeliveryRow, ListDeliveries } from "../schemas.ts";
@@ -329,10 +330,15 @@ export const deliveryRoutes: RouteFactory = (deps) => [
     },
     async (c) => {
       const deliveryId = c.req.valid("param").id;
-      const row = await asAdmin(deps, c, async (tx) => {
-        await visibleDelivery(tx, deliveryId);
+      const row = await asAdmin(deps, c, async (tx, { organizationId }) => {
+        const before = await visibleDelivery(tx, deliveryId);
         await mapSqlErrors(() => tx`select public.webhook_redeliver(${deliveryId})`);
-        return await visibleDelivery(tx, deliveryId);
+        const after = await visibleDelivery(tx, deliveryId);
+        await recordAudit(tx, organizationId, "delivery.redelivered", { type: "delivery", id: deliveryId }, {
+          before: { status: before.status, endpoint_id: before.endpoint_id, event_type: before.event_type },
+          after: { status: after.status },
+        });
+        return after;
       });
       return c.json(row, 202);
     },

@@ -5,6 +5,7 @@ import type { Tx } from "../../_shared/db.ts";
 import { badRequest, notFound } from "../../_shared/errors.ts";
 import { checkTargetUrl } from "../../_shared/webhook_targets.ts";
 import type { Config } from "../../_shared/config.ts";
+import { recordAudit } from "../audit.ts";
 import { asAdmin } from "../actor.ts";
 import { windowStart } from "../activity.ts";
 import { route, type RouteFactory } from "../route.ts";
@@ -546,13 +547,22 @@ export const endpointRoutes: RouteFactory = (deps) => [
       const endpointId = c.req.valid("param").id;
       const input = c.req.valid("json");
       const recoveryId = crypto.randomUUID();
-      const recovered = await asAdmin(deps, c, async (tx) => {
+      const recovered = await asAdmin(deps, c, async (tx, { organizationId }) => {
         await visibleEndpoint(tx, endpointId);
         const [r] = await mapSqlErrors(() =>
           tx<{ n: number }[]>`select public.webhook_recover_failed(${endpointId}, ${input.since}::timestamptz,
                                 ${input.until ?? null}::timestamptz, ${input.event_type ?? null},
                                 ${recoveryId}) as n`
         );
+        await recordAudit(tx, organizationId, "endpoint.recovered", { type: "endpoint", id: endpointId }, {
+          after: {
+            recovered: r!.n,
+            recovery_id: recoveryId,
+            since: input.since,
+            until: input.until ?? null,
+            event_type: input.event_type ?? null,
+          },
+        });
         return r!.n;
       });
       return c.json({ recovered, recovery_id: recoveryId }, 202);

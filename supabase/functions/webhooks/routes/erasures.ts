@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Sql } from "../../_shared/db.ts";
 import { AppError, notFound } from "../../_shared/errors.ts";
+import { recordAudit } from "../audit.ts";
 import { asAdmin } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
@@ -199,11 +200,20 @@ export const erasureRoutes: RouteFactory = (deps) => [
     },
     async (c) => {
       const memberId = c.req.valid("json").member_id;
-      const erasureId = await asAdmin(deps, c, async (tx) => {
+      const erasureId = await asAdmin(deps, c, async (tx, { organizationId }) => {
         try {
           const [r] = await tx<
             { id: string }[]
           >`select public.erase_member(${memberId}) as id`;
+          // The erasure's id alone: its record (GET /erasures/{id}) names the member; the audit log
+          // keeps nothing of the person, not even the id an erasure leaves in its own record only.
+          await recordAudit(
+            tx,
+            organizationId,
+            "member.erasure_requested",
+            { type: "erasure", id: r!.id },
+            {},
+          );
           return r!.id;
         } catch (err) {
           if ((err as { code?: string }).code === "P0002") {

@@ -3,8 +3,11 @@
 // takes, in the receiver function that owns them (receivers.ts). People only: API keys are for webhook
 // configuration and never see payment data or messages. @see docs/inbound-webhooks.md#replay
 import { z } from "zod";
+import type { Context } from "hono";
+import type { AppDeps } from "../../_shared/app.ts";
 import { notFound } from "../../_shared/errors.ts";
-import { asAdmin } from "../actor.ts";
+import { type ActorEnv, asAdmin } from "../actor.ts";
+import { recordAudit } from "../audit.ts";
 import { askReceiverToReplay, INBOUND_PROVIDERS, type InboundProvider } from "../receivers.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { Page } from "../schemas.ts";
@@ -98,6 +101,21 @@ const REFUSED_EXAMPLE = {
   last_received_at: "2026-11-28T08:47:31.000Z",
   processed_at: null,
 };
+
+/** The audit entry of a replay, in a transaction of the caller's after the receiver answered. */
+function recordReplay(
+  deps: AppDeps,
+  c: Context<ActorEnv>,
+  action: "inbound.replayed" | "inbound.replayed_failed",
+  target: { type: string; id: string },
+  after: Record<string, unknown>,
+) {
+  return asAdmin(
+    deps,
+    c,
+    (tx, { organizationId }) => recordAudit(tx, organizationId, action, target, { after }),
+  );
+}
 
 export const inboundLogRoutes: RouteFactory = (deps) => [
   route(
@@ -218,6 +236,13 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
         log_id: logId,
       });
       if (!outcome) throw notFound("not_found", "No such log entry");
+      // The receiver applied it in its own transaction (another function): the entry follows with the
+      // outcome. A replay applies a logged payload at most once, so this records a request, not data.
+      await recordReplay(deps, c, "inbound.replayed", { type: "inbound_log", id: logId }, {
+        provider,
+        status: outcome.status,
+        outcome: outcome.outcome,
+      });
       return c.json(outcome);
     },
   ),
@@ -259,6 +284,12 @@ export const inboundLogRoutes: RouteFactory = (deps) => [
       for (const provider of INBOUND_PROVIDERS) {
         data.push(...await askReceiverToReplay(deps.config, provider, { organization_id: organizationId }));
       }
+      const outcomes: Record<string, number> = {};
+      for (const o of data) outcomes[o.outcome ?? o.status] = (outcomes[o.outcome ?? o.status] ?? 0) + 1;
+      await recordReplay(deps, c, "inbound.replayed_failed", { type: "organization", id: organizationId }, {
+        replayed: data.length,
+        outcomes,
+      });
       return c.json({ data });
     },
   ),

@@ -9,6 +9,13 @@ import { AppError, badRequest, forbidden, notFound } from "../../_shared/errors.
 import { setupWarnings } from "../../_shared/warnings.ts";
 import type { Tx } from "../../_shared/db.ts";
 import { asCaller } from "../actor.ts";
+import {
+  AUDIT_COLUMNS,
+  AUDIT_RESUMED_EXAMPLE,
+  AUDIT_SUSPENDED_EXAMPLE,
+  AuditPage,
+  ListAudit,
+} from "../audit.ts";
 import { decodeCursor, pageOf } from "../cursor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
@@ -143,87 +150,9 @@ const GrantAdmin = z.object({ email: z.email().max(320).describe("The e-mail of 
   .strict()
   .openapi({ example: { email: STAFF_EMAIL } });
 
-export const AUDIT_RESUMED_EXAMPLE = {
-  id: "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
-  organization_id: ORG_ID,
-  organization_name: "First Church",
-  action: "organization.resumed" as const,
-  actor: { kind: "platform_admin" as const, email: STAFF_EMAIL },
-  subject_email: null,
-  reason: "Invoice paid",
-  details: { suspended_seconds: 86400, deliveries_released: 12 },
-  created_at: "2026-11-29T10:00:00.000Z",
-};
-export const AUDIT_SUSPENDED_EXAMPLE = {
-  ...AUDIT_RESUMED_EXAMPLE,
-  id: "9a8b7c6d-5e4f-4321-8fed-cba987654321",
-  action: "organization.suspended" as const,
-  reason: "Unpaid invoice since October; contact billing@platform.example",
-  details: { deliveries_open: 12 },
-  created_at: "2026-11-28T10:00:00.000Z",
-};
-/** An organization's own administrator revealed a signing secret (only its admins read these). */
-export const AUDIT_REVEALED_EXAMPLE = {
-  ...AUDIT_RESUMED_EXAMPLE,
-  id: "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
-  action: "endpoint.secret_revealed" as const,
-  actor: { kind: "admin" as const, email: "pastor@firstchurch.example" },
-  reason: null,
-  details: {
-    endpoint_id: "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
-    url: "https://crm.firstchurch.example/hooks",
-  },
-  created_at: "2026-11-30T09:15:00.000Z",
-};
-
-export const AuditEntry = z.object({
-  id: z.uuid(),
-  organization_id: z.uuid().nullable().describe(
-    "The organization affected (null: a change of platform administrators)",
-  ),
-  organization_name: z.string().nullable(),
-  action: z.enum([
-    "organization.suspended",
-    "organization.resumed",
-    "platform_admin.granted",
-    "platform_admin.revoked",
-    "superadmin.granted",
-    "superadmin.revoked",
-    "endpoint.secret_revealed",
-  ]),
-  actor: z.object({
-    kind: z.enum(["platform_admin", "operator", "admin"]).describe(
-      "operator: someone with database access, through the documented command; admin: an administrator " +
-        "of the organization itself (endpoint.secret_revealed, where details name the endpoint)",
-    ),
-    email: z.string().nullable(),
-  }),
-  subject_email: z.string().nullable().describe("Whose platform rights changed"),
-  reason: z.string().nullable(),
-  details: z.record(z.string(), z.unknown()).describe(
-    "Counts at the time: deliveries_open on suspension; suspended_seconds and deliveries_released on resumption",
-  ),
-  created_at: z.string(),
-}).openapi("AuditEntry", { example: AUDIT_RESUMED_EXAMPLE });
-export const AuditPage = z.object({
-  data: z.array(AuditEntry),
-  next_cursor: z.string().nullable().describe("Pass as cursor for the next page"),
-});
-export const ListAudit = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(200).optional().describe("next_cursor of the previous page"),
-}).openapi({ example: { limit: 50 } });
 const ListPlatformAudit = ListAudit.extend({
   organization_id: z.uuid().optional().describe("Only this organization's entries"),
 }).openapi({ example: { organization_id: ORG_ID, limit: 50 } });
-
-/**
- * The audit log's columns as the API returns them (and the keyset's text for the cursor), from rows
- * that have an organization_name (private.platform_audit_entries, or the organization's own log).
- */
-export const AUDIT_COLUMNS = `id, organization_id, organization_name, action,
-  jsonb_build_object('kind', actor_kind, 'email', actor_email) as actor, subject_email, reason, details, created_at,
-  created_at::text as cursor_at`;
 
 const id = { id: z.uuid() };
 const userId = { user_id: z.uuid() };
@@ -574,7 +503,7 @@ export const platformRoutes: RouteFactory = (deps) => [
     {
       method: "get",
       path: "/platform/audit-log",
-      summary: "Every platform action, newest first (platform admins)",
+      summary: "Every audit entry, newest first (platform admins)",
       tag: "Platform console",
       access: "user",
       refusal: REFUSAL,
@@ -589,10 +518,21 @@ export const platformRoutes: RouteFactory = (deps) => [
               organization_id: null,
               organization_name: null,
               action: "platform_admin.granted",
-              actor: { kind: "platform_admin", email: "founder@platform.example" },
+              actor: {
+                kind: "platform_admin",
+                email: "founder@platform.example",
+                user_id: "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+                api_key_id: null,
+                label: null,
+              },
+              target: { type: "person", id: "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d" },
               subject_email: STAFF_EMAIL,
               reason: null,
+              before: null,
+              after: null,
               details: {},
+              ip: "192.0.2.10",
+              user_agent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/133.0",
               created_at: "2026-11-20T08:00:00.000Z",
             }],
             next_cursor: null,
