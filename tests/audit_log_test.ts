@@ -599,6 +599,55 @@ function ok201(r: { status: number; text: string }) {
   assertEquals(r.status, 201, r.text);
 }
 
+Deno.test("custom request headers appear by name only, and a bulk retry once per job", async () => {
+  const api = await startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
+  try {
+    const t = await createTenant();
+    const org = t.organizationId;
+    const admin = { ...asBearer(await tokenFor(t.admin, org)), ...from("203.0.113.10", "AuditTest/2") };
+    const value = `gateway-key-${crypto.randomUUID()}`;
+    const created = await call(api.base, "POST", "/endpoints", admin, {
+      url: "http://127.0.0.1:9/audit-headers",
+      events: ["member.created"],
+    });
+    ok201(created);
+    const endpointId = created.data.id;
+    const set = await call(api.base, "PATCH", `/endpoints/${endpointId}`, admin, {
+      custom_headers: [{ name: "X-Api-Key", value }],
+    });
+    assertEquals(set.status, 200, set.text);
+    const headers = await newest(org, "endpoint.updated");
+    assertEquals(headers?.before, { header_names: null });
+    assertEquals(headers?.after, { header_names: ["X-Api-Key"] });
+
+    // A bulk retry: one entry with its filter and count; the same Idempotency-Key again adds none.
+    const retry = () =>
+      call(api.base, "POST", "/deliveries/retry", { ...admin, "idempotency-key": "audit-retry-1" }, {
+        endpoint_id: endpointId,
+        status: "retrying",
+      });
+    const first = await retry();
+    assert([200, 201, 202].includes(first.status), first.text);
+    const again = await retry();
+    assertEquals(again.status, first.status, again.text);
+    const entries = await sql()<Entry[]>`
+      select action, actor_kind, actor_user_id, target_type, target_id, after, ip, user_agent
+      from public.audit_log where organization_id = ${org} and action = 'deliveries.retried'`;
+    assertEquals(entries.length, 1);
+    assertEquals(entries[0]!.actor_user_id, t.admin.id);
+    assertEquals(entries[0]!.target_type, "bulk_retry");
+    assertEquals((entries[0]!.after as { filter: { endpoint_id: string } }).filter.endpoint_id, endpointId);
+    assertEquals(entries[0]!.ip, "203.0.113.10");
+
+    const text = (await sql()<{ t: string }[]>`
+      select coalesce(string_agg(to_jsonb(a)::text, ''), '') as t from public.audit_log a
+      where a.organization_id = ${org}`)[0]!.t;
+    assert(!text.includes(value) && !text.includes(value.slice(-4)), "no header value, not even its hint");
+  } finally {
+    await api.close();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });

@@ -116,21 +116,22 @@ create policy audit_log_admin_select on public.audit_log
 
 -- Recording ---------------------------------------------------------------------------------------------
 -- The fields of a row that an entry may show: those named in `keep`; of custom request headers
--- (`headers`, an object of name -> value or an array of {name, value}) only the names.
+-- (`headers`, an object of name -> value or an array of {name, value}, or an endpoint's `custom_headers`,
+-- [{name, value_hint}]) only the names, when there are any.
 create function private.audit_fields(row_json jsonb, keep text[]) returns jsonb
 language sql immutable
 set search_path = ''
 as $$
   select coalesce((select jsonb_object_agg(k, v) from jsonb_each(row_json) e(k, v) where k = any (keep)), '{}')
-    || case when row_json ? 'headers' and jsonb_typeof(row_json -> 'headers') in ('object', 'array') then
+    || case when jsonb_typeof(hj) in ('object', 'array') and hj not in ('[]', '{}') then
          jsonb_build_object('header_names', coalesce((
            select jsonb_agg(n order by n) from (
-             select jsonb_object_keys(row_json -> 'headers') as n where jsonb_typeof(row_json -> 'headers') = 'object'
+             select jsonb_object_keys(hj) as n where jsonb_typeof(hj) = 'object'
              union all
-             select h ->> 'name' from jsonb_array_elements(
-               case when jsonb_typeof(row_json -> 'headers') = 'array' then row_json -> 'headers' else '[]' end) h
+             select h ->> 'name' from jsonb_array_elements(case when jsonb_typeof(hj) = 'array' then hj else '[]' end) h
            ) names where n is not null), '[]'))
        else '{}' end
+  from (select coalesce(row_json -> 'custom_headers', row_json -> 'headers') as hj) x
 $$;
 
 -- Of two field sets, the fields that differ: [before, after].

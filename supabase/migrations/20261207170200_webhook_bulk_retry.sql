@@ -199,6 +199,9 @@ begin
                                              private.webhook_bulk_retry_count_cap() + 1)),
                        private.webhook_bulk_retry_count_cap() + 1), private.webhook_bulk_retry_count_cap() + 1))
   returning id into job_id;
+  -- In the audit log once per job: a repeated key returned above, before this.
+  perform private.audit_record(org, 'deliveries.retried', 'bulk_retry', job_id::text, null,
+    jsonb_build_object('filter', filter, 'total', (select r.total from public.webhook_bulk_retries r where r.id = job_id)));
   return job_id;
 end;
 $$;
