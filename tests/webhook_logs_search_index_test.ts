@@ -61,27 +61,26 @@ Deno.test("a delivery recorded under load is found by content within 60 s; the a
 
     // The cron job's procedure, in short runs (its own runs last up to 55 s, one a minute).
     let found: Awaited<ReturnType<typeof search>> | undefined;
-    while (Date.now() - recorded < 60_000) {
+    let last: Awaited<ReturnType<typeof search>> | undefined;
+    // The load's own time once all its batches are done (one statement wrote it: one created_at).
+    const reaches = (r: typeof last) =>
+      r?.searchable_until != null &&
+      Date.parse(r.searchable_until) >= Math.floor(target!.created_at.getTime());
+    while (Date.now() - recorded < 60_000 && !(found && reaches(last))) {
       // The simple protocol, as pg_cron sends it: a procedure that commits cannot run as a prepared one.
       await sql()`call private.webhook_search_index_run(interval '1 second')`.simple();
-      const r = await search();
-      if (r.data.length > 0) {
-        found = r;
-        break;
+      last = await search();
+      if (!found && last.data.length > 0) {
+        found = last;
+        console.log(`found ${((Date.now() - recorded) / 1000).toFixed(1)} s after its recording`);
       }
     }
-    const seconds = (Date.now() - recorded) / 1000;
-    console.log(`found ${seconds.toFixed(1)} s after its recording`);
-    assert(found && seconds <= 60, `not found within 60 s of its recording`);
+    assert(found, `not found within 60 s of its recording`);
     assertEquals(found.data.length, 4, "its four deliveries");
     assert(found.data.every((d) => endpoints.some((e) => e.id === d.endpoint_id)));
-    assert(
-      // Every delivery recorded before it is indexed; the load's own time once its batches are done (the
-      // job moves past it on its next batch, which waits while the load's deliveries are due).
-      found.searchable_until !== null &&
-        Date.parse(found.searchable_until) >= Math.floor(target!.created_at.getTime()),
-      `the search now reaches the load (${found.searchable_until})`,
-    );
+    // Found through the index before the last of the load's batches may be done; the answer's horizon
+    // says the load once they are, within the same 60 s.
+    assert(reaches(last), `the search reaches the load within 60 s (${last?.searchable_until})`);
 
     // A listing without `contains` says nothing about the search.
     const plain = await call(api.base, "GET", "/deliveries?limit=1", admin);

@@ -1,7 +1,7 @@
 // The audit log's shape as the API returns it (the organization's own log and the platform console's),
 // its filters, and its examples. What is recorded, by whom and when: 20261207170100_audit_log.sql.
 // @see docs/audit-log.md
-import { z } from "zod";
+import { z } from "@hono/zod-openapi"; // (zod, with .openapi() for examples in the document)
 import type { Tx } from "../_shared/db.ts";
 
 export const AUDIT_ACTIONS = [
