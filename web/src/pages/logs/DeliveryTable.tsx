@@ -1,4 +1,5 @@
 import type { Delivery } from "../../api/client.ts";
+import { formatTime } from "../../format.ts";
 import { setQuery } from "../../router.tsx";
 import { Badge } from "../../ui/Badge.tsx";
 import { Time } from "../../ui/Time.tsx";
@@ -47,7 +48,7 @@ export function DeliveryTable(
                     type="button"
                     className="linkish"
                     aria-label={`${d.event_type}${d.test ? " (test)" : ""}, created ${
-                      new Date(d.created_at).toLocaleString()
+                      formatTime(d.created_at)
                     }: show details`}
                     onClick={() => setQuery({ delivery: d.id })}
                   >

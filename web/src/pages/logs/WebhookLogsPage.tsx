@@ -5,13 +5,14 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { api, type Delivery, unwrap } from "../../api/client.ts";
 import { errorText, useCatalogue, useEndpoints } from "../../api/queries.ts";
-import { formatTime, timeZoneName } from "../../format.ts";
+import { formatClock, formatTime, timeZoneName } from "../../format.ts";
 import { setQuery, useLocation } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { Empty } from "../../ui/Empty.tsx";
 import { focusSoon } from "../../ui/focusSoon.ts";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
+import { useDisplayZone } from "../../ui/Time.tsx";
 import { useTick } from "../../ui/useTick.ts";
 import { DeliveryPanel } from "./DeliveryPanel.tsx";
 import { DeliveryTable } from "./DeliveryTable.tsx";
@@ -25,6 +26,7 @@ const inFlight = (d: Delivery) => d.status === "pending" || d.status === "retryi
 
 export function WebhookLogsPage() {
   useTick();
+  useDisplayZone();
   const q = useLocation().searchParams;
   const filters = readFilters(q);
   const problem = filterProblem(filters);
@@ -77,7 +79,7 @@ export function WebhookLogsPage() {
       </div>
       <p className="lead">
         Every message we sent to your endpoints, newest first. A failed delivery is retried for 24 hours, then
-        marked permanently failed. Times are in your time zone ({timeZoneName()}).
+        marked permanently failed. Times are in {timeZoneName()}.
       </p>
       <SearchBox key={filters.q ?? filters.contains ?? ""} current={filters.q ?? filters.contains} />
       <FilterBar
@@ -147,7 +149,7 @@ export function WebhookLogsPage() {
           {busy ? "Deliveries in flight: refreshing every 2 seconds." : "Refreshing every 5 seconds."}
           {list.dataUpdatedAt > 0 && (
             <>
-              {" "}Last updated {new Date(list.dataUpdatedAt).toLocaleTimeString()}.
+              {" "}Last updated {formatClock(list.dataUpdatedAt)}.
             </>
           )}
         </p>

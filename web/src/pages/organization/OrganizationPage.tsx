@@ -7,6 +7,8 @@ import { useOrgKey, useSession } from "../../session.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { Time } from "../../ui/Time.tsx";
+import { canonicalZone, zoneLabel } from "../../timeZones.ts";
+import { DisplayZoneForm } from "./DisplayZoneForm.tsx";
 import { OrganizationForm } from "./OrganizationForm.tsx";
 
 export function OrganizationPage() {
@@ -50,7 +52,7 @@ export function OrganizationPage() {
           </div>
           <div>
             <dt>Time zone</dt>
-            <dd>{o.time_zone.replaceAll("_", " ")}</dd>
+            <dd>{zoneLabel(canonicalZone(o.time_zone))}</dd>
           </div>
           <div>
             <dt>Contact e-mail</dt>
@@ -63,6 +65,7 @@ export function OrganizationPage() {
             </dd>
           </div>
         </dl>
+        <DisplayZoneForm />
       </>
     );
   }
@@ -72,7 +75,11 @@ export function OrganizationPage() {
       <p className="lead">How your church is named and reached, and the time zone its times are shown in.</p>
       <OrganizationForm
         heading="Details"
-        initial={{ name: o.name, time_zone: o.time_zone, contact_email: o.contact_email ?? "" }}
+        initial={{
+          name: o.name,
+          time_zone: canonicalZone(o.time_zone),
+          contact_email: o.contact_email ?? "",
+        }}
         submit="Save changes"
         busy="Saving…"
         noName="The organization needs a name."
@@ -89,6 +96,7 @@ export function OrganizationPage() {
           return `Saved. ${saved.name}'s settings are up to date.`;
         }}
       />
+      <DisplayZoneForm />
     </>
   );
 }

@@ -4,6 +4,7 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
 import { errorText, useAction } from "../../api/queries.ts";
+import { formatTime } from "../../format.ts";
 import { Link } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
@@ -176,7 +177,7 @@ export function PaymentWebhooksPage() {
                       className="linkish"
                       onClick={() => setOpen(r.id)}
                       aria-label={`${r.event ?? "Notification without an event name"}, received ${
-                        new Date(r.received_at).toLocaleString()
+                        formatTime(r.received_at)
                       }: show details`}
                     >
                       {r.event ? <code>{r.event}</code> : "Show details"}

@@ -2,6 +2,7 @@
 import { useId, useRef, useState } from "react";
 import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
+import { humanTimes } from "../../format.ts";
 import { Link } from "../../router.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Badge } from "../../ui/Badge.tsx";
@@ -83,10 +84,11 @@ export function EndpointCard(
       {e.description && <p>{e.description}</p>}
       {!e.enabled && e.disabled_reason && (
         <p className="warn">
-          Disabled: {e.disabled_reason}
+          Disabled: {humanTimes(e.disabled_reason)}
           {e.disabled_at && (
             <>
-              · <Time iso={e.disabled_at} />
+              {" · "}
+              <Time iso={e.disabled_at} />
             </>
           )}
         </p>

@@ -80,8 +80,8 @@ export function RecoverForm(
     >
       <p>
         Every delivery to <strong>{endpoint.url}</strong>{" "}
-        that failed permanently in this window is sent again, with the same webhook-id. Times are in your time
-        zone ({timeZoneName()}).
+        that failed permanently in this window is sent again, with the same webhook-id. Times are in{" "}
+        {timeZoneName()}.
       </p>
       <label htmlFor={`${id}-since`}>Since</label>
       <input
