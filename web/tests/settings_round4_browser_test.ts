@@ -10,10 +10,12 @@ import {
   buildWeb,
   captureAndCheck,
   consoleProblems,
+  focused,
   launchBrowser,
   openPage,
   serveStatic,
   signInAs,
+  VIEWPORTS,
 } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -25,6 +27,7 @@ const PASSWORD = "demo-password";
 const WEBHOOKS = "/settings/integrations/webhooks";
 const LOGS = "/settings/integrations/webhook-logs";
 const ORGANIZATION = "/settings/organization";
+const PEOPLE = "/settings/people";
 
 let stack: DevStack;
 let site: { url: string; close(): Promise<void> };
@@ -34,6 +37,7 @@ let page: Page;
 let organizationId: string;
 let endpointId: string;
 const problems: string[] = [];
+const focusProblems: string[] = [];
 const consoleLines: string[] = [];
 
 /** Screenshots at both sizes, axe at every impact. */
@@ -207,6 +211,166 @@ Deno.test(
       (await card().locator("p.period").textContent())!,
       /updated \d+:\d{2}:\d{2}\s[AP]M EST\.$/,
     );
+  },
+);
+
+// ---------------------------------------------------------------------------------------------------
+// Focus after every action: never <body>.
+
+/** Where focus is, in words, and a problem when it is <body>. */
+async function focusAfter(what: string): Promise<{ tag: string; text: string; label: string; id: string }> {
+  const f = await focused(page);
+  if (f.tag === "body" || f.tag === "") focusProblems.push(`${what}: focus fell to <body>`);
+  return f;
+}
+
+Deno.test(
+  "focus after Send invitation, Make admin, Remove and an error inside the Leave dialog (People)",
+  opts,
+  async () => {
+    await page.goto(`${site.url}${PEOPLE}`);
+    await page.getByRole("textbox", { name: "E-mail" }).fill(`r4-invitee-${run}@example.org`);
+    await page.getByRole("button", { name: "Send invitation" }).click();
+    await page.getByText(`Invitation sent to r4-invitee-${run}@example.org as staff.`).waitFor();
+    assertEquals((await focusAfter("Send invitation")).text, "Send invitation");
+
+    const row = page.getByRole("region", { name: "Members" }).getByRole("row").filter({ hasText: STAFF });
+    await row.getByRole("button", { name: `Make admin: ${STAFF}` }).click();
+    await page.getByRole("dialog", { name: `Make ${STAFF} admin?` }).getByRole("button", {
+      name: "Make admin",
+    })
+      .click();
+    await row.getByText("Admin", { exact: true }).waitFor();
+    assertEquals((await focusAfter("Make admin")).label, `Make staff: ${STAFF}`, "the row's button again");
+
+    // Two admins on the page; the other is made staff behind its back: Leave is refused inside the dialog.
+    await sql()`update public.profiles set role = 'staff' where organization_id = ${organizationId}
+                and user_id = (select id from auth.users where email = ${STAFF})`;
+    const me = page.getByRole("region", { name: "Members" }).getByRole("row").filter({ hasText: ADMIN });
+    await me.getByRole("button", { name: "Leave" }).click();
+    const leave = page.getByRole("dialog", { name: "Leave this organization?" });
+    await leave.getByRole("button", { name: "Leave" }).click();
+    await leave.getByRole("alert").waitFor();
+    assertEquals((await focusAfter("an error inside the Leave dialog")).text, "Leave");
+    await leave.getByRole("button", { name: "Cancel" }).click();
+
+    await row.getByRole("button", { name: `Remove ${STAFF}` }).click();
+    await page.getByRole("dialog", { name: "Remove this person?" }).getByRole("button", {
+      name: `Remove ${STAFF}`,
+    })
+      .click();
+    await row.waitFor({ state: "detached" });
+    assertMatch((await focusAfter("Remove")).text, new RegExp(`${STAFF} was removed`));
+    await check("people-after-remove");
+  },
+);
+
+Deno.test("focus after Create key (API keys)", opts, async () => {
+  await page.goto(`${site.url}/settings/integrations/api-keys`);
+  await page.getByLabel("Name").fill("Zapier");
+  await page.getByRole("button", { name: "Create key" }).click();
+  await page.getByRole("heading", { name: "Key created: Zapier" }).waitFor();
+  await page.getByRole("button", { name: "Create key" }).waitFor();
+  assertEquals((await focusAfter("Create key")).text, "Create key");
+});
+
+Deno.test("focus after Find, Clear filters and Show older deliveries (Webhook Logs)", opts, async () => {
+  // 60 deliveries: more than one page of 50.
+  await sql()`with e as (
+                insert into public.webhook_events (organization_id, type, payload, created_at)
+                select ${organizationId}, 'member.created', jsonb_build_object('n', n), now() - make_interval(mins => n)
+                from generate_series(1, 60) n returning id, created_at)
+              insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, attempt_count,
+                next_attempt_at, last_response_status, created_at)
+              select ${organizationId}, e.id, ${endpointId}, 'delivered', 1, null, 200, e.created_at from e`;
+  await page.goto(`${site.url}${LOGS}`);
+  await page.locator("table.logs tbody tr").nth(49).waitFor();
+  await page.getByRole("button", { name: "Show older deliveries" }).click();
+  await page.locator("table.logs tbody tr").nth(50).waitFor();
+  const f = await focusAfter("Show older deliveries");
+  assertMatch(f.label, /show details$/, "the first older delivery");
+
+  await page.getByLabel("Find a message").fill("no-such-text-anywhere");
+  await page.getByRole("button", { name: "Find" }).click();
+  await page.getByRole("heading", { name: "No delivery's body contains this" }).waitFor();
+  assertEquals((await focusAfter("Find")).text, "Find");
+  await page.getByRole("button", { name: "Clear filters" }).click();
+  await page.locator("table.logs tbody tr").first().waitFor();
+  assertEquals((await focusAfter("Clear filters")).text, "Find");
+});
+
+Deno.test(
+  "focus after Register a number (both steps), I have entered it in Meta, and I have entered it at the provider",
+  opts,
+  async () => {
+    await page.goto(`${site.url}/settings/integrations/connections`);
+    await page.getByRole("button", { name: "Register a number" }).click();
+    assertEquals((await focusAfter("Register a number")).tag, "input");
+    const form = page.getByRole("form", { name: "Register a number" });
+    await form.getByLabel("Phone number ID").fill(`10${Date.now()}`);
+    await form.getByLabel("App secret").fill("an-app-secret-of-32-characters!!");
+    await form.getByRole("button", { name: "Register number" }).click();
+    await page.getByRole("group", { name: /Verify token for/ }).waitFor();
+    const token = await focusAfter("Register number");
+    assertEquals(token.tag, "input", "the verify token");
+    await page.getByRole("button", { name: "I have entered it in Meta" }).click();
+    assertEquals((await focusAfter("I have entered it in Meta")).text, "Register a number");
+
+    await page.getByRole("button", { name: "Set secret" }).first().click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Generate one for me to enter at the provider").check();
+    await dialog.getByRole("button", { name: "Save secret" }).click();
+    await page.getByRole("button", { name: "I have entered it at the provider" }).click();
+    assertEquals((await focusAfter("I have entered it at the provider")).text, "Replace secret");
+  },
+);
+
+/** Buttons of the page's content to leave alone in the walk (they leave the page or end the session). */
+const WALK_SKIPS = /^(Sign out|Switch|Dismiss)$/;
+
+Deno.test(
+  "the focus walk: every button of every page at 1280 and 390 leaves focus somewhere (never <body>)",
+  opts,
+  async () => {
+    const paths = [
+      WEBHOOKS,
+      LOGS,
+      "/settings/integrations/api-keys",
+      "/settings/integrations/connections",
+      "/settings/integrations/payment-webhooks",
+      PEOPLE,
+      "/settings/privacy/erase-person",
+      ORGANIZATION,
+      "/settings/organization/audit-log",
+    ];
+    for (const size of VIEWPORTS) {
+      await page.setViewportSize(size);
+      for (const path of paths) {
+        await page.goto(`${site.url}${path}`);
+        await page.locator("main h1").waitFor();
+        await page.waitForTimeout(300);
+        const names = await page.locator("main button:visible").evaluateAll((bs) =>
+          bs.map((b) => (b.getAttribute("aria-label") || b.textContent || "").trim())
+        );
+        // At most 25 per page (a list's rows repeat one button).
+        for (const name of [...new Set(names)].slice(0, 25)) {
+          if (!name || WALK_SKIPS.test(name)) continue;
+          const button = page.locator("main").getByRole("button", { name, exact: true }).first();
+          if (!await button.isVisible() || !await button.isEnabled()) continue;
+          await button.click();
+          await page.waitForTimeout(100);
+          const dialog = page.getByRole("dialog");
+          if (await dialog.isVisible()) {
+            await focusAfter(`${path} at ${size.width}: ${name} (its dialog)`);
+            await page.keyboard.press("Escape");
+            await dialog.waitFor({ state: "hidden" });
+          }
+          await focusAfter(`${path} at ${size.width}: ${name}`);
+        }
+      }
+    }
+    await page.setViewportSize(VIEWPORTS[0]);
+    assertEquals(focusProblems, []);
   },
 );
 

@@ -103,7 +103,7 @@ export function AcceptInvitationPage() {
             <p className="muted">It was sent to {inv.email}; you are signed in as {me}.</p>
             <ActionResult action={accept} />
             <div className="actions">
-              <button type="submit" className="primary" disabled={accept.isPending}>
+              <button type="submit" className="primary" aria-disabled={accept.isPending || undefined}>
                 {accept.isPending ? "Joining…" : `Join ${inv.organization_name}`}
               </button>
             </div>

@@ -84,7 +84,7 @@ export function NewPasswordForm({ done }: { done(): void }) {
         onChange={(e) => setAgain(e.currentTarget.value)}
       />
       <div className="actions">
-        <button type="submit" className="primary" disabled={pending}>
+        <button type="submit" className="primary" aria-disabled={pending || undefined}>
           {pending ? "Saving…" : "Save password and join"}
         </button>
       </div>

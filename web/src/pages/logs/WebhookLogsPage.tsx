@@ -18,8 +18,9 @@ import { DeliveryPanel } from "./DeliveryPanel.tsx";
 import { DeliveryTable } from "./DeliveryTable.tsx";
 import { FilterBar } from "./FilterBar.tsx";
 import { apiQuery, CLEARED, filterProblem, readFilters } from "./filters.ts";
-import { SearchBox } from "./SearchBox.tsx";
+import { focusFind, SearchBox } from "./SearchBox.tsx";
 import "./WebhookLogsPage.css";
+import { loadMore } from "../../ui/loadMore.ts";
 
 const PAGE = 50;
 const inFlight = (d: Delivery) => d.status === "pending" || d.status === "retrying";
@@ -100,7 +101,10 @@ export function WebhookLogsPage() {
           <button
             type="button"
             className="linkish"
-            onClick={() => setQuery({ q: null, delivery: null })}
+            onClick={() => {
+              setQuery({ q: null, delivery: null });
+              focusFind();
+            }}
           >
             Show all deliveries
           </button>
@@ -120,7 +124,10 @@ export function WebhookLogsPage() {
           <button
             type="button"
             className="linkish"
-            onClick={() => setQuery({ contains: null, delivery: null })}
+            onClick={() => {
+              setQuery({ contains: null, delivery: null });
+              focusFind();
+            }}
           >
             Show all deliveries
           </button>
@@ -132,7 +139,10 @@ export function WebhookLogsPage() {
           <button
             type="button"
             className="linkish"
-            onClick={() => setQuery({ recovery: null, delivery: null })}
+            onClick={() => {
+              setQuery({ recovery: null, delivery: null });
+              focusFind();
+            }}
           >
             Show all deliveries
           </button>
@@ -172,7 +182,13 @@ export function WebhookLogsPage() {
                   ? "Check the id: a webhook-id is the event's id, the same on every retry. Older deliveries may have been removed after the retention period."
                   : "Widen the time range or clear a filter."}
               </p>
-              <button type="button" onClick={() => setQuery(CLEARED)}>
+              <button
+                type="button"
+                onClick={() => {
+                  setQuery(CLEARED);
+                  focusFind();
+                }}
+              >
                 Clear filters
               </button>
             </Empty>
@@ -190,8 +206,9 @@ export function WebhookLogsPage() {
       {list.hasNextPage && (
         <button
           type="button"
-          onClick={() => void list.fetchNextPage()}
-          disabled={list.isFetchingNextPage}
+          onClick={() =>
+            !list.isFetchingNextPage && void loadMore(() => list.fetchNextPage(), "table.logs tbody tr")}
+          aria-disabled={list.isFetchingNextPage || undefined}
         >
           {list.isFetchingNextPage ? "Loading older deliveries…" : "Show older deliveries"}
         </button>

@@ -18,6 +18,7 @@ import { EntryPanel } from "./EntryPanel.tsx";
 import { explain } from "./explain.ts";
 import { PAYMENT_PROVIDERS, type Provider, PROVIDERS } from "./providers.ts";
 import { ReplayAllDialog, replayAllFailed } from "./ReplayAllDialog.tsx";
+import { loadMore } from "../../ui/loadMore.ts";
 
 const STATES = [
   "received",
@@ -76,7 +77,7 @@ export function PaymentWebhooksPage() {
           type="button"
           className="primary"
           onClick={() => setConfirmAll(true)}
-          disabled={replayAll.isPending}
+          aria-disabled={replayAll.isPending || undefined}
         >
           {replayAll.isPending ? "Replaying…" : "Replay all failed"}
         </button>
@@ -196,8 +197,13 @@ export function PaymentWebhooksPage() {
       {log.hasNextPage && (
         <button
           type="button"
-          disabled={log.isFetchingNextPage}
-          onClick={() => void log.fetchNextPage()}
+          aria-disabled={log.isFetchingNextPage || undefined}
+          onClick={() =>
+            !log.isFetchingNextPage &&
+            void loadMore(
+              () => log.fetchNextPage(),
+              '.table-wrap[aria-label="Payment notifications"] tbody tr',
+            )}
         >
           {log.isFetchingNextPage ? "Loading older notifications…" : "Show older notifications"}
         </button>

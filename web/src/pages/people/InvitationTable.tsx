@@ -109,7 +109,7 @@ function InvitationRow(
             type="button"
             aria-label={`Resend the invitation to ${i.email}`}
             aria-describedby={describedBy}
-            disabled={resend.isPending}
+            aria-disabled={resend.isPending || undefined}
             onClick={() => resend.mutate()}
           >
             {resend.isPending ? "Sending…" : "Resend"}

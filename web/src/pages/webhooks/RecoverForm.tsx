@@ -120,7 +120,12 @@ export function RecoverForm(
       </p>
       <ActionResult action={recover} />
       <div className="actions">
-        <button type="submit" className="primary" disabled={recover.isPending || !!problem || count === 0}>
+        <button
+          type="submit"
+          className="primary"
+          disabled={!!problem || count === 0}
+          aria-disabled={recover.isPending || undefined}
+        >
           {recover.isPending
             ? "Recovering…"
             : count
