@@ -325,6 +325,69 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "delivery details: beside the list at 1280, a view of their own at 390, each at its own address; the list keeps its place",
+  opts,
+  async () => {
+    const rows = page.locator("table.logs tbody tr");
+    const panel = page.getByRole("region", { name: "Delivery details" });
+    const scrollY = () => page.evaluate("scrollY") as Promise<number>;
+    await page.goto(`${site.url}${LOGS}`);
+    await rows.nth(40).waitFor();
+
+    // 1280: beside the list, in view, the page where it was.
+    const row = rows.nth(40);
+    const opener = row.getByRole("button", { name: /show details$/ });
+    await opener.scrollIntoViewIfNeeded();
+    const before = await scrollY();
+    assert(before > 1000, `scrolled down the list (${before})`);
+    await opener.click();
+    await panel.getByRole("heading", { name: "Delivery details" }).waitFor();
+    await panel.getByText("Delivery id").waitFor();
+    assert(Math.abs((await scrollY()) - before) < 300, `the list stays put (${before} → ${await scrollY()})`);
+    const box = (await panel.boundingBox())!;
+    const list = (await page.locator(".table-wrap[aria-label=Deliveries]").boundingBox())!;
+    assert(box.x > list.x + list.width - 1, "beside the list");
+    assert(box.y >= -1 && box.y < 800, `in view (y=${box.y})`);
+    const id = await row.getAttribute("data-delivery-id");
+    assertMatch(page.url(), new RegExp(`[?&]delivery=${id}`));
+    await check("logs-details-beside");
+    // Its address opens it again.
+    await page.reload();
+    await panel.getByText(id!).waitFor();
+    await panel.getByRole("button", { name: "Close details" }).click();
+    assert(!page.url().includes("delivery="), "closed: the list's own address");
+
+    // 390: a view of its own, then back to the list where it was left.
+    await page.setViewportSize(VIEWPORTS[1]);
+    await rows.nth(40).waitFor();
+    const narrowOpener = rows.nth(40).getByRole("button", { name: /show details$/ });
+    await narrowOpener.scrollIntoViewIfNeeded();
+    const left = await scrollY();
+    await narrowOpener.click();
+    await panel.getByText("Delivery id").waitFor();
+    assert(
+      !await page.locator(".table-wrap[aria-label=Deliveries]").isVisible(),
+      "the list is out of the way",
+    );
+    assert(!await page.getByRole("search").isVisible(), "and the filters");
+    assert((await panel.boundingBox())!.y < 844, "the details start on screen");
+    await check("logs-details-view");
+    await panel.getByRole("button", { name: "Close details" }).click();
+    await page.locator(".table-wrap[aria-label=Deliveries]").waitFor();
+    const f = await focused(page);
+    assertEquals(f.label, await narrowOpener.getAttribute("aria-label"), "the row it was opened from");
+    assert(Math.abs((await scrollY()) - left) < 150, `back where it was (${left} → ${await scrollY()})`);
+    // Reloading the details' address at 390 shows them as their own view.
+    await narrowOpener.click();
+    await page.reload();
+    await panel.getByText("Delivery id").waitFor();
+    assert(!await page.locator(".table-wrap[aria-label=Deliveries]").isVisible(), "still their own view");
+    await panel.getByRole("button", { name: "Close details" }).click();
+    await page.setViewportSize(VIEWPORTS[0]);
+  },
+);
+
 /** Buttons of the page's content to leave alone in the walk (they leave the page or end the session). */
 const WALK_SKIPS = /^(Sign out|Switch|Dismiss)$/;
 

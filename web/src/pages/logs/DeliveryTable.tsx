@@ -1,8 +1,8 @@
 import type { Delivery } from "../../api/client.ts";
 import { formatTime } from "../../format.ts";
-import { setQuery } from "../../router.tsx";
 import { Badge } from "../../ui/Badge.tsx";
 import { Time } from "../../ui/Time.tsx";
+import { openDelivery } from "./detailView.ts";
 import { errorBeside } from "./lastResponse.ts";
 
 export function DeliveryTable(
@@ -50,7 +50,7 @@ export function DeliveryTable(
                     aria-label={`${d.event_type}${d.test ? " (test)" : ""}, created ${
                       formatTime(d.created_at)
                     }: show details`}
-                    onClick={() => setQuery({ delivery: d.id })}
+                    onClick={() => openDelivery(d.id)}
                   >
                     <code>{d.event_type}</code>
                   </button>

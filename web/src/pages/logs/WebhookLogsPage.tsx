@@ -16,6 +16,7 @@ import { useDisplayZone } from "../../ui/Time.tsx";
 import { useTick } from "../../ui/useTick.ts";
 import { DeliveryPanel } from "./DeliveryPanel.tsx";
 import { DeliveryTable } from "./DeliveryTable.tsx";
+import { closeDelivery } from "./detailView.ts";
 import { FilterBar } from "./FilterBar.tsx";
 import { apiQuery, CLEARED, filterProblem, readFilters } from "./filters.ts";
 import { focusFind, SearchBox } from "./SearchBox.tsx";
@@ -202,32 +203,36 @@ export function WebhookLogsPage() {
             </Empty>
           )
       )}
-      {rows && rows.length > 0 && <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />}
-      {list.hasNextPage && (
-        <button
-          type="button"
-          onClick={() =>
-            !list.isFetchingNextPage && void loadMore(() => list.fetchNextPage(), "table.logs tbody tr")}
-          aria-disabled={list.isFetchingNextPage || undefined}
-        >
-          {list.isFetchingNextPage ? "Loading older deliveries…" : "Show older deliveries"}
-        </button>
-      )}
-      {openId && (
-        <DeliveryPanel
-          key={openId}
-          id={openId}
-          urlOf={urlOf}
-          close={() => {
-            // Back to the row it was opened from; a delivery found by id may have no row: the search.
-            focusSoon(
-              () => document.querySelector<HTMLElement>(`tr[data-delivery-id="${openId}"] button`),
-              () => document.querySelector<HTMLElement>(".table-wrap[aria-label=Deliveries]"),
-            );
-            setQuery({ delivery: null });
-          }}
-        />
-      )}
+      <div className={openId ? "logs-split open" : "logs-split"}>
+        <div className="logs-list">
+          {rows && rows.length > 0 && <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />}
+          {list.hasNextPage && (
+            <button
+              type="button"
+              onClick={() =>
+                !list.isFetchingNextPage && void loadMore(() => list.fetchNextPage(), "table.logs tbody tr")}
+              aria-disabled={list.isFetchingNextPage || undefined}
+            >
+              {list.isFetchingNextPage ? "Loading older deliveries…" : "Show older deliveries"}
+            </button>
+          )}
+        </div>
+        {openId && (
+          <DeliveryPanel
+            key={openId}
+            id={openId}
+            urlOf={urlOf}
+            close={() => {
+              // Back to the row it was opened from; a delivery found by id may have no row: the search.
+              focusSoon(
+                () => document.querySelector<HTMLElement>(`tr[data-delivery-id="${openId}"] button`),
+                () => document.querySelector<HTMLElement>(".table-wrap[aria-label=Deliveries]"),
+              );
+              closeDelivery();
+            }}
+          />
+        )}
+      </div>
     </>
   );
 }
