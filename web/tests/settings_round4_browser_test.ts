@@ -260,7 +260,9 @@ Deno.test(
     })
       .click();
     await row.waitFor({ state: "detached" });
-    assertMatch((await focusAfter("Remove")).text, new RegExp(`${STAFF} was removed`));
+    const removed = await focusAfter("Remove");
+    assertEquals(removed.tag, "p", "the words saying so");
+    assertMatch(removed.text, new RegExp(`${STAFF} was removed`));
     await check("people-after-remove");
   },
 );
@@ -321,6 +323,7 @@ Deno.test(
     await dialog.getByLabel("Generate one for me to enter at the provider").check();
     await dialog.getByRole("button", { name: "Save secret" }).click();
     await page.getByRole("button", { name: "I have entered it at the provider" }).click();
+    await page.getByRole("button", { name: "Replace secret" }).first().waitFor();
     assertEquals((await focusAfter("I have entered it at the provider")).text, "Replace secret");
   },
 );
@@ -385,6 +388,94 @@ Deno.test(
     assert(!await page.locator(".table-wrap[aria-label=Deliveries]").isVisible(), "still their own view");
     await panel.getByRole("button", { name: "Close details" }).click();
     await page.setViewportSize(VIEWPORTS[0]);
+  },
+);
+
+Deno.test(
+  "changes of standing show without a reload: a promotion, a suspension (its reason, also in the switcher), a resumption",
+  opts,
+  async () => {
+    const CHURCH_B = `Bethel ${run}`;
+    const CHURCH_C = `Calvary ${run}`;
+    const CHURCH_D = `Dayspring ${run}`;
+    const REASON = `Unpaid invoice ${run}`;
+    const PROMOTEE = `r4-promotee-${run}@hope.example`;
+    const MULTI = `r4-multi-${run}@hope.example`;
+    const SOLO = `r4-solo-${run}@hope.example`;
+    const promotee = await upsertDevUser({ email: PROMOTEE, password: PASSWORD, organization: CHURCH });
+    const multi = await upsertDevUser({
+      email: MULTI,
+      password: PASSWORD,
+      organization: CHURCH_B,
+      role: "admin",
+    });
+    await upsertDevUser({ email: MULTI, password: PASSWORD, organization: CHURCH_C, role: "admin" });
+    await sql()`insert into public.user_active_organization (user_id, organization_id)
+                values (${multi.userId}, ${multi.organizationId!})
+                on conflict (user_id) do update set organization_id = excluded.organization_id`;
+    const solo = await upsertDevUser({
+      email: SOLO,
+      password: PASSWORD,
+      organization: CHURCH_D,
+      role: "admin",
+    });
+    await sql()`insert into private.organization_suspensions (organization_id, reason)
+                values (${solo.organizationId!}, 'Checking the account')`;
+    const open = async (email: string) => {
+      const p = await openPage(
+        await browser.newContext({ viewport: { width: 1280, height: 800 } }),
+        consoleLines,
+      );
+      await signInAs(p, site.url, email, PASSWORD);
+      return p;
+    };
+    const staffPage = await open(PROMOTEE);
+    await staffPage.getByRole("heading", { name: "Webhook settings are for administrators" }).waitFor();
+    const multiPage = await open(MULTI);
+    await multiPage.getByText(`Working in ${CHURCH_B}`).waitFor();
+    const soloPage = await open(SOLO);
+    await soloPage.getByRole("heading", { name: `${CHURCH_D} is suspended` }).waitFor();
+
+    // Made elsewhere, all at once, while the three pages are open.
+    await sql()`update public.profiles set role = 'admin' where user_id = ${promotee.userId}
+                and organization_id = ${organizationId}`;
+    await sql()`insert into private.organization_suspensions (organization_id, reason)
+                values (${multi.organizationId!}, ${REASON})`;
+    await sql()`delete from private.organization_suspensions where organization_id = ${solo.organizationId!}`;
+    const poll = { timeout: 25_000 };
+
+    // The promotion: the navigation and the page follow.
+    await staffPage.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "API keys" })
+      .waitFor(poll);
+    await staffPage.getByText(`You are now an administrator of ${CHURCH}.`).waitFor(poll);
+    assert(
+      !await staffPage.getByText("you are staff here").isVisible(),
+      "the staff sentence is gone",
+    );
+    // The suspension: the reason, and the move to the other church.
+    await multiPage.getByText(
+      `${CHURCH_B} has been suspended by the platform's administrators. Their reason: “${REASON}”. You are now in ${CHURCH_C}.`,
+    ).waitFor(poll);
+    await multiPage.getByText(`Working in ${CHURCH_C}`).waitFor();
+    const option = multiPage.getByLabel("Organization").locator("option", { hasText: CHURCH_B });
+    assertMatch((await option.textContent())!, new RegExp(`suspended: ${REASON}`));
+    // The resumption: the page is back, with what the organization has.
+    await soloPage.getByText(`${CHURCH_D} has been resumed by the platform's administrators.`).waitFor(poll);
+    await soloPage.getByRole("button", { name: "Add your first endpoint" }).waitFor();
+    const before = page;
+    page = multiPage;
+    await check("standing-suspended-elsewhere");
+    page = before;
+
+    // And the switcher follows a resumption too.
+    await sql()`delete from private.organization_suspensions where organization_id = ${multi
+      .organizationId!}`;
+    const end = Date.now() + 25_000;
+    while (/suspended/.test((await option.textContent())!)) {
+      if (Date.now() > end) throw new Error("the switcher still says suspended");
+      await multiPage.waitForTimeout(500);
+    }
+    for (const p of [staffPage, multiPage, soloPage]) await p.context().close();
   },
 );
 

@@ -9,6 +9,9 @@ import { NEW_ORGANIZATION_PATH } from "../pages/organization/paths.ts";
 import { Link, setQuery } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
+/** A suspension's reason as the switcher's option says it (the notice said on suspension has all of it). */
+const clip = (text: string) => text.length > 60 ? `${text.slice(0, 59)}…` : text;
+
 export function Header() {
   const session = useSession();
   // While a switch reloads who the person is, the last answer keeps the switcher in place (so focus
@@ -77,7 +80,9 @@ export function Header() {
                   disabled={m.suspended}
                 >
                   {m.organization_name} ({m.role}
-                  {m.suspended ? ", suspended" : ""})
+                  {m.suspended
+                    ? `, suspended${m.suspension_reason ? `: ${clip(m.suspension_reason)}` : ""}`
+                    : ""})
                 </option>
               ))}
             </select>
