@@ -479,6 +479,138 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "after a 410: the refusal in words, no stale 'Test event sent'; a revealed secret says it can be revealed again",
+  opts,
+  async () => {
+    await page.goto(`${site.url}${WEBHOOKS}`);
+    await card().getByRole("button", { name: "Send test event" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: /^Send/ }).click();
+    await card().getByText(/^Test event sent/).waitFor();
+    // The list asked again after the test (every 15 s after that): let that answer land first.
+    await page.waitForTimeout(1500);
+    // The receiver answered 410 Gone meanwhile; this page has not heard yet.
+    await sql()`update public.webhook_endpoints set enabled = false, disabled_at = now(),
+                  disabled_reason = 'the endpoint answered 410 Gone at 2026-12-07T12:14:34Z'
+                where id = ${endpointId}`;
+    await card().getByRole("button", { name: "Send test event" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("button", { name: /^Send/ }).click();
+    await dialog.getByRole("alert").getByText(
+      "This endpoint is disabled, so nothing is sent to it: its card says why. Enable it there, then try again.",
+    ).waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await card().getByText(/^Disabled: the endpoint answered 410 Gone at Dec 7, 2026/).waitFor({
+      timeout: 25_000,
+    });
+    assert(!await card().getByText(/^Test event sent/).isVisible(), "no stale 'Test event sent'");
+    await check("webhooks-after-410");
+
+    await card().getByRole("button", { name: "Enable" }).click();
+    await card().getByRole("button", { name: "Reveal secret" }).click();
+    const reveal = page.getByRole("dialog", { name: "Reveal the signing secret" });
+    await reveal.getByLabel("Your password").fill(PASSWORD);
+    await reveal.getByRole("button", { name: "Reveal secret" }).click();
+    const panel = page.getByRole("region", { name: /^Signing secret of/ });
+    await panel.getByText("Reveal secret shows it again", { exact: false }).waitFor();
+    assert(!await panel.getByText("shown only once").isVisible(), "not 'shown only once'");
+    await check("webhooks-revealed");
+    await panel.getByRole("button", { name: "I have saved the secret" }).click();
+  },
+);
+
+Deno.test("switching organization drops the 'is ready' notice about the previous one", opts, async () => {
+  const name = `Ready Chapel ${run}`;
+  await page.goto(`${site.url}${ORGANIZATION}/new`);
+  await page.getByLabel("Name").fill(name);
+  await page.getByRole("button", { name: "Create organization" }).click();
+  const ready = page.getByText(`${name} is ready, and you are its administrator.`);
+  await ready.waitFor();
+  await page.getByLabel("Organization", { exact: true }).selectOption({ label: `${CHURCH} (admin)` });
+  await page.getByRole("button", { name: "Switch" }).click();
+  await page.getByText(`Working in ${CHURCH}`).waitFor();
+  assert(!await ready.isVisible(), "the notice about the other organization is gone");
+});
+
+Deno.test(
+  "the header: one row at 1280 with the switcher, compact at 390 so the page starts near the top",
+  opts,
+  async () => {
+    await page.goto(`${site.url}${WEBHOOKS}`);
+    await page.getByLabel("Organization", { exact: true }).waitFor();
+    const header = page.getByRole("banner");
+    const wide = (await header.boundingBox())!;
+    await page.setViewportSize(VIEWPORTS[1]);
+    await page.waitForTimeout(200);
+    const narrowHeader = (await header.boundingBox())!;
+    const h1 = (await page.locator("main h1").boundingBox())!;
+    await page.setViewportSize(VIEWPORTS[0]);
+    console.log(
+      `header at 1280: ${wide.height} px; at 390: ${narrowHeader.height} px, the page's heading at y=${h1.y}`,
+    );
+    assert(wide.height < 80, `one row at 1280 (${wide.height} px)`);
+    assert(h1.y < 280, `the page starts near the top at 390 (its heading at y=${h1.y})`);
+    await check("header");
+  },
+);
+
+Deno.test(
+  "Add endpoint: an 'All events' choice, one stop for the example bodies, Enter on a checkbox sends nothing, the error in view with focus",
+  opts,
+  async () => {
+    await page.goto(`${site.url}${WEBHOOKS}`);
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+    const form = page.getByRole("form", { name: "Add an endpoint" });
+    await form.getByLabel("Endpoint URL").fill("https://crm.example/all");
+    const boxes = form.getByRole("checkbox");
+    const n = await boxes.count();
+    // Enter on a checkbox: nothing sent, nothing said.
+    await boxes.nth(1).focus();
+    await page.keyboard.press("Enter");
+    await page.waitForTimeout(300);
+    assert(!await form.getByText("Choose at least one event.").isVisible(), "Enter did not send the form");
+    // The form sent with no event: the error is in view, and focus is on the first choice.
+    await form.getByRole("button", { name: "Add endpoint" }).click();
+    const error = form.getByText("Choose at least one event.");
+    await error.waitFor();
+    const box = (await error.boundingBox())!;
+    assert(box.y >= 0 && box.y + box.height <= 800, `the error is in view (y=${box.y})`);
+    assertEquals((await focused(page)).id, await form.getByLabel("All events").getAttribute("id"));
+    // From the first choice to the button: one stop per event, the examples once, the rest of the form.
+    let stops = 0;
+    while ((await focused(page)).text !== "Add endpoint" && stops < 60) {
+      await page.keyboard.press("Tab");
+      stops++;
+    }
+    assert(stops <= n + 8, `${stops} Tabs from the first event to the button, for ${n - 1} events`);
+    // All events: every type chosen.
+    await form.getByLabel("All events").check();
+    assertEquals(await form.getByRole("checkbox", { checked: true }).count(), n);
+    await check("webhooks-add-all-events");
+    await form.getByRole("button", { name: "Cancel" }).click();
+  },
+);
+
+Deno.test(
+  "sign-up: one password rule, the server's, stated the same in the hint and the refusal",
+  opts,
+  async () => {
+    const fresh = await openPage(
+      await browser.newContext({ viewport: { width: 1280, height: 800 } }),
+      consoleLines,
+    );
+    await fresh.goto(`${site.url}/auth/signup`);
+    await fresh.getByText("At least 8 characters.", { exact: false }).waitFor();
+    await fresh.getByLabel("E-mail").fill(`r4-new-${run}@example.org`);
+    await fresh.getByLabel("Password").fill("seven77");
+    await fresh.getByRole("button", { name: "Create account" }).click();
+    const refusal = (await fresh.getByRole("alert").filter({ hasText: "too short" }).textContent())!;
+    assertMatch(refusal, /at least 8 characters/);
+    assert(!/\b6\b/.test(refusal), refusal);
+    await fresh.context().close();
+  },
+);
+
 /** Buttons of the page's content to leave alone in the walk (they leave the page or end the session). */
 const WALK_SKIPS = /^(Sign out|Switch|Dismiss)$/;
 

@@ -38,6 +38,8 @@ export function Header() {
     }
     setSwitching(true);
     setError(null);
+    // What was said about the previous organization ("… is ready") is not about the next one.
+    session.setNotice(null);
     try {
       await session.switchOrganization(chosen);
       setChoice(null);
@@ -57,7 +59,7 @@ export function Header() {
           {switching ? "Switching…" : current
             ? (
               <>
-                Working in <strong>{current.organization_name}</strong>
+                Working in <strong title={current.organization_name}>{current.organization_name}</strong>
               </>
             )
             : ""}
@@ -94,7 +96,10 @@ export function Header() {
         <Link href={NEW_ORGANIZATION_PATH} className="new-org">
           New organization
         </Link>
-        <span className="email">
+        <span
+          className="email"
+          title={session.state.kind === "signed_in" ? session.state.session.user.email : undefined}
+        >
           {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
         </span>
         <Link href="/auth/reset" className="change-password">

@@ -1,5 +1,5 @@
 // One endpoint: what it receives, its state and health, its activity, and its actions.
-import { useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { humanTimes } from "../../format.ts";
@@ -33,7 +33,8 @@ export function EndpointCard(
     targetPolicy: TargetPolicy | undefined;
     onDelete(): void;
     /** A new secret to show; `returnTo` is where focus goes once it is saved. */
-    onSecret(value: string, returnTo: () => HTMLElement | null, title: string): void;
+    /** `again`: a secret revealed (it can be revealed again), not one just made. */
+    onSecret(value: string, returnTo: () => HTMLElement | null, title: string, again?: boolean): void;
   },
 ) {
   const [editing, setEditing] = useState(false);
@@ -63,6 +64,13 @@ export function EndpointCard(
       ? "Endpoint disabled. Its waiting deliveries were stopped; recover them after enabling it again."
       : "Endpoint enabled.";
   });
+  // Disabled meanwhile (a 410 Gone, the failure rule, another admin): what the last action said ("Test
+  // event sent") is no longer the news; the card's warning is.
+  const wasEnabled = useRef(e.enabled);
+  useEffect(() => {
+    if (wasEnabled.current && !e.enabled) setSaid(null);
+    wasEnabled.current = e.enabled;
+  }, [e.enabled]);
   const close = () => setDialog(null);
   const done = (text: string | Said) => {
     setDialog(null);
@@ -229,7 +237,7 @@ export function EndpointCard(
           close={close}
           onRevealed={(secret) => {
             setDialog(null);
-            onSecret(secret, () => revealButton.current, `Signing secret of ${e.url}`);
+            onSecret(secret, () => revealButton.current, `Signing secret of ${e.url}`, true);
           }}
         />
       </Dialog>
