@@ -79,6 +79,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [state, setState] = useState<State>({ kind: "loading" });
   const [notice, setNotice] = useState<string | null>(null);
   const checking = useRef(false);
+  const signedOutAt = useRef(0);
   // The latest state for callbacks that must not run inside a state update (they update other state).
   const current = useRef(state);
   current.current = state;
@@ -99,6 +100,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const signOut = useCallback(async (message?: string) => {
+    // Requests still in flight (or asked again as the cache is cleared) answer 401 from here on: they
+    // must not replace what this sign-out says with "Your session has ended".
+    signedOutAt.current = Date.now();
     setNotice(message ?? null);
     await auth.signOut({ scope: "local" }).catch(() => {});
     queries.clear();
@@ -263,6 +267,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() =>
     onAuthProblem(async (err) => {
       if (err.status === 401) {
+        if (Date.now() - signedOutAt.current < 5_000) return;
         await signOut("Your session has ended. Please sign in again.");
         return;
       }

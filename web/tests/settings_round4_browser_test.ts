@@ -431,6 +431,9 @@ Deno.test(
     };
     const staffPage = await open(PROMOTEE);
     await staffPage.getByRole("heading", { name: "Webhook settings are for administrators" }).waitFor();
+    // Where their own work is: this build knows no church app's address, so it says whom to ask.
+    await staffPage.getByText("the administrator who invited you can give you its address", { exact: false })
+      .waitFor();
     const multiPage = await open(MULTI);
     await multiPage.getByText(`Working in ${CHURCH_B}`).waitFor();
     const soloPage = await open(SOLO);
@@ -587,6 +590,8 @@ Deno.test(
     await form.getByLabel("All events").check();
     assertEquals(await form.getByRole("checkbox", { checked: true }).count(), n);
     await check("webhooks-add-all-events");
+    await form.getByText("Example bodies of these events").click();
+    await check("webhooks-add-examples");
     await form.getByRole("button", { name: "Cancel" }).click();
   },
 );

@@ -6,6 +6,7 @@ import { errorText } from "../../api/queries.ts";
 import { useOrgKey, useSession } from "../../session.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
+import { ChurchAppNote } from "../../ui/ChurchAppNote.tsx";
 import { Time } from "../../ui/Time.tsx";
 import { canonicalZone, zoneLabel } from "../../timeZones.ts";
 import { DisplayZoneForm } from "./DisplayZoneForm.tsx";
@@ -45,6 +46,7 @@ export function OrganizationPage() {
         <p className="lead">
           Its administrators change these; ask one of them if something is wrong.
         </p>
+        <ChurchAppNote />
         <dl className="panel facts">
           <div>
             <dt>Name</dt>

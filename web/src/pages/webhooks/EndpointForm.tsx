@@ -246,7 +246,7 @@ export function EndpointForm(
                   <p>
                     <code>{t.type}</code>
                   </p>
-                  <pre className="code" tabIndex={0} aria-label={`Example body of ${t.type}`}>
+                  <pre className="code" tabIndex={0}>
                     {JSON.stringify(t.example, null, 2)}
                   </pre>
                 </div>
