@@ -616,6 +616,39 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "joining by an invitation link asks for the invitation no more once it is used (no 404)",
+  opts,
+  async () => {
+    const INVITEE = `r4-joiner-${run}@example.org`;
+    await upsertDevUser({ email: INVITEE, password: PASSWORD });
+    await page.goto(`${site.url}${PEOPLE}`);
+    await page.getByRole("textbox", { name: "E-mail" }).fill(INVITEE);
+    await page.getByRole("button", { name: "Send invitation" }).click();
+    await page.getByText("Or send the link yourself").click();
+    const link = await page.getByRole("textbox", { name: "Invitation link" }).inputValue();
+    const joiner = await openPage(
+      await browser.newContext({ viewport: { width: 1280, height: 800 } }),
+      consoleLines,
+    );
+    const previews: number[] = [];
+    joiner.on("response", (r) => {
+      if (r.url().endsWith("/invitations/preview")) previews.push(r.status());
+    });
+    await joiner.goto(link);
+    await joiner.getByLabel("E-mail").fill(INVITEE);
+    await joiner.getByLabel("Password").fill(PASSWORD);
+    await joiner.getByRole("button", { name: "Sign in" }).click();
+    await joiner.getByRole("button", { name: `Join ${CHURCH}` }).click();
+    await joiner.getByText(`You have joined ${CHURCH}.`).waitFor();
+    await joiner.getByRole("button", { name: `Open ${CHURCH}` }).click();
+    await joiner.getByText(`Working in ${CHURCH}`).waitFor();
+    await joiner.waitForTimeout(500);
+    assert(previews.length > 0 && previews.every((s) => s === 200), `the previews answered ${previews}`);
+    await joiner.context().close();
+  },
+);
+
 /** Buttons of the page's content to leave alone in the walk (they leave the page or end the session). */
 const WALK_SKIPS = /^(Sign out|Switch|Dismiss)$/;
 
