@@ -1,6 +1,8 @@
 // Settings > Organization: the church's name, time zone and contact address. Its administrators change
 // them; staff see them. A new name shows in the header at once.
 import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
+import { setOrganizationZone } from "../../format.ts";
 import { api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey, useSession } from "../../session.tsx";
@@ -19,6 +21,11 @@ export function OrganizationPage() {
     queryKey: [org, "organization"],
     queryFn: () => unwrap(api.GET("/webhooks/organization")),
   });
+  // A zone saved here (or changed by another admin) is the one every time is shown in from now on.
+  const zone = current.data?.time_zone;
+  useEffect(() => {
+    if (zone) setOrganizationZone(zone);
+  }, [zone]);
   if (current.error) {
     return (
       <>
