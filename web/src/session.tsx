@@ -39,6 +39,9 @@ interface SessionApi {
 
 const Ctx = createContext<SessionApi | null>(null);
 
+/** How often the person's standing (role, membership, suspension) is asked again. */
+const STANDING_POLL_MS = 15_000;
+
 const PLATFORM_REFUSALS = new Set([
   "platform_admin_required",
   "superadmin_required",
@@ -76,6 +79,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [state, setState] = useState<State>({ kind: "loading" });
   const [notice, setNotice] = useState<string | null>(null);
   const checking = useRef(false);
+  const signedOutAt = useRef(0);
   // The latest state for callbacks that must not run inside a state update (they update other state).
   const current = useRef(state);
   current.current = state;
@@ -96,6 +100,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const signOut = useCallback(async (message?: string) => {
+    // Requests still in flight (or asked again as the cache is cleared) answer 401 from here on: they
+    // must not replace what this sign-out says with "Your session has ended".
+    signedOutAt.current = Date.now();
     setNotice(message ?? null);
     await auth.signOut({ scope: "local" }).catch(() => {});
     queries.clear();
@@ -182,46 +189,101 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     if (userId) void reloadMe();
   }, [userId, reloadMe]);
 
-  // 401: the session is gone. 403: maybe the membership is, or the organization was suspended; ask the
-  // API who we are now. (A refusal of the platform console says nothing about memberships.)
+  // What changed in the person's standing between two answers of /me, and what follows: a role given or
+  // taken (the navigation and pages follow, said in a notice), the organization suspended (with the
+  // platform's reason for its admins) or resumed, the membership gone (to another organization, or
+  // signed out).
+  const followStanding = useCallback(async (before: Me | null, me: Me | null) => {
+    if (!me || !before) return;
+    const was = before.memberships.find((m) => m.organization_id === before.active_organization_id);
+    if (me.active_organization_id) {
+      const now = me.memberships.find((m) => m.organization_id === me.active_organization_id)!;
+      if (!before.active_organization_id) {
+        const held = before.memberships.find((m) => m.organization_id === now.organization_id);
+        if (held?.suspended) {
+          setNotice(`${now.organization_name} has been resumed by the platform's administrators.`);
+          await queries.invalidateQueries();
+        }
+      } else if (was && was.organization_id === now.organization_id && was.role !== now.role) {
+        setNotice(
+          now.role === "admin"
+            ? `You are now an administrator of ${now.organization_name}.`
+            : `You are now staff of ${now.organization_name}: its settings are for its administrators.`,
+        );
+        await queries.invalidateQueries();
+      }
+      return;
+    }
+    if (!was) {
+      // Without an organization while the one the person was in stayed suspended: resumed now, it is
+      // theirs again (the session is refreshed for it).
+      const resumed = me.memberships.find((m) =>
+        !m.suspended && before.memberships.some((b) => b.organization_id === m.organization_id && b.suspended)
+      );
+      if (resumed && !before.active_organization_id) {
+        setNotice(`${resumed.organization_name} has been resumed by the platform's administrators.`);
+        await switchOrganization(resumed.organization_id);
+      }
+      return;
+    }
+    const name = was.organization_name;
+    const still = me.memberships.find((m) => m.organization_id === was.organization_id);
+    const reason = still?.suspension_reason;
+    const next = me.memberships.find((m) => !m.suspended);
+    const why = still?.suspended
+      ? `${name} has been suspended by the platform's administrators${
+        reason ? `. Their reason: “${reason}”` : ""
+      }.`
+      : `You are no longer a member of ${name}.`;
+    if (next) {
+      setNotice(`${why} You are now in ${next.organization_name}.`);
+      await switchOrganization(next.organization_id);
+    } else if (still?.suspended) {
+      // Still a member: stay signed in; the page says the organization is suspended.
+      setNotice(why);
+    } else {
+      await signOut(
+        `You are no longer a member of ${name}, so you have been signed out.`,
+      );
+    }
+  }, [queries, signOut, switchOrganization]);
+
+  /** Asks who the person is now and follows what changed (one check at a time). */
+  const checkStanding = useCallback(async () => {
+    if (checking.current) return;
+    checking.current = true;
+    try {
+      const s = current.current;
+      const before = s.kind === "signed_in" ? s.me : null;
+      await followStanding(before, await reloadMe());
+    } finally {
+      checking.current = false;
+    }
+  }, [followStanding, reloadMe]);
+
+  // 401: the session is gone. 403: maybe the role, the membership or the organization's standing changed
+  // (suspended, not_a_member, admin_required…): ask the API who we are now. (A refusal of the platform
+  // console says nothing about memberships.)
   useEffect(() =>
     onAuthProblem(async (err) => {
       if (err.status === 401) {
+        if (Date.now() - signedOutAt.current < 5_000) return;
         await signOut("Your session has ended. Please sign in again.");
         return;
       }
       if (PLATFORM_REFUSALS.has(err.code)) return;
-      if (checking.current) return;
-      checking.current = true;
-      try {
-        const s = current.current;
-        const before = s.kind === "signed_in" ? s.me : null;
-        const me = await reloadMe();
-        if (!me || me.active_organization_id) return;
-        const lost = before?.memberships.find((m) => m.organization_id === before.active_organization_id);
-        const name = lost?.organization_name ?? "that organization";
-        const suspended = me.memberships.some((m) =>
-          m.organization_id === lost?.organization_id && m.suspended
-        );
-        const next = me.memberships.find((m) => !m.suspended);
-        const why = suspended
-          ? `${name} has been suspended by the platform's administrators.`
-          : `You are no longer a member of ${name}.`;
-        if (next) {
-          setNotice(`${why} You are now in ${next.organization_name}.`);
-          await switchOrganization(next.organization_id);
-        } else if (suspended) {
-          // Still a member: stay signed in; the page says the organization is suspended.
-          setNotice(why);
-        } else {
-          await signOut(
-            `You are no longer a member of ${name}, so you have been signed out.`,
-          );
-        }
-      } finally {
-        checking.current = false;
-      }
-    }), [reloadMe, signOut, switchOrganization]);
+      await checkStanding();
+    }), [signOut, checkStanding]);
+
+  // And every 15 s while the page is shown: a change made elsewhere (a promotion, a resumption) shows
+  // without a reload, even on a page that asks the API nothing.
+  useEffect(() => {
+    if (!userId) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible") void checkStanding();
+    }, STANDING_POLL_MS);
+    return () => clearInterval(timer);
+  }, [userId, checkStanding]);
 
   const me = state.kind === "signed_in" ? state.me : null;
   const organization = me?.memberships.find((m) => m.organization_id === me.active_organization_id) ?? null;

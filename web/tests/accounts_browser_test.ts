@@ -569,7 +569,7 @@ Deno.test(
       await other.getByRole("button", { name: "Save changes" }).count(),
       0,
     );
-    await other.getByText("Asia/Tokyo").waitFor();
+    await other.locator("dl.facts dd").getByText("Asia/Tokyo", { exact: true }).waitFor();
     await check(other, "organization-staff");
     await other.close();
   },

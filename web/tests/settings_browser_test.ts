@@ -230,9 +230,9 @@ Deno.test(
     await url.waitFor();
     assertEquals((await focused(page)).id, await url.getAttribute("id"));
     // The catalogue: every event with a description and an example body.
-    await page.getByText("Example body of member.created").click();
+    await page.getByText("Example bodies of these events").click();
     assert(
-      (await page.locator("pre.code").first().textContent())!.includes(
+      (await page.locator("details.examples pre.code").first().textContent())!.includes(
         '"type": "member.created"',
       ),
     );

@@ -58,6 +58,8 @@ const WORDS: Record<string, string> = {
   invalid_token: "Your session is no longer valid. Sign in again.",
   missing_token: "You are signed out. Sign in again.",
   not_found: "It no longer exists (it may have been deleted).",
+  endpoint_disabled:
+    "This endpoint is disabled, so nothing is sent to it: its card says why. Enable it there, then try again.",
 };
 
 /** Turns an openapi-fetch result into its data, or throws an ApiError that says what went wrong. */

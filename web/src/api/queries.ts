@@ -2,6 +2,7 @@
 // share. Every key starts with the active organization's id, so a switch can never show the previous
 // organization's data, even from a request still in flight.
 import { QueryClient, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useRef } from "react";
 import { api, ApiError, unwrap } from "./client.ts";
 import { useOrgKey } from "../session.tsx";
 
@@ -58,7 +59,7 @@ export function useAction<V = void>(
 ) {
   const queries = useQueryClient();
   const org = useOrgKey();
-  return useMutation({
+  const m = useMutation({
     mutationFn: fn,
     onSuccess: (_said, vars) => {
       if (!deletesEndpoint) return;
@@ -77,4 +78,14 @@ export function useAction<V = void>(
       });
     },
   });
+  // Buttons stay focusable while their action runs (aria-disabled, not disabled: a disabled button
+  // drops focus to <body>), so a second press while one is in flight is ignored here.
+  const running = useRef(false);
+  running.current = m.isPending;
+  const mutate = ((...args: Parameters<typeof m.mutate>) => {
+    if (running.current) return;
+    running.current = true;
+    m.mutate(...args);
+  }) as typeof m.mutate;
+  return { ...m, mutate };
 }

@@ -12,6 +12,7 @@ import { Loading } from "../ui/Loading.tsx";
 import { Header } from "./Header.tsx";
 import { Navigation } from "./Navigation.tsx";
 import { PageBody } from "./PageBody.tsx";
+import { useZoneSync } from "./useZoneSync.ts";
 import "./App.css";
 
 const RESET_PATH = "/auth/reset";
@@ -20,6 +21,7 @@ export function App() {
   const loc = useLocation();
   const session = useSession();
   const { state } = session;
+  useZoneSync();
 
   // After moving to another page, screen readers and keyboards start at its content, not at the link.
   const shownPath = useRef(loc.pathname);

@@ -9,6 +9,9 @@ import { NEW_ORGANIZATION_PATH } from "../pages/organization/paths.ts";
 import { Link, setQuery } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
+/** A suspension's reason as the switcher's option says it (the notice said on suspension has all of it). */
+const clip = (text: string) => text.length > 60 ? `${text.slice(0, 59)}…` : text;
+
 export function Header() {
   const session = useSession();
   // While a switch reloads who the person is, the last answer keeps the switcher in place (so focus
@@ -35,6 +38,8 @@ export function Header() {
     }
     setSwitching(true);
     setError(null);
+    // What was said about the previous organization ("… is ready") is not about the next one.
+    session.setNotice(null);
     try {
       await session.switchOrganization(chosen);
       setChoice(null);
@@ -54,7 +59,7 @@ export function Header() {
           {switching ? "Switching…" : current
             ? (
               <>
-                Working in <strong>{current.organization_name}</strong>
+                Working in <strong title={current.organization_name}>{current.organization_name}</strong>
               </>
             )
             : ""}
@@ -77,7 +82,9 @@ export function Header() {
                   disabled={m.suspended}
                 >
                   {m.organization_name} ({m.role}
-                  {m.suspended ? ", suspended" : ""})
+                  {m.suspended
+                    ? `, suspended${m.suspension_reason ? `: ${clip(m.suspension_reason)}` : ""}`
+                    : ""})
                 </option>
               ))}
             </select>
@@ -89,7 +96,10 @@ export function Header() {
         <Link href={NEW_ORGANIZATION_PATH} className="new-org">
           New organization
         </Link>
-        <span className="email">
+        <span
+          className="email"
+          title={session.state.kind === "signed_in" ? session.state.session.user.email : undefined}
+        >
           {session.state.kind === "signed_in" ? session.state.session.user.email : ""}
         </span>
         <Link href="/auth/reset" className="change-password">

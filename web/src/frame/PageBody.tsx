@@ -5,6 +5,7 @@ import { HOME, type PageEntry } from "../pages.ts";
 import { Link } from "../router.tsx";
 import { NEW_ORGANIZATION_PATH } from "../pages/organization/paths.ts";
 import { useSession } from "../session.tsx";
+import { ChurchAppNote } from "../ui/ChurchAppNote.tsx";
 import { ErrorBox } from "../ui/ErrorBox.tsx";
 import { Loading } from "../ui/Loading.tsx";
 
@@ -122,6 +123,7 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
           <p>
             You are signed in to {session.organization.organization_name} as staff. {page.forAdmins.text}
           </p>
+          <ChurchAppNote />
         </div>
       </>
     );
@@ -137,6 +139,7 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
             as staff. Webhooks, their logs, API keys and payment webhooks are managed by the organization's
             administrators; ask one of them if something needs changing.
           </p>
+          <ChurchAppNote />
         </div>
       </>
     );

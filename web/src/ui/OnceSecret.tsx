@@ -2,11 +2,15 @@ import { type ReactNode, useId } from "react";
 import { CopyButton } from "./CopyButton.tsx";
 import "./OnceSecret.css";
 
-/** A secret shown exactly once: a read-only field, a copy button, and nothing stored anywhere. */
+/**
+ * A secret shown exactly once: a read-only field, a copy button, and nothing stored anywhere. `again`: one
+ * that can be revealed again (a signing secret behind Reveal secret), said so instead.
+ */
 export function OnceSecret(
-  { label, value, children }: {
+  { label, value, again, children }: {
     label: string;
     value: string;
+    again?: boolean;
     children?: ReactNode;
   },
 ) {
@@ -25,7 +29,9 @@ export function OnceSecret(
         <CopyButton text={value} />
       </div>
       <p className="warn">
-        Copy it now: it is shown only once and cannot be read again.
+        {again
+          ? "It is hidden again when you close this; Reveal secret shows it again, after your password."
+          : "Copy it now: it is shown only once and cannot be read again."}
       </p>
       {children}
     </div>

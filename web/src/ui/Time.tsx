@@ -1,16 +1,26 @@
-import { formatTime, relativeTime } from "../format.ts";
+import { useSyncExternalStore } from "react";
+import { displayZone, formatTime, relativeTime, subscribeZone, timeZoneName } from "../format.ts";
 
-/** A time in the viewer's zone with a relative hint; the exact instant in its title. */
+/** The zone times are shown in; components that format times re-render when it changes. */
+export function useDisplayZone(): string {
+  return useSyncExternalStore(subscribeZone, displayZone);
+}
+
+/** A time in the display zone (named beside it) with a relative hint; the zone's full name in its title. */
 export function Time(
   { iso, fallback = "—" }: {
     iso: string | null | undefined;
     fallback?: string;
   },
 ) {
+  const zone = useDisplayZone();
   if (!iso) return <span className="muted">{fallback}</span>;
   return (
-    <time dateTime={iso} title={new Date(iso).toString()}>
-      {formatTime(iso)} <span className="muted">({relativeTime(iso)})</span>
+    <time
+      dateTime={iso}
+      title={`${formatTime(iso, zone)} (${timeZoneName(zone)})`}
+    >
+      {formatTime(iso, zone)} <span className="muted">({relativeTime(iso)})</span>
     </time>
   );
 }

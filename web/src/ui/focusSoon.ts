@@ -3,7 +3,7 @@
 // over from the top). Preact draws a state change before the next frame and runs effects just after it
 // (a closing <dialog> gives focus back to its opener then), so this starts once those have run; an
 // element still on its way (a new endpoint's card, while the list is asked again) is waited for, a frame
-// at a time, for up to `WAIT_MS`.
+// at a time, for up to `WAIT_MS`; so is a focus the browser did not take (a modal dialog still open).
 
 const WAIT_MS = 3000;
 
@@ -17,7 +17,10 @@ export function focusSoon(...candidates: (() => HTMLElement | null | undefined)[
     const [first, ...rest] = candidates;
     const found = first?.() ?? (performance.now() > until ? rest.map((f) => f()).find((el) => el) : null);
     if (found) found.focus();
-    else if (performance.now() <= until) requestAnimationFrame(attempt);
+    // Not taken (a modal dialog still open keeps focus inside it until it closes): again next frame.
+    if ((!found || document.activeElement !== found) && performance.now() <= until) {
+      requestAnimationFrame(attempt);
+    }
   };
   requestAnimationFrame(() => setTimeout(() => setTimeout(attempt)));
 }

@@ -46,7 +46,7 @@ export function CreateKeyForm(
           aria-describedby={nameError ? `${id}-err` : undefined}
           onChange={(e) => setName(e.currentTarget.value)}
         />
-        <button type="submit" className="primary" disabled={create.isPending}>
+        <button type="submit" className="primary" aria-disabled={create.isPending || undefined}>
           {create.isPending ? "Creating…" : "Create key"}
         </button>
       </div>

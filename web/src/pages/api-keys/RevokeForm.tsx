@@ -22,7 +22,7 @@ export function RevokeForm({ k, close, onRevoked }: { k: ApiKey; close(): void; 
       </p>
       <ActionResult action={revoke} />
       <div className="actions">
-        <button type="submit" className="danger" disabled={revoke.isPending}>
+        <button type="submit" className="danger" aria-disabled={revoke.isPending || undefined}>
           {revoke.isPending ? "Revoking…" : "Revoke key"}
         </button>
         <button type="button" onClick={close} data-autofocus>Cancel</button>

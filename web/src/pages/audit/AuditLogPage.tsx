@@ -13,6 +13,7 @@ import { Empty } from "../../ui/Empty.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { useTick } from "../../ui/useTick.ts";
+import { loadMore } from "../../ui/loadMore.ts";
 import "./AuditLogPage.css";
 
 const RANGES = [
@@ -109,8 +110,10 @@ export function AuditLogPage() {
       {log.hasNextPage && (
         <button
           type="button"
-          onClick={() => void log.fetchNextPage()}
-          disabled={log.isFetchingNextPage}
+          onClick={() =>
+            !log.isFetchingNextPage &&
+            void loadMore(() => log.fetchNextPage(), '.table-wrap[aria-label="Audit log"] tbody tr')}
+          aria-disabled={log.isFetchingNextPage || undefined}
         >
           {log.isFetchingNextPage ? "Loading…" : "Show older entries"}
         </button>

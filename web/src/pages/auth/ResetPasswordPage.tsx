@@ -10,6 +10,7 @@ import { useSession } from "../../session.tsx";
 import { AuthError, AuthField } from "./AuthField.tsx";
 import { useAuthCall } from "./useAuthCall.ts";
 import "./AuthPage.css";
+import { PASSWORD_RULE } from "./passwordRule.ts";
 
 export function ResetPasswordPage() {
   const session = useSession();
@@ -64,7 +65,7 @@ export function ResetPasswordPage() {
           value={password}
           onChange={(e) => setPassword(e.currentTarget.value)}
         />
-        <p id={`${id}-help`} className="help">At least 8 characters, not the one you had.</p>
+        <p id={`${id}-help`} className="help">{PASSWORD_RULE}, not the one you had.</p>
         <AuthField
           id={`${id}-again`}
           label="New password again"

@@ -5,6 +5,7 @@ import { auth } from "../../api/auth.ts";
 import { useSession } from "../../session.tsx";
 import { AuthError, AuthField } from "./AuthField.tsx";
 import { CodeForm } from "./CodeForm.tsx";
+import { PASSWORD_RULE } from "./passwordRule.ts";
 import { useAuthCall } from "./useAuthCall.ts";
 
 export function SignUpForm({ redirectTo }: { redirectTo: string }) {
@@ -70,7 +71,7 @@ export function SignUpForm({ redirectTo }: { redirectTo: string }) {
         onChange={(e) => setPassword(e.currentTarget.value)}
       />
       <p id={`${id}-password-help`} className="help">
-        At least 8 characters. A few words you will remember make a good one.
+        {PASSWORD_RULE}. A few words you will remember make a good one.
       </p>
       <button type="submit" className="primary">
         {pending ? "Creating your account…" : "Create account"}

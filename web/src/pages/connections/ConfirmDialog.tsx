@@ -24,7 +24,7 @@ export function ConfirmDialog(
         <button
           type="button"
           className={danger ? "danger" : "primary"}
-          disabled={action.isPending}
+          aria-disabled={action.isPending || undefined}
           onClick={() => action.mutate()}
         >
           {confirm}

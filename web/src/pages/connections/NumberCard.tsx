@@ -177,7 +177,7 @@ export function NumberCard(
             <button
               type="submit"
               className="primary"
-              disabled={replaceSecret.isPending}
+              aria-disabled={replaceSecret.isPending || undefined}
             >
               Save app secret
             </button>

@@ -1,6 +1,6 @@
 // One payment provider: the address to paste into it, its secret (write-only), a signed test through
 // the real receiver, the last payload received and what went wrong.
-import { useId, useState } from "react";
+import { useId, useRef, useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { Link } from "../../router.tsx";
@@ -8,6 +8,7 @@ import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Badge } from "../../ui/Badge.tsx";
 import { CopyButton } from "../../ui/CopyButton.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { OnceSecret } from "../../ui/OnceSecret.tsx";
 import { Time } from "../../ui/Time.tsx";
 import { Failures } from "./Failures.tsx";
@@ -24,6 +25,7 @@ export function PaymentProviderCard(
   const [generated, setGenerated] = useState<string | null>(null);
   const [said, setSaid] = useState<string | null>(null);
   const id = useId();
+  const secretButton = useRef<HTMLButtonElement>(null);
   const name = PROVIDER_NAMES[c.provider];
   const test = useAction(async () => {
     setSaid(null);
@@ -116,20 +118,26 @@ export function PaymentProviderCard(
           <p className="help">
             Enter it as the webhook secret in the provider's dashboard.
           </p>
-          <button type="button" onClick={() => setGenerated(null)}>
+          <button
+            type="button"
+            onClick={() => {
+              setGenerated(null);
+              focusSoon(() => secretButton.current);
+            }}
+          >
             I have entered it at the provider
           </button>
         </OnceSecret>
       )}
       <div className="actions">
-        <button type="button" onClick={() => setDialog("secret")}>
+        <button type="button" ref={secretButton} onClick={() => setDialog("secret")}>
           {secret.set ? "Replace secret" : "Set secret"}
         </button>
         <button
           type="button"
           className="primary"
-          disabled={test.isPending ||
-            (!secret.set && !secret.uses_checkout_secret)}
+          disabled={!secret.set && !secret.uses_checkout_secret}
+          aria-disabled={test.isPending || undefined}
           onClick={() => test.mutate()}
         >
           {test.isPending ? "Sending…" : "Send a signed test"}

@@ -1,6 +1,6 @@
 // Register a WhatsApp business number: its Phone number ID, how it is written, the Meta app's secret,
 // and a verify token (generated, or the one the Meta app already uses). Errors are shown at their field.
-import { useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { api, ApiError, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
 import { ActionResult } from "../../ui/ActionResult.tsx";
@@ -60,6 +60,8 @@ export function RegisterNumberForm(
     verify_token: useRef<HTMLInputElement>(null),
   };
   const id = useId();
+  // Opened from "Register a number", which is gone now: its first field takes focus.
+  useEffect(() => refs.phone_number_id.current?.focus(), []);
   const focusFirst = (e: Partial<Record<Field, string>>) => refs[ORDER.find((f) => e[f])!]?.current?.focus();
   const register = useAction(async () => {
     const r = await unwrap(api.POST("/webhooks/connections/whatsapp/numbers", {
@@ -151,7 +153,7 @@ export function RegisterNumberForm(
       )}
       {Object.keys(errors).length === 0 && <ActionResult action={register} />}
       <div className="actions">
-        <button type="submit" className="primary" disabled={register.isPending}>
+        <button type="submit" className="primary" aria-disabled={register.isPending || undefined}>
           {register.isPending ? "Registering…" : "Register number"}
         </button>
         <button type="button" onClick={close}>Cancel</button>

@@ -96,7 +96,7 @@ export function SecretForm(
       )}
       {!error && <ActionResult action={save} />}
       <div className="actions">
-        <button type="submit" className="primary" disabled={save.isPending}>
+        <button type="submit" className="primary" aria-disabled={save.isPending || undefined}>
           {save.isPending ? "Saving…" : "Save secret"}
         </button>
         <button type="button" onClick={close}>Cancel</button>

@@ -1,9 +1,10 @@
 // The organization's WhatsApp numbers: the callback URL to give Meta, each number's state (handshake,
 // verified, last message), and registering one. A number another organization holds registers exactly
 // as any other: it stays "waiting" until a message signed with this app secret arrives.
-import { useId, useState } from "react";
+import { useId, useRef, useState } from "react";
 import { CopyButton } from "../../ui/CopyButton.tsx";
 import { Empty } from "../../ui/Empty.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { OnceSecret } from "../../ui/OnceSecret.tsx";
 import { Failures } from "./Failures.tsx";
 import { NumberCard } from "./NumberCard.tsx";
@@ -18,6 +19,10 @@ export function WhatsAppSection(
     null,
   );
   const id = useId();
+  // Focus follows each step (never to <body>): the form's first field, the verify token, then back here.
+  const registerButton = useRef<HTMLButtonElement>(null);
+  const tokenBox = useRef<HTMLDivElement>(null);
+  const backToRegister = () => focusSoon(() => registerButton.current);
   return (
     <section className="card connection" aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`}>WhatsApp</h2>
@@ -42,17 +47,25 @@ export function WhatsAppSection(
         token, then subscribe to the <code>messages</code> field. Meta checks the two at once (the handshake).
       </p>
       {token && (
-        <OnceSecret
-          label={`Verify token for ${token.number}`}
-          value={token.value}
-        >
-          <p className="help">
-            Enter it as the Verify token in Meta's webhook settings.
-          </p>
-          <button type="button" onClick={() => setToken(null)}>
-            I have entered it in Meta
-          </button>
-        </OnceSecret>
+        <div ref={tokenBox}>
+          <OnceSecret
+            label={`Verify token for ${token.number}`}
+            value={token.value}
+          >
+            <p className="help">
+              Enter it as the Verify token in Meta's webhook settings.
+            </p>
+            <button
+              type="button"
+              onClick={() => {
+                setToken(null);
+                backToRegister();
+              }}
+            >
+              I have entered it in Meta
+            </button>
+          </OnceSecret>
+        </div>
       )}
       {w.numbers.length === 0 && !registering && (
         <Empty title="No WhatsApp number yet">
@@ -77,10 +90,14 @@ export function WhatsAppSection(
       {registering
         ? (
           <RegisterNumberForm
-            close={() => setRegistering(false)}
+            close={() => {
+              setRegistering(false);
+              backToRegister();
+            }}
             onRegistered={(number, value) => {
               setRegistering(false);
               setToken({ number, value });
+              focusSoon(() => tokenBox.current?.querySelector("input"));
             }}
           />
         )
@@ -89,6 +106,7 @@ export function WhatsAppSection(
             <button
               type="button"
               className="primary"
+              ref={registerButton}
               onClick={() => setRegistering(true)}
             >
               Register a number

@@ -64,7 +64,8 @@ export function ConfirmErase(
         <button
           type="submit"
           className="danger"
-          disabled={!sure || erase.isPending}
+          disabled={!sure}
+          aria-disabled={erase.isPending || undefined}
         >
           {erase.isPending ? "Erasing…" : `Erase ${name}`}
         </button>

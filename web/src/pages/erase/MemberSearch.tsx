@@ -56,7 +56,7 @@ export function MemberSearch({ onPick }: { onPick(member: Candidate): void }) {
           <button
             type="submit"
             className="primary"
-            disabled={search.isFetching}
+            aria-disabled={search.isFetching || undefined}
           >
             {search.isFetching ? "Searching…" : "Search"}
           </button>

@@ -3,8 +3,9 @@
 // invitee sees what the invitation is for and joins only when they say so; the token is what proves
 // the invitation is theirs, whatever address their account has.
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { api, ApiError, unwrap } from "../../api/client.ts";
+import type { paths } from "../../api/schema.d.ts";
 import { errorText } from "../../api/queries.ts";
 import { HOME } from "../../pages.ts";
 import { navigate } from "../../router.tsx";
@@ -15,6 +16,9 @@ import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { NewPasswordForm } from "./NewPasswordForm.tsx";
 
+type Preview =
+  paths["/webhooks/invitations/preview"]["post"]["responses"][200]["content"]["application/json"];
+
 export const ACCEPT_INVITATION_PATH = "/invitations/accept";
 
 const GONE = "This invitation link no longer works: it has expired, been withdrawn or already been used. " +
@@ -23,7 +27,12 @@ const GONE = "This invitation link no longer works: it has expired, been withdra
 export function AcceptInvitationPage() {
   const session = useSession();
   const [token] = useState(() => new URLSearchParams(location.hash.slice(1)).get("token") ?? "");
+  // Once joined, the link is used up: the invitation is kept here and never asked for again (a switch
+  // of organization clears the cache, and asking again answered 404).
+  const [joined, setJoined] = useState(false);
+  const kept = useRef<Preview | undefined>(undefined);
   const invitation = useQuery({
+    enabled: !joined,
     queryKey: ["invitation", token],
     queryFn: async () => {
       // Refusals stay ApiErrors, which are not asked again: a used link said so only after two retries
@@ -45,6 +54,8 @@ export function AcceptInvitationPage() {
   const accept = useMutation({
     mutationFn: async () => {
       await unwrap(api.POST("/webhooks/invitations/accept", { body: { token } }));
+      kept.current = invitation.data;
+      setJoined(true);
       // Used up: keep it out of the history.
       history.replaceState(null, "", ACCEPT_INVITATION_PATH);
       await session.reloadMe();
@@ -52,7 +63,7 @@ export function AcceptInvitationPage() {
   });
   // The account existed unconfirmed when invited: its password first (NewPasswordForm), then join.
   const renew = accept.error instanceof ApiError && accept.error.code === "new_password_required";
-  const inv = invitation.data;
+  const inv = invitation.data ?? kept.current;
   const me = session.state.kind === "signed_in" ? session.state.session.user.email : "";
 
   return (
@@ -93,7 +104,7 @@ export function AcceptInvitationPage() {
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              accept.mutate();
+              if (!accept.isPending) accept.mutate();
             }}
           >
             <p>
@@ -103,7 +114,7 @@ export function AcceptInvitationPage() {
             <p className="muted">It was sent to {inv.email}; you are signed in as {me}.</p>
             <ActionResult action={accept} />
             <div className="actions">
-              <button type="submit" className="primary" disabled={accept.isPending}>
+              <button type="submit" className="primary" aria-disabled={accept.isPending || undefined}>
                 {accept.isPending ? "Joining…" : `Join ${inv.organization_name}`}
               </button>
             </div>

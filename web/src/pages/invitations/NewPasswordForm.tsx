@@ -7,6 +7,7 @@ import { useId, useRef, useState } from "react";
 import { auth, beganByMail, describeAuthError } from "../../api/auth.ts";
 import { useSession } from "../../session.tsx";
 import { TextField } from "../../ui/TextField.tsx";
+import { PASSWORD_RULE } from "../auth/passwordRule.ts";
 
 export function NewPasswordForm({ done }: { done(): void }) {
   const session = useSession();
@@ -66,7 +67,7 @@ export function NewPasswordForm({ done }: { done(): void }) {
       <TextField
         id={`${id}-new`}
         label="New password"
-        help="At least 8 characters, not the one the account has now."
+        help={`${PASSWORD_RULE}, not the one the account has now.`}
         error={error}
         inputRef={first}
         type="password"
@@ -84,7 +85,7 @@ export function NewPasswordForm({ done }: { done(): void }) {
         onChange={(e) => setAgain(e.currentTarget.value)}
       />
       <div className="actions">
-        <button type="submit" className="primary" disabled={pending}>
+        <button type="submit" className="primary" aria-disabled={pending || undefined}>
           {pending ? "Saving…" : "Save password and join"}
         </button>
       </div>

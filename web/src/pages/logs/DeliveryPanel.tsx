@@ -12,6 +12,7 @@ import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { Time } from "../../ui/Time.tsx";
 import { AttemptItem } from "./AttemptItem.tsx";
+import { NARROW } from "./detailView.ts";
 
 const inFlight = (s: string) => s === "pending" || s === "retrying";
 
@@ -44,7 +45,12 @@ export function DeliveryPanel(
   const [formatted, setFormatted] = useState(false);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const d = detail.data;
-  useEffect(() => headingRef.current?.focus(), []);
+  // Beside the list, the heading takes focus where it is (the list stays put); in a view of its own
+  // (narrow), the view starts at its top.
+  useEffect(() => {
+    if (matchMedia(NARROW).matches) window.scrollTo(0, 0);
+    headingRef.current?.focus({ preventScroll: true });
+  }, []);
 
   return (
     <section className="panel detail" aria-labelledby={`detail-${id}`}>

@@ -1,7 +1,8 @@
 import type { Delivery } from "../../api/client.ts";
-import { setQuery } from "../../router.tsx";
+import { formatTime } from "../../format.ts";
 import { Badge } from "../../ui/Badge.tsx";
 import { Time } from "../../ui/Time.tsx";
+import { openDelivery } from "./detailView.ts";
 import { errorBeside } from "./lastResponse.ts";
 
 export function DeliveryTable(
@@ -47,9 +48,9 @@ export function DeliveryTable(
                     type="button"
                     className="linkish"
                     aria-label={`${d.event_type}${d.test ? " (test)" : ""}, created ${
-                      new Date(d.created_at).toLocaleString()
+                      formatTime(d.created_at)
                     }: show details`}
-                    onClick={() => setQuery({ delivery: d.id })}
+                    onClick={() => openDelivery(d.id)}
                   >
                     <code>{d.event_type}</code>
                   </button>

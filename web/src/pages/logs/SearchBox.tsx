@@ -3,7 +3,12 @@
 // a donation id).
 import { useId, useRef, useState } from "react";
 import { setQuery } from "../../router.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { idIn } from "./filters.ts";
+
+/** The search's Find button, once the page shows the new search (this form is drawn anew for it). */
+export const focusFind = () =>
+  focusSoon(() => document.querySelector<HTMLElement>("form.search button[type=submit]"));
 
 export function SearchBox({ current }: { current: string | undefined }) {
   const id = useId();
@@ -21,6 +26,7 @@ export function SearchBox({ current }: { current: string | undefined }) {
         if (!typed) {
           setError(null);
           setQuery({ q: null, contains: null, delivery: null });
+          focusFind();
           return;
         }
         const found = idIn(typed);
@@ -28,6 +34,7 @@ export function SearchBox({ current }: { current: string | undefined }) {
           setError(null);
           setText(found);
           setQuery({ q: found, contains: null, delivery: null });
+          focusFind();
           return;
         }
         if (typed.length < 3) {
@@ -39,6 +46,7 @@ export function SearchBox({ current }: { current: string | undefined }) {
         }
         setError(null);
         setQuery({ contains: typed, q: null, delivery: null });
+        focusFind();
       }}
     >
       <label htmlFor={id}>Find a message</label>

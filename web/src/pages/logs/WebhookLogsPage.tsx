@@ -5,27 +5,31 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { api, type Delivery, unwrap } from "../../api/client.ts";
 import { errorText, useCatalogue, useEndpoints } from "../../api/queries.ts";
-import { formatTime, timeZoneName } from "../../format.ts";
+import { formatClock, formatTime, timeZoneName } from "../../format.ts";
 import { setQuery, useLocation } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { Empty } from "../../ui/Empty.tsx";
 import { focusSoon } from "../../ui/focusSoon.ts";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
+import { useDisplayZone } from "../../ui/Time.tsx";
 import { useTick } from "../../ui/useTick.ts";
 import { BulkRetry } from "./BulkRetry.tsx";
 import { DeliveryPanel } from "./DeliveryPanel.tsx";
 import { DeliveryTable } from "./DeliveryTable.tsx";
+import { closeDelivery } from "./detailView.ts";
 import { FilterBar } from "./FilterBar.tsx";
 import { apiQuery, CLEARED, filterProblem, readFilters } from "./filters.ts";
-import { SearchBox } from "./SearchBox.tsx";
+import { focusFind, SearchBox } from "./SearchBox.tsx";
 import "./WebhookLogsPage.css";
+import { loadMore } from "../../ui/loadMore.ts";
 
 const PAGE = 50;
 const inFlight = (d: Delivery) => d.status === "pending" || d.status === "retrying";
 
 export function WebhookLogsPage() {
   useTick();
+  useDisplayZone();
   const q = useLocation().searchParams;
   const filters = readFilters(q);
   const problem = filterProblem(filters);
@@ -78,7 +82,7 @@ export function WebhookLogsPage() {
       </div>
       <p className="lead">
         Every message we sent to your endpoints, newest first. A failed delivery is retried for 24 hours, then
-        marked permanently failed. Times are in your time zone ({timeZoneName()}).
+        marked permanently failed. Times are in {timeZoneName()}.
       </p>
       <SearchBox key={filters.q ?? filters.contains ?? ""} current={filters.q ?? filters.contains} />
       <FilterBar
@@ -100,7 +104,10 @@ export function WebhookLogsPage() {
           <button
             type="button"
             className="linkish"
-            onClick={() => setQuery({ q: null, delivery: null })}
+            onClick={() => {
+              setQuery({ q: null, delivery: null });
+              focusFind();
+            }}
           >
             Show all deliveries
           </button>
@@ -120,7 +127,10 @@ export function WebhookLogsPage() {
           <button
             type="button"
             className="linkish"
-            onClick={() => setQuery({ contains: null, delivery: null })}
+            onClick={() => {
+              setQuery({ contains: null, delivery: null });
+              focusFind();
+            }}
           >
             Show all deliveries
           </button>
@@ -132,7 +142,10 @@ export function WebhookLogsPage() {
           <button
             type="button"
             className="linkish"
-            onClick={() => setQuery({ recovery: null, delivery: null })}
+            onClick={() => {
+              setQuery({ recovery: null, delivery: null });
+              focusFind();
+            }}
           >
             Show all deliveries
           </button>
@@ -149,7 +162,7 @@ export function WebhookLogsPage() {
           {busy ? "Deliveries in flight: refreshing every 2 seconds." : "Refreshing every 5 seconds."}
           {list.dataUpdatedAt > 0 && (
             <>
-              {" "}Last updated {new Date(list.dataUpdatedAt).toLocaleTimeString()}.
+              {" "}Last updated {formatClock(list.dataUpdatedAt)}.
             </>
           )}
         </p>
@@ -172,7 +185,13 @@ export function WebhookLogsPage() {
                   ? "Check the id: a webhook-id is the event's id, the same on every retry. Older deliveries may have been removed after the retention period."
                   : "Widen the time range or clear a filter."}
               </p>
-              <button type="button" onClick={() => setQuery(CLEARED)}>
+              <button
+                type="button"
+                onClick={() => {
+                  setQuery(CLEARED);
+                  focusFind();
+                }}
+              >
                 Clear filters
               </button>
             </Empty>
@@ -186,31 +205,36 @@ export function WebhookLogsPage() {
             </Empty>
           )
       )}
-      {rows && rows.length > 0 && <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />}
-      {list.hasNextPage && (
-        <button
-          type="button"
-          onClick={() => void list.fetchNextPage()}
-          disabled={list.isFetchingNextPage}
-        >
-          {list.isFetchingNextPage ? "Loading older deliveries…" : "Show older deliveries"}
-        </button>
-      )}
-      {openId && (
-        <DeliveryPanel
-          key={openId}
-          id={openId}
-          urlOf={urlOf}
-          close={() => {
-            // Back to the row it was opened from; a delivery found by id may have no row: the search.
-            focusSoon(
-              () => document.querySelector<HTMLElement>(`tr[data-delivery-id="${openId}"] button`),
-              () => document.querySelector<HTMLElement>(".table-wrap[aria-label=Deliveries]"),
-            );
-            setQuery({ delivery: null });
-          }}
-        />
-      )}
+      <div className={openId ? "logs-split open" : "logs-split"}>
+        <div className="logs-list">
+          {rows && rows.length > 0 && <DeliveryTable rows={rows} openId={openId} urlOf={urlOf} />}
+          {list.hasNextPage && (
+            <button
+              type="button"
+              onClick={() =>
+                !list.isFetchingNextPage && void loadMore(() => list.fetchNextPage(), "table.logs tbody tr")}
+              aria-disabled={list.isFetchingNextPage || undefined}
+            >
+              {list.isFetchingNextPage ? "Loading older deliveries…" : "Show older deliveries"}
+            </button>
+          )}
+        </div>
+        {openId && (
+          <DeliveryPanel
+            key={openId}
+            id={openId}
+            urlOf={urlOf}
+            close={() => {
+              // Back to the row it was opened from; a delivery found by id may have no row: the search.
+              focusSoon(
+                () => document.querySelector<HTMLElement>(`tr[data-delivery-id="${openId}"] button`),
+                () => document.querySelector<HTMLElement>(".table-wrap[aria-label=Deliveries]"),
+              );
+              closeDelivery();
+            }}
+          />
+        )}
+      </div>
     </>
   );
 }

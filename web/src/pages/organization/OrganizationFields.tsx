@@ -1,7 +1,8 @@
 // The fields of an organization (name, time zone, contact address), for creating one and for changing
 // it, each with its help and the API's error for it.
-import { useMemo } from "react";
+import { browserTimeZone as browserZone } from "../../timeZones.ts";
 import { TextField } from "../../ui/TextField.tsx";
+import { ZoneOptions } from "../../ui/ZoneOptions.tsx";
 
 export interface OrganizationValues {
   name: string;
@@ -12,14 +13,7 @@ export interface OrganizationValues {
 export type FieldErrors = Partial<Record<keyof OrganizationValues, string>>;
 
 /** The browser's own time zone, which is most likely the church's. */
-export const browserTimeZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
-
-function timeZones(current: string): string[] {
-  const known = (Intl as unknown as { supportedValuesOf?(k: string): string[] })
-    .supportedValuesOf?.("timeZone") ??
-    [];
-  return [...new Set([current, "UTC", ...known])].filter(Boolean).sort();
-}
+export const browserTimeZone = browserZone;
 
 export function OrganizationFields(
   { id, values, errors, onChange, nameRef }: {
@@ -30,7 +24,6 @@ export function OrganizationFields(
     nameRef?: { current: HTMLInputElement | null };
   },
 ) {
-  const zones = useMemo(() => timeZones(values.time_zone), [values.time_zone]);
   const set = (k: keyof OrganizationValues) => (e: { currentTarget: { value: string } }) =>
     onChange({ ...values, [k]: e.currentTarget.value });
   return (
@@ -55,10 +48,11 @@ export function OrganizationFields(
         aria-describedby={`${id}-tz-help${errors.time_zone ? ` ${id}-tz-err` : ""}`}
         onChange={set("time_zone")}
       >
-        {zones.map((z) => <option key={z} value={z}>{z.replaceAll("_", " ")}</option>)}
+        <ZoneOptions include={[values.time_zone]} />
       </select>
       <p id={`${id}-tz-help`} className="help">
-        Where your church meets: times are shown in it.
+        Where your church meets: every time on these pages is shown in it, unless a person chooses their own
+        zone (below).
       </p>
       {errors.time_zone && <p id={`${id}-tz-err`} className="field-error">{errors.time_zone}</p>}
       <TextField

@@ -1,12 +1,17 @@
 // Settings > Organization: the church's name, time zone and contact address. Its administrators change
 // them; staff see them. A new name shows in the header at once.
 import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
+import { setOrganizationZone } from "../../format.ts";
 import { api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey, useSession } from "../../session.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
+import { ChurchAppNote } from "../../ui/ChurchAppNote.tsx";
 import { Time } from "../../ui/Time.tsx";
+import { canonicalZone, zoneLabel } from "../../timeZones.ts";
+import { DisplayZoneForm } from "./DisplayZoneForm.tsx";
 import { OrganizationForm } from "./OrganizationForm.tsx";
 
 export function OrganizationPage() {
@@ -16,6 +21,11 @@ export function OrganizationPage() {
     queryKey: [org, "organization"],
     queryFn: () => unwrap(api.GET("/webhooks/organization")),
   });
+  // A zone saved here (or changed by another admin) is the one every time is shown in from now on.
+  const zone = current.data?.time_zone;
+  useEffect(() => {
+    if (zone) setOrganizationZone(zone);
+  }, [zone]);
   if (current.error) {
     return (
       <>
@@ -43,6 +53,7 @@ export function OrganizationPage() {
         <p className="lead">
           Its administrators change these; ask one of them if something is wrong.
         </p>
+        <ChurchAppNote />
         <dl className="panel facts">
           <div>
             <dt>Name</dt>
@@ -50,7 +61,7 @@ export function OrganizationPage() {
           </div>
           <div>
             <dt>Time zone</dt>
-            <dd>{o.time_zone.replaceAll("_", " ")}</dd>
+            <dd>{zoneLabel(canonicalZone(o.time_zone))}</dd>
           </div>
           <div>
             <dt>Contact e-mail</dt>
@@ -63,6 +74,7 @@ export function OrganizationPage() {
             </dd>
           </div>
         </dl>
+        <DisplayZoneForm />
       </>
     );
   }
@@ -72,7 +84,11 @@ export function OrganizationPage() {
       <p className="lead">How your church is named and reached, and the time zone its times are shown in.</p>
       <OrganizationForm
         heading="Details"
-        initial={{ name: o.name, time_zone: o.time_zone, contact_email: o.contact_email ?? "" }}
+        initial={{
+          name: o.name,
+          time_zone: canonicalZone(o.time_zone),
+          contact_email: o.contact_email ?? "",
+        }}
         submit="Save changes"
         busy="Saving…"
         noName="The organization needs a name."
@@ -89,6 +105,7 @@ export function OrganizationPage() {
           return `Saved. ${saved.name}'s settings are up to date.`;
         }}
       />
+      <DisplayZoneForm />
     </>
   );
 }

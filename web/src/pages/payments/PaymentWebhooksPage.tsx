@@ -4,6 +4,7 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
 import { errorText, useAction } from "../../api/queries.ts";
+import { formatTime } from "../../format.ts";
 import { Link } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
@@ -17,6 +18,7 @@ import { EntryPanel } from "./EntryPanel.tsx";
 import { explain } from "./explain.ts";
 import { PAYMENT_PROVIDERS, type Provider, PROVIDERS } from "./providers.ts";
 import { ReplayAllDialog, replayAllFailed } from "./ReplayAllDialog.tsx";
+import { loadMore } from "../../ui/loadMore.ts";
 
 const STATES = [
   "received",
@@ -92,8 +94,10 @@ export function PaymentWebhooksPage() {
         <button
           type="button"
           className="primary"
-          onClick={() => setConfirmAll(true)}
-          disabled={replayAll.isPending || !failed.data || failed.data.count === 0}
+          // aria-disabled, not disabled: a button that turns off under focus (the count falling to 0
+          // after a replay) keeps it.
+          onClick={() => !replayAll.isPending && failed.data && failed.data.count > 0 && setConfirmAll(true)}
+          aria-disabled={replayAll.isPending || !failed.data || failed.data.count === 0 || undefined}
           title={failed.data?.count === 0
             ? "Nothing to replay: no failed or unmatched notification"
             : undefined}
@@ -203,7 +207,7 @@ export function PaymentWebhooksPage() {
                       className="linkish"
                       onClick={() => setOpen(r.id)}
                       aria-label={`${r.event ?? "Notification without an event name"}, received ${
-                        new Date(r.received_at).toLocaleString()
+                        formatTime(r.received_at)
                       }: show details`}
                     >
                       {r.event ? <code>{r.event}</code> : "Show details"}
@@ -222,8 +226,13 @@ export function PaymentWebhooksPage() {
       {log.hasNextPage && (
         <button
           type="button"
-          disabled={log.isFetchingNextPage}
-          onClick={() => void log.fetchNextPage()}
+          aria-disabled={log.isFetchingNextPage || undefined}
+          onClick={() =>
+            !log.isFetchingNextPage &&
+            void loadMore(
+              () => log.fetchNextPage(),
+              '.table-wrap[aria-label="Payment notifications"] tbody tr',
+            )}
         >
           {log.isFetchingNextPage ? "Loading older notifications…" : "Show older notifications"}
         </button>

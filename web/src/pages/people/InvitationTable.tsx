@@ -37,7 +37,9 @@ export function InvitationTable(
         <tbody>
           {invitations.map((i) => (
             <InvitationRow
-              key={i.id}
+              // By address: a resent invitation is a new one for the same person, and its row (with the
+              // Resend button that has focus) stays.
+              key={i.email}
               invitation={i}
               onWithdraw={onWithdraw}
               onResent={onResent}
@@ -109,7 +111,7 @@ function InvitationRow(
             type="button"
             aria-label={`Resend the invitation to ${i.email}`}
             aria-describedby={describedBy}
-            disabled={resend.isPending}
+            aria-disabled={resend.isPending || undefined}
             onClick={() => resend.mutate()}
           >
             {resend.isPending ? "Sending…" : "Resend"}

@@ -89,7 +89,7 @@ export function InviteForm() {
         Admins manage this organization's settings, webhooks, API keys and people. Staff use the church app.
       </p>
       <div className="actions">
-        <button type="submit" className="primary" disabled={invite.isPending}>
+        <button type="submit" className="primary" aria-disabled={invite.isPending || undefined}>
           {invite.isPending ? "Sending…" : "Send invitation"}
         </button>
       </div>

@@ -1,21 +1,18 @@
-// The organization's members: role, joined, last sign-in, and what an admin can do about each. Making
-// someone else admin or staff happens at once (the answer shows at the button); stepping down oneself
-// and removing anyone ask first (`onConfirm`).
+// The organization's members: role, joined, last sign-in, and what an admin can do about each. Every
+// change asks first (`onConfirm`): making someone admin or staff, stepping down, removing, leaving. The
+// only admin is not offered stepping down or leaving (the server would refuse): a note says why.
 import { useId } from "react";
-import { api, ApiError, unwrap } from "../../api/client.ts";
-import { useAction } from "../../api/queries.ts";
 import { Badge } from "../../ui/Badge.tsx";
 import { Time } from "../../ui/Time.tsx";
 import { relativeTime } from "../../format.ts";
 import { type Person, personName, ROLE_WORDS } from "./types.ts";
 
-export type Confirm = { kind: "remove" | "step_down"; person: Person };
+export type Confirm = { kind: "remove" | "step_down" | "role"; person: Person };
 
 export function MemberTable(
-  { people, onConfirm, onGone }: {
+  { people, onConfirm }: {
     people: Person[];
     onConfirm(c: Confirm): void;
-    onGone(text: string): void;
   },
 ) {
   const admins = people.filter((p) => p.role === "admin").length;
@@ -40,7 +37,6 @@ export function MemberTable(
               person={p}
               onlyAdmin={p.role === "admin" && admins === 1}
               onConfirm={onConfirm}
-              onGone={onGone}
             />
           ))}
         </tbody>
@@ -50,44 +46,19 @@ export function MemberTable(
 }
 
 function MemberRow(
-  { person: p, onlyAdmin, onConfirm, onGone }: {
+  { person: p, onlyAdmin, onConfirm }: {
     person: Person;
     onlyAdmin: boolean;
     onConfirm(c: Confirm): void;
-    onGone(text: string): void;
   },
 ) {
   const id = useId();
   const name = personName(p);
   const other = p.role === "admin" ? "staff" : "admin";
-  const change = useAction(async () => {
-    try {
-      const changed = await unwrap(
-        api.PATCH("/webhooks/people/{id}", {
-          params: { path: { id: p.id } },
-          body: { role: other },
-        }),
-      );
-      // No longer an admin: the endpoints they made send nothing more (Settings > Webhooks re-enables).
-      const n = changed.endpoints_disabled;
-      if (n > 0) {
-        onGone(
-          `${n} webhook endpoint${n === 1 ? "" : "s"} ${name} made ${n === 1 ? "was" : "were"} disabled.`,
-        );
-      }
-    } catch (e) {
-      // Removed meanwhile: the refreshed list drops this row, so it is said above the list.
-      if (e instanceof ApiError && e.status === 404) {
-        onGone(`${name} is no longer a member of this organization.`);
-        return;
-      }
-      throw e;
-    }
-  });
-  const error = change.error ? (change.error as Error).message : null;
   const note = onlyAdmin ? "The only admin: make someone else admin before you step down or leave." : null;
-  const describedBy = [error && `${id}-err`, note && `${id}-note`].filter(Boolean).join(" ") ||
-    undefined;
+  const describedBy = note ? `${id}-note` : undefined;
+  // Yourself as the only admin: nothing to offer but the note.
+  const locked = p.you && onlyAdmin;
   return (
     <tr>
       <th scope="row">
@@ -115,7 +86,7 @@ function MemberRow(
       </td>
       <td>
         <div className="people-actions">
-          {p.you && p.role === "admin"
+          {locked ? null : p.you && p.role === "admin"
             ? (
               <button
                 type="button"
@@ -130,23 +101,23 @@ function MemberRow(
                 type="button"
                 aria-label={`Make ${other}: ${name}`}
                 aria-describedby={describedBy}
-                disabled={change.isPending}
-                onClick={() => change.mutate()}
+                onClick={() => onConfirm({ kind: "role", person: p })}
               >
                 Make {other}
               </button>
             )}
-          <button
-            type="button"
-            className="danger"
-            aria-label={p.you ? undefined : `Remove ${name}`}
-            aria-describedby={describedBy}
-            onClick={() => onConfirm({ kind: "remove", person: p })}
-          >
-            {p.you ? "Leave" : "Remove"}
-          </button>
+          {!locked && (
+            <button
+              type="button"
+              className="danger"
+              aria-label={p.you ? undefined : `Remove ${name}`}
+              aria-describedby={describedBy}
+              onClick={() => onConfirm({ kind: "remove", person: p })}
+            >
+              {p.you ? "Leave" : "Remove"}
+            </button>
+          )}
           {note && <p id={`${id}-note`} className="help">{note}</p>}
-          {error && <p id={`${id}-err`} className="field-error" role="alert">{error}</p>}
         </div>
       </td>
     </tr>

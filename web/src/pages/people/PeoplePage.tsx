@@ -2,12 +2,13 @@
 // last signed in; invite someone, resend or withdraw an invitation, change a role, remove someone. Every
 // change applies at the affected person's next request; the last admin stays.
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey, useSession } from "../../session.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { Empty } from "../../ui/Empty.tsx";
+import { focusSoon } from "../../ui/focusSoon.ts";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
 import { Loading } from "../../ui/Loading.tsx";
 import { useTick } from "../../ui/useTick.ts";
@@ -34,6 +35,12 @@ export function PeoplePage() {
   const [confirm, setConfirm] = useState<Confirm | null>(null);
   const [withdrawing, setWithdrawing] = useState<Invitation | null>(null);
   const [said, setSaid] = useState("");
+  const saidRef = useRef<HTMLParagraphElement>(null);
+  // Said above the lists; when the row's button went with the row, focus goes to the words.
+  const tell = (text: string, moved = true) => {
+    setSaid(text);
+    if (moved) focusSoon(() => saidRef.current);
+  };
   const open = (invitations.data ?? []).filter((i) => i.status === "pending" || i.status === "expired");
   const members = people.data?.data ?? [];
 
@@ -46,7 +53,7 @@ export function PeoplePage() {
         staff use the church app. Changes apply at once, also to someone already signed in.
       </p>
       <InviteForm />
-      <p className="ok" role="status">{said}</p>
+      <p className="ok" role="status" tabIndex={-1} ref={saidRef}>{said}</p>
 
       <section className="people-section">
         <h2>
@@ -59,7 +66,7 @@ export function PeoplePage() {
           />
         )}
         {people.isPending && <Loading what="members" />}
-        {members.length > 0 && <MemberTable people={members} onConfirm={setConfirm} onGone={setSaid} />}
+        {members.length > 0 && <MemberTable people={members} onConfirm={setConfirm} />}
         {people.data?.has_more && (
           <p className="help">
             Only the first {members.length} members are shown.
@@ -98,7 +105,7 @@ export function PeoplePage() {
           <ConfirmMemberChange
             confirm={confirm}
             close={() => setConfirm(null)}
-            onDone={setSaid}
+            onDone={tell}
           />
         )}
       </Dialog>
@@ -111,7 +118,7 @@ export function PeoplePage() {
           <WithdrawForm
             invitation={withdrawing}
             close={() => setWithdrawing(null)}
-            onDone={setSaid}
+            onDone={(text) => tell(text)}
           />
         )}
       </Dialog>

@@ -43,7 +43,7 @@ export function WithdrawForm(
       </p>
       <ActionResult action={withdraw} />
       <div className="actions">
-        <button type="submit" className="danger" disabled={withdraw.isPending}>
+        <button type="submit" className="danger" aria-disabled={withdraw.isPending || undefined}>
           {withdraw.isPending ? "Withdrawing…" : "Withdraw invitation"}
         </button>
         <button type="button" onClick={close} data-autofocus>Cancel</button>

@@ -93,7 +93,7 @@ export function PlatformAdmins({ superadmin }: { superadmin: boolean }) {
                         <button
                           type="button"
                           className="danger"
-                          disabled={revoke.isPending}
+                          aria-disabled={revoke.isPending || undefined}
                           onClick={() => revoke.mutate(a)}
                           aria-label={`Revoke ${a.email}`}
                         >
@@ -142,7 +142,7 @@ export function PlatformAdmins({ superadmin }: { superadmin: boolean }) {
             <button
               type="submit"
               className="primary"
-              disabled={grant.isPending}
+              aria-disabled={grant.isPending || undefined}
             >
               {grant.isPending ? "Granting…" : "Make platform administrator"}
             </button>

@@ -15,6 +15,7 @@ import { OrganizationTable } from "./OrganizationTable.tsx";
 import { PlatformAdmins } from "./PlatformAdmins.tsx";
 import { SuspensionForm } from "./SuspensionForm.tsx";
 import "./PlatformConsolePage.css";
+import { loadMore } from "../../ui/loadMore.ts";
 
 const plural = (n: number, word: string) => `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`;
 
@@ -144,8 +145,13 @@ export function PlatformConsolePage() {
         {organizations.hasNextPage && (
           <button
             type="button"
-            onClick={() => void organizations.fetchNextPage()}
-            disabled={organizations.isFetchingNextPage}
+            onClick={() =>
+              !organizations.isFetchingNextPage &&
+              void loadMore(
+                () => organizations.fetchNextPage(),
+                '.table-wrap[aria-label="Organizations"] tbody tr',
+              )}
+            aria-disabled={organizations.isFetchingNextPage || undefined}
           >
             {organizations.isFetchingNextPage ? "Loading…" : "Show more organizations"}
           </button>

@@ -77,7 +77,7 @@ export function SuspensionForm(
         <button
           type="submit"
           className={resume ? "primary" : "danger"}
-          disabled={act.isPending}
+          aria-disabled={act.isPending || undefined}
         >
           {act.isPending
             ? (resume ? "Resuming…" : "Suspending…")

@@ -7,6 +7,7 @@ import { keepPreviousData, useQuery, type UseQueryResult } from "@tanstack/react
 import { useId } from "react";
 import { type Activity, api, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
+import { formatDayTime, timeZoneName } from "../../format.ts";
 import { useOrgKey } from "../../session.tsx";
 import "./ActivityChart.css";
 
@@ -20,21 +21,18 @@ const bucketFor = (window: Window) => window === "7d" ? "6h" : "1h";
 /** What one point covers, in words: "hour" or "6 hours". */
 const unit = (a: Activity) => a.bucket_seconds === 3600 ? "hour" : `${a.bucket_seconds / 3600} hours`;
 
-const hourLabel = (iso: string, window: Window) =>
-  new Date(iso).toLocaleString(
-    undefined,
-    window === "24h"
-      ? { hour: "numeric", minute: "2-digit" }
-      : { weekday: "short", month: "short", day: "numeric", hour: "numeric" },
-  );
+/** A point's start with its day: "from 1:00 PM" seen at 12:10 PM read as the future. */
+const hourLabel = (iso: string, _window: Window) => formatDayTime(iso);
 
 export const msText = (n: number | null) =>
   n === null ? "—" : n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
 const ms = msText;
 
-/** The period an answer covers, in words: "the last 24 hours (from 10:00 AM)". */
+/** The period an answer covers: "the last 24 hours (from Mon, Dec 7, 10:00 AM, America/New York)". */
 export const periodText = (a: Activity) =>
-  `${a.window === "24h" ? "the last 24 hours" : "the last 7 days"} (from ${hourLabel(a.from, a.window)})`;
+  `${a.window === "24h" ? "the last 24 hours" : "the last 7 days"} (from ${
+    hourLabel(a.from, a.window)
+  }, ${timeZoneName()})`;
 
 /**
  * An endpoint's activity over `window`, with its latest attempt: one answer for the tiles and the chart.

@@ -1,7 +1,8 @@
 // One endpoint: what it receives, its state and health, its activity, and its actions.
-import { useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { api, type Endpoint, type EventTypeInfo, type TargetPolicy, unwrap } from "../../api/client.ts";
 import { useAction } from "../../api/queries.ts";
+import { humanTimes } from "../../format.ts";
 import { Link } from "../../router.tsx";
 import { ActionResult } from "../../ui/ActionResult.tsx";
 import { Badge } from "../../ui/Badge.tsx";
@@ -32,7 +33,8 @@ export function EndpointCard(
     targetPolicy: TargetPolicy | undefined;
     onDelete(): void;
     /** A new secret to show; `returnTo` is where focus goes once it is saved. */
-    onSecret(value: string, returnTo: () => HTMLElement | null, title: string): void;
+    /** `again`: a secret revealed (it can be revealed again), not one just made. */
+    onSecret(value: string, returnTo: () => HTMLElement | null, title: string, again?: boolean): void;
   },
 ) {
   const [editing, setEditing] = useState(false);
@@ -62,6 +64,13 @@ export function EndpointCard(
       ? "Endpoint disabled. Its waiting deliveries were stopped; recover them after enabling it again."
       : "Endpoint enabled.";
   });
+  // Disabled meanwhile (a 410 Gone, the failure rule, another admin): what the last action said ("Test
+  // event sent") is no longer the news; the card's warning is.
+  const wasEnabled = useRef(e.enabled);
+  useEffect(() => {
+    if (wasEnabled.current && !e.enabled) setSaid(null);
+    wasEnabled.current = e.enabled;
+  }, [e.enabled]);
   const close = () => setDialog(null);
   const done = (text: string | Said) => {
     setDialog(null);
@@ -83,10 +92,11 @@ export function EndpointCard(
       {e.description && <p>{e.description}</p>}
       {!e.enabled && e.disabled_reason && (
         <p className="warn">
-          Disabled: {e.disabled_reason}
+          Disabled: {humanTimes(e.disabled_reason)}
           {e.disabled_at && (
             <>
-              · <Time iso={e.disabled_at} />
+              {" · "}
+              <Time iso={e.disabled_at} />
             </>
           )}
         </p>
@@ -237,7 +247,7 @@ export function EndpointCard(
           close={close}
           onRevealed={(secret) => {
             setDialog(null);
-            onSecret(secret, () => revealButton.current, `Signing secret of ${e.url}`);
+            onSecret(secret, () => revealButton.current, `Signing secret of ${e.url}`, true);
           }}
         />
       </Dialog>

@@ -47,6 +47,11 @@ const URL_HELP: Record<TargetPolicy, string> = {
     "accepted here for testing. In production only https addresses on the public internet are.",
 };
 
+/** Enter on a checkbox chooses nothing and must not send the form (Space ticks it). */
+const noEnter = (e: { key: string; preventDefault(): void }) => {
+  if (e.key === "Enter") e.preventDefault();
+};
+
 export function EndpointForm(
   { endpoint, catalogue, catalogueError, targetPolicy, onCancel, onSaved }: {
     endpoint?: Endpoint;
@@ -211,6 +216,33 @@ export function EndpointForm(
         aria-describedby={fieldErrors.events ? `${id}-ev-err` : undefined}
       >
         <legend>Events to send</legend>
+        {
+          /* Said first, where focus goes: at the end of a long list it was off screen. */
+          fieldErrors.events && (
+            <p id={`${id}-ev-err`} className="field-error">
+              {fieldErrors.events}
+            </p>
+          )
+        }
+        {catalogue && catalogue.length > 1 && (
+          <div className="event-choice all-events">
+            <input
+              type="checkbox"
+              id={`${id}-all`}
+              checked={catalogue.every((t) => events.includes(t.type as EventType))}
+              aria-describedby={`${id}-all-d`}
+              onKeyDown={noEnter}
+              onChange={(e) => {
+                const on = e.currentTarget.checked;
+                setEvents(on ? catalogue.map((t) => t.type as EventType) : []);
+              }}
+            />
+            <label htmlFor={`${id}-all`}>All events</label>
+            <p id={`${id}-all-d`} className="help">
+              Every one of the {catalogue.length} event types below; a type added later is chosen here again.
+            </p>
+          </div>
+        )}
         {catalogueError && (
           <p className="error">
             Could not load the event list: {catalogueError}
@@ -226,6 +258,7 @@ export function EndpointForm(
                 id={`${id}-${t.type}`}
                 checked={events.includes(type)}
                 aria-describedby={`${id}-${t.type}-d`}
+                onKeyDown={noEnter}
                 onChange={(e) => {
                   const on = e.currentTarget.checked; // read now: currentTarget is gone once the event is
                   setEvents((cur) => on ? [...cur, type] : cur.filter((x) => x !== type));
@@ -235,21 +268,27 @@ export function EndpointForm(
                 <code>{t.type}</code>
               </label>
               <p id={`${id}-${t.type}-d`} className="help">{t.description}</p>
-              <details>
-                <summary>Example body of {t.type}</summary>
-                <pre
-                  className="code"
-                  tabIndex={0}
-                >{JSON.stringify(t.example, null, 2)}</pre>
-              </details>
             </div>
           );
         })}
-        {fieldErrors.events && (
-          <p id={`${id}-ev-err`} className="field-error">
-            {fieldErrors.events}
-          </p>
-        )}
+        {
+          /* One place for the example bodies: one per event made two stops of the Tab key for each. */
+          catalogue && catalogue.length > 0 && (
+            <details className="examples">
+              <summary>Example bodies of these events</summary>
+              {catalogue.map((t) => (
+                <div key={t.type}>
+                  <p>
+                    <code>{t.type}</code>
+                  </p>
+                  <pre className="code" tabIndex={0}>
+                    {JSON.stringify(t.example, null, 2)}
+                  </pre>
+                </div>
+              ))}
+            </details>
+          )
+        }
       </fieldset>
       <TextField
         id={`${id}-rate`}

@@ -2,7 +2,7 @@
 // attempt and its totals, read in one snapshot), for the same period, refreshed together: the tiles can
 // never say "Nothing sent yet" beside a chart with a delivery, or count attempts the chart does not.
 import type { Activity } from "../../api/client.ts";
-import { percent } from "../../format.ts";
+import { formatClock, percent } from "../../format.ts";
 import { Time } from "../../ui/Time.tsx";
 import { msText, periodText } from "./ActivityChart.tsx";
 
@@ -15,8 +15,7 @@ export function Health({ a }: { a: Activity | undefined }) {
   return (
     <div className="health-block">
       <p className="muted small period">
-        Health for {periodText(a)}, the period the activity below shows; updated{" "}
-        {new Date(a.as_of).toLocaleTimeString()}.
+        Health for {periodText(a)}, the period the activity below shows; updated {formatClock(a.as_of)}.
       </p>
       <dl className="health">
         <div>

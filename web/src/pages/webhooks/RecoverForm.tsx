@@ -80,8 +80,8 @@ export function RecoverForm(
     >
       <p>
         Every delivery to <strong>{endpoint.url}</strong>{" "}
-        that failed permanently in this window is sent again, with the same webhook-id. Times are in your time
-        zone ({timeZoneName()}).
+        that failed permanently in this window is sent again, with the same webhook-id. Times are in{" "}
+        {timeZoneName()}.
       </p>
       <label htmlFor={`${id}-since`}>Since</label>
       <input
@@ -120,7 +120,12 @@ export function RecoverForm(
       </p>
       <ActionResult action={recover} />
       <div className="actions">
-        <button type="submit" className="primary" disabled={recover.isPending || !!problem || count === 0}>
+        <button
+          type="submit"
+          className="primary"
+          disabled={!!problem || count === 0}
+          aria-disabled={recover.isPending || undefined}
+        >
           {recover.isPending
             ? "Recovering…"
             : count

@@ -80,7 +80,7 @@ export function RotateForm(
       />
       {!ownError && <ActionResult action={rotate} />}
       <div className="actions">
-        <button type="submit" className="primary" disabled={rotate.isPending}>
+        <button type="submit" className="primary" aria-disabled={rotate.isPending || undefined}>
           {rotate.isPending ? "Rotating…" : "Rotate secret"}
         </button>
         <button type="button" onClick={close}>Cancel</button>

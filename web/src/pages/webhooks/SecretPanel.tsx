@@ -6,7 +6,7 @@ import { OnceSecret } from "../../ui/OnceSecret.tsx";
 import { VerifyHelp } from "./VerifyHelp.tsx";
 
 export function SecretPanel(
-  { title, value, onDone }: { title: string; value: string; onDone(): void },
+  { title, value, again, onDone }: { title: string; value: string; again?: boolean; onDone(): void },
 ) {
   const heading = useRef<HTMLHeadingElement>(null);
   // After the frame: a dialog that led here (Rotate, Reveal) closes in the same update and gives focus
@@ -15,7 +15,7 @@ export function SecretPanel(
   return (
     <section className="panel" aria-label={title}>
       <h2 ref={heading} tabIndex={-1}>{title}</h2>
-      <OnceSecret label="Signing secret" value={value}>
+      <OnceSecret label="Signing secret" value={value} again={again}>
         <VerifyHelp />
       </OnceSecret>
       <button type="button" onClick={onDone}>I have saved the secret</button>

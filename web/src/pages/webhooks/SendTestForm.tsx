@@ -64,7 +64,7 @@ export function SendTestForm(
       )}
       <ActionResult action={send} />
       <div className="actions">
-        <button type="submit" className="primary" disabled={send.isPending}>
+        <button type="submit" className="primary" aria-disabled={send.isPending || undefined}>
           {send.isPending ? "Sending…" : "Send test"}
         </button>
         <button type="button" onClick={close}>Cancel</button>

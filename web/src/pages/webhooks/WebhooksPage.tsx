@@ -22,7 +22,7 @@ export function WebhooksPage() {
   // A secret just made or revealed, and where focus goes once it is saved: the new endpoint's card, or the
   // Rotate secret or Reveal secret button it came from.
   const [secret, setSecret] = useState<
-    { title: string; value: string; returnTo(): HTMLElement | null | undefined } | null
+    { title: string; value: string; returnTo(): HTMLElement | null | undefined; again?: boolean } | null
   >(null);
   const addButton = useRef<HTMLButtonElement>(null);
   const noticeRef = useRef<HTMLDivElement>(null);
@@ -64,6 +64,7 @@ export function WebhooksPage() {
         <SecretPanel
           title={secret.title}
           value={secret.value}
+          again={secret.again}
           onDone={() => {
             focusSoon(secret.returnTo, () => addButton.current);
             setSecret(null);
@@ -123,7 +124,7 @@ export function WebhooksPage() {
             catalogue={catalogue.data}
             targetPolicy={endpoints.data?.target_policy}
             onDelete={() => remove.mutate(e, { onSettled: () => noticeRef.current?.focus() })}
-            onSecret={(value, returnTo, title) => setSecret({ title, value, returnTo })}
+            onSecret={(value, returnTo, title, again) => setSecret({ title, value, returnTo, again })}
           />
         ))}
       </ul>
