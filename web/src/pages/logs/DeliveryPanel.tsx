@@ -48,7 +48,7 @@ export function DeliveryPanel(
   // Beside the list, the heading takes focus where it is (the list stays put); in a view of its own
   // (narrow), the view starts at its top.
   useEffect(() => {
-    if (matchMedia(NARROW).matches) window.scrollTo(0, 0);
+    if (matchMedia(NARROW).matches) globalThis.scrollTo(0, 0);
     headingRef.current?.focus({ preventScroll: true });
   }, []);
 

@@ -8,7 +8,7 @@ export const NARROW = "(max-width: 1099.98px)";
 let listScroll = 0;
 
 export function openDelivery(id: string): void {
-  listScroll = window.scrollY;
+  listScroll = globalThis.scrollY;
   setQuery({ delivery: id });
 }
 
@@ -16,5 +16,5 @@ export function openDelivery(id: string): void {
 export function closeDelivery(): void {
   setQuery({ delivery: null });
   const y = listScroll;
-  requestAnimationFrame(() => window.scrollTo(0, y));
+  requestAnimationFrame(() => globalThis.scrollTo(0, y));
 }
