@@ -5,7 +5,7 @@
 # The run's lanes, side by side (a test run mostly waits: on servers starting, timers, the database):
 #   - the hosted-like pgTAP lane (scripts/test-hosted-pgtap.sh), in a cluster of its own;
 #   - this cluster: bootstrap, the pgTAP suite, then worker 1 of the queue of test files;
-#   - workers 2..TEST_WORKERS (default 3) of that queue, each in a cluster of its own prepared as this
+#   - workers 2..TEST_WORKERS (default 4) of that queue, each in a cluster of its own prepared as this
 #     one (bootstrap, edge_user's login, the API role's guard, PgBouncer).
 # The queue holds one job per test file: the Deno tests (suite deno-test), the configuration API,
 # receiver and dispatcher tests again through PgBouncer (pooler), the browser tests (browser); longest
@@ -245,7 +245,7 @@ durations="$root/node_modules/.cache/test-durations.tsv"
 jobs_total=$(wc -l <"$results/queue")
 
 # Workers 2..N start on their own clusters now: their bootstrap runs beside this lane's.
-workers=${TEST_WORKERS:-3}
+workers=${TEST_WORKERS:-4}
 [ "$jobs_total" -lt "$workers" ] && workers=$((jobs_total > 0 ? jobs_total : 1))
 worker_pids=()
 major=$(psql -X -qAt -d postgres -c "select current_setting('server_version_num')::int / 10000")

@@ -11,7 +11,7 @@
 #   scripts/test.sh --no-static           skip fmt/lint/check
 #   scripts/test.sh tests/foo_test.ts     only these Deno tests (and no pgTAP unless .sql files are named)
 #   scripts/test.sh web/tests/            only the browser tests of the settings UI (Chromium)
-#   TEST_WORKERS=1 scripts/test.sh ...    the test files in one lane (default 3 lanes side by side)
+#   TEST_WORKERS=1 scripts/test.sh ...    the test files in one lane (default 4 lanes side by side)
 #   HOSTED_PGTAP=0 scripts/test.sh x.sql  pgTAP on the fresh database only, not the hosted-like one
 # See docs/development.md#tests
 set -uo pipefail
