@@ -96,7 +96,6 @@ Deno.test(
         "Sign in is one click away",
       );
       problems.push(...await captureAndCheck(page, "invitation-new-person", { everyImpact: true }));
-      await docsImage(main, "invitation-signed-out");
       await page.getByLabel("Password").fill(PASSWORD);
       await page.getByRole("button", { name: "Create account" }).click();
       // The local Supabase Auth confirms at sign-up as config.toml ships (the journey test walks the
