@@ -77,22 +77,22 @@ export const invitationPreviewRoutes: RouteFactory = (deps) => {
           );
         }
         const { token } = c.req.valid("json");
-        const rows = await withClaims(
-          deps.userSql ?? deps.sql,
-          { role: "anon" },
-          async (tx) => {
-            try {
-              return await tx<z.infer<typeof InvitationPreview>[]>`
+        let rows: z.infer<typeof InvitationPreview>[];
+        try {
+          rows = await withClaims(
+            deps.userSql ?? deps.sql,
+            { role: "anon" },
+            (tx) =>
+              tx<z.infer<typeof InvitationPreview>[]>`
                 select organization_name, invited_by, role, email, expires_at
-                from public.preview_invitation(${token})`;
-            } catch (err) {
-              if ((err as { code?: string }).code === "P0002") return [];
-              throw fromSqlError(err);
-            }
-          },
-          "config_api",
-          origin,
-        );
+                from public.preview_invitation(${token})`,
+            "config_api",
+            origin,
+          );
+        } catch (err) {
+          if ((err as { code?: string }).code !== "P0002") throw fromSqlError(err);
+          rows = [];
+        }
         const invitation = rows[0];
         if (!invitation) {
           failures.fail(client);
