@@ -67,9 +67,9 @@ Deno.test("an admin invites, the invitee accepts and later leaves; the invitee's
     });
     const previewed = await preview.json();
     assertEquals(
-      [preview.status, previewed.id, previewed.organization_id, previewed.email, previewed.role],
-      [200, invitation.id, a.organizationId, victim.email, "staff"],
-      "the invitee sees what the link is for before accepting",
+      [preview.status, previewed.invited_by, previewed.email, previewed.role],
+      [200, a.admin.email, victim.email, "staff"],
+      "the invitee sees what the link is for before accepting (tests/invitation_preview_api_test.ts)",
     );
     assert(previewed.organization_name, "with the organization's name");
     assertEquals(await landsIn(victim), b.organizationId, "a preview changes nothing");

@@ -116,9 +116,9 @@ begin
 end;
 $$;
 
--- The open invitation a token names (unknown, expired, revoked and used ones alike: P0002), with the
--- organization's name, so the invitee sees what they are joining before they accept (they are not a
--- member yet, so cannot read the organization itself).
+-- The open invitation a token names (unknown, expired, revoked and used ones alike: P0002). Tokens are
+-- stored only as their SHA-256, found through the unique index: what is compared is the hash of what
+-- was presented, so how long a lookup takes says nothing about any stored token.
 create function private.open_invitation(token text) returns public.organization_invitations
 language sql stable security definer
 set search_path = ''
@@ -129,18 +129,24 @@ as $$
 $$;
 revoke all on function private.open_invitation(text) from public;
 
+-- What the invitation page shows before anyone signs in: the church, who invited (their name there,
+-- else their address: the invitation mail named it already), the role, the address it was sent to and
+-- until when. Whoever holds the token was sent it, so none of this is news to them; nothing else (no
+-- ids, no other invitation, and nothing about whether the address has an account: that would let any
+-- admin learn who has one by inviting them). The configuration API asks it for anyone, per client
+-- address limited (routes/invitations.ts); the Data API cannot call it.
 create function public.preview_invitation(token text)
-returns table (id uuid, organization_id uuid, organization_name text, email text, role text,
-  created_at timestamptz, expires_at timestamptz)
+returns table (organization_name text, invited_by text, role text, email text, expires_at timestamptz)
 language plpgsql stable security definer
 set search_path = ''
 as $$
 begin
-  if private.live_user_id() is null then
-    raise exception 'not signed in, or the session has ended' using errcode = '42501';
-  end if;
   return query
-    select i.id, i.organization_id, o.name, i.email, i.role, i.created_at, i.expires_at
+    select o.name, (select coalesce(nullif(trim(p.display_name), ''), u.email::text)
+                    from auth.users u
+                    left join public.profiles p on p.user_id = u.id and p.organization_id = i.organization_id
+                    where u.id = i.invited_by),
+           i.role, i.email, i.expires_at
     from private.open_invitation(preview_invitation.token) i
     join public.organizations o on o.id = i.organization_id;
   if not found then

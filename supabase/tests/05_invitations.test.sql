@@ -88,6 +88,27 @@ select throws_ok(format($$ select public.accept_invitation(token => %L) $$, (sel
 select is((select count(*)::int from pg_proc where proname in ('my_invitations', 'confirmed_email')), 0,
   'nothing lists or accepts invitations by the caller''s e-mail address (sign-up can confirm any address)');
 
+-- The invitation page asks before anyone signs in: the configuration API, with no user, may preview;
+-- the Data API (anon, or a signed-in non-member) reaches neither the preview nor the rows.
+select tests.clear_act_as();
+update public.profiles set display_name = 'Pastor Ann' where user_id = 'c2000000-0000-4000-8000-00000000000a';
+select tests.set_claims('config_api', '{"role": "anon"}');
+select is((select array[organization_name, invited_by, role, email] from public.preview_invitation((select value from pg_temp.kept where name = 'victim'))),
+  array['Church A', 'Pastor Ann', 'staff', 'victim@example.org'], 'signed out, the configuration API previews: church, inviter''s name, role, address');
+select tests.clear_act_as();
+select is((select array_agg(a order by a) from unnest(
+           (select proargnames from pg_proc where oid = 'public.preview_invitation'::regproc)) a
+           where a not in ('token')),
+  array['email', 'expires_at', 'invited_by', 'organization_name', 'role'], 'the preview answers these five, no id');
+select hasnt_column('public', 'organization_invitations', 'token', 'no token is stored, only its SHA-256 (token_hash)');
+select tests.act_as_anon();
+select throws_ok($$ select public.preview_invitation('inv_guess') $$, '42501', null, 'the Data API (anon) cannot preview');
+select throws_ok($$ select count(*) from public.organization_invitations $$, '42501', null, 'nor read invitations');
+select tests.act_as('c2000000-0000-4000-8000-0000000000f1', null);
+select throws_ok($$ select public.preview_invitation('inv_guess') $$, '42501', null, 'nor a signed-in non-member');
+select throws_ok($$ select count(*) from public.organization_invitations $$, '42501', null, 'who reads no invitation either');
+select tests.clear_act_as();
+
 -- The victim, holding the link, sees what the invitation is for and accepts it.
 select tests.act_as_config_api('c2000000-0000-4000-8000-0000000000f0', 'c1000000-0000-4000-8000-00000000000b');
 select is((select array[organization_name, role, email] from public.preview_invitation((select value from pg_temp.kept where name = 'victim'))),

@@ -232,10 +232,10 @@ Deno.test(
 
     const page = await openPage(browser, consoleLines);
     await page.goto(`${confirmSite.url}/invitations/accept#token=${token}`);
-    await page.getByText("Sign in to see and accept your invitation.")
-      .waitFor();
-    await page.getByRole("button", { name: "Create an account" }).click();
+    // It opens on Create account with the invited address filled in.
+    await page.getByText(`invited you to join ${church} as staff.`).waitFor();
     await page.getByRole("heading", { name: "Create an account" }).waitFor();
+    assertEquals(await page.getByLabel("E-mail").inputValue(), invitee);
     assertEquals(
       new URL(page.url()).pathname,
       "/invitations/accept",
@@ -256,7 +256,7 @@ Deno.test(
       .waitFor();
     await page.getByLabel("Code from the e-mail").fill(code!);
     await page.getByRole("button", { name: "Continue" }).click();
-    await page.getByText(`You are invited to join ${church} as staff.`)
+    await page.getByText(`invited you to join ${church} as staff.`)
       .waitFor();
     await page.getByRole("button", { name: `Join ${church}` }).click();
     await page.getByText(`You have joined ${church}.`).waitFor();
@@ -345,7 +345,7 @@ Deno.test(
 
     const page = await openPage(browser, consoleLines);
     await page.goto(`${confirmSite.url}/invitations/accept#token=${token}`);
-    await page.getByRole("button", { name: "Create an account" }).click();
+    await page.getByRole("heading", { name: "Create an account" }).waitFor();
     await page.getByLabel("E-mail").fill(invitee);
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByRole("button", { name: "Create account" }).click();
@@ -367,7 +367,7 @@ Deno.test(
     assert(code, "the owner's confirmation mail");
     await page.getByLabel("Code from the e-mail").fill(code!);
     await page.getByRole("button", { name: "Continue" }).click();
-    await page.getByText(`You are invited to join ${church} as an administrator.`).waitFor();
+    await page.getByText(`invited you to join ${church} as an administrator.`).waitFor();
     await page.getByRole("button", { name: `Join ${church}` }).click();
     await page.getByRole("heading", { name: "Set a new password first" }).waitFor();
     await check(page, "invitation-new-password");

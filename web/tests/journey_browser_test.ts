@@ -253,15 +253,20 @@ Deno.test(
 
     const invitee = await openPage(browser, consoleLines);
     await invitee.goto(link);
-    await invitee.getByText("Sign in to see and accept your invitation.").waitFor();
+    // Before signing in: who invited whom to which church, on Create account with the address filled in.
+    await invitee.getByText(`invited you to join ${CHURCH} as staff.`).waitFor();
+    await invitee.getByRole("heading", { name: "Create an account", level: 1 }).waitFor();
+    assertEquals(await invitee.getByLabel("E-mail").inputValue(), STAFF, "the invited address is filled in");
     await check(invitee, "invitation-signed-out");
-    await createAccount(invitee, STAFF, "the invitation's sign-up form");
+    await fillAccount(invitee, STAFF);
+    await focusOn(invitee, "the invitation's sign-up form, sent", (f) => f.tag !== "body");
     await check(invitee, "invitation-code");
     const code = codeOf(await inboxMail(inbox, STAFF, /Confirm your e-mail address/));
     assert(code, "the confirmation mail carries a code");
     await invitee.getByLabel("Code from the e-mail").fill(code!);
     await invitee.getByRole("button", { name: "Continue" }).click();
-    await invitee.getByText(`You are invited to join ${CHURCH} as staff.`).waitFor();
+    await invitee.getByRole("button", { name: `Join ${CHURCH}` }).waitFor();
+    await focusOn(invitee, "the invitation, signed in", (f) => f.tag !== "body");
     await check(invitee, "invitation");
     await invitee.getByRole("button", { name: `Join ${CHURCH}` }).click();
     await invitee.getByText(`You have joined ${CHURCH}.`).waitFor();

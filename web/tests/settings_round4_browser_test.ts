@@ -636,6 +636,9 @@ Deno.test(
       if (r.url().endsWith("/invitations/preview")) previews.push(r.status());
     });
     await joiner.goto(link);
+    // The invitation opens on Create account; this invitee has an account.
+    await joiner.getByRole("button", { name: "Sign in" }).click();
+    await joiner.getByRole("heading", { name: "Sign in", level: 1 }).waitFor();
     await joiner.getByLabel("E-mail").fill(INVITEE);
     await joiner.getByLabel("Password").fill(PASSWORD);
     await joiner.getByRole("button", { name: "Sign in" }).click();

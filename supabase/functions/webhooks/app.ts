@@ -23,6 +23,7 @@ import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
 import { meRoutes } from "./routes/me.ts";
 import { invitationRoutes } from "./routes/invitations.ts";
+import { invitationPreviewRoutes } from "./routes/invitation_preview.ts";
 import { peopleRoutes } from "./routes/people.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
 import { connectionRoutes } from "./routes/connections.ts";
@@ -49,6 +50,7 @@ export function routes(deps: AppDeps): Route[] {
     ...inboundLogRoutes(deps),
     ...meRoutes(deps),
     ...invitationRoutes(deps),
+    ...invitationPreviewRoutes(deps),
     ...peopleRoutes(deps),
     ...erasureRoutes(deps),
     ...connectionRoutes(deps),

@@ -4990,129 +4990,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/webhooks/invitations/preview": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * What an invitation is for, given its token
-         * @description The organization, role and address it was sent to; nothing is accepted.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The token from the invitation link (inv_...) */
-                        token: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The open invitation the token names */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "id": "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
-                         *       "organization_id": "0c0ffee0-1234-4abc-8def-0123456789ab",
-                         *       "organization_name": "First Church",
-                         *       "email": "grace@firstchurch.example",
-                         *       "role": "staff",
-                         *       "created_at": "2026-11-28T09:00:00.000Z",
-                         *       "expires_at": "2026-12-05T09:00:00.000Z"
-                         *     }
-                         */
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            organization_id: string;
-                            organization_name: string;
-                            /** @description The address it was sent to */
-                            email: string;
-                            /** @enum {string} */
-                            role: "admin" | "staff";
-                            created_at: string;
-                            expires_at: string;
-                        };
-                    };
-                };
-                /** @description Invalid input; `details.fields` names each bad field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "Invalid body: token",
-                         *         "details": {
-                         *           "fields": [
-                         *             {
-                         *               "field": "token",
-                         *               "message": "Invalid input"
-                         *             }
-                         *           ]
-                         *         }
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, invalid or expired credentials, or a session that has ended */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": {
-                         *         "code": "token_expired",
-                         *         "message": "Access token has expired"
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such open invitation (unknown, expired, revoked or used) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/webhooks/invitations/accept": {
         parameters: {
             query?: never;
@@ -5302,6 +5179,114 @@ export interface paths {
                 };
                 /** @description You are its last admin */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/invitations/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What an invitation is for, given its token (no sign-in)
+         * @description The church, who invited, the role, the address it was sent to and the expiry; nothing is accepted, and nothing says whether the address has an account. 10 wrong tokens from one client address in 10 minutes, and every token from it answers 429 until then.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The token from the invitation link (inv_...) */
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The open invitation the token names */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "organization_name": "First Church",
+                         *       "invited_by": "Pastor Ruth Okafor",
+                         *       "role": "staff",
+                         *       "email": "grace@firstchurch.example",
+                         *       "expires_at": "2026-12-05T09:00:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            organization_name: string;
+                            /** @description Who invited: their name in the organization, else their e-mail address */
+                            invited_by: string | null;
+                            /** @enum {string} */
+                            role: "admin" | "staff";
+                            /** @description The address it was sent to */
+                            email: string;
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid body: token",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "token",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such open invitation (unknown, expired, withdrawn or used: alike) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Too many wrong tokens from this client address (`too_many_attempts`, Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };

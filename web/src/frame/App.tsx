@@ -33,11 +33,11 @@ export function App() {
 
   useEffect(() => {
     // An invitation link keeps its address (the token is in it) while its invitee signs in or signs up.
-    if (state.kind === "signed_out" && loc.pathname === ACCEPT_INVITATION_PATH) {
-      session.setNotice("Sign in to see and accept your invitation.");
-    } else if (state.kind === "signed_out" && loc.pathname === RESET_PATH) {
+    if (state.kind === "signed_out" && loc.pathname === RESET_PATH) {
       navigate("/auth/forgot", { replace: true });
-    } else if (state.kind === "signed_out" && !isAuthPath(loc.pathname)) {
+    } else if (
+      state.kind === "signed_out" && !isAuthPath(loc.pathname) && loc.pathname !== ACCEPT_INVITATION_PATH
+    ) {
       const next = loc.pathname === "/" ? "" : `?next=${encodeURIComponent(loc.pathname + loc.search)}`;
       navigate(`/auth${next}`, { replace: true });
     }

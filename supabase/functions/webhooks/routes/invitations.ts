@@ -63,18 +63,9 @@ const CreatedInvitation = z.object({
     expires_at: "2026-12-05T09:00:00.000Z",
   },
 });
-const InvitationToken = z.object({
+export const InvitationToken = z.object({
   token: z.string().min(1).max(200).describe("The token from the invitation link (inv_...)"),
 }).strict();
-const ReceivedInvitation = z.object({
-  id: z.uuid(),
-  organization_id: z.uuid(),
-  organization_name: z.string(),
-  email: z.string().describe("The address it was sent to"),
-  role: Role,
-  created_at: z.string(),
-  expires_at: z.string(),
-});
 const CreateInvitation = z.object({
   email: z.email().max(320),
   role: Role.default("staff"),
@@ -83,7 +74,7 @@ const Membership = z.object({ organization_id: z.uuid(), role: Role });
 
 // The reference's examples (tests parse each with its schema).
 const ORG = "0c0ffee0-1234-4abc-8def-0123456789ab";
-const TOKEN = "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e";
+export const TOKEN = "inv_4b9f0c2e7d1a8b3c6e5f4a2d1c0b9a8e7f6d5c4b3a2918f7e6d5c4b3a2918f7e";
 
 const INVITATION_COLUMNS = `id, email, role,
   case when accepted_at is not null then 'accepted' when revoked_at is not null then 'revoked'
@@ -328,44 +319,6 @@ export const invitationRoutes: RouteFactory = (deps) => [
         return r;
       });
       return c.json(row);
-    },
-  ),
-  route(
-    {
-      method: "post",
-      path: "/invitations/preview",
-      summary: "What an invitation is for, given its token",
-      description: "The organization, role and address it was sent to; nothing is accepted.",
-      tag: "People",
-      access: "user",
-      refusal: "API keys cannot join or leave organizations",
-      body: InvitationToken,
-      bodyExample: { token: TOKEN },
-      responses: {
-        200: {
-          description: "The open invitation the token names",
-          schema: ReceivedInvitation,
-          example: {
-            id: "5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f",
-            organization_id: ORG,
-            organization_name: "First Church",
-            email: "grace@firstchurch.example",
-            role: "staff",
-            created_at: "2026-11-28T09:00:00.000Z",
-            expires_at: "2026-12-05T09:00:00.000Z",
-          },
-        },
-        404: { description: "No such open invitation (unknown, expired, revoked or used)" },
-      },
-    },
-    async (c) => {
-      const { token } = c.req.valid("json");
-      const [invitation] = await asUser(
-        deps,
-        c,
-        (tx) => tx<z.infer<typeof ReceivedInvitation>[]>`select * from public.preview_invitation(${token})`,
-      );
-      return c.json(invitation!);
     },
   ),
   route(

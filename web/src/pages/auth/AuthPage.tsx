@@ -1,10 +1,16 @@
 // /auth: sign in, create an account (/auth/signup) or ask for a password reset (/auth/forgot), through
 // Supabase Auth's own client (signInWithPassword, signUp, resetPasswordForEmail, verifyOtp). On an
-// invitation link the same forms show with the link kept in the address bar, so an invitee without an
-// account creates one and joins in one go.
+// invitation link the same forms show with the link kept in the address bar, below who invited whom to
+// which church, so an invitee without an account creates one and joins in one go. It opens on Create
+// account with the invited address filled in: whether that address has an account is not asked (it
+// would tell anyone who can invite who has one), and "Already have an account? Sign in" is one click.
 import { useEffect, useRef, useState } from "react";
+import { errorText } from "../../api/queries.ts";
 import { navigate, useLocation } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
+import { ErrorBox } from "../../ui/ErrorBox.tsx";
+import { Loading } from "../../ui/Loading.tsx";
+import { InvitationSummary, useInvitationPreview, useInvitationToken } from "../invitations/invitation.tsx";
 import { ForgotForm } from "./ForgotForm.tsx";
 import { SignInForm } from "./SignInForm.tsx";
 import { SignUpForm } from "./SignUpForm.tsx";
@@ -32,8 +38,15 @@ export function AuthPage({ invitation = false }: { invitation?: boolean }) {
   const session = useSession();
   const loc = useLocation();
   const onAuthPath = isAuthPath(loc.pathname);
-  const [own, setOwn] = useState<AuthMode>("signin");
-  const mode = onAuthPath ? modeOf(loc.pathname) : own;
+  const preview = useInvitationPreview(useInvitationToken(), invitation);
+  const invited = invitation ? preview.data : undefined;
+  // An invitation opens on Create account; a link that no longer works, on Sign in.
+  const [own, setOwn] = useState<AuthMode | null>(null);
+  const mode = onAuthPath
+    ? modeOf(loc.pathname)
+    : own ?? (invitation && !preview.error ? "signup" : "signin");
+  // The forms wait for the invited address, so nothing typed is replaced when it arrives.
+  const ready = !invitation || !preview.isPending;
   const heading = useRef<HTMLHeadingElement>(null);
   const shown = useRef(mode);
   // A new form starts at its heading, for keyboards and screen readers alike.
@@ -55,16 +68,24 @@ export function AuthPage({ invitation = false }: { invitation?: boolean }) {
   return (
     <main className="narrow auth" id="main">
       <h1 ref={heading} tabIndex={-1}>{TITLES[mode]}</h1>
-      <p className="muted">
-        {invitation
-          ? "You were invited to a church's settings. Sign in, or create an account, to see and accept the invitation."
-          : "Settings › Integrations for your church: webhooks, their logs, API keys and payments."}
-      </p>
+      {!invitation
+        ? (
+          <p className="muted">
+            Settings › Integrations for your church: webhooks, their logs, API keys and payments.
+          </p>
+        )
+        : invited
+        ? <InvitationSummary invitation={invited} />
+        : preview.error
+        ? <ErrorBox error={errorText(preview.error)!} />
+        : <Loading what="the invitation" />}
       {session.notice && <p className="notice" role="status">{session.notice}</p>}
-      {mode === "signin" && <SignInForm />}
-      {mode === "signup" && <SignUpForm redirectTo={`${location.origin}/auth`} />}
+      {ready && mode === "signin" && <SignInForm email={invited?.email} />}
+      {ready && mode === "signup" && (
+        <SignUpForm redirectTo={`${location.origin}/auth`} email={invited?.email} />
+      )}
       {mode === "forgot" && <ForgotForm redirectTo={`${location.origin}/auth/reset`} />}
-      <div className="auth-links">
+      <div className="auth-links" hidden={!ready}>
         {mode !== "signup" && (
           <p>
             New here?{" "}
@@ -75,7 +96,7 @@ export function AuthPage({ invitation = false }: { invitation?: boolean }) {
         )}
         {mode !== "signin" && (
           <p>
-            Have an account?{" "}
+            Already have an account?{" "}
             <button type="button" className="link" onClick={() => go("signin")}>
               Sign in
             </button>

@@ -5,9 +5,10 @@ import { useSession } from "../../session.tsx";
 import { AuthError, AuthField } from "./AuthField.tsx";
 import { useAuthCall } from "./useAuthCall.ts";
 
-export function SignInForm() {
+/** `email`: the address to start with (an invitation's). */
+export function SignInForm({ email: invited = "" }: { email?: string }) {
   const session = useSession();
-  const [email, setEmail] = useState("");
+  const [email, setEmail] = useState(invited);
   const [password, setPassword] = useState("");
   const { pending, error, run } = useAuthCall();
   const id = useId();

@@ -8,9 +8,10 @@ import { CodeForm } from "./CodeForm.tsx";
 import { PASSWORD_RULE } from "./passwordRule.ts";
 import { useAuthCall } from "./useAuthCall.ts";
 
-export function SignUpForm({ redirectTo }: { redirectTo: string }) {
+/** `email`: the address to start with (an invitation's). */
+export function SignUpForm({ redirectTo, email: invited = "" }: { redirectTo: string; email?: string }) {
   const session = useSession();
-  const [email, setEmail] = useState("");
+  const [email, setEmail] = useState(invited);
   const [password, setPassword] = useState("");
   const { pending, error, run } = useAuthCall();
   const [sentTo, setSentTo] = useState<string | null>(null);
