@@ -18,6 +18,7 @@ import { secretRevealRoutes } from "./routes/secret_reveal.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { bulkRetryRoutes } from "./routes/bulk_retry.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
+import { deliveryCountRoutes } from "./routes/delivery_count.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
@@ -41,6 +42,8 @@ export function routes(deps: AppDeps): Route[] {
     ...secretRevealRoutes(deps),
     ...alertRoutes(deps),
     ...bulkRetryRoutes(deps),
+    // Before /deliveries/{id}, which would take "count" for an id.
+    ...deliveryCountRoutes(deps),
     ...deliveryRoutes(deps),
     ...eventRoutes(deps),
     ...eventTypeRoutes(deps),
