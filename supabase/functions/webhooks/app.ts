@@ -27,6 +27,7 @@ import { invitationRoutes } from "./routes/invitations.ts";
 import { peopleRoutes } from "./routes/people.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
 import { connectionRoutes } from "./routes/connections.ts";
+import { whatsappCheckRoutes } from "./routes/whatsapp_checks.ts";
 import { organizationRoutes } from "./routes/organizations.ts";
 import { platformRoutes } from "./routes/platform.ts";
 import { auditLogRoutes } from "./routes/audit_log.ts";
@@ -55,6 +56,7 @@ export function routes(deps: AppDeps): Route[] {
     ...peopleRoutes(deps),
     ...erasureRoutes(deps),
     ...connectionRoutes(deps),
+    ...whatsappCheckRoutes(deps),
     ...organizationRoutes(deps),
     ...platformRoutes(deps),
     ...auditLogRoutes(deps),

@@ -6997,6 +6997,173 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/connections/whatsapp/numbers/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test message for a WhatsApp number
+         * @description A body in Meta's shape, signed with the number's app secret as Meta signs (`X-Hub-Signature-256`), sent to the organization's messaging-webhook URL. Verified and logged (event `connection.test`), stored as no message, and the number's status is left as it is.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the receiver answered (delivered or not) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The receiver verified the signature with the number's app secret and logged it */
+                            delivered: boolean;
+                            /** @description The HTTP status the receiver answered */
+                            status: number;
+                            /**
+                             * Format: uuid
+                             * @description The test's entry in the inbound log (its event is connection.test)
+                             */
+                            log_id: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The functions' URL is not configured, or the receiver did not answer */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers/{id}/handshake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check Meta's subscription handshake for a WhatsApp number
+         * @description Performs Meta's verification request against the organization's messaging-webhook URL (`GET ?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…` with the number's verify token) and says whether the challenge came back. Not recorded as Meta's handshake.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Whether the URL echoed the challenge */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The URL answered 200 with the challenge, as Meta requires */
+                            echoed: boolean;
+                            /** @description The HTTP status the URL answered */
+                            status: number;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The functions' URL is not configured, or the receiver did not answer */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/organizations": {
         parameters: {
             query?: never;
