@@ -332,6 +332,95 @@ Deno.test("registering a number another organization holds answers exactly as re
   assertEquals(row, { organization_id: holder.organizationId, verified: true });
 });
 
+Deno.test("WhatsApp checks: a signed test in Meta's shape is verified and logged and stores nothing; the handshake check echoes the challenge without counting as Meta's", async () => {
+  const t = await tenant();
+  const appSecret = `meta-app-secret-${crypto.randomUUID()}`;
+  const made = await call(api, "POST", "/connections/whatsapp/numbers", asBearer(t.admin), {
+    phone_number_id: newPhoneNumberId(),
+    display_phone_number: "+1 555 010 3000",
+    app_secret: appSecret,
+  });
+  assertEquals(made.status, 201, made.text);
+  const numberId = made.data.id as string;
+  const token = made.data.verify_token as string;
+
+  const test = await call(api, "POST", `/connections/whatsapp/numbers/${numberId}/test`, asBearer(t.admin));
+  assertEquals(test.status, 200, test.text);
+  assertEquals([test.data.delivered, test.data.status, test.data.error], [true, 200, null]);
+  assert(!test.text.includes(appSecret) && !test.text.includes(token), "no secret in the answer");
+  const [logged] = await sql()<
+    {
+      provider: string;
+      event: string;
+      status: string;
+      signature_valid: boolean;
+      payload: Record<string, unknown>;
+    }[]
+  >`select provider, event, status, signature_valid, payload from public.inbound_webhook_log where id = ${test.data.log_id}`;
+  assertEquals([logged!.provider, logged!.event, logged!.status, logged!.signature_valid], [
+    "whatsapp",
+    "connection.test",
+    "processed",
+    true,
+  ]);
+  assertEquals(
+    (logged!.payload as { object: string }).object,
+    "whatsapp_business_account",
+    "Meta's documented shape",
+  );
+  // Nothing of the church's changed: no message, no conversation, and the number is still waiting for
+  // Meta (the test proves the secret signs, not that Meta reaches us).
+  const [rows] = await sql()<{ n: number }[]>`
+    select (select count(*) from public.whatsapp_messages where organization_id = ${t.organizationId})::int as n`;
+  assertEquals(rows!.n, 0);
+  const [number] = (await get(t.admin)).data.whatsapp.numbers;
+  assertEquals([number.status, number.verified_at, number.last_message], ["pending", null, null]);
+
+  // The same body signed with another secret is refused: the signature is what the test checks.
+  const replaced = await call(api, "PATCH", `/connections/whatsapp/numbers/${numberId}`, asBearer(t.admin), {
+    app_secret: `another-app-secret-${crypto.randomUUID()}`,
+  });
+  assertEquals(replaced.status, 200);
+  const again = await call(api, "POST", `/connections/whatsapp/numbers/${numberId}/test`, asBearer(t.admin));
+  assertEquals([again.status, again.data.delivered], [200, true], "signed with the number's current secret");
+
+  const shake = await call(
+    api,
+    "POST",
+    `/connections/whatsapp/numbers/${numberId}/handshake`,
+    asBearer(t.admin),
+  );
+  assertEquals(shake.status, 200, shake.text);
+  assertEquals(shake.data, { echoed: true, status: 200, error: null });
+  assert(!shake.text.includes(token), "no verify token in the answer");
+  assertEquals((await get(t.admin)).data.whatsapp.numbers[0].handshake_at, null, "not recorded as Meta's");
+  // Meta's own handshake is recorded as before.
+  const meta = await fetch(
+    `${
+      stack.base("messaging-webhook")
+    }/${t.organizationId}?hub.mode=subscribe&hub.verify_token=${token}&hub.challenge=9`,
+  );
+  assertEquals(await meta.text(), "9");
+  assert((await get(t.admin)).data.whatsapp.numbers[0].handshake_at, "Meta's handshake recorded");
+
+  // A receiver that does not know the number's token (its digest replaced, as if the URL served another
+  // project): the check says the challenge did not come back, and why.
+  await sql()`update public.messaging_account_secrets set verify_token_sha256 = sha256('x'::bytea)
+              where account_id = ${numberId}`;
+  const wrong = await call(
+    api,
+    "POST",
+    `/connections/whatsapp/numbers/${numberId}/handshake`,
+    asBearer(t.admin),
+  );
+  assertEquals([wrong.status, wrong.data.echoed, wrong.data.status, wrong.data.error?.code], [
+    200,
+    false,
+    403,
+    "verification_failed",
+  ]);
+});
+
 Deno.test("staff, another organization's admin, API keys, a signed-out session and anonymous callers get nothing", async () => {
   const a = await tenant();
   const b = await tenant();
@@ -354,6 +443,8 @@ Deno.test("staff, another organization's admin, API keys, a signed-out session a
     ["POST", "/connections/whatsapp/numbers", { phone_number_id: newPhoneNumberId(), app_secret: SECRET }],
     ["PATCH", `/connections/whatsapp/numbers/${numberId}`, { app_secret: "attacker-secret-0123456789" }],
     ["POST", `/connections/whatsapp/numbers/${numberId}/verify-token`, {}],
+    ["POST", `/connections/whatsapp/numbers/${numberId}/test`, undefined],
+    ["POST", `/connections/whatsapp/numbers/${numberId}/handshake`, undefined],
     ["DELETE", `/connections/whatsapp/numbers/${numberId}`, undefined],
   ];
   const callers: [string, Record<string, string>, number[]][] = [

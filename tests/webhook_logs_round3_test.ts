@@ -289,6 +289,62 @@ Deno.test("alerts: the thresholds and the organization's alert endpoints; staff 
   }
 });
 
+Deno.test("count: how many deliveries the listing's filters match, stopped at 10,000; staff refused, another church's never counted", async () => {
+  const api = await start();
+  const { t, other, admin, otherAdmin } = await twoChurches();
+  const ep = await addEndpoint(api.base, admin, "http://127.0.0.1:9/hook", ["member.created"]);
+  const theirs = await addEndpoint(api.base, otherAdmin, "http://127.0.0.1:9/theirs", ["member.created"]);
+  const mark = crypto.randomUUID().slice(0, 8);
+  try {
+    await failed(t.organizationId, ep.id, [
+      { type: "member.created", ageDays: 1, body: { email: `grace.${mark}@example.org` } },
+      { type: "member.created", ageDays: 3, body: { email: "someone@example.org" } },
+    ]);
+    await failed(other.organizationId, theirs.id, [
+      { type: "member.created", ageDays: 1, body: { email: `grace.${mark}@example.org` } },
+    ]);
+    await indexedAsRecorded([t.organizationId, other.organizationId]);
+    const count = async (query: string, who = admin) => {
+      const r = await call(api.base, "GET", `/deliveries/count${query}`, who);
+      assertEquals(r.status, 200, r.text);
+      return r.data;
+    };
+    assertEquals(await count(""), { count: 2, more: false });
+    assertEquals(await count(`?since=${encodeURIComponent(days(2))}`), { count: 1, more: false });
+    assertEquals(await count(`?endpoint_id=${ep.id}&status=delivered`), { count: 0, more: false });
+    assertEquals(await count(`?contains=grace.${mark}`), { count: 1, more: false });
+    assertEquals(await count("", otherAdmin), { count: 1, more: false }, "each church counts its own");
+    assertEquals(await count(`?endpoint_id=${ep.id}`, otherAdmin), { count: 0, more: false });
+    const staff = await call(
+      api.base,
+      "GET",
+      "/deliveries/count",
+      asBearer(await tokenFor(t.staff, t.organizationId)),
+    );
+    assertEquals(staff.status, 403, staff.text);
+    const anonymous = await call(api.base, "GET", "/deliveries/count", {});
+    assertEquals(anonymous.status, 401, anonymous.text);
+    const bad = await call(api.base, "GET", "/deliveries/count?status=sent", admin);
+    assertEquals(bad.status, 400, bad.text);
+
+    // Past the cap the answer says "more than 10,000", having read no further.
+    await sql()`
+      with ev as (
+        insert into public.webhook_events (organization_id, type, payload, created_at)
+        select ${t.organizationId}, 'member.created', '{"n":1}', now() - interval '4 days'
+        from generate_series(1, 10000)
+        returning id)
+      insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, attempt_count,
+                                             next_attempt_at, created_at)
+      select ${t.organizationId}, ev.id, ${ep.id}, 'delivered', 1, null, now() - interval '4 days' from ev`;
+    assertEquals(await count(""), { count: 10_000, more: true });
+    assertEquals(await count("?status=permanently_failed"), { count: 2, more: false });
+  } finally {
+    await retireEndpoints(ep.id, theirs.id);
+    await api.close();
+  }
+});
+
 Deno.test("cleanup", async () => {
   await closeSql();
 });

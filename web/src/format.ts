@@ -3,6 +3,8 @@
 import { browserTimeZone, canonicalZone, isKnownZone, zoneLabel } from "./timeZones.ts";
 
 let organizationZone: string | null = null;
+/** The organization whose zone has been asked for (answered or not): until then times may still move. */
+let zoneSettledFor: string | null = null;
 let personalZone: string | null = null;
 const listeners = new Set<() => void>();
 const changed = () => listeners.forEach((l) => l());
@@ -31,12 +33,23 @@ const usable = (zone: string | null | undefined): string | null => {
   return isKnownZone(z) ? z : null;
 };
 
-export function setOrganizationZone(zone: string | null): void {
+/** The organization's zone; `organizationId`: whose it is (the answer to asking for it, even a failed one). */
+export function setOrganizationZone(zone: string | null, organizationId?: string | null): void {
   const z = usable(zone);
-  if (z === organizationZone) return;
+  const settled = organizationId === undefined ? zoneSettledFor : organizationId;
+  if (z === organizationZone && settled === zoneSettledFor) return;
   organizationZone = z;
+  zoneSettledFor = settled;
   changed();
 }
+
+/**
+ * Whether the display zone is final for this organization: a wall time typed in a filter ("from 9:00")
+ * becomes an instant only then, or a query would be asked once in the browser's zone and again in the
+ * church's as its zone arrives.
+ */
+export const displayZoneSettled = (organizationId: string): boolean =>
+  personalZone !== null || zoneSettledFor === organizationId;
 
 // The person's choice is a display preference, not a secret: kept in this browser, per person.
 const storageKey = (userId: string) => `settings.timeZone.${userId}`;

@@ -37,6 +37,8 @@ export interface PageEntry {
   scope?: "platform";
 }
 
+export const PLATFORM_CONSOLE_PATH = "/settings/platform/organizations";
+
 export const PAGES: readonly PageEntry[] = [
   {
     path: "/settings/integrations/webhooks",
@@ -103,7 +105,7 @@ export const PAGES: readonly PageEntry[] = [
     },
   },
   {
-    path: "/settings/platform/organizations",
+    path: PLATFORM_CONSOLE_PATH,
     title: "Platform console",
     Page: PlatformConsolePage,
     scope: "platform",

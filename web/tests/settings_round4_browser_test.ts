@@ -652,6 +652,163 @@ Deno.test(
   },
 );
 
+// ---------------------------------------------------------------------------------------------------
+// The smaller items: the Set secret radios, the Webhook Logs count and its one request, "Test event sent"
+// in view, the API's URL and reference, the console first for a platform administrator in no
+// organization; a WhatsApp number's signed test and handshake check.
+
+Deno.test("Set secret: each radio sits on the first line of its words, at both sizes", opts, async () => {
+  await page.goto(`${site.url}/settings/integrations/connections`);
+  for (const size of VIEWPORTS) {
+    await page.setViewportSize(size);
+    await page.getByRole("button", { name: /^(Set|Replace) secret$/ }).first().click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("radio").first().waitFor();
+    const offsets = await dialog.locator("label.choice").evaluateAll((labels) =>
+      labels.map((l) => {
+        const box = l.querySelector("input")!.getBoundingClientRect();
+        const line = l.querySelector("span")!.getClientRects()[0]!;
+        return {
+          dy: Math.abs((box.top + box.bottom) / 2 - (line.top + line.bottom) / 2),
+          before: box.right <= line.left,
+        };
+      })
+    );
+    assertEquals(offsets.length, 2);
+    for (const o of offsets) assert(o.dy <= 2 && o.before, `at ${size.width}: ${JSON.stringify(o)}`);
+    await check(`set-secret-radios-${size.width}`);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+  }
+  await page.setViewportSize(VIEWPORTS[0]);
+});
+
+Deno.test(
+  "WhatsApp number: Send a signed test and Check the handshake say what the receiver answered, and store nothing",
+  opts,
+  async () => {
+    await page.goto(`${site.url}/settings/integrations/connections`);
+    const number = page.locator("ul.numbers > li").first();
+    await number.getByRole("button", { name: "Send a signed test" }).click();
+    await number.getByText(/^Signed test delivered: the receiver verified it with this app secret/).waitFor();
+    assertEquals((await focusAfter("Send a signed test")).text, "Send a signed test");
+    await number.getByRole("button", { name: "Check the handshake" }).click();
+    await number.getByText(/^Handshake answered: the Callback URL echoed the challenge/).waitFor();
+    assertEquals((await focusAfter("Check the handshake")).text, "Check the handshake");
+    await check("connections-number-checks");
+    const [stored] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from public.whatsapp_messages where organization_id = ${organizationId}`;
+    assertEquals(stored!.n, 0, "the test is no message of the church's");
+    await number.getByText("Waiting for the first message").waitFor();
+  },
+);
+
+Deno.test("Webhook Logs: the total matching the filters, and the list asked once on load", opts, async () => {
+  const [all] = await sql()<{ n: number; failed: number }[]>`
+    select count(*)::int as n, count(*) filter (where status = 'permanently_failed')::int as failed
+    from public.webhook_deliveries where organization_id = ${organizationId}`;
+  const lists: string[] = [];
+  const onRequest = (r: { url(): string; method(): string }) => {
+    const u = new URL(r.url());
+    if (r.method() === "GET" && u.pathname.endsWith("/webhooks/deliveries")) lists.push(u.search);
+  };
+  page.on("request", onRequest);
+  try {
+    await page.goto(`${site.url}${LOGS}`);
+    await page.locator("table.logs tbody tr").first().waitFor();
+    await page.getByText(`${all!.n.toLocaleString("en-US")} deliveries.`, { exact: true }).waitFor();
+    // Well inside the 5-second refresh: one request, not two.
+    await page.waitForTimeout(1500);
+    assertEquals(lists.length, 1, `the list was asked ${lists.length} times: ${lists.join(" | ")}`);
+    // A custom range is wall times in the church's zone (New York; the browser is in UTC): asked once,
+    // in that zone, not first in the browser's and again as the church's zone arrives.
+    lists.length = 0;
+    await page.goto(`${site.url}${LOGS}?range=custom&since=2026-12-07T06:00`);
+    await page.locator("table.logs tbody tr").first().waitFor();
+    await page.waitForTimeout(1500);
+    assertEquals(lists.length, 1, `the list was asked ${lists.length} times: ${lists.join(" | ")}`);
+    assertEquals(new URLSearchParams(lists[0]).get("since"), "2026-12-07T11:00:00.000Z", "6:00 in New York");
+  } finally {
+    page.off("request", onRequest);
+  }
+  await page.goto(`${site.url}${LOGS}?status=permanently_failed`);
+  await page.getByText(
+    `${all!.failed} ${all!.failed === 1 ? "delivery matches" : "deliveries match"} these filters.`,
+    { exact: true },
+  ).waitFor();
+  await check("logs-count");
+});
+
+Deno.test(
+  "Send test event: 'Test event sent' is brought into view and focused, at 390 too",
+  opts,
+  async () => {
+    // Loopback only: the test delivery is never sent off this machine.
+    await sql()`update public.webhook_endpoints set url = 'http://127.0.0.1:9/hooks' where id = ${endpointId}`;
+    try {
+      for (const size of VIEWPORTS) {
+        await page.setViewportSize(size);
+        await page.goto(`${site.url}${WEBHOOKS}`);
+        await card().getByRole("button", { name: "Send test event" }).click();
+        await page.getByRole("dialog").getByRole("button", { name: "Send test" }).click();
+        const said = card().getByText(/^Test event sent \(webhook\.test\)/);
+        await said.waitFor();
+        const f = await focusAfter("Send test");
+        assertEquals(f.tag, "p", `at ${size.width}: the words saying so have focus`);
+        assertMatch(f.text, /^Test event sent/);
+        const box = (await said.boundingBox())!;
+        assert(
+          box.y >= 0 && box.y + box.height <= size.height,
+          `at ${size.width}: in view (${JSON.stringify(box)})`,
+        );
+      }
+    } finally {
+      await page.setViewportSize(VIEWPORTS[0]);
+      await sql()`update public.webhook_endpoints set url = 'https://crm.example/hooks' where id = ${endpointId}`;
+    }
+  },
+);
+
+Deno.test("API keys: the API's base URL and a link to its reference, which answers", opts, async () => {
+  await page.goto(`${site.url}/settings/integrations/api-keys`);
+  const base = `${stack.url}/functions/v1/webhooks`;
+  await page.getByRole("region", { name: "Using the API" }).getByText(base, { exact: true }).waitFor();
+  const link = page.getByRole("link", { name: "the API reference (OpenAPI)" });
+  assertEquals(await link.getAttribute("href"), `${base}/openapi.json`);
+  const reference = await fetch(`${base}/openapi.json`);
+  assertEquals(reference.status, 200);
+  const doc = await reference.json();
+  assert(doc.paths["/webhooks/endpoints"], "the reference lists the routes");
+  await check("api-keys-where");
+});
+
+Deno.test(
+  "a platform administrator in no organization finds the console first, in the page and the navigation",
+  opts,
+  async () => {
+    const OPS = `r4-ops-${run}@platform.example`;
+    await upsertDevUser({ email: OPS, password: PASSWORD });
+    // What `npm run platform:superadmin -- --email <OPS>` runs.
+    await sql()`select private.operator_set_superadmin(${OPS})`;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const ops = await openPage(context, consoleLines);
+    try {
+      await signInAs(ops, site.url, OPS, PASSWORD);
+      const open = ops.getByRole("main").getByRole("link", { name: "Open the platform console" });
+      await open.waitFor();
+      const headings = await ops.locator("main h2").allTextContents();
+      assertEquals(headings.slice(0, 2), ["The platform console", "You are not in an organization"]);
+      const navLinks = await ops.getByRole("navigation", { name: "Settings" }).getByRole("link")
+        .allTextContents();
+      assertEquals(navLinks[0], "Platform console");
+      problems.push(...await captureAndCheck(ops, "r4-platform-admin-no-org", { everyImpact: true }));
+      await open.click();
+      await ops.waitForURL(/\/settings\/platform\/organizations$/);
+    } finally {
+      await context.close();
+    }
+  },
+);
+
 /** Buttons of the page's content to leave alone in the walk (they leave the page or end the session). */
 const WALK_SKIPS = /^(Sign out|Switch|Dismiss)$/;
 

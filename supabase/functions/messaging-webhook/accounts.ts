@@ -85,9 +85,15 @@ const TOKEN_MATCHES = 64;
  * The registrations whose verify token equals `token` (of one organization when `organizationId` is
  * given: its own callback URL), marked as having passed the handshake now. The lookup goes by SHA-256
  * digest (timing of an index search over digests says nothing about the token) and the token itself
- * is compared in constant time.
+ * is compared in constant time. `record: false` (the settings page's own check) marks nothing: the page
+ * says when Meta last did it.
  */
-export async function passHandshake(sql: Sql, token: string, organizationId?: string): Promise<string[]> {
+export async function passHandshake(
+  sql: Sql,
+  token: string,
+  organizationId?: string,
+  { record = true }: { record?: boolean } = {},
+): Promise<string[]> {
   const given = new TextEncoder().encode(token);
   const digest = sha256(given);
   const rows = await sql<{ account_id: string; verify_token: string }[]>`
@@ -99,7 +105,7 @@ export async function passHandshake(sql: Sql, token: string, organizationId?: st
   for (const r of rows) {
     if (bytesEqual(new TextEncoder().encode(r.verify_token), given)) matched.push(r.account_id);
   }
-  if (matched.length > 0) {
+  if (matched.length > 0 && record) {
     await sql`
       update public.messaging_accounts set handshake_at = now()
       where id = any(${matched}::uuid[]) and (handshake_at is null or handshake_at < now() - interval '1 minute')`;

@@ -4,6 +4,7 @@
 // message can be stored as received.
 import { z } from "zod";
 import { badRequest } from "../_shared/errors.ts";
+import { CONNECTION_TEST_MARK } from "../_shared/inbound/shapes.ts";
 import { normalizePhone } from "../_shared/phone.ts";
 import { type NationalForms, nationalForms } from "./phone_match.ts";
 import { MAX_JSON_DEPTH, valueDepth } from "../_shared/storable.ts";
@@ -104,6 +105,8 @@ export interface ParsedWebhook {
   phoneNumberIds: string[];
   /** Changes that are not `messages` or carry no phone-number id: nothing to store. */
   otherChanges: number;
+  /** Changes marked as the settings page's signed test: verified and logged, nothing stored. */
+  tests: number;
 }
 
 /** Validates the body's shape (400 with the offending paths otherwise) and flattens it. */
@@ -117,7 +120,7 @@ export function parseWebhook(body: unknown): ParsedWebhook {
     const paths = [...new Set(parsed.error.issues.map((i) => i.path.join(".") || "(body)"))].slice(0, 10);
     throw badRequest("invalid_payload", "Body is not a WhatsApp Cloud API webhook", { paths });
   }
-  const out: ParsedWebhook = { messages: [], receipts: [], phoneNumberIds: [], otherChanges: 0 };
+  const out: ParsedWebhook = { messages: [], receipts: [], phoneNumberIds: [], otherChanges: 0, tests: 0 };
   const ids = new Set<string>();
   for (const [i, entry] of parsed.data.entry.entries()) {
     for (const [j, change] of entry.changes.entries()) {
@@ -139,6 +142,12 @@ export function parseWebhook(body: unknown): ParsedWebhook {
       }
       if (!value.messages?.length && !value.statuses?.length) continue;
       ids.add(phoneNumberId);
+      // The settings page's signed test (CONNECTION_TEST_MARK): routed and verified like any change,
+      // its message stored nowhere.
+      if ((change.value as Json)[CONNECTION_TEST_MARK] === true) {
+        out.tests++;
+        continue;
+      }
       const contacts = value.contacts ?? [];
       for (const message of value.messages ?? []) {
         out.messages.push(toInboundMessage(phoneNumberId, value.metadata, message, contacts));

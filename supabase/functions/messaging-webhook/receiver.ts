@@ -3,6 +3,7 @@
 // account (only that account's changes), and applied through private.process_whatsapp_webhook.
 // @see docs/whatsapp.md#messages-and-receipts-post
 import type { ApplyResult, Part, Receiver, Target } from "../_shared/inbound/types.ts";
+import { CONNECTION_TEST_EVENT } from "../_shared/inbound/shapes.ts";
 import { loadCandidates } from "./accounts.ts";
 import { warnUnknownIds } from "./unknown_ids.ts";
 import { type InboundMessage, parseWebhook, type Receipt, storableStrings } from "./payload.ts";
@@ -15,6 +16,8 @@ type AccountTarget = Target & { accountId: string; phoneNumberId: string };
 export interface WhatsAppChange {
   messages: Record<string, unknown>[];
   receipts: Record<string, unknown>[];
+  /** Only the settings page's signed test: nothing to apply, and no sign that Meta reaches us. */
+  test?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -63,13 +66,16 @@ export const whatsappReceiver: Receiver<WhatsAppChange> = {
   eventName(body) {
     const webhook = parseWebhook(body);
     const kinds = [webhook.messages.length ? "messages" : "", webhook.receipts.length ? "statuses" : ""];
-    return kinds.filter(Boolean).join("+") || null;
+    return kinds.filter(Boolean).join("+") || (webhook.tests > 0 ? CONNECTION_TEST_EVENT : null);
   },
   normalize(body, owner) {
     const webhook = parseWebhook(body);
     return {
       messages: webhook.messages.map((m) => messageRow(m, owner.organizationId, owner.accountId)),
       receipts: webhook.receipts.map((r) => receiptRow(r, owner.organizationId)),
+      ...(webhook.tests > 0 && webhook.messages.length === 0 && webhook.receipts.length === 0
+        ? { test: true }
+        : {}),
     };
   },
   async apply(sql, logId, change) {

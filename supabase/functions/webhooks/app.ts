@@ -18,6 +18,7 @@ import { secretRevealRoutes } from "./routes/secret_reveal.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { bulkRetryRoutes } from "./routes/bulk_retry.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
+import { deliveryCountRoutes } from "./routes/delivery_count.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { automationRoutes } from "./routes/automation.ts";
 import { eventTypeRoutes } from "./routes/event_types.ts";
@@ -27,6 +28,7 @@ import { invitationPreviewRoutes } from "./routes/invitation_preview.ts";
 import { peopleRoutes } from "./routes/people.ts";
 import { erasureRoutes } from "./routes/erasures.ts";
 import { connectionRoutes } from "./routes/connections.ts";
+import { whatsappCheckRoutes } from "./routes/whatsapp_checks.ts";
 import { organizationRoutes } from "./routes/organizations.ts";
 import { platformRoutes } from "./routes/platform.ts";
 import { auditLogRoutes } from "./routes/audit_log.ts";
@@ -42,6 +44,8 @@ export function routes(deps: AppDeps): Route[] {
     ...secretRevealRoutes(deps),
     ...alertRoutes(deps),
     ...bulkRetryRoutes(deps),
+    // Before /deliveries/{id}, which would take "count" for an id.
+    ...deliveryCountRoutes(deps),
     ...deliveryRoutes(deps),
     ...eventRoutes(deps),
     ...eventTypeRoutes(deps),
@@ -54,6 +58,7 @@ export function routes(deps: AppDeps): Route[] {
     ...peopleRoutes(deps),
     ...erasureRoutes(deps),
     ...connectionRoutes(deps),
+    ...whatsappCheckRoutes(deps),
     ...organizationRoutes(deps),
     ...platformRoutes(deps),
     ...auditLogRoutes(deps),

@@ -2242,6 +2242,133 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/deliveries/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the deliveries a listing's filters match
+         * @description The same filters as `GET /deliveries`; counted up to 10,000 (`more`: there are more), so the count costs at most what reading 10,000 rows does.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Find one message: a delivery id, or an event id (= the webhook-id header the receiver saw) */
+                    q?: string;
+                    endpoint_id?: string;
+                    event_type?: string;
+                    status?: "pending" | "retrying" | "delivered" | "permanently_failed";
+                    /** @description The last HTTP status's class; `none`: no HTTP answer (a timeout, a refused connection, not attempted) */
+                    status_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
+                    /** @description Created at or after */
+                    since?: string;
+                    /** @description Created before */
+                    until?: string;
+                    /** @description Test deliveries (Send test event): listed with the others, left out, or listed alone */
+                    tests?: "include" | "exclude" | "only";
+                    /** @description The deliveries one recovery or bulk retry sent again (its recovery_id) */
+                    recovery_id?: string;
+                    /** @description Deliveries whose body contains this text, in any letter case (an e-mail address, a donation id) */
+                    contains?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The count */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "count": 1234,
+                         *       "more": false
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description Matching deliveries, up to 10,000; null: a `contains` text found in more than 5,000 bodies, too many to count cheaply */
+                            count: number | null;
+                            /** @description There are more than `count` (10,000) */
+                            more: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid input; `details.fields` names each bad field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "Invalid query: q",
+                         *         "details": {
+                         *           "fields": [
+                         *             {
+                         *               "field": "q",
+                         *               "message": "Invalid input"
+                         *             }
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller is not an administrator of the organization */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "admin_required",
+                         *         "message": "Only administrators of the organization can do this"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -6842,6 +6969,173 @@ export interface paths {
                 };
                 /** @description No such number in this organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test message for a WhatsApp number
+         * @description A body in Meta's shape, signed with the number's app secret as Meta signs (`X-Hub-Signature-256`), sent to the organization's messaging-webhook URL. Verified and logged (event `connection.test`), stored as no message, and the number's status is left as it is.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the receiver answered (delivered or not) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The receiver verified the signature with the number's app secret and logged it */
+                            delivered: boolean;
+                            /** @description The HTTP status the receiver answered */
+                            status: number;
+                            /**
+                             * Format: uuid
+                             * @description The test's entry in the inbound log (its event is connection.test)
+                             */
+                            log_id: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The functions' URL is not configured, or the receiver did not answer */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/connections/whatsapp/numbers/{id}/handshake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check Meta's subscription handshake for a WhatsApp number
+         * @description Performs Meta's verification request against the organization's messaging-webhook URL (`GET ?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…` with the number's verify token) and says whether the challenge came back. Not recorded as Meta's handshake.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Whether the URL echoed the challenge */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The URL answered 200 with the challenge, as Meta requires */
+                            echoed: boolean;
+                            /** @description The HTTP status the URL answered */
+                            status: number;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Missing, invalid or expired credentials, or a session that has ended */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "error": {
+                         *         "code": "token_expired",
+                         *         "message": "Access token has expired"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such number in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The functions' URL is not configured, or the receiver did not answer */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -6,7 +6,7 @@ import { useSession } from "../session.tsx";
 const forEveryMember = (p: (typeof PAGES)[number]) => p.access === "member" || p.access === "signed_in";
 
 export function Navigation({ current }: { current: string }) {
-  const { isPlatformAdmin, setNotice, organization } = useSession();
+  const { isPlatformAdmin, setNotice, organization, me } = useSession();
   // Staff see the pages they can use and one sentence about the rest, not a list of links that each
   // lead to "for administrators". Until the membership is known, everything is listed.
   const staff = organization !== null && organization.role !== "admin";
@@ -23,8 +23,19 @@ export function Navigation({ current }: { current: string }) {
     </li>
   );
   const listed = PAGES.filter((p) => p.nav !== false && !p.scope && (!staff || forEveryMember(p)));
+  const platform = isPlatformAdmin && (
+    <>
+      <p className="crumb" aria-hidden="true">Platform</p>
+      <ul aria-label="Platform">
+        {PAGES.filter((p) => p.scope === "platform").map(link)}
+      </ul>
+    </>
+  );
+  // A platform administrator in no organization works in the console: it is listed first.
+  const consoleFirst = isPlatformAdmin && me !== null && me.memberships.length === 0;
   return (
     <nav aria-label="Settings" className="side">
+      {consoleFirst && platform}
       <p className="crumb" aria-hidden="true">Settings › Integrations</p>
       <ul>{listed.map(link)}</ul>
       {staff && (
@@ -33,14 +44,7 @@ export function Navigation({ current }: { current: string }) {
           organization's administrators; you are staff here.
         </p>
       )}
-      {isPlatformAdmin && (
-        <>
-          <p className="crumb" aria-hidden="true">Platform</p>
-          <ul aria-label="Platform">
-            {PAGES.filter((p) => p.scope === "platform").map(link)}
-          </ul>
-        </>
-      )}
+      {!consoleFirst && platform}
     </nav>
   );
 }

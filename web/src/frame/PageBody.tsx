@@ -1,7 +1,7 @@
 // The current page, or why it cannot be shown: unknown path, organizations still loading, no
 // organization, or not an administrator of it.
 import { useEffect } from "react";
-import { HOME, type PageEntry } from "../pages.ts";
+import { HOME, type PageEntry, PLATFORM_CONSOLE_PATH } from "../pages.ts";
 import { Link } from "../router.tsx";
 import { NEW_ORGANIZATION_PATH } from "../pages/organization/paths.ts";
 import { useSession } from "../session.tsx";
@@ -89,6 +89,21 @@ export function PageBody({ page }: { page: PageEntry | undefined }) {
               {suspended.some((m) => m.suspension_reason)
                 ? "Questions about it go to the platform's support."
                 : "Its administrators can see why; ask one of them, or the platform's support."}
+            </p>
+          </div>
+        )}
+        {/* A platform administrator in no organization came for the console: it comes first. */}
+        {session.isPlatformAdmin && !session.me.memberships.length && (
+          <div className="empty" role="note">
+            <h2>The platform console</h2>
+            <p>
+              You are one of the platform's administrators: the console lists every organization, its health
+              and its suspensions.
+            </p>
+            <p>
+              <Link href={PLATFORM_CONSOLE_PATH} className="button primary">
+                Open the platform console
+              </Link>
             </p>
           </div>
         )}

@@ -17,14 +17,18 @@ export function useZoneSync(): string {
   // change), not watched: a watching query in the frame asked again as a sign-out cleared the cache.
   useEffect(() => {
     if (!org) {
-      setOrganizationZone(null);
+      setOrganizationZone(null, null);
       return;
     }
     let current = true;
     queries.fetchQuery({
       queryKey: [org, "organization"],
       queryFn: () => unwrap(api.GET("/webhooks/organization")),
-    }).then((o) => current && setOrganizationZone(o.time_zone), () => {});
+    }).then(
+      (o) => current && setOrganizationZone(o.time_zone, org),
+      // Not answered: the browser's zone it is, rather than times that never settle.
+      () => current && setOrganizationZone(null, org),
+    );
     return () => {
       current = false;
     };

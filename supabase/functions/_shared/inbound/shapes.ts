@@ -138,6 +138,14 @@ const ConnectionTest = z.object({
   test: z.literal(true),
 });
 
+/**
+ * The WhatsApp number's signed test (POST /connections/whatsapp/numbers/{id}/test) is a body in Meta's
+ * shape, signed as Meta signs, whose change's value carries this field set to true: its message is
+ * verified and logged (event connection.test) and applied to nothing (no conversation, no contact). A
+ * sender holding the app secret could mark a real body so; all it would do is keep it out of the inbox.
+ */
+export const CONNECTION_TEST_MARK = "connection_test";
+
 /** The test event as a change of nothing; undefined for any other body. */
 export function connectionTest(body: unknown): NormalizedEvent | undefined {
   if ((body as { event?: unknown } | null)?.event !== CONNECTION_TEST_EVENT) return undefined;

@@ -2,8 +2,10 @@
 import { useQuery } from "@tanstack/react-query";
 import { useRef, useState } from "react";
 import { api, type ApiKey, unwrap } from "../../api/client.ts";
+import { SUPABASE_URL } from "../../config.ts";
 import { errorText } from "../../api/queries.ts";
 import { useOrgKey } from "../../session.tsx";
+import { CopyButton } from "../../ui/CopyButton.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { Empty } from "../../ui/Empty.tsx";
 import { ErrorBox } from "../../ui/ErrorBox.tsx";
@@ -14,6 +16,9 @@ import { useTick } from "../../ui/useTick.ts";
 import { CreateKeyForm } from "./CreateKeyForm.tsx";
 import { KeyTable } from "./KeyTable.tsx";
 import { RevokeForm } from "./RevokeForm.tsx";
+
+/** Where a key is used: the configuration API, which describes itself at /openapi.json. */
+export const API_BASE_URL = `${SUPABASE_URL}/functions/v1/webhooks`;
 
 export function ApiKeysPage() {
   useTick();
@@ -38,6 +43,32 @@ export function ApiKeysPage() {
         Automation platforms (Zapier, Make, n8n) and your own scripts use an API key to manage this
         organization's webhooks. A key can do nothing else: it cannot read members, donations or payments.
       </p>
+      <section className="panel" aria-labelledby="api-where">
+        <h2 id="api-where">Using the API</h2>
+        <dl className="facts">
+          <div>
+            <dt>Base URL</dt>
+            <dd className="address">
+              <code>{API_BASE_URL}</code> <CopyButton text={API_BASE_URL} label="Copy base URL" />
+            </dd>
+          </div>
+          <div>
+            <dt>Header</dt>
+            <dd>
+              <code>X-API-Key: &lt;key&gt;</code>
+            </dd>
+          </div>
+        </dl>
+        <p className="help">
+          For example{" "}
+          <code className="url">GET {API_BASE_URL}/endpoints</code>. Every route, with its fields and
+          examples:{" "}
+          <a href={`${API_BASE_URL}/openapi.json`} target="_blank" rel="noreferrer">
+            the API reference (OpenAPI)
+          </a>, which Postman, Insomnia and code generators import; the same reference is in the project as
+          docs/api/index.html, with a guide in docs/configuration-api.md.
+        </p>
+      </section>
       <CreateKeyForm onCreated={setCreated} />
       {created && (
         <section className="panel" aria-label={`New key ${created.name}`}>

@@ -56,6 +56,33 @@ export function NumberCard(
       api.DELETE("/webhooks/connections/whatsapp/numbers/{id}", path),
     );
   });
+  // Both checks run on the server, which holds the app secret and the verify token.
+  const test = useAction(async () => {
+    const r = await unwrap(
+      api.POST("/webhooks/connections/whatsapp/numbers/{id}/test", path),
+    );
+    if (r.delivered) {
+      return `Signed test delivered: the receiver verified it with this app secret and logged it (HTTP ${r.status}). It is stored as no message.`;
+    }
+    throw new Error(
+      `Signed test not delivered: the receiver answered ${r.status}${
+        r.error ? ` (${r.error.code}: ${r.error.message})` : ""
+      }.`,
+    );
+  });
+  const handshake = useAction(async () => {
+    const r = await unwrap(
+      api.POST("/webhooks/connections/whatsapp/numbers/{id}/handshake", path),
+    );
+    if (r.echoed) {
+      return "Handshake answered: the Callback URL echoed the challenge for this verify token, as Meta expects.";
+    }
+    throw new Error(
+      `Handshake not answered: the Callback URL answered ${r.status}${
+        r.error ? ` (${r.error.code}: ${r.error.message})` : ""
+      } instead of echoing the challenge.`,
+    );
+  });
   const label = n.display_phone_number ?? n.phone_number_id;
   return (
     <li aria-labelledby={`${id}-h`}>
@@ -118,6 +145,28 @@ export function NumberCard(
         </p>
       )}
       <div className="actions">
+        <button
+          type="button"
+          aria-disabled={test.isPending || undefined}
+          onClick={() => {
+            if (test.isPending) return;
+            handshake.reset();
+            test.mutate();
+          }}
+        >
+          {test.isPending ? "Sending…" : "Send a signed test"}
+        </button>
+        <button
+          type="button"
+          aria-disabled={handshake.isPending || undefined}
+          onClick={() => {
+            if (handshake.isPending) return;
+            test.reset();
+            handshake.mutate();
+          }}
+        >
+          {handshake.isPending ? "Checking…" : "Check the handshake"}
+        </button>
         <button type="button" onClick={() => setDialog("secret")}>
           Replace app secret
         </button>
@@ -132,6 +181,8 @@ export function NumberCard(
           Remove
         </button>
       </div>
+      <ActionResult action={test} />
+      <ActionResult action={handshake} />
       {said && <p className="ok" role="status">{said}</p>}
       <Dialog
         title={`Replace the app secret of ${label}`}

@@ -61,24 +61,24 @@ export function SecretForm(
       )}
       <fieldset>
         <legend>Which secret</legend>
-        <label>
+        <label className="choice">
           <input
             type="radio"
             name={`${id}-mode`}
             checked={mode === "own"}
             data-autofocus
             onChange={() => setMode("own")}
-          />{" "}
-          The secret my provider shows me
+          />
+          <span>The secret my provider shows me</span>
         </label>
-        <label>
+        <label className="choice">
           <input
             type="radio"
             name={`${id}-mode`}
             checked={mode === "generate"}
             onChange={() => setMode("generate")}
-          />{" "}
-          Generate one for me to enter at the provider
+          />
+          <span>Generate one for me to enter at the provider</span>
         </label>
       </fieldset>
       {mode === "own" && (

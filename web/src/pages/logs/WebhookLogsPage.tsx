@@ -1,11 +1,11 @@
 // Settings > Integrations > Webhook Logs: every delivery, newest first, filtered or found by id, paged by
 // cursor, with the exact body as sent and every attempt. The list refreshes by itself, faster while
 // deliveries are in flight.
-import { useInfiniteQuery } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { useEffect, useSyncExternalStore } from "react";
 import { api, type Delivery, unwrap } from "../../api/client.ts";
 import { errorText, useCatalogue, useEndpoints } from "../../api/queries.ts";
-import { formatClock, formatTime, timeZoneName } from "../../format.ts";
+import { displayZoneSettled, formatClock, formatTime, subscribeZone, timeZoneName } from "../../format.ts";
 import { setQuery, useLocation } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { Empty } from "../../ui/Empty.tsx";
@@ -27,6 +27,14 @@ import { loadMore } from "../../ui/loadMore.ts";
 const PAGE = 50;
 const inFlight = (d: Delivery) => d.status === "pending" || d.status === "retrying";
 
+/** "1,234 deliveries match these filters", "More than 10,000 deliveries", … */
+export function countText(c: { count: number | null; more: boolean }, filtered: boolean): string {
+  const tail = filtered ? (c.count === 1 && !c.more ? " matches these filters" : " match these filters") : "";
+  if (c.count === null) return "Too many deliveries contain this text to count (more than 5,000 bodies).";
+  if (c.more) return `More than ${c.count.toLocaleString()} deliveries${tail}.`;
+  return `${c.count.toLocaleString()} ${c.count === 1 ? "delivery" : "deliveries"}${tail}.`;
+}
+
 export function WebhookLogsPage() {
   useTick();
   useDisplayZone();
@@ -35,6 +43,10 @@ export function WebhookLogsPage() {
   const problem = filterProblem(filters);
   const openId = q.get("delivery");
   const org = useOrgKey();
+  // A custom range is wall times in the display zone: asked once that zone is the church's (or the
+  // person's), not first in the browser's and again as the church's arrives (two requests on load).
+  const zoneSettled = useSyncExternalStore(subscribeZone, () => displayZoneSettled(org));
+  const ready = !problem && (filters.range !== "custom" || zoneSettled);
 
   const endpoints = useEndpoints();
   const catalogue = useCatalogue();
@@ -56,8 +68,15 @@ export function WebhookLogsPage() {
       })),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
-    enabled: !problem,
+    enabled: ready,
     refetchInterval: (query) => query.state.data?.pages.some((p) => p.data.some(inFlight)) ? 2000 : 5000,
+  });
+  // How many match, counted apart and less often than the list refreshes: the API stops at 10,000.
+  const count = useQuery({
+    queryKey: [org, "deliveries", "count", filters],
+    queryFn: () => unwrap(api.GET("/webhooks/deliveries/count", { params: { query: apiQuery(filters) } })),
+    enabled: ready && !filters.q,
+    refetchInterval: 30_000,
   });
   const rows = list.data?.pages.flatMap((p) => p.data) ?? null;
   // The content search's index is built in batches after deliveries are recorded: how far it reaches.
@@ -156,6 +175,11 @@ export function WebhookLogsPage() {
           error={`Could not load deliveries: ${errorText(list.error)}`}
           retry={() => void list.refetch()}
         />
+      )}
+      {!problem && !filters.q && count.data && (count.data.count !== 0 || count.data.more) && (
+        <p className="delivery-count">
+          {countText(count.data, anyFilter)}
+        </p>
       )}
       {!problem && (
         <p className="muted small" aria-live="off">

@@ -49,6 +49,7 @@ export function EndpointCard(
   const editButton = useRef<HTMLButtonElement>(null);
   const rotateButton = useRef<HTMLButtonElement>(null);
   const revealButton = useRef<HTMLButtonElement>(null);
+  const saidRef = useRef<HTMLParagraphElement>(null);
   const session = useSession();
   const email = session.state.kind === "signed_in" ? session.state.session.user.email ?? "" : "";
   const closeEditor = () => {
@@ -203,7 +204,7 @@ export function EndpointCard(
         )}
       {said && !toggle.isPending && !toggle.error && !toggle.data
         ? (
-          <p className="ok" role="status">
+          <p className="ok" role="status" tabIndex={-1} ref={saidRef}>
             {said.text}
             {said.link && (
               <>
@@ -270,6 +271,9 @@ export function EndpointCard(
           onDone={(text) => {
             done(text);
             watchAttempt();
+            // The card may be taller than the screen: the news is brought into view and read out, not
+            // left below the fold with focus back on the button.
+            focusSoon(() => saidRef.current);
           }}
         />
       </Dialog>
