@@ -50,6 +50,14 @@ export function EndpointCard(
   const rotateButton = useRef<HTMLButtonElement>(null);
   const revealButton = useRef<HTMLButtonElement>(null);
   const saidRef = useRef<HTMLParagraphElement>(null);
+  // After a test event: the card may be taller than the screen, so its news is brought into view once
+  // shown (and read out: role=status), while focus goes back to the button, as a dialog leaves it.
+  const scrollToSaid = useRef(false);
+  useEffect(() => {
+    if (!said || !scrollToSaid.current) return;
+    scrollToSaid.current = false;
+    requestAnimationFrame(() => saidRef.current?.scrollIntoView({ block: "center" }));
+  }, [said]);
   const session = useSession();
   const email = session.state.kind === "signed_in" ? session.state.session.user.email ?? "" : "";
   const closeEditor = () => {
@@ -271,9 +279,7 @@ export function EndpointCard(
           onDone={(text) => {
             done(text);
             watchAttempt();
-            // The card may be taller than the screen: the news is brought into view and read out, not
-            // left below the fold with focus back on the button.
-            focusSoon(() => saidRef.current);
+            scrollToSaid.current = true;
           }}
         />
       </Dialog>
