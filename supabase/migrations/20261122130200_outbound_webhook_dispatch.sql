@@ -144,7 +144,8 @@ begin
     cross join lateral (
       select e.organization_id, e.rate_limit_per_second from public.webhook_endpoints e
       where e.id = a.endpoint_id and (e.paused_until is null or e.paused_until <= now())
-        and not exists (select from private.organization_suspensions s where s.organization_id = e.organization_id)
+        and not exists (select from private.organization_suspensions s where s.organization_id = e.organization_id
+                        offset 0)
       offset 0
     ) e
     where a.endpoint_id is not null
@@ -166,8 +167,10 @@ begin
     -- Counted once per endpoint (a plain CTE would count again wherever it is used), and only for
     -- organizations with room; a paced endpoint's next start, looked up only for those.
     select o.endpoint_id, o.organization_id, o.free as organization_free,
+           -- The organization named too: whichever lease index the planner takes, it looks up (a full
+           -- scan of the other one ties with the lookup while the table is believed empty).
            per_endpoint - (select count(*)::integer from private.webhook_live_leases l
-                            where l.endpoint_id = o.endpoint_id) as free,
+                            where l.endpoint_id = o.endpoint_id and l.organization_id = o.organization_id) as free,
            private.webhook_send_gap(o.rate_limit_per_second) as gap,
            -- Not before the last send that actually started (webhook_endpoint_health keeps its time) plus a
            -- gap: a dispatcher held up sent later than planned. And the clock, not the transaction's
@@ -204,9 +207,12 @@ begin
       where d.endpoint_id = room.endpoint_id
         and d.status = any (private.webhook_open_states())
         and d.next_attempt_at <= now()
+        -- `offset 0`: a lookup per row by primary key, never an anti-join that compares each row with
+        -- every lease (the plan the planner picks while it believes the lease table empty).
         and not exists (select from private.webhook_leases l
                         where l.delivery_id = d.id
-                          and (l.leased_until > now() or l.claims >= private.webhook_max_unrecorded_claims()))
+                          and (l.leased_until > now() or l.claims >= private.webhook_max_unrecorded_claims())
+                        offset 0)
       order by d.next_attempt_at
       limit least(room.free, room.organization_free, max_rows)
     ) c
