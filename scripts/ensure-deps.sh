@@ -43,8 +43,9 @@ command -v openssl >/dev/null || need+=(openssl) # the outbound TLS test makes i
 [ -e "/usr/include/postgresql/$major/server/postgres.h" ] || need+=("postgresql-server-dev-$major") # pgxs.mk alone comes with the client
 command -v make >/dev/null && command -v gcc >/dev/null || need+=(make gcc)
 [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)
-# The browser tests drive Debian's Chromium (Playwright cannot download its own browser here).
-[ "${1:-}" = --browser ] && { [ -x /usr/bin/chromium ] || need+=(chromium); }
+# The browser tests drive Debian's Chromium headless shell (Playwright cannot download its own browser
+# here; web/tests/helpers/browser.ts falls back to the full chromium where only that is installed).
+[ "${1:-}" = --browser ] && { [ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell); }
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "ensure-deps: missing ${need[*]}; run as root: apt-get update && apt-get install -y ${need[*]}" >&2

@@ -827,6 +827,18 @@ Deno.test(
       ORGANIZATION,
       "/settings/organization/audit-log",
     ];
+    // What a click asked of the API is answered before the page is looked at: a dialog that opens on an
+    // answer (Retry matching… asks for its count first) opened after a fixed wait under load, and took
+    // the next click.
+    let inFlight = 0;
+    page.on("request", () => inFlight++);
+    page.on("requestfinished", () => inFlight--);
+    page.on("requestfailed", () => inFlight--);
+    const settled = async () => {
+      await page.waitForTimeout(100);
+      for (let i = 0; inFlight > 0 && i < 200; i++) await page.waitForTimeout(50);
+      await page.evaluate(`new Promise((done) => requestAnimationFrame(() => setTimeout(done)))`);
+    };
     for (const size of VIEWPORTS) {
       await page.setViewportSize(size);
       for (const path of paths) {
@@ -842,7 +854,7 @@ Deno.test(
           const button = page.locator("main").getByRole("button", { name, exact: true }).first();
           if (!await button.isVisible() || !await button.isEnabled()) continue;
           await button.click();
-          await page.waitForTimeout(100);
+          await settled();
           const dialog = page.getByRole("dialog");
           if (await dialog.isVisible()) {
             await focusAfter(`${path} at ${size.width}: ${name} (its dialog)`);
