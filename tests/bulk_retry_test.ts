@@ -388,6 +388,37 @@ Deno.test("bulk retry: a poll carries a running job on to its end", async () => 
   }
 });
 
+Deno.test("bulk retry: WEBHOOKS_BULK_RETRY_BUDGET_MS=0 carries a job on by one batch a request", async () => {
+  const api = await startWebhooksApi({
+    WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+    WEBHOOKS_BULK_RETRY_BUDGET_MS: "0",
+  });
+  const a = await createTenant();
+  const ep = await createEndpoint(a.organizationId, "http://127.0.0.1:9/never", ["member.created"]);
+  try {
+    await sql()`
+      with e as (
+        insert into public.webhook_events (organization_id, type, payload)
+        select ${a.organizationId}, 'member.created', '{}'::jsonb from generate_series(1, 2500) g returning id
+      )
+      insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at,
+                                             attempt_count, first_attempt_at)
+      select ${a.organizationId}, e.id, ${ep.id}, 'retrying', now() + interval '1 hour', 1, now() from e`;
+    const admin = asBearer(await tokenFor(a.admin, a.organizationId));
+    const started = await call(api.base, "POST", "/deliveries/retry", admin, { endpoint_id: ep.id });
+    assertEquals(started.status, 202);
+    const seen = [[started.data.status, started.data.processed]];
+    for (let i = 0; i < 2; i++) {
+      const progress = await call(api.base, "GET", `/deliveries/retries/${started.data.id}`, admin);
+      seen.push([progress.data.status, progress.data.processed]);
+    }
+    assertEquals(seen, [["running", 1000], ["running", 2000], ["done", 2500]]);
+  } finally {
+    await retireEndpoints(ep.id);
+    await api.close();
+  }
+});
+
 Deno.test("bulk retry: close the database pool", async () => {
   await closeSql();
 });

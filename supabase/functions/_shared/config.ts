@@ -26,6 +26,8 @@ const EnvSchema = z.object({
   /** The plan's limits for one dispatcher invocation (hosted Edge Functions: 2 s of CPU, 150 s / 400 s). */
   WEBHOOK_DISPATCH_CPU_BUDGET_MS: z.coerce.number().int().positive().default(2000),
   WEBHOOK_DISPATCH_WALL_BUDGET_MS: z.coerce.number().int().positive().default(150_000),
+  /** How long a request carries a bulk retry on before answering (unset: 1,500 ms to start, 1,000 per poll). */
+  WEBHOOKS_BULK_RETRY_BUDGET_MS: z.coerce.number().int().min(0).max(10_000).optional(),
   /** Bearer secret the configuration API presents to the receivers' replay endpoints (not the service key). */
   INBOUND_REPLAY_SECRET: z.string().optional(),
   /** Set by Supabase in every function; read only to refuse it as the replay secret. */
@@ -75,6 +77,8 @@ export interface Config {
   /** CPU time and wall-clock time one dispatcher invocation may use; it stops claiming with a margin. */
   dispatchCpuBudgetMs: number;
   dispatchWallBudgetMs: number;
+  /** How long a request carries a bulk retry on (WEBHOOKS_BULK_RETRY_BUDGET_MS); undefined: the defaults. */
+  bulkRetryBudgetMs?: number;
   /** Bearer secret for the receivers' replay endpoints; unset: replay over HTTP is refused (503). */
   replaySecret?: string;
   /** Base URL of the functions, e.g. https://<ref>.supabase.co/functions/v1. */
@@ -111,6 +115,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     userDbPasswordFromDatabase: !e.USER_DB_URL && !e.USER_DB_PASSWORD,
     dispatchCpuBudgetMs: e.WEBHOOK_DISPATCH_CPU_BUDGET_MS,
     dispatchWallBudgetMs: e.WEBHOOK_DISPATCH_WALL_BUDGET_MS,
+    bulkRetryBudgetMs: e.WEBHOOKS_BULK_RETRY_BUDGET_MS,
     replaySecret: replaySecretOf(e),
     functionsUrl: (e.SUPABASE_FUNCTIONS_URL ??
       (e.SUPABASE_URL ? `${e.SUPABASE_URL.replace(/\/+$/, "")}/functions/v1` : undefined))?.replace(

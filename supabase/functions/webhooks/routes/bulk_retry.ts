@@ -15,6 +15,9 @@ import { fromSqlError } from "../sql_errors.ts";
 export const RETRY_REQUEST_BUDGET_MS = 1500;
 /** How long each progress poll carries a running job on. */
 export const RETRY_POLL_BUDGET_MS = 1000;
+/** Both, unless WEBHOOKS_BULK_RETRY_BUDGET_MS sets them (0: one batch a request). */
+const budgetOf = (config: { bulkRetryBudgetMs?: number } | undefined, fallback: number) =>
+  config?.bulkRetryBudgetMs ?? fallback;
 const BATCH_SIZE = 1000;
 const PREVIEW_CAP = 100_000;
 
@@ -146,7 +149,7 @@ export const bulkRetryRoutes: RouteFactory = (deps) => [
         }
       });
       // The admin's transaction has committed; the batches run as the server.
-      return c.json(await continueRetry(deps.sql, id, RETRY_REQUEST_BUDGET_MS), 202);
+      return c.json(await continueRetry(deps.sql, id, budgetOf(deps.config, RETRY_REQUEST_BUDGET_MS)), 202);
     },
   ),
   route(
@@ -171,7 +174,8 @@ export const bulkRetryRoutes: RouteFactory = (deps) => [
         (tx) => tx<{ status: string }[]>`select status from public.webhook_bulk_retries where id = ${id}`,
       );
       if (!row) throw notFound("not_found", "No such bulk retry");
-      return c.json(await continueRetry(deps.sql, id, row.status === "running" ? RETRY_POLL_BUDGET_MS : 0));
+      const budget = row.status === "running" ? budgetOf(deps.config, RETRY_POLL_BUDGET_MS) : 0;
+      return c.json(await continueRetry(deps.sql, id, budget));
     },
   ),
   route(
