@@ -123,8 +123,32 @@ function help(path: string[]): Promise<Help> {
   return cached;
 }
 
+// The pinned CLI's answers to --help, kept between runs under node_modules/.cache (a new version, a new
+// folder): each costs about a second of CPU, on cores the suite's lanes share.
+const CLI_VERSION = JSON.parse(
+  await Deno.readTextFile(new URL("node_modules/supabase/package.json", ROOT)),
+).version as string;
+const HELP_CACHE = new URL(`node_modules/.cache/supabase-cli-help/${CLI_VERSION}/`, ROOT);
+
+async function helpText(path: string[]): Promise<string> {
+  const file = new URL(`${path.join("_").replace(/[^\w-]/g, "-") || "_root"}.txt`, HELP_CACHE);
+  try {
+    return await Deno.readTextFile(file);
+  } catch {
+    const { code, text } = await run([...path, "--help"]);
+    if (code === 0) {
+      await Deno.mkdir(HELP_CACHE, { recursive: true });
+      // Whole or not at all: a run stopped mid-write leaves no half answer for the next one.
+      const partial = new URL(`${file.pathname}.${crypto.randomUUID()}`, "file://");
+      await Deno.writeTextFile(partial, text);
+      await Deno.rename(partial, file);
+    }
+    return text;
+  }
+}
+
 async function readHelp(path: string[]): Promise<Help> {
-  const { text } = await run([...path, "--help"]);
+  const text = await helpText(path);
   const usage = text.match(/USAGE\s*\n\s*supabase\s+(.*)/)?.[1] ?? "";
   const flags = new Set<string>();
   for (const m of text.matchAll(/^\s+(-{1,2}[a-z][\w-]*)(?:,\s*(-{1,2}[a-z][\w-]*))?/gm)) {
