@@ -10,6 +10,18 @@ import { addMembers, createEndpoint, deliveriesOf, retireEndpoints, testEngine }
 const start = () => startWebhooksApi({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
 const drain = () => testEngine().run({ stopWhenIdle: true });
 
+/** `count` deliveries of the endpoint that failed once and are due again in an hour. */
+async function retrying(organizationId: string, endpointId: string, count: number) {
+  await sql()`
+    with e as (
+      insert into public.webhook_events (organization_id, type, payload)
+      select ${organizationId}, 'member.created', '{}'::jsonb from generate_series(1, ${count}::int) g returning id
+    )
+    insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at,
+                                           attempt_count, first_attempt_at)
+    select ${organizationId}, e.id, ${endpointId}, 'retrying', now() + interval '1 hour', 1, now() from e`;
+}
+
 Deno.test("bulk retry: filters, preview, idempotency, sent once with a dispatcher racing, who may", async () => {
   const api = await start();
   const receiver = await startReceiver(() => new Response("no", { status: 500 }));
@@ -347,14 +359,7 @@ Deno.test("bulk retry: a poll carries a running job on to its end", async () => 
     ["member.created"],
   );
   try {
-    await sql()`
-      with e as (
-        insert into public.webhook_events (organization_id, type, payload)
-        select ${a.organizationId}, 'member.created', '{}'::jsonb from generate_series(1, 1500) g returning id
-      )
-      insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at,
-                                             attempt_count, first_attempt_at)
-      select ${a.organizationId}, e.id, ${ep.id}, 'retrying', now() + interval '1 hour', 1, now() from e`;
+    await retrying(a.organizationId, ep.id, 1500);
     const [row] = await asConfigApi(
       a.adminClaims,
       (tx) =>
@@ -396,14 +401,7 @@ Deno.test("bulk retry: WEBHOOKS_BULK_RETRY_BUDGET_MS=0 carries a job on by one b
   const a = await createTenant();
   const ep = await createEndpoint(a.organizationId, "http://127.0.0.1:9/never", ["member.created"]);
   try {
-    await sql()`
-      with e as (
-        insert into public.webhook_events (organization_id, type, payload)
-        select ${a.organizationId}, 'member.created', '{}'::jsonb from generate_series(1, 2500) g returning id
-      )
-      insert into public.webhook_deliveries (organization_id, event_id, endpoint_id, status, next_attempt_at,
-                                             attempt_count, first_attempt_at)
-      select ${a.organizationId}, e.id, ${ep.id}, 'retrying', now() + interval '1 hour', 1, now() from e`;
+    await retrying(a.organizationId, ep.id, 2500);
     const admin = asBearer(await tokenFor(a.admin, a.organizationId));
     const started = await call(api.base, "POST", "/deliveries/retry", admin, { endpoint_id: ep.id });
     assertEquals(started.status, 202);
