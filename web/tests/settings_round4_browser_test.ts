@@ -486,7 +486,8 @@ Deno.test(
   "after a 410: the refusal in words, no stale 'Test event sent'; a revealed secret says it can be revealed again",
   opts,
   async () => {
-    await page.goto(`${site.url}${WEBHOOKS}`);
+    // The page's first answers landed (under load a card the list rendered again took its dialog along).
+    await page.goto(`${site.url}${WEBHOOKS}`, { waitUntil: "networkidle" });
     await card().getByRole("button", { name: "Send test event" }).click();
     await page.getByRole("dialog").getByRole("button", { name: /^Send/ }).click();
     await card().getByText(/^Test event sent/).waitFor();
