@@ -12,10 +12,15 @@ create temp view forbidden (rolname, priv) as
 create temp view held as
   select format('%s.%s: %s %s', n.nspname, c.relname, f.rolname, f.priv) as grant_held, n.nspname,
          has_schema_privilege(f.rolname, n.oid, 'USAGE') as usable,
-         n.nspowner = current_user::regrole or n.nspname = 'public' as ours
+         (n.nspowner = current_user::regrole
+          and not exists (select from pg_depend d where d.classid = 'pg_namespace'::regclass
+                          and d.objid = n.oid and d.deptype = 'e'))
+         or n.nspname = 'public' as ours
   from pg_class c join pg_namespace n on n.oid = c.relnamespace cross join forbidden f
   -- (temporary schemas hold this session's pgTAP bookkeeping, which pgTAP grants to public; schemas
-  -- owned by another role are the platform's own, e.g. storage, net, supabase_functions on hosted)
+  -- owned by another role are the platform's own, e.g. storage, net, supabase_functions on hosted, and so
+  -- is a schema an extension made, whoever created the extension: pg_net grants its tables in `net` to
+  -- PUBLIC, and where postgres is a superuser that created pg_net, postgres owns `net`)
   where n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_(toast_)?temp_'
     and c.relkind in ('r', 'p', 'v', 'm', 'f') and has_table_privilege(f.rolname, c.oid, f.priv);
 
