@@ -452,6 +452,24 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
     const signedOut = json(await tokenFor(a.admin, a.organizationId, { session: ended }));
     await sql()`delete from auth.sessions where id = ${ended}`;
 
+    // A suspended organization C: its admin's token and its API key, both made before the suspension.
+    const c = await createTenant();
+    const adminC = json(await tokenFor(c.admin, c.organizationId));
+    const keyC = (await call(api.base, "POST", "/api-keys", adminC, { name: "C's key" })).data.key as string;
+    const asKeyC = { "x-api-key": keyC, "content-type": "application/json" };
+    await sql()`insert into private.organization_suspensions (organization_id, reason)
+                values (${c.organizationId}, 'every route tried')`;
+    // Routes that do not act for the caller's active organization: the caller's own account, another
+    // organization's invitation, the platform console (and the event catalogue, the same for everyone).
+    const notForTheActive = new Set([
+      "GET /me",
+      "POST /me/active-organization",
+      "POST /organizations",
+      "POST /invitations/accept",
+      "POST /memberships/:organization_id/leave",
+    ]);
+    const suspendedAnswers: string[] = [];
+
     let checked = 0;
     for (const { spec } of routes({} as AppDeps)) {
       if (spec.access === "public") continue;
@@ -484,6 +502,21 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
           `removed ${label}`,
         );
       }
+      if (
+        spec.access !== "authenticated" && !spec.path.startsWith("/platform/") && !notForTheActive.has(label)
+      ) {
+        for (const [who, headers] of [["suspended admin", adminC], ["suspended API key", asKeyC]] as const) {
+          const res = await call(api.base, method, path, headers, body);
+          const code = res.data?.error?.code;
+          // An API key meets the routes keys may not use as any key does.
+          const expected = who === "suspended API key" && spec.access === "user"
+            ? code
+            : "organization_suspended";
+          if (res.status !== 403 || code !== expected) {
+            suspendedAnswers.push(`${who} ${label}: ${res.status} ${code ?? res.text.slice(0, 80)}`);
+          }
+        }
+      }
       for (const [who, headers] of [["admin of B", adminB], ["API key of B", asKeyB]] as const) {
         const res = await call(api.base, method, path, headers, body);
         if (who === "API key of B" && spec.access === "user") {
@@ -514,6 +547,11 @@ Deno.test("every route refuses other organizations (404), staff and removed memb
       checked++;
     }
     assert(checked >= 15, `all routes were tried (${checked})`);
+    assertEquals(
+      suspendedAnswers,
+      [],
+      "a suspended organization's admin and key: 403 organization_suspended",
+    );
 
     // Nothing of A was changed by any of that.
     const [ep] =

@@ -1618,7 +1618,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `admin_required` (staff, or not a member of the endpoint's organization), or `reauthentication_required` (the session's sign-in is more than 10 minutes old: sign in again) */
+                /** @description `admin_required` (staff, or not a member of the endpoint's organization), or `reauthentication_required` (the session's sign-in is more than 10 minutes old: sign in again), or `organization_suspended` (suspended by the platform's administrators) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7336,7 +7336,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `no_active_organization`: the token names none you belong to */
+                /** @description `no_active_organization`: the token names none you belong to; `organization_suspended`: it is suspended by the platform's administrators */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7447,7 +7447,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `admin_required`: only its administrators can change it */
+                /** @description `admin_required`: only its administrators can change it; `organization_suspended`: it is suspended by the platform's administrators */
                 403: {
                     headers: {
                         [name: string]: unknown;

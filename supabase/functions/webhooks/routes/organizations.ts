@@ -5,7 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import { AppError, badRequest, forbidden } from "../../_shared/errors.ts";
 import type { Tx } from "../../_shared/db.ts";
-import { asCaller } from "../actor.ts";
+import { asCaller, organizationSuspended } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
 import {
@@ -126,6 +126,13 @@ async function activeOrganization(tx: Tx) {
 const noOrganization = () =>
   forbidden("no_active_organization", "Your token names no organization you belong to; pick one and refresh");
 
+/** The active organization, or the refusal that says why there is none (suspended, or none named). */
+async function activeOrRefused(tx: Tx, suspended: boolean) {
+  const org = await activeOrganization(tx);
+  if (org) return org;
+  throw suspended ? organizationSuspended() : noOrganization();
+}
+
 export const organizationRoutes: RouteFactory = (deps) => [
   route(
     {
@@ -183,13 +190,14 @@ export const organizationRoutes: RouteFactory = (deps) => [
       refusal: "Sign in as a person",
       responses: {
         200: { description: "The organization your token names", schema: Organization },
-        403: { description: "`no_active_organization`: the token names none you belong to" },
+        403: {
+          description: "`no_active_organization`: the token names none you belong to; " +
+            "`organization_suspended`: it is suspended by the platform's administrators",
+        },
       },
     },
     async (c) => {
-      const org = await asCaller(deps, c, (tx) => activeOrganization(tx));
-      if (!org) throw noOrganization();
-      return c.json(org);
+      return c.json(await asCaller(deps, c, (tx, { suspended }) => activeOrRefused(tx, suspended)));
     },
   ),
   route(
@@ -204,15 +212,18 @@ export const organizationRoutes: RouteFactory = (deps) => [
       body: UpdateOrganization,
       responses: {
         200: { description: "The organization as it is now", schema: Organization },
-        403: { description: "`admin_required`: only its administrators can change it" },
+        403: {
+          description: "`admin_required`: only its administrators can change it; `organization_suspended`: " +
+            "it is suspended by the platform's administrators",
+        },
         409: { description: "`duplicate_name`: another organization you belong to has this name" },
       },
     },
     async (c) => {
       const patch = c.req.valid("json");
       const org = await caughtAs(() =>
-        asCaller(deps, c, async (tx) => {
-          if (!(await activeOrganization(tx))) throw noOrganization();
+        asCaller(deps, c, async (tx, { suspended }) => {
+          await activeOrRefused(tx, suspended);
           await tx`select private.update_organization(${patch as unknown as string}::jsonb)`;
           return await activeOrganization(tx);
         })

@@ -5,7 +5,7 @@
 // @see docs/settings-ui.md#revealing-a-signing-secret
 import { z } from "zod";
 import { AppError, forbidden } from "../../_shared/errors.ts";
-import { asCaller } from "../actor.ts";
+import { asCaller, organizationSuspended } from "../actor.ts";
 import { route, type RouteFactory } from "../route.ts";
 import { fromSqlError } from "../sql_errors.ts";
 
@@ -50,14 +50,16 @@ export const secretRevealRoutes: RouteFactory = (deps) => [
         200: { description: "The secret; an audit entry records who revealed it and when", schema: Revealed },
         403: {
           description: "`admin_required` (staff, or not a member of the endpoint's organization), or " +
-            "`reauthentication_required` (the session's sign-in is more than 10 minutes old: sign in again)",
+            "`reauthentication_required` (the session's sign-in is more than 10 minutes old: sign in again), " +
+            "or `organization_suspended` (suspended by the platform's administrators)",
         },
         404: { description: "No such endpoint in the caller's organization" },
       },
     },
     async (c) => {
       const endpointId = c.req.valid("param").id;
-      const secret = await asCaller(deps, c, async (tx) => {
+      const secret = await asCaller(deps, c, async (tx, { suspended }) => {
+        if (suspended) throw organizationSuspended();
         try {
           const [r] = await tx<
             { secret: string }[]
