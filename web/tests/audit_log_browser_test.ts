@@ -149,6 +149,34 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "on a phone the log does not scroll sideways: who and from where are under each entry",
+  opts,
+  async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(`${site.url}${AUDIT}?action=api_key.created`);
+      const log = page.getByRole("region", { name: "Audit log" });
+      const entry = log.getByRole("row").filter({ hasText: "Created an API key" });
+      await entry.waitFor();
+      const by = entry.locator("dl").getByText(`Administrator: ${ADMIN}`);
+      assert(await by.isVisible(), "who did it, under the entry");
+      assert(await entry.locator("dl").getByText("127.0.0.1").isVisible(), "from where, under the entry");
+      const [scroll, width] = await log.evaluate((el) => [el.scrollWidth, el.clientWidth]);
+      assert(scroll <= width + 1, `the table scrolls sideways by ${scroll - width}px`);
+      // The When filter's choice is read whole.
+      const when = page.getByLabel("When");
+      const [needed, shown] = await when.evaluate((el) => [el.scrollWidth, el.clientWidth]);
+      assert(needed <= shown + 1, `"When" cuts its text (${needed} > ${shown})`);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    // At 1280 the columns say it, and the list under the entry is not shown.
+    await page.getByRole("region", { name: "Audit log" }).getByRole("columnheader", { name: "By" }).waitFor();
+    assertEquals(await page.locator("dl.audit-narrow").first().isVisible(), false);
+  },
+);
+
 Deno.test("no accessibility problem on any state of the audit log", opts, () => {
   assertEquals(problems, []);
 });

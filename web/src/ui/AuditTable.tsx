@@ -103,6 +103,34 @@ function changes(e: AuditEntry): { field: string; text: string }[] {
   }));
 }
 
+/**
+ * On a phone the columns after What are hidden (the table would scroll sideways, By off-screen): what
+ * they say is listed under the entry instead, shown only at that width.
+ */
+function NarrowDetails({ entry: e, showOrganization }: { entry: AuditEntry; showOrganization: boolean }) {
+  const who = e.actor.email ?? e.actor.label;
+  return (
+    <dl className="audit-narrow small">
+      {showOrganization && (
+        <>
+          <dt>Organization or person</dt>
+          <dd>{e.organization_name ?? e.subject_email ?? "—"}</dd>
+        </>
+      )}
+      <dt>By</dt>
+      <dd>{ACTORS[e.actor.kind]}{who ? `: ${who}` : ""}</dd>
+      <dt>From</dt>
+      <dd>{e.ip ?? "—"}</dd>
+      {e.reason && (
+        <>
+          <dt>Reason</dt>
+          <dd>{e.reason}</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
 export function AuditTable(
   { entries, label, showOrganization = false }: {
     entries: AuditEntry[];
@@ -117,10 +145,10 @@ export function AuditTable(
           <tr>
             <th scope="col">When</th>
             <th scope="col">What</th>
-            {showOrganization && <th scope="col">Organization or person</th>}
-            <th scope="col">By</th>
-            <th scope="col">From</th>
-            <th scope="col">Reason</th>
+            {showOrganization && <th scope="col" className="wide">Organization or person</th>}
+            <th scope="col" className="wide">By</th>
+            <th scope="col" className="wide">From</th>
+            <th scope="col" className="wide">Reason</th>
           </tr>
         </thead>
         <tbody>
@@ -144,19 +172,22 @@ export function AuditTable(
                       ))}
                     </ul>
                   )}
+                  <NarrowDetails entry={e} showOrganization={showOrganization} />
                 </td>
-                {showOrganization && <td>{e.organization_name ?? e.subject_email ?? "—"}</td>}
-                <td>
+                {showOrganization && (
+                  <td className="wide">{e.organization_name ?? e.subject_email ?? "—"}</td>
+                )}
+                <td className="wide">
                   {ACTORS[e.actor.kind]}
                   {(e.actor.email ?? e.actor.label) && (
                     <div className="small muted">{e.actor.email ?? e.actor.label}</div>
                   )}
                 </td>
-                <td>
+                <td className="wide">
                   {e.ip ?? <span className="muted">—</span>}
                   {e.user_agent && <div className="small muted audit-agent">{e.user_agent}</div>}
                 </td>
-                <td>{e.reason ?? <span className="muted">—</span>}</td>
+                <td className="wide">{e.reason ?? <span className="muted">—</span>}</td>
               </tr>
             );
           })}

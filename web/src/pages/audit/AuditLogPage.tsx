@@ -17,7 +17,7 @@ import { loadMore } from "../../ui/loadMore.ts";
 import "./AuditLogPage.css";
 
 const RANGES = [
-  { value: "", label: "Any time (the last year)", hours: 0 },
+  { value: "", label: "Any time", hours: 0 },
   { value: "24h", label: "Last 24 hours", hours: 24 },
   { value: "7d", label: "Last 7 days", hours: 168 },
   { value: "30d", label: "Last 30 days", hours: 720 },
