@@ -112,6 +112,13 @@ Deno.test(
     assert(await page.getByLabel("member.created").isChecked(), "Space ticks the event");
     assertEquals((await focusAfter("Space on member.created")).id, memberCreated);
     await tabTo("Add endpoint", text("Add endpoint"));
+    // The list asked again after the save answers late, as on a slow connection: the new card is not
+    // there yet when the secret's panel closes.
+    const late = "**/webhooks/endpoints";
+    await page.route(late, async (route) => {
+      if (route.request().method() === "GET") await new Promise((r) => setTimeout(r, 1500));
+      await route.fallback();
+    });
     await page.keyboard.press("Enter");
     await page.getByRole("button", { name: "I have saved the secret" }).waitFor();
     assertMatch((await focusAfter("Add endpoint")).text, /^Endpoint added: /, "on the new secret's panel");
@@ -120,6 +127,10 @@ Deno.test(
     const [e] = await sql()<
       { id: string }[]
     >`select id from public.webhook_endpoints where url = ${`${receiver.url}/keyboard`}`;
+    // The card is still on its way: focus waits on Add endpoint meanwhile, never on <body>.
+    assertEquals((await focusAfter("I have saved the secret, before the card")).text, "Add endpoint");
+    await page.locator(`#endpoint-${e!.id}`).waitFor();
+    await page.unroute(late);
     assertEquals((await focusAfter("I have saved the secret")).id, `endpoint-${e!.id}`, "on the new card");
     await problemsAt("keyboard-card");
 

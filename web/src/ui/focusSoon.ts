@@ -4,19 +4,23 @@
 // (a closing <dialog> gives focus back to its opener then), so this starts once those have run; an
 // element still on its way (a new endpoint's card, while the list is asked again) is waited for, a frame
 // at a time, for up to `WAIT_MS`; so is a focus the browser did not take (a modal dialog still open).
+// While it is waited for, a later candidate holds focus if it would otherwise be on <body>.
 
 const WAIT_MS = 3000;
 
 /**
  * Focuses what the first of `candidates` finds, once the next frame and its effects are done; while none finds anything, tries
- * again each frame, and after WAIT_MS settles for the last candidate that finds something.
+ * again each frame (meanwhile focusing the first of the others that finds something, if focus is on
+ * <body>), and after WAIT_MS settles for that one.
  */
 export function focusSoon(...candidates: (() => HTMLElement | null | undefined)[]): void {
   const until = performance.now() + WAIT_MS;
   const attempt = () => {
     const [first, ...rest] = candidates;
-    const found = first?.() ?? (performance.now() > until ? rest.map((f) => f()).find((el) => el) : null);
+    const fallback = () => rest.map((f) => f()).find((el) => el);
+    const found = first?.() ?? (performance.now() > until ? fallback() : null);
     if (found) found.focus();
+    else if (!document.activeElement || document.activeElement === document.body) fallback()?.focus();
     // Not taken (a modal dialog still open keeps focus inside it until it closes): again next frame.
     if ((!found || document.activeElement !== found) && performance.now() <= until) {
       requestAnimationFrame(attempt);
