@@ -1,9 +1,11 @@
 // The Audit log page in a real browser against the real dev stack: a church's admin makes changes (an
 // endpoint added and changed, an API key that then adds an endpoint of its own), and finds them in the
 // Audit log by what, by who and by when; a range that ends before it starts says so; Clear filters
-// shows everything again and keeps focus. axe-core finds no violation of any impact, at 1280 and 390 px.
+// shows everything again and keeps focus; on a phone who and from where stand under each entry; a custom
+// range from a link is asked once, in the church's zone. axe-core finds no violation of any impact, at
+// 1280 and 390 px.
 import { assert, assertEquals } from "../../tests/helpers/assert.ts";
-import { closeSql } from "../../tests/helpers/db.ts";
+import { closeSql, sql } from "../../tests/helpers/db.ts";
 import { authCall, type DevStack, startDevStack, upsertDevUser } from "../../tests/helpers/dev_stack.ts";
 import type { Browser, Page } from "playwright-core";
 import {
@@ -174,6 +176,29 @@ Deno.test(
     // At 1280 the columns say it, and the list under the entry is not shown.
     await page.getByRole("region", { name: "Audit log" }).getByRole("columnheader", { name: "By" }).waitFor();
     assertEquals(await page.locator("dl.audit-narrow").first().isVisible(), false);
+  },
+);
+
+Deno.test(
+  "a custom range opened from a link is asked once, in the church's time zone (the browser is in UTC)",
+  opts,
+  async () => {
+    await sql()`update public.organizations set time_zone = 'America/New_York' where name = ${CHURCH}`;
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string; method(): string }) => {
+      const u = new URL(r.url());
+      if (r.method() === "GET" && u.pathname.endsWith("/webhooks/audit-log")) asked.push(u.search);
+    };
+    page.on("request", onRequest);
+    try {
+      await page.goto(`${site.url}${AUDIT}?range=custom&since=2026-12-07T06:00`);
+      await page.getByRole("region", { name: "Audit log" }).getByRole("row").nth(1).waitFor();
+      await page.waitForTimeout(1500);
+      assertEquals(asked.length, 1, `the log was asked ${asked.length} times: ${asked.join(" | ")}`);
+      assertEquals(new URLSearchParams(asked[0]).get("from"), "2026-12-07T11:00:00.000Z", "6:00 in New York");
+    } finally {
+      page.off("request", onRequest);
+    }
   },
 );
 

@@ -2,10 +2,10 @@
 // API keys, the platform's administrators and the service's own rules: when, what (before and after),
 // who and from where, newest first; filtered by who, what and when (the filters live in the address).
 import { useInfiniteQuery } from "@tanstack/react-query";
-import { useId, useState } from "react";
+import { useId, useState, useSyncExternalStore } from "react";
 import { api, type AuditEntry, unwrap } from "../../api/client.ts";
 import { errorText } from "../../api/queries.ts";
-import { fromLocalInput } from "../../format.ts";
+import { displayZoneSettled, fromLocalInput, subscribeZone } from "../../format.ts";
 import { setQuery, useLocation } from "../../router.tsx";
 import { useOrgKey } from "../../session.tsx";
 import { ACTIONS, ACTORS, AuditTable } from "../../ui/AuditTable.tsx";
@@ -64,9 +64,12 @@ export function AuditLogPage() {
     : null;
   // A recent period counts back from when it was chosen, not from each render.
   const [now] = useState(() => Date.now());
+  // A custom range is wall times in the display zone: asked once that zone is the church's (or the
+  // person's), not first in the browser's and again as the church's arrives.
+  const zoneSettled = useSyncExternalStore(subscribeZone, () => displayZoneSettled(org));
   const log = useInfiniteQuery({
     queryKey: [org, "audit-log", filters],
-    enabled: !problem,
+    enabled: !problem && (filters.range !== "custom" || zoneSettled),
     queryFn: ({ pageParam }) =>
       unwrap(api.GET("/webhooks/audit-log", {
         params: {
