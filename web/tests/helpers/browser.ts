@@ -414,6 +414,28 @@ export async function seriousA11yViolations(
 }
 
 /**
+ * The choices of the visible selects inside `scope` that a select shows cut once chosen: the option's
+ * text, in the select's font, wider than the room between its padding and its arrow (a select's
+ * scrollWidth never tells). As `<select id>: "text"`. The arrow is taken as 20 px, more than Chromium's:
+ * a select sized to its widest choice can be reported cut by a few pixels, so this is for selects given
+ * a width (a phone's full-width filters), not for every screen.
+ */
+export async function cutChoices(page: Page, scope = "body"): Promise<string[]> {
+  return await page.evaluate(
+    `[...document.querySelectorAll(${JSON.stringify(`${scope} select`)})]
+      .filter((select) => select.getClientRects().length > 0)
+      .flatMap((select) => {
+        const style = getComputedStyle(select);
+        const ctx = document.createElement("canvas").getContext("2d");
+        ctx.font = style.font;
+        const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+        return [...select.options].filter((o) => ctx.measureText(o.text).width > room)
+          .map((o) => (select.id || select.name || "select") + ': "' + o.text + '"');
+      })`,
+  ) as string[];
+}
+
+/**
  * At both sizes (desktop and phone): checks that the phone size needs no
  * sideways scrolling of the page, and runs axe at each (serious and critical violations; `everyImpact`:
  * all of them). Returns problems found, in words.
