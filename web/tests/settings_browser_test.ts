@@ -22,11 +22,13 @@ import {
   bundleSize,
   captureAndCheck,
   consoleProblems,
+  cutChoices,
   focused,
   launchBrowser,
   openPage,
   serveStatic,
   signInAs,
+  VIEWPORTS,
 } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -625,6 +627,10 @@ Deno.test(
       "permanently_failed",
     );
     await check("logs-filtered");
+    // On a phone every filter's choice is read whole ("Permanently failed" was cut two to a row).
+    await page.setViewportSize(VIEWPORTS[1]);
+    assertEquals(await cutChoices(page, 'form[aria-label="Filter deliveries"]'), [], "choices cut at 390 px");
+    await page.setViewportSize(VIEWPORTS[0]);
     await page.getByLabel("Event type").selectOption("donation.recorded");
     await page.getByRole("heading", {
       name: "No deliveries match these filters",
