@@ -630,6 +630,12 @@ Deno.test(
     // On a phone every filter's choice is read whole ("Permanently failed" was cut two to a row).
     await page.setViewportSize(VIEWPORTS[1]);
     assertEquals(await cutChoices(page, 'form[aria-label="Filter deliveries"]'), [], "choices cut at 390 px");
+    // and the list does not scroll sideways: a long status wraps inside its badge.
+    const [scroll, width] = await page.locator(".table-wrap:has(table.logs)").evaluate((el) => [
+      el.scrollWidth,
+      el.clientWidth,
+    ]);
+    assert(scroll <= width + 1, `the list scrolls sideways by ${scroll - width}px at 390`);
     await page.setViewportSize(VIEWPORTS[0]);
     await page.getByLabel("Event type").selectOption("donation.recorded");
     await page.getByRole("heading", {
