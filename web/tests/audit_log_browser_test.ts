@@ -17,6 +17,7 @@ import {
   openPage,
   serveStatic,
   signInAs,
+  watchGets,
 } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -184,12 +185,7 @@ Deno.test(
   opts,
   async () => {
     await sql()`update public.organizations set time_zone = 'America/New_York' where name = ${CHURCH}`;
-    const asked: string[] = [];
-    const onRequest = (r: { url(): string; method(): string }) => {
-      const u = new URL(r.url());
-      if (r.method() === "GET" && u.pathname.endsWith("/webhooks/audit-log")) asked.push(u.search);
-    };
-    page.on("request", onRequest);
+    const { asked, stop } = watchGets(page, "/webhooks/audit-log");
     try {
       await page.goto(`${site.url}${AUDIT}?range=custom&since=2026-12-07T06:00`);
       await page.getByRole("region", { name: "Audit log" }).getByRole("row").nth(1).waitFor();
@@ -197,7 +193,7 @@ Deno.test(
       assertEquals(asked.length, 1, `the log was asked ${asked.length} times: ${asked.join(" | ")}`);
       assertEquals(new URLSearchParams(asked[0]).get("from"), "2026-12-07T11:00:00.000Z", "6:00 in New York");
     } finally {
-      page.off("request", onRequest);
+      stop();
     }
   },
 );

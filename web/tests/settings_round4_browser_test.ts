@@ -16,6 +16,7 @@ import {
   serveStatic,
   signInAs,
   VIEWPORTS,
+  watchGets,
 } from "./helpers/browser.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -716,12 +717,7 @@ Deno.test("Webhook Logs: the total matching the filters, and the list asked once
   const [all] = await sql()<{ n: number; failed: number }[]>`
     select count(*)::int as n, count(*) filter (where status = 'permanently_failed')::int as failed
     from public.webhook_deliveries where organization_id = ${organizationId}`;
-  const lists: string[] = [];
-  const onRequest = (r: { url(): string; method(): string }) => {
-    const u = new URL(r.url());
-    if (r.method() === "GET" && u.pathname.endsWith("/webhooks/deliveries")) lists.push(u.search);
-  };
-  page.on("request", onRequest);
+  const { asked: lists, stop } = watchGets(page, "/webhooks/deliveries");
   try {
     await page.goto(`${site.url}${LOGS}`);
     await page.locator("table.logs tbody tr").first().waitFor();
@@ -738,7 +734,7 @@ Deno.test("Webhook Logs: the total matching the filters, and the list asked once
     assertEquals(lists.length, 1, `the list was asked ${lists.length} times: ${lists.join(" | ")}`);
     assertEquals(new URLSearchParams(lists[0]).get("since"), "2026-12-07T11:00:00.000Z", "6:00 in New York");
   } finally {
-    page.off("request", onRequest);
+    stop();
   }
   await page.goto(`${site.url}${LOGS}?status=permanently_failed`);
   await page.getByText(

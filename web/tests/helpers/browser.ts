@@ -414,6 +414,20 @@ export async function seriousA11yViolations(
 }
 
 /**
+ * The query strings of the page's GET requests to a path ending in `pathEnd` (how often a list is asked),
+ * from now until `stop()`.
+ */
+export function watchGets(page: Page, pathEnd: string): { asked: string[]; stop(): void } {
+  const asked: string[] = [];
+  const onRequest = (r: { url(): string; method(): string }) => {
+    const u = new URL(r.url());
+    if (r.method() === "GET" && u.pathname.endsWith(pathEnd)) asked.push(u.search);
+  };
+  page.on("request", onRequest);
+  return { asked, stop: () => page.off("request", onRequest) };
+}
+
+/**
  * The choices of the visible selects inside `scope` that a select shows cut once chosen: the option's
  * text, in the select's font, wider than the room between its padding and its arrow (a select's
  * scrollWidth never tells). As `<select id>: "text"`. The arrow is taken as 20 px, more than Chromium's:
