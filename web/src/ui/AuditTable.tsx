@@ -103,18 +103,23 @@ function changes(e: AuditEntry): { field: string; text: string }[] {
   }));
 }
 
+/** The actor's e-mail address or key name, when there is one. */
+const actorName = (e: AuditEntry) => e.actor.email ?? e.actor.label;
+/** Which organization or person the entry is about (the platform console's log). */
+const subjectOf = (e: AuditEntry) => e.organization_name ?? e.subject_email ?? "—";
+
 /**
  * On a phone the columns after What are hidden (the table would scroll sideways, By off-screen): what
  * they say is listed under the entry instead, shown only at that width.
  */
 function NarrowDetails({ entry: e, showOrganization }: { entry: AuditEntry; showOrganization: boolean }) {
-  const who = e.actor.email ?? e.actor.label;
+  const who = actorName(e);
   return (
     <dl className="audit-narrow small">
       {showOrganization && (
         <>
           <dt>Organization or person</dt>
-          <dd>{e.organization_name ?? e.subject_email ?? "—"}</dd>
+          <dd>{subjectOf(e)}</dd>
         </>
       )}
       <dt>By</dt>
@@ -174,14 +179,10 @@ export function AuditTable(
                   )}
                   <NarrowDetails entry={e} showOrganization={showOrganization} />
                 </td>
-                {showOrganization && (
-                  <td className="wide">{e.organization_name ?? e.subject_email ?? "—"}</td>
-                )}
+                {showOrganization && <td className="wide">{subjectOf(e)}</td>}
                 <td className="wide">
                   {ACTORS[e.actor.kind]}
-                  {(e.actor.email ?? e.actor.label) && (
-                    <div className="small muted">{e.actor.email ?? e.actor.label}</div>
-                  )}
+                  {actorName(e) && <div className="small muted">{actorName(e)}</div>}
                 </td>
                 <td className="wide">
                   {e.ip ?? <span className="muted">—</span>}

@@ -413,6 +413,12 @@ export async function seriousA11yViolations(
   return violations.filter((v) => everyImpact || v.impact === "serious" || v.impact === "critical");
 }
 
+/** How many pixels the element's content sticks out sideways (0: it does not scroll sideways). */
+export async function sidewaysOverflow(box: Locator): Promise<number> {
+  const [scroll, width] = await box.evaluate((el) => [el.scrollWidth, el.clientWidth]);
+  return Math.max(0, scroll! - width!);
+}
+
 /**
  * The query strings of the page's GET requests to a path ending in `pathEnd` (how often a list is asked),
  * from now until `stop()`.
